@@ -1,0 +1,83 @@
+# Makefile for nmt: `make` builds bin/nmt, libnmt.a and libnmt.so; `make test` runs every test
+# (then the same tests under ASan+UBSan); `make asan` runs only the sanitizer pass.
+# BUILD names the object directory, so that differently-flagged builds never share objects.
+
+BUILD    ?= build
+CC       ?= cc
+SHARED   ?= ../shared
+# The OpenMP build of OpenBLAS, by path and rpath, so that neither a generic libblas nor a
+# differently-threaded OpenBLAS chosen by update-alternatives can stand in for it at run time.
+BLASDIR  ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
+BLASINC  ?= /usr/include/x86_64-linux-gnu/openblas-openmp
+# AVX2 is the floor every x86-64 machine we target has; -O2 and no -ffast-math keep NaN checks
+# and bit-for-bit reproducibility.
+ARCHFLAGS ?= -mavx2 -mfma
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
+LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
+LDLIBS   += -lopenblas -lcjson -lpng -lz -lm
+
+LIB_SRC  := $(sort $(wildcard src/*.c))
+CMD_SRC  := $(sort $(wildcard tools/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+# bin/nmt is the installed-by-hand program; sanitizer builds keep theirs inside BUILD.
+ifeq ($(BUILD),build)
+NMT_BIN  := bin/nmt
+else
+NMT_BIN  := $(BUILD)/bin/nmt
+endif
+
+.PHONY: all deps test asan check-tests clean demo bench
+all: deps $(NMT_BIN) $(BUILD)/libnmt.a $(BUILD)/libnmt.so
+	@cp -f $(BUILD)/libnmt.a libnmt.a 2>/dev/null || true
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libnmt.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libnmt.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(NMT_BIN): $(CMD_OBJ) $(BUILD)/libnmt.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(CMD_OBJ) $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libnmt.a
+	$(CC) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+
+check-tests: $(NMT_BIN) $(TEST_BIN)
+	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) sh tests/run.sh $(BUILD) $(RUNFLAGS)
+
+# The full suite, then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
+# the last line of output sums both passes.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@rm -f build/.tally build-asan/.tally
+	@$(MAKE) --no-print-directory check-tests BUILD=build RUNFLAGS=--no-total || true
+	@$(MAKE) --no-print-directory check-tests BUILD=build-asan CFLAGS="-O1 -g" \
+	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	    RUNFLAGS="--quick --no-total" || true
+	@sh tests/total.sh build/.tally build-asan/.tally
+
+asan: deps
+	@rm -f build-asan/.tally
+	@$(MAKE) --no-print-directory check-tests BUILD=build-asan CFLAGS="-O1 -g" \
+	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	    RUNFLAGS=--quick
+
+clean:
+	rm -rf build build-asan build-* bin libnmt.a
+
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d)

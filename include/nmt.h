@@ -1,0 +1,44 @@
+/* nmt.h: the public C API of the nmt toolkit (attention-based neural machine translation).
+ *
+ * Every function that can fail returns an int status (0 = NMT_OK, negative = enum nmt_status)
+ * and, when given a non-NULL struct nmt_err, fills it with a message naming the problem.
+ * The library never exits and never prints; log lines go to a callback (nmt_set_log).
+ */
+#ifndef NMT_H
+#define NMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum nmt_status {
+    NMT_OK = 0,
+    NMT_ERR_IO = -1,        /* a file could not be opened, read or written */
+    NMT_ERR_FORMAT = -2,    /* malformed input: model file, corpus, alignment file ... */
+    NMT_ERR_NOMEM = -3,     /* an allocation failed or a size overflowed */
+    NMT_ERR_ARG = -4,       /* an invalid argument or option value */
+    NMT_ERR_MISMATCH = -5,  /* inputs that must agree do not (line counts, shapes, config) */
+    NMT_ERR_NUMERIC = -6,   /* NaN or Inf where a finite value is required */
+    NMT_ERR_INTERRUPTED = -7
+};
+
+/* Error record owned by the caller; the library writes into it on failure. */
+typedef struct nmt_err {
+    int code;
+    char msg[1024];
+} nmt_err;
+
+/* A constant string for a status code ("I/O error", ...). */
+const char *nmt_status_str(int code);
+
+/* Log callback: level is 'E', 'W' or 'M'; the default writes nothing. */
+typedef void (*nmt_log_fn)(char level, const char *msg, void *user);
+void nmt_set_log(nmt_log_fn fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NMT_H */

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs the Debian packages that building and testing nmt need; a no-op when all are present.
+# Called by the Makefile before every build, so it must be fast when there is nothing to do.
+set -eu
+
+# The OpenMP build of OpenBLAS: a BLAS call made inside one of our OpenMP regions then runs on
+# one thread instead of starting a second layer of threads on the same two cores.
+PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev libpng-dev zlib1g-dev python3"
+
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,50 @@
+#!/bin/sh
+# run.sh BUILD [--quick] [--no-total]: runs every test program in BUILD/tests and every
+# tests/cli/*.sh case, and sums their "name: P passed, F failed" lines into BUILD/.tally.
+# A program that crashes or exits non-zero without reporting a failure counts as one failure.
+# --quick is passed to the programs (sanitizer builds run smaller versions of slow checks).
+build=$1; shift
+quick=""; total=1
+for a in "$@"; do
+    case $a in --quick) quick=--quick ;; --no-total) total=0 ;; esac
+done
+export NMT_SHARED="${NMT_SHARED:-../shared}"
+export NMT_BIN="${NMT_BIN:-bin/nmt}"
+export OMP_WAIT_POLICY=PASSIVE
+tally="$build/.tally"
+: > "$tally"
+log="$build/test.log"
+: > "$log"
+
+run_one() { # name, command...
+    name=$1; shift
+    out=$("$@" 2>&1); rc=$?
+    printf '%s\n' "$out" >> "$log"
+    line=$(printf '%s\n' "$out" | grep -E '^[A-Za-z0-9_./-]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
+    if [ -z "$line" ]; then
+        p=0; f=1
+    else
+        p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1/')
+        f=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\2/')
+        [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    fi
+    if [ "$f" -ne 0 ]; then
+        echo "FAIL $build $name ($p passed, $f failed, exit $rc)"
+        printf '%s\n' "$out" | grep -E 'FAIL|error|ERROR|Sanitizer|runtime error' | head -n 20 | sed 's/^/    /'
+    else
+        echo "ok   $build $name ($p passed)"
+    fi
+    echo "$p $f" >> "$tally"
+}
+
+for t in "$build"/tests/test_*; do
+    case $t in *.o|*.d) continue ;; esac
+    [ -x "$t" ] || continue
+    run_one "$(basename "$t")" "$t" $quick
+done
+for c in tests/cli/*.sh; do
+    [ -f "$c" ] || continue
+    run_one "cli/$(basename "$c" .sh)" sh "$c" $quick
+done
+[ "$total" -eq 1 ] && sh tests/total.sh "$tally"
+exit 0

@@ -1,0 +1,35 @@
+/* nmt.c: the `nmt` command. It only dispatches to one function per subcommand (tools/cmd_*.c);
+ * each of those parses its own options and calls the library. Only this program exits. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const struct cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} cmds[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: nmt <command> [options]   (nmt <command> --help for its options)\n\n"
+               "Commands:\n");
+    for (const struct cmd *c = cmds; c->name; c++) fprintf(f, "  %-11s %s\n", c->name, c->help);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { usage(stderr); return 2; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) { printf("nmt %s\n", NMT_VERSION_STRING); return 0; }
+    for (const struct cmd *c = cmds; c->name; c++)
+        if (!strcmp(argv[1], c->name)) return cmd_finish(c->run(argc - 1, argv + 1));
+    fprintf(stderr, "nmt: unknown command '%s' (nmt --help lists them)\n", argv[1]);
+    return 2;
+}
