@@ -24,6 +24,10 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# The float64 build of the library (with fault-injection switches) for the finite-difference
+# gradient checks: test programs named test_*_f64.c link against it.
+F64_OBJ  := $(LIB_SRC:%.c=$(BUILD)/f64/%.o)
+F64FLAGS := -DNMT_REAL_DOUBLE -DNMT_FAULTS
 
 # bin/nmt is the installed-by-hand program; sanitizer builds keep theirs inside BUILD.
 ifeq ($(BUILD),build)
@@ -43,6 +47,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/f64/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
+
+$(BUILD)/libnmt_f64.a: $(F64_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/libnmt.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -56,6 +68,13 @@ $(NMT_BIN): $(CMD_OBJ) $(BUILD)/libnmt.a
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libnmt.a
 	$(CC) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%_f64.o: tests/%_f64.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
+
+$(BUILD)/tests/%_f64: $(BUILD)/tests/%_f64.o $(BUILD)/libnmt_f64.a
+	$(CC) -o $@ $< $(BUILD)/libnmt_f64.a $(LDFLAGS) $(LDLIBS)
 
 check-tests: $(NMT_BIN) $(TEST_BIN)
 	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) sh tests/run.sh $(BUILD) $(RUNFLAGS)
@@ -80,4 +99,4 @@ asan: deps
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
--include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d)

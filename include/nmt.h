@@ -31,6 +31,31 @@ typedef struct nmt_err {
     char msg[1024];
 } nmt_err;
 
+/* Model architectures (MODEL.md sections 2, 3 and 5). */
+enum nmt_arch {
+    NMT_ARCH_RNNSEARCH = 0, /* bidirectional encoder + additive attention (Bahdanau et al.) */
+    NMT_ARCH_RNNENC = 1     /* RNN encoder-decoder: forward encoder, fixed context h_Tx */
+};
+
+/* The hyperparameters that fix a model's shape. Sizes of vocabularies count EOS (id 0) and
+ * UNK (id 1). */
+typedef struct nmt_config {
+    int arch;        /* enum nmt_arch */
+    int src_vocab;   /* Kx */
+    int tgt_vocab;   /* Ky */
+    int emb;         /* m: word embedding size */
+    int hid;         /* n: GRU units (per encoder direction) */
+    int att;         /* n': alignment model hidden units */
+    int maxout;      /* l: maxout units of the deep output (2l before the max) */
+} nmt_config;
+
+/* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */
+nmt_config nmt_config_default(void);
+/* Checks sizes and architecture; 0 or NMT_ERR_ARG with a message. */
+int nmt_config_check(const nmt_config *c, nmt_err *err);
+const char *nmt_arch_name(int arch);
+int nmt_arch_parse(const char *name); /* -1 when unknown */
+
 /* A constant string for a status code ("I/O error", ...). */
 const char *nmt_status_str(int code);
 

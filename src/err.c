@@ -57,3 +57,7 @@ void nmt_assert_fail(const char *cond, const char *file, int line)
     fprintf(stderr, "nmt: internal error: %s:%d: assertion '%s' failed\n", file, line, cond);
     abort();
 }
+
+#ifdef NMT_FAULTS
+int nmt_fault;
+#endif

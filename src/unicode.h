@@ -29,6 +29,19 @@ int uni_category(uint32_t cp);
 uint32_t uni_tolower(uint32_t cp);
 uint32_t uni_toupper(uint32_t cp);
 
+/* Binary properties that Perl regexes use and that the categories do not give exactly (Moses'
+ * tokenizer.perl is written with them): Alphabetic = \p{Alpha} (letters, Nl and Other_Alphabetic
+ * marks), Lowercase = \p{Lower} (Ll and Other_Lowercase), White_Space = \s on character strings
+ * (includes U+00A0, U+2000..U+200A, U+3000; not U+001C..U+001F). */
+int uni_is_alphabetic(uint32_t cp);
+int uni_is_lowercase(uint32_t cp);
+int uni_is_space(uint32_t cp);
+/* Perl \p{Alnum}: Alphabetic or Nd. */
+static inline int uni_is_alnum(uint32_t cp) { return uni_is_alphabetic(cp) || uni_category(cp) == UNI_Nd; }
+
+/* The Unicode version the compiled-in tables were generated from ("14.0.0"). */
+const char *uni_version(void);
+
 /* Convenience classes built on the categories (as Perl's \p{L}, \p{N}, \p{P}, \p{S}, ...). */
 static inline int uni_is_letter(uint32_t cp) { int c = uni_category(cp); return c >= UNI_Lu && c <= UNI_Lo; }
 static inline int uni_is_mark(uint32_t cp) { int c = uni_category(cp); return c >= UNI_Mn && c <= UNI_Me; }

@@ -1,0 +1,31 @@
+/* attention.h: the additive alignment model of MODEL.md section 2 for one decoder step:
+ *   e_ij = v_a · tanh(q_i + U_a h_j + b_a),  α_i = softmax over the real source positions,
+ *   c_i = Σ_j α_ij h_j,
+ * where the query q_i (W_a s_{i-1}, plus R_a c_{i-1} for RecAtt) is formed by the caller and
+ * U_a h_j + b_a (UaH) once per sentence. Rows (sentences) run in parallel. */
+#ifndef NMT_ATTENTION_H
+#define NMT_ATTENTION_H
+
+#include "real.h"
+
+typedef struct attn_dims {
+    int B, Tx;     /* batch rows, padded source length */
+    int na;        /* alignment hidden units n' */
+    int hd;        /* annotation size (2n) */
+    int ldH;       /* row stride of H (>= hd) */
+} attn_dims;
+
+/* UaH [Tx,B,na] (row j*B+b); H [Tx,B,*] stride ldH; q [B,na]; xlen[B] real source lengths.
+ * Writes alpha [B,Tx] (zeros past xlen) and ctx [B,hd]. */
+void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
+                  const real *H, const int *xlen, attn_dims d);
+
+/* From dctx [B,hd]: writes dq [B,na]; ADDS into dUaH [Tx,B,na], dH [Tx,B,*] (stride ldH) and
+ * dv_rows [B,na] (each row's share of dv, summed by the caller once per batch, so that rows
+ * never write to shared memory). Recomputes tanh rather than storing a [Tx,B,na] cache per step. */
+void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx,
+                   const real *alpha, const real *UaH, const real *q, const real *v,
+                   const real *H, const int *xlen, attn_dims d, real *tmp);
+/* tmp: scratch of B*Tx reals. */
+
+#endif

@@ -1,0 +1,13 @@
+/* batch.h: a minibatch of sentence pairs as the model reads it: time-major id matrices padded
+ * to the longest sentence, with each sentence's real length (its EOS included). */
+#ifndef NMT_BATCH_H
+#define NMT_BATCH_H
+
+typedef struct batch {
+    int B, Tx, Ty;     /* rows, padded source and target lengths */
+    int *x;            /* [Tx*B]: x[t*B + b], padding holds 0 (EOS id) and is never read */
+    int *y;            /* [Ty*B] */
+    int *xlen, *ylen;  /* [B], each >= 1 */
+} batch;
+
+#endif

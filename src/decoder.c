@@ -1,0 +1,150 @@
+/* decoder.c: s_0 = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx), and the recurrence
+ *   c_i = attention(s_{i-1}, h)  (RNNencdec: h→_Tx),
+ *   s_i = GRU(s_{i-1}; ȳ_{i-1}·W + c_i·C + b)                      (MODEL.md sections 2, 3)
+ * ȳ_{i-1}·W is one product over all positions before the loop (teacher forcing); the
+ * recurrent, attention and context products run per step. Weight gradients of per-step
+ * products are formed after the loop from stored per-step gradients, one product each. */
+#include <string.h>
+
+#include "blas.h"
+#include "decoder.h"
+#include "fault.h"
+
+void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
+{
+    size_t m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c), TB = (size_t)Ty * B, SB = (size_t)Tx * B;
+    int search = c->arch != NMT_ARCH_RNNENC;
+    w->Eprev = arena_take(a, sizeof(real) * TB * m);
+    w->Y = arena_take(a, sizeof(real) * TB * 3 * n);
+    w->S = arena_take(a, sizeof(real) * (TB + B) * n);
+    w->C = arena_take(a, sizeof(real) * TB * cd);
+    w->UaH = search ? arena_take(a, sizeof(real) * SB * na) : NULL;
+    w->Q = search ? arena_take(a, sizeof(real) * TB * na) : NULL;
+    w->alpha = search ? arena_take(a, sizeof(real) * TB * Tx) : NULL;
+    w->pre = arena_take(a, sizeof(real) * B * 3 * n);
+    w->cache.z = arena_take(a, sizeof(real) * TB * n);
+    w->cache.r = arena_take(a, sizeof(real) * TB * n);
+    w->cache.hc = arena_take(a, sizeof(real) * TB * n);
+    w->cache.rh = arena_take(a, sizeof(real) * TB * n);
+    w->dS = arena_take(a, sizeof(real) * TB * n);
+    w->dC = arena_take(a, sizeof(real) * TB * cd);
+    w->dEprev = arena_take(a, sizeof(real) * TB * m);
+    w->dA = arena_take(a, sizeof(real) * TB * 3 * n);
+    w->dQ = search ? arena_take(a, sizeof(real) * TB * na) : NULL;
+    w->dUaH = search ? arena_take(a, sizeof(real) * SB * na) : NULL;
+    w->dv_rows = search ? arena_take(a, sizeof(real) * B * na) : NULL;
+    w->carry = arena_take(a, sizeof(real) * B * n);
+    w->dh = arena_take(a, sizeof(real) * B * n);
+    w->tmp = arena_take(a, sizeof(real) * B * (3 * n > (size_t)Tx ? 3 * n : (size_t)Tx));
+}
+
+static gru_cache cache_at(gru_cache c, size_t off)
+{
+    gru_cache r = {c.z + off, c.r + off, c.hc + off, c.rh + off};
+    return r;
+}
+
+/* The row block of the annotations that s_0 reads: h←_1, or h→_Tx for RNNencdec (padding
+ * carried the last real state to position Tx, so one block serves every row). */
+static size_t s0_source(const nmt_config *c, const batch *bt, int hd)
+{
+    return c->arch == NMT_ARCH_RNNENC ? (size_t)(bt->Tx - 1) * bt->B * hd : (size_t)c->hid;
+}
+
+void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
+    int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
+    size_t TB = (size_t)Ty * B;
+    attn_dims ad = {B, Tx, na, hd, hd};
+
+    memset(w->Eprev, 0, sizeof(real) * B * m);
+    for (size_t i = B; i < TB; i++) memcpy(w->Eprev + i * m, p->Et + (size_t)bt->y[i - B] * m, sizeof(real) * m);
+    mm(0, 0, (int)TB, 3 * n, m, w->Eprev, m, p->dec_W, 3 * n, 0, w->Y, 3 * n);
+    for (size_t i = 0; i < TB; i++)
+        for (int k = 0; k < 3 * n; k++) w->Y[i * 3 * n + k] += p->dec_b[k];
+
+    mm(0, 0, B, n, n, e->H + s0_source(c, bt, hd), hd, p->init_W, n, 0, w->S, n);
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < n; k++) w->S[(size_t)b * n + k] = rtanh(w->S[(size_t)b * n + k] + p->init_b[k]);
+
+    if (search) {
+        mm(0, 0, Tx * B, na, hd, e->H, hd, p->att_U, na, 0, w->UaH, na);
+        for (size_t i = 0; i < (size_t)Tx * B; i++)
+            for (int k = 0; k < na; k++) w->UaH[i * na + k] += p->att_b[k];
+    }
+    for (int i = 0; i < Ty; i++) {
+        size_t o = (size_t)i * B;
+        const real *sp = w->S + o * n;
+        real *ci = w->C + o * cd;
+        if (search) {
+            mm(0, 0, B, na, n, sp, n, p->att_W, na, 0, w->Q + o * na, na);
+            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, ad);
+        } else {
+            const real *cfix = e->H + (size_t)(Tx - 1) * B * hd;
+            memcpy(ci, cfix, sizeof(real) * B * cd);
+        }
+        memcpy(w->pre, w->Y + o * 3 * n, sizeof(real) * B * 3 * n);
+        mm(0, 0, B, 3 * n, cd, ci, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
+        gru_forward(w->S + o * n + (size_t)B * n, n, cache_at(w->cache, o * n), w->pre, 3 * n, sp, n,
+                    p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+    }
+}
+
+void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
+    int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
+    size_t TB = (size_t)Ty * B;
+    attn_dims ad = {B, Tx, na, hd, hd};
+
+    if (search) {
+        memset(w->dUaH, 0, sizeof(real) * Tx * B * na);
+        memset(w->dv_rows, 0, sizeof(real) * B * na);
+    }
+    memset(w->carry, 0, sizeof(real) * B * n);
+    for (int i = Ty - 1; i >= 0; i--) {
+        size_t o = (size_t)i * B;
+        for (size_t k = 0; k < (size_t)B * n; k++) w->dh[k] = w->dS[o * n + k] + w->carry[k];
+        memset(w->carry, 0, sizeof(real) * B * n);
+        gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
+                     p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+        real *dci = w->dC + o * cd;
+        if (!FAULT(FAULT_DEC_CTX_GRU))
+            mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
+        if (search) {
+            attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, w->alpha + o * Tx, w->UaH,
+                          w->Q + o * na, p->att_v, e->H, bt->xlen, ad, w->tmp);
+            mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
+        } else {
+            real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
+            for (size_t k = 0; k < (size_t)B * cd; k++) dcfix[k] += dci[k];
+        }
+    }
+    /* carry now holds dL/ds_0. */
+    mm(1, 0, m, 3 * n, (int)TB, w->Eprev, m, w->dA, 3 * n, 1, g->dec_W, 3 * n);
+    colsum_add(g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
+    mm(0, 1, (int)TB, m, 3 * n, w->dA, 3 * n, p->dec_W, 3 * n, 1, w->dEprev, m);
+    mm(1, 0, cd, 3 * n, (int)TB, w->C, cd, w->dA, 3 * n, 1, g->dec_C, 3 * n);
+    mm(1, 0, n, 2 * n, (int)TB, w->S, n, w->dA, 3 * n, 1, g->dec_U, 2 * n);
+    mm(1, 0, n, n, (int)TB, w->cache.rh, n, w->dA + 2 * n, 3 * n, 1, g->dec_Uh, n);
+    if (search) {
+        mm(1, 0, n, na, (int)TB, w->S, n, w->dQ, na, 1, g->att_W, na);
+        colsum_add(g->att_v, w->dv_rows, B, na, na);
+        mm(1, 0, hd, na, Tx * B, e->H, hd, w->dUaH, na, 1, g->att_U, na);
+        colsum_add(g->att_b, w->dUaH, Tx * B, na, na);
+        mm(0, 1, Tx * B, hd, na, w->dUaH, na, p->att_U, na, 1, e->dH, hd);
+    }
+    /* s_0 = tanh(src·W_s + b_s) */
+    for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
+    size_t src = s0_source(c, bt, hd);
+    mm(1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
+    colsum_add(g->init_b, w->carry, B, n, n);
+    mm(0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
+    /* ȳ_{i-1} = Ey[y_{i-1}] for i > 1; padding rows carry zero gradient */
+    for (size_t i = B; i < TB; i++) {
+        real *dst = g->Et + (size_t)bt->y[i - B] * m;
+        const real *s = w->dEprev + i * m;
+        for (int k = 0; k < m; k++) dst[k] += s[k];
+    }
+}

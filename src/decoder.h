@@ -1,0 +1,41 @@
+/* decoder.h: the target side up to the decoder states (MODEL.md sections 2 and 3): s_0, then
+ * for each target position the context c_i (attention, or RNNencdec's fixed h→_Tx) and the GRU
+ * state s_i. The deep output that reads s_i, y_{i-1} and c_i is in readout.h. */
+#ifndef NMT_DECODER_H
+#define NMT_DECODER_H
+
+#include "arena.h"
+#include "attention.h"
+#include "batch.h"
+#include "encoder.h"
+#include "gru.h"
+#include "model.h"
+
+typedef struct dec_ws {
+    real *Eprev;      /* [Ty*B, m]  ȳ_{i-1}; row block 0 is ȳ_0 = 0 */
+    real *Y;          /* [Ty*B, 3n] ȳ_{i-1}·dec_W + dec_b */
+    real *S;          /* [(Ty+1)*B, n] s_0 .. s_Ty */
+    real *C;          /* [Ty*B, c]  contexts c_1 .. c_Ty */
+    real *UaH;        /* [Tx*B, n'] U_a h_j + b_a */
+    real *Q;          /* [Ty*B, n'] attention queries W_a s_{i-1} */
+    real *alpha;      /* [Ty*B, Tx] attention weights */
+    real *pre;        /* [B, 3n] GRU pre-activations of one step */
+    gru_cache cache;  /* each [Ty*B, n] */
+    /* backward */
+    real *dS;         /* [Ty*B, n]  gradient reaching s_1..s_Ty from the deep output */
+    real *dC;         /* [Ty*B, c]  ... reaching c_i (the GRU's share is added during the loop) */
+    real *dEprev;     /* [Ty*B, m] */
+    real *dA;         /* [Ty*B, 3n] GRU pre-activation gradients */
+    real *dQ;         /* [Ty*B, n'] */
+    real *dUaH;       /* [Tx*B, n'] */
+    real *dv_rows;    /* [B, n'] */
+    real *carry, *dh; /* [B, n] */
+    real *tmp;        /* [B, max(3n, Tx)] */
+} dec_ws;
+
+void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty);
+void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt);
+/* Reads w->dS, w->dC, w->dEprev (filled by the readout); ADDS into g and into e->dH. */
+void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt);
+
+#endif

@@ -1,0 +1,105 @@
+/* encoder.c: embeddings and the (bi)directional GRU encoder (MODEL.md sections 1, 3). The input
+ * projections of all positions are one product per direction; only U·h runs per step. The
+ * backward direction reads j = Tx..1 and, since padding copies the previous state, stays at
+ * h←_{Tx+1} = 0 until it reaches each sentence's own last token. */
+#include <string.h>
+
+#include "blas.h"
+#include "encoder.h"
+
+void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
+{
+    size_t m = c->emb, n = c->hid, TB = (size_t)Tx * B;
+    w->D = c->arch == NMT_ARCH_RNNENC ? 1 : 2;
+    size_t hd = w->D * n;
+    w->ex = arena_take(a, sizeof(real) * TB * m);
+    w->H = arena_take(a, sizeof(real) * TB * hd);
+    w->dH = arena_take(a, sizeof(real) * TB * hd);
+    w->dex = arena_take(a, sizeof(real) * TB * m);
+    for (int d = 0; d < 2; d++) {
+        int on = d < w->D;
+        w->X[d] = on ? arena_take(a, sizeof(real) * TB * 3 * n) : NULL;
+        w->dA[d] = on ? arena_take(a, sizeof(real) * TB * 3 * n) : NULL;
+        w->cache[d].z = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+        w->cache[d].r = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+        w->cache[d].hc = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+        w->cache[d].rh = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+    }
+    w->mask = arena_take(a, TB);
+    w->carry = arena_take(a, sizeof(real) * B * n);
+    w->dh = arena_take(a, sizeof(real) * B * n);
+    w->tmp = arena_take(a, sizeof(real) * B * 3 * n);
+}
+
+static gru_cache cache_at(gru_cache c, size_t off)
+{
+    gru_cache r = {c.z + off, c.r + off, c.hc + off, c.rh + off};
+    return r;
+}
+
+void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
+    size_t TB = (size_t)Tx * B;
+    for (size_t i = 0; i < TB; i++) {
+        memcpy(w->ex + i * m, p->Es + (size_t)bt->x[i] * m, sizeof(real) * m);
+        w->mask[i] = (int)(i / B) < bt->xlen[i % B];
+    }
+    for (int d = 0; d < w->D; d++) {
+        mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
+        for (size_t i = 0; i < TB; i++)
+            for (int k = 0; k < 3 * n; k++) w->X[d][i * 3 * n + k] += p->enc_b[d][k];
+    }
+    for (int s = 0; s < Tx; s++) { /* forward direction, j = 1..Tx */
+        size_t t = s;
+        const real *hp = t ? w->H + (t - 1) * B * hd : NULL;
+        gru_forward(w->H + t * B * hd, hd, cache_at(w->cache[0], t * B * n), w->X[0] + t * B * 3 * n, 3 * n,
+                    hp, hd, p->enc_U[0], p->enc_Uh[0], w->mask + t * B, B, n, w->tmp);
+    }
+    if (w->D == 2)
+        for (int s = Tx - 1; s >= 0; s--) { /* backward direction, j = Tx..1 */
+            size_t t = s;
+            const real *hp = s < Tx - 1 ? w->H + (t + 1) * B * hd + n : NULL;
+            gru_forward(w->H + t * B * hd + n, hd, cache_at(w->cache[1], t * B * n), w->X[1] + t * B * 3 * n,
+                        3 * n, hp, hd, p->enc_U[1], p->enc_Uh[1], w->mask + t * B, B, n, w->tmp);
+        }
+}
+
+void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
+    size_t TB = (size_t)Tx * B;
+    for (int d = 0; d < w->D; d++) {
+        memset(w->carry, 0, sizeof(real) * B * n);
+        for (int s = 0; s < Tx; s++) {
+            /* forward direction runs backward in time; the backward direction forward */
+            size_t t = d == 0 ? (size_t)(Tx - 1 - s) : (size_t)s;
+            int first = d == 0 ? t == 0 : (int)t == Tx - 1; /* the step that read h_0 = 0 */
+            const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
+            for (int b = 0; b < B; b++)
+                for (int k = 0; k < n; k++)
+                    w->dh[(size_t)b * n + k] = w->dH[(t * B + b) * hd + d * n + k] + w->carry[(size_t)b * n + k];
+            memset(w->carry, 0, sizeof(real) * B * n);
+            gru_backward(w->dA[d] + t * B * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache[d], t * B * n), hp, hd,
+                         p->enc_U[d], p->enc_Uh[d], w->mask + t * B, B, n, w->tmp);
+        }
+        /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
+         * that read the zero state contributes nothing. */
+        if (Tx > 1) {
+            if (d == 0)
+                mm(1, 0, n, 2 * n, (Tx - 1) * B, w->H, hd, w->dA[0] + (size_t)B * 3 * n, 3 * n, 1, g->enc_U[0], 2 * n);
+            else
+                mm(1, 0, n, 2 * n, (Tx - 1) * B, w->H + (size_t)B * hd + n, hd, w->dA[1], 3 * n, 1, g->enc_U[1], 2 * n);
+        }
+        mm(1, 0, n, n, (int)TB, w->cache[d].rh, n, w->dA[d] + 2 * n, 3 * n, 1, g->enc_Uh[d], n);
+        mm(1, 0, m, 3 * n, (int)TB, w->ex, m, w->dA[d], 3 * n, 1, g->enc_W[d], 3 * n);
+        colsum_add(g->enc_b[d], w->dA[d], (int)TB, 3 * n, 3 * n);
+        mm(0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
+    }
+    for (size_t i = 0; i < TB; i++) {
+        if (!w->mask[i]) continue;
+        real *dst = g->Es + (size_t)bt->x[i] * m;
+        const real *src = w->dex + i * m;
+        for (int k = 0; k < m; k++) dst[k] += src[k];
+    }
+}

@@ -1,0 +1,31 @@
+/* encoder.h: the source side (MODEL.md sections 1 and 3): embeddings, then a bidirectional GRU
+ * (RNNsearch) or a forward GRU (RNNencdec), over a padded batch. */
+#ifndef NMT_ENCODER_H
+#define NMT_ENCODER_H
+
+#include "arena.h"
+#include "batch.h"
+#include "gru.h"
+#include "model.h"
+
+typedef struct enc_ws {
+    int D;                 /* directions: 2 or 1 */
+    real *ex;              /* [Tx*B, m]  embedded source */
+    real *X[2];            /* [Tx*B, 3n] input pre-activations per direction (bias included) */
+    real *H;               /* [Tx*B, D*n] annotations [h→ ; h←] (RNNencdec: h→) */
+    gru_cache cache[2];    /* each field [Tx*B, n] */
+    unsigned char *mask;   /* [Tx*B] 1 at real positions */
+    /* backward */
+    real *dH;              /* [Tx*B, D*n] gradient reaching the annotations (filled by the decoder) */
+    real *dA[2];           /* [Tx*B, 3n] */
+    real *dex;             /* [Tx*B, m] */
+    real *carry, *dh;      /* [B, n] */
+    real *tmp;             /* [B, 3n] */
+} enc_ws;
+
+void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx);
+void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt);
+/* Reads w->dH; ADDS parameter gradients into g. */
+void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt);
+
+#endif

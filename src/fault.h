@@ -1,0 +1,22 @@
+/* fault.h: fault-injection switches for the gradient-check self-test. In the float64 test build
+ * (NMT_FAULTS) a test sets nmt_fault to drop one chosen backward term and checks that the
+ * finite-difference check then fails; in every other build FAULT(k) is the constant 0. */
+#ifndef NMT_FAULT_H
+#define NMT_FAULT_H
+
+#ifdef NMT_FAULTS
+extern int nmt_fault;
+#define FAULT(k) (nmt_fault == (k))
+#else
+#define FAULT(k) 0
+#endif
+
+enum {
+    FAULT_GRU_RESET_PATH = 1,   /* gru_backward: drop dh_prev += dq∘r */
+    FAULT_ATTN_SOFTMAX = 2,     /* attn_backward: drop the -Σα dα term of the softmax Jacobian */
+    FAULT_DEC_CTX_GRU = 3,      /* dec_backward: drop the GRU's share of dc_i (dA·C^T) */
+    FAULT_OUT_BIAS = 4,         /* out_backward: drop the gradient of the maxout bias b_o */
+    FAULT_ENC_CARRY = 5         /* gru_backward: padding rows do not pass their gradient back */
+};
+
+#endif

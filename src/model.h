@@ -1,0 +1,61 @@
+/* model.h: the parameter table of every architecture, the one-allocation parameter arena, and
+ * initialisation (MODEL.md sections 1-4). Gradients and optimizer state reuse the same layout,
+ * so optimizers and checkpoints are flat loops over the arena. */
+#ifndef NMT_MODEL_H
+#define NMT_MODEL_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+#include "real.h"
+#include "rng.h"
+
+/* Pointers into one arena; a tensor the architecture lacks is NULL. Every weight is stored
+ * [in, out] (y = x·W + b) and gate blocks are column blocks [z | r | candidate], the layout of
+ * the reference implementation, so its tensors load without transposes. */
+typedef struct params {
+    real *Es;                       /* [Kx, m]   source embeddings Ex */
+    real *enc_W[2], *enc_b[2];      /* [m, 3n], [3n]: W_z|W_r|W of the forward (0) and backward (1) GRU */
+    real *enc_U[2], *enc_Uh[2];     /* [n, 2n] U_z|U_r, [n, n] U */
+    real *init_W, *init_b;          /* [n or 2n.. see model.c, n], [n]: W_s, b_s of s_0 */
+    real *Et;                       /* [Ky, m]   target embeddings Ey */
+    real *dec_W, *dec_b;            /* [m, 3n], [3n] on y_{i-1} */
+    real *dec_U, *dec_Uh;           /* [n, 2n], [n, n] on s_{i-1} */
+    real *dec_C;                    /* [c, 3n]   C_z|C_r|C on c_i (c = 2n, RNNencdec n) */
+    real *att_W, *att_U, *att_b, *att_v; /* [n, n'], [2n, n'], [n'], [n'] */
+    real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
+    real *out_W, *out_bias;         /* [l, Ky], [Ky] */
+} params;
+
+enum init_kind { INIT_NORMAL_001, INIT_NORMAL_0001, INIT_ZERO, INIT_ORTHO_BLOCKS };
+
+#define MAX_TENSORS 48
+
+typedef struct tensor_info {
+    const char *name;
+    int rows, cols;        /* a vector has rows = 1 */
+    int ndim;              /* 1 or 2, as stored in the model file */
+    int init;              /* enum init_kind */
+    size_t offset;         /* in elements from the arena's start */
+    size_t slot;           /* offsetof(params, field): where its pointer lives */
+} tensor_info;
+
+typedef struct param_table {
+    int n;
+    tensor_info t[MAX_TENSORS];
+    size_t total;          /* elements */
+} param_table;
+
+/* Builds the table for a config (which must pass nmt_config_check). */
+void param_table_build(param_table *pt, const nmt_config *c);
+/* Points every field of p into arena (which holds pt->total elements); absent tensors NULL. */
+void params_point(params *p, const param_table *pt, real *arena);
+const tensor_info *param_table_find(const param_table *pt, const char *name);
+
+/* Appendix B initialisation into arena; -1 on allocation failure (orthogonal scratch). */
+int params_init(const param_table *pt, real *arena, int hid, rng *r);
+
+/* Context size c: 2n with attention, n for RNNencdec. */
+static inline int ctx_dim(const nmt_config *c) { return c->arch == NMT_ARCH_RNNENC ? c->hid : 2 * c->hid; }
+
+#endif

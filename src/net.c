@@ -1,0 +1,74 @@
+/* net.c: the model's forward and backward passes over a minibatch, read bottom-up: encoder,
+ * decoder, readout, then the same in reverse (MODEL.md sections 1-3). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "net.h"
+
+static size_t layout(net_ws *w, char *base, const nmt_config *c, int B, int Tx, int Ty)
+{
+    arena a = {base, 0};
+    enc_layout(&w->enc, &a, c, B, Tx);
+    dec_layout(&w->dec, &a, c, B, Tx, Ty);
+    out_layout(&w->out, &a, c, B, Ty);
+    return a.used;
+}
+
+size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty)
+{
+    net_ws tmp;
+    return layout(&tmp, NULL, c, B, Tx, Ty);
+}
+
+int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err)
+{
+    if (w->block && B <= w->capB && Tx <= w->capTx && Ty <= w->capTy) {
+        layout(w, w->block, c, w->capB, w->capTx, w->capTy);
+        return NMT_OK;
+    }
+    /* Grow to cover both the old and the new shape, so alternating shapes settle quickly. */
+    if (w->block) {
+        if (B < w->capB) B = w->capB;
+        if (Tx < w->capTx) Tx = w->capTx;
+        if (Ty < w->capTy) Ty = w->capTy;
+    }
+    size_t bytes = layout(w, NULL, c, B, Tx, Ty);
+    void *blk = NULL;
+    if (posix_memalign(&blk, 64, bytes)) {
+        return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of workspace for batches of %d x %d x %d",
+                        bytes / 1e6, B, Tx, Ty);
+    }
+    free(w->block);
+    w->block = blk;
+    w->bytes = bytes;
+    w->capB = B;
+    w->capTx = Tx;
+    w->capTy = Ty;
+    layout(w, w->block, c, B, Tx, Ty);
+    return NMT_OK;
+}
+
+void net_ws_free(net_ws *w)
+{
+    if (!w) return;
+    free(w->block);
+    memset(w, 0, sizeof *w);
+}
+
+/* The layout is for capB x capTx x capTy, but every kernel indexes with the batch's own B, Tx
+ * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
+double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok)
+{
+    enc_forward(&w->enc, c, p, bt);
+    dec_forward(&w->dec, &w->enc, c, p, bt);
+    return out_forward(&w->out, &w->dec, c, p, bt, logp_tok);
+}
+
+void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+{
+    memset(w->enc.dH, 0, sizeof(real) * bt->Tx * bt->B * w->enc.D * c->hid);
+    out_backward(&w->out, &w->dec, c, p, g, bt, scale);
+    dec_backward(&w->dec, &w->enc, c, p, g, bt);
+    enc_backward(&w->enc, c, p, g, bt);
+}

@@ -1,0 +1,33 @@
+/* net.h: a whole model over a minibatch: encoder, decoder and readout run forward for the loss
+ * and backward for the gradient of every parameter. The workspace is sized for the largest
+ * batch seen and reused, so training allocates nothing per batch once it is warm. */
+#ifndef NMT_NET_H
+#define NMT_NET_H
+
+#include "decoder.h"
+#include "encoder.h"
+#include "readout.h"
+
+typedef struct net_ws {
+    int capB, capTx, capTy;  /* the shape the block was laid out for */
+    void *block;
+    size_t bytes;
+    enc_ws enc;
+    dec_ws dec;
+    out_ws out;
+} net_ws;
+
+/* Lays the workspace out for batches up to B x Tx x Ty (re-allocating only when it grows).
+ * Returns NMT_OK or NMT_ERR_NOMEM. */
+int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err);
+void net_ws_free(net_ws *w);
+/* Bytes a workspace for B x Tx x Ty would take (for refusing configurations up front). */
+size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty);
+
+/* Teacher-forced forward: returns the summed NLL of the batch's real target tokens (the
+ * batch cost of MODEL.md section 2 is this / B); logp_tok optional [Ty*B]. */
+double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok);
+/* Backward of scale · (summed NLL), after net_forward on the same batch; ADDS into g. */
+void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
+
+#endif

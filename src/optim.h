@@ -1,0 +1,38 @@
+/* optim.h: gradient clipping and the optimizers (Adadelta of Appendix B, AdaGrad of Feng et al.,
+ * Adam), as flat loops over the parameter arena. Their state lives in one arena of the same
+ * layout, so checkpoints save it as two more tensors. */
+#ifndef NMT_OPTIM_H
+#define NMT_OPTIM_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+#include "real.h"
+
+enum optim_kind { OPT_ADADELTA = 0, OPT_ADAGRAD = 1, OPT_ADAM = 2, OPT_SGD = 3 };
+
+typedef struct optim {
+    int kind;
+    double lr;          /* Adadelta: 1 in the paper; AdaGrad 0.01; Adam 0.001 */
+    double rho, eps;    /* Adadelta ρ = 0.95, ε = 1e-6 (MODEL.md section 4) */
+    double beta1, beta2;/* Adam */
+    long step;          /* updates applied */
+    size_t n;
+    real *s1, *s2;      /* Adadelta E[g²], E[Δ²]; AdaGrad Σg²; Adam m, v */
+} optim;
+
+int optim_parse(const char *name);      /* -1 when unknown */
+const char *optim_name(int kind);
+/* Paper defaults for the kind; then allocates zeroed state for n parameters. */
+int optim_init(optim *o, int kind, size_t n, nmt_err *err);
+void optim_free(optim *o);
+
+/* L2 norm of g[0..n), accumulated in double. */
+double grad_norm(const real *g, size_t n);
+
+/* One update: if the global norm of g exceeds clip (> 0), g is rescaled to norm clip; then the
+ * optimizer's step. A non-finite norm changes nothing and returns NMT_ERR_NUMERIC.
+ * *norm (optional) receives the norm before clipping. */
+int optim_step(optim *o, real *p, real *g, double clip, double *norm);
+
+#endif

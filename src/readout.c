@@ -1,0 +1,92 @@
+/* readout.c: t~_i = U_o s_i + V_o ȳ_{i-1} + C_o c_i + b_o, t_i,k = max(t~_i,2k-1, t~_i,2k),
+ * p(y_i) = softmax(W_o t_i + b_w) (MODEL.md section 2; the deep output reads the new state s_i).
+ * Backward of softmax + NLL: dlogits = scale · (p - onehot(y)). */
+#include <string.h>
+
+#include "blas.h"
+#include "fault.h"
+#include "readout.h"
+
+void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
+{
+    size_t TB = (size_t)Ty * B, l = c->maxout;
+    w->rows = arena_take(a, sizeof(int) * TB);
+    w->TT = arena_take(a, sizeof(real) * TB * 2 * l);
+    w->which = arena_take(a, TB * l);
+    w->Tg = arena_take(a, sizeof(real) * TB * l);
+    w->logp = arena_take(a, sizeof(real) * TB * c->tgt_vocab);
+    w->dTg = arena_take(a, sizeof(real) * TB * l);
+}
+
+double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
+                   real *logp_tok)
+{
+    int B = bt->B, Ty = bt->Ty, n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
+    int TB = Ty * B;
+    mm(0, 0, TB, 2 * l, n, d->S + (size_t)B * n, n, p->out_U, 2 * l, 0, w->TT, 2 * l);
+    mm(0, 0, TB, 2 * l, m, d->Eprev, m, p->out_V, 2 * l, 1, w->TT, 2 * l);
+    mm(0, 0, TB, 2 * l, cd, d->C, cd, p->out_C, 2 * l, 1, w->TT, 2 * l);
+    w->N = 0;
+    for (int i = 0; i < Ty; i++)
+        for (int b = 0; b < B; b++)
+            if (i < bt->ylen[b]) w->rows[w->N++] = i * B + b;
+    for (int r = 0; r < w->N; r++) {
+        size_t row = w->rows[r];
+        real *tt = w->TT + row * 2 * l, *tg = w->Tg + (size_t)r * l;
+        unsigned char *wh = w->which + row * l;
+        for (int k = 0; k < l; k++) {
+            real a = tt[2 * k] + p->out_b[2 * k], b2 = tt[2 * k + 1] + p->out_b[2 * k + 1];
+            wh[k] = b2 > a;
+            tg[k] = b2 > a ? b2 : a;
+        }
+    }
+    mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 0, w->logp, V);
+    double loss = 0;
+    if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
+#pragma omp parallel for reduction(+ : loss) schedule(static)
+    for (int r = 0; r < w->N; r++) {
+        real *z = w->logp + (size_t)r * V, mx = -INFINITY;
+        for (int k = 0; k < V; k++) { z[k] += p->out_bias[k]; if (z[k] > mx) mx = z[k]; }
+        double s = 0;
+        for (int k = 0; k < V; k++) s += rexp(z[k] - mx);
+        real lse = mx + (real)log(s);
+        for (int k = 0; k < V; k++) z[k] -= lse;
+        int row = w->rows[r];
+        real lp = z[bt->y[row]];
+        if (logp_tok) logp_tok[row] = lp;
+        loss -= lp;
+    }
+    return loss;
+}
+
+void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, params *g, const batch *bt,
+                  real scale)
+{
+    int B = bt->B, Ty = bt->Ty, n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
+    int TB = Ty * B;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < w->N; r++) {
+        real *z = w->logp + (size_t)r * V;
+        for (int k = 0; k < V; k++) z[k] = scale * rexp(z[k]);
+        z[bt->y[w->rows[r]]] -= scale;
+    }
+    mm(1, 0, l, V, w->N, w->Tg, l, w->logp, V, 1, g->out_W, V);
+    colsum_add(g->out_bias, w->logp, w->N, V, V);
+    mm(0, 1, w->N, l, V, w->logp, V, p->out_W, V, 0, w->dTg, l);
+    /* maxout: the gradient goes to the winner of each pair; padding rows get none */
+    memset(w->TT, 0, sizeof(real) * TB * 2 * l);
+    for (int r = 0; r < w->N; r++) {
+        size_t row = w->rows[r];
+        real *dtt = w->TT + row * 2 * l;
+        const unsigned char *wh = w->which + row * l;
+        for (int k = 0; k < l; k++) dtt[2 * k + wh[k]] = w->dTg[(size_t)r * l + k];
+    }
+    real *dTT = w->TT;
+    mm(1, 0, n, 2 * l, TB, d->S + (size_t)B * n, n, dTT, 2 * l, 1, g->out_U, 2 * l);
+    mm(1, 0, m, 2 * l, TB, d->Eprev, m, dTT, 2 * l, 1, g->out_V, 2 * l);
+    mm(1, 0, cd, 2 * l, TB, d->C, cd, dTT, 2 * l, 1, g->out_C, 2 * l);
+    if (!FAULT(FAULT_OUT_BIAS)) colsum_add(g->out_b, dTT, TB, 2 * l, 2 * l);
+    mm(0, 1, TB, n, 2 * l, dTT, 2 * l, p->out_U, 2 * l, 0, d->dS, n);
+    mm(0, 1, TB, m, 2 * l, dTT, 2 * l, p->out_V, 2 * l, 0, d->dEprev, m);
+    mm(0, 1, TB, cd, 2 * l, dTT, 2 * l, p->out_C, 2 * l, 0, d->dC, cd);
+}

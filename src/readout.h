@@ -1,0 +1,32 @@
+/* readout.h: the deep output with maxout and the softmax over the target vocabulary (MODEL.md
+ * section 2), with the masked negative log-likelihood loss. All time steps of a batch go
+ * through each product at once; the softmax layer sees only the real (unpadded) positions. */
+#ifndef NMT_READOUT_H
+#define NMT_READOUT_H
+
+#include "arena.h"
+#include "batch.h"
+#include "decoder.h"
+#include "model.h"
+
+typedef struct out_ws {
+    int N;                 /* real target tokens in the batch */
+    int *rows;             /* [Ty*B] row index i*B+b of each real token, i-major as the reference */
+    real *TT;              /* [Ty*B, 2l] t~_i */
+    unsigned char *which;  /* [Ty*B, l]  which of the pair won (for backward) */
+    real *Tg;              /* [N, l]    t_i of real tokens */
+    real *logp;            /* [N, Ky]   log-softmax (backward overwrites it with dlogits) */
+    real *dTg;             /* [N, l] */
+} out_ws;
+
+void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
+
+/* Returns Σ -log p(y_i) over real tokens; logp_tok (optional, [Ty*B]) receives log p(y_i) at
+ * real positions and 0 at padding. */
+double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
+                   real *logp_tok);
+/* Loss = scale · Σ -log p. ADDS into g; WRITES d->dS, d->dC, d->dEprev. */
+void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, params *g, const batch *bt,
+                  real scale);
+
+#endif

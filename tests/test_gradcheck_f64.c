@@ -1,0 +1,295 @@
+/* test_gradcheck_f64.c: central finite differences in float64 against every backward pass:
+ * the GRU step, the attention step and the readout with its loss (inputs and weights), and
+ * every parameter tensor of both whole models on variable-length batches. Then it switches on,
+ * one at a time, faults that drop a backward term, and checks that the comparison catches each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "err.h"
+#include "fault.h"
+#include "gru.h"
+#include "attention.h"
+#include "net.h"
+#include "test.h"
+
+#define EPS 1e-6
+/* float64 central differences with EPS = 1e-6 err by ~1e-10; a wrong term errs by O(|g|). */
+#define ABS_TOL 1e-7
+#define REL_TOL 1e-6
+
+static rng R;
+static int quiet;              /* fault self-test: count mismatches without printing them */
+static double worst_rel[2];    /* largest relative error per model */
+
+static void fill(real *x, size_t n, double sd)
+{
+    for (size_t i = 0; i < n; i++) x[i] = (real)(sd * rng_normal(&R));
+}
+
+typedef double (*loss_fn)(void *ctx);
+
+/* Compares analytic[i] with the central difference of f over x[i] for every element; returns
+ * the number of mismatches; *maxrel receives the largest relative error seen. */
+static int fd_check(const char *what, real *x, size_t n, const real *analytic, loss_fn f, void *ctx,
+                    double *maxrel)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        real keep = x[i];
+        x[i] = keep + EPS;
+        double lp = f(ctx);
+        x[i] = keep - EPS;
+        double lm = f(ctx);
+        x[i] = keep;
+        double num = (lp - lm) / (2 * EPS), an = analytic[i], diff = fabs(num - an);
+        double scale = fmax(fabs(num), fabs(an));
+        double rel = scale > 1e-4 ? diff / scale : diff; /* near zero, judge absolutely */
+        if (rel > *maxrel) *maxrel = rel;
+        if (diff > ABS_TOL + REL_TOL * scale) {
+            if (!quiet && bad < 3)
+                fprintf(stderr, "  %s[%zu]: analytic %.10g, numeric %.10g\n", what, i, an, num);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* ---------------------------------------------------------------- GRU step */
+struct gru_ctx {
+    int B, n;
+    real *a, *hp, *U, *Uh, *w, *h, *tmp;
+    gru_cache c;
+    unsigned char *mask;
+};
+
+static double gru_loss(void *p)
+{
+    struct gru_ctx *g = p;
+    gru_forward(g->h, g->n, g->c, g->a, 3 * g->n, g->hp, g->n, g->U, g->Uh, g->mask, g->B, g->n, g->tmp);
+    double L = 0;
+    for (int i = 0; i < g->B * g->n; i++) L += g->w[i] * g->h[i];
+    return L;
+}
+
+static void test_gru(void)
+{
+    int B = 4, n = 5;
+    struct gru_ctx g = {B, n, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0}, 0};
+    real *buf = calloc(64 * B * n + 16 * n * n, sizeof(real)), *q = buf;
+    g.a = q; q += 3 * B * n; g.hp = q; q += B * n; g.U = q; q += 2 * n * n; g.Uh = q; q += n * n;
+    g.w = q; q += B * n; g.h = q; q += B * n; g.tmp = q; q += 3 * B * n;
+    g.c.z = q; q += B * n; g.c.r = q; q += B * n; g.c.hc = q; q += B * n; g.c.rh = q; q += B * n;
+    real *da = q; q += 3 * B * n; real *dhp = q; q += B * n; real *dU = q; q += 2 * n * n;
+    real *dUh = q; q += n * n; real *tmp2 = q;
+    unsigned char mask[4] = {1, 1, 0, 1}; /* row 2 is padding: it copies its state */
+    g.mask = mask;
+    fill(g.a, 3 * B * n, 1); fill(g.hp, B * n, 0.8); fill(g.U, 2 * n * n, 0.5); fill(g.Uh, n * n, 0.5);
+    fill(g.w, B * n, 1);
+    gru_loss(&g);
+    memset(dhp, 0, sizeof(real) * B * n);
+    gru_backward(da, 3 * n, dhp, g.w, g.c, g.hp, n, g.U, g.Uh, mask, B, n, tmp2);
+    memset(dU, 0, sizeof(real) * 2 * n * n);
+    memset(dUh, 0, sizeof(real) * n * n);
+    mm(1, 0, n, 2 * n, B, g.hp, n, da, 3 * n, 1, dU, 2 * n);
+    mm(1, 0, n, n, B, g.c.rh, n, da + 2 * n, 3 * n, 1, dUh, n);
+    double mr = 0;
+    CHECK(fd_check("gru.a", g.a, 3 * B * n, da, gru_loss, &g, &mr) == 0);
+    CHECK(fd_check("gru.h_prev", g.hp, B * n, dhp, gru_loss, &g, &mr) == 0);
+    CHECK(fd_check("gru.U", g.U, 2 * n * n, dU, gru_loss, &g, &mr) == 0);
+    CHECK(fd_check("gru.Uh", g.Uh, n * n, dUh, gru_loss, &g, &mr) == 0);
+    printf("gru step: max relative error %.2e\n", mr);
+    free(buf);
+}
+
+/* ---------------------------------------------------------------- attention step */
+struct att_ctx {
+    attn_dims d;
+    real *UaH, *q, *v, *H, *w, *alpha, *ctx;
+    int *xlen;
+};
+
+static double att_loss(void *p)
+{
+    struct att_ctx *a = p;
+    attn_forward(a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, a->d);
+    double L = 0;
+    for (int i = 0; i < a->d.B * a->d.hd; i++) L += a->w[i] * a->ctx[i];
+    return L;
+}
+
+static void test_attention(void)
+{
+    int B = 3, Tx = 5, na = 4, hd = 6;
+    int xlen[3] = {5, 2, 1};
+    struct att_ctx a = {{B, Tx, na, hd, hd}, 0, 0, 0, 0, 0, 0, 0, xlen};
+    size_t SB = (size_t)Tx * B;
+    real *buf = calloc(SB * na * 2 + SB * hd * 2 + B * (na * 3 + hd * 2 + Tx * 2) + na * 2, sizeof(real)), *q = buf;
+    a.UaH = q; q += SB * na; a.q = q; q += B * na; a.v = q; q += na; a.H = q; q += SB * hd;
+    a.w = q; q += B * hd; a.alpha = q; q += B * Tx; a.ctx = q; q += B * hd;
+    real *dq = q; q += B * na; real *dUaH = q; q += SB * na; real *dH = q; q += SB * hd;
+    real *dv_rows = q; q += B * na; real *dv = q; q += na; real *tmp = q;
+    fill(a.UaH, SB * na, 0.7); fill(a.q, B * na, 0.7); fill(a.v, na, 1); fill(a.H, SB * hd, 1);
+    fill(a.w, B * hd, 1);
+    att_loss(&a);
+    attn_backward(dq, dUaH, dH, dv_rows, a.w, a.alpha, a.UaH, a.q, a.v, a.H, xlen, a.d, tmp);
+    colsum_add(dv, dv_rows, B, na, na);
+    double mr = 0;
+    CHECK(fd_check("attn.UaH", a.UaH, SB * na, dUaH, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn.q", a.q, B * na, dq, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn.v", a.v, na, dv, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn.H", a.H, SB * hd, dH, att_loss, &a, &mr) == 0);
+    /* padding never receives attention */
+    CHECK(a.alpha[1 * Tx + 2] == 0 && a.alpha[2 * Tx + 1] == 0);
+    printf("attention step: max relative error %.2e\n", mr);
+    free(buf);
+}
+
+/* ---------------------------------------------------------------- whole models */
+struct model_ctx {
+    nmt_config c;
+    param_table pt;
+    real *P, *G;
+    params p, g;
+    batch bt;
+    net_ws ws;
+};
+
+static double model_loss(void *p)
+{
+    struct model_ctx *m = p;
+    return net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL) / m->bt.B;
+}
+
+/* x: sentence lengths include EOS; ids random in [2, V) (the words), EOS at the end. */
+static void make_batch(batch *bt, int B, const int *xl, const int *yl, int Kx, int Ky)
+{
+    bt->B = B; bt->Tx = 0; bt->Ty = 0;
+    for (int b = 0; b < B; b++) {
+        if (xl[b] > bt->Tx) bt->Tx = xl[b];
+        if (yl[b] > bt->Ty) bt->Ty = yl[b];
+    }
+    bt->x = calloc((size_t)bt->Tx * B, sizeof(int));
+    bt->y = calloc((size_t)bt->Ty * B, sizeof(int));
+    bt->xlen = malloc(sizeof(int) * B);
+    bt->ylen = malloc(sizeof(int) * B);
+    for (int b = 0; b < B; b++) {
+        bt->xlen[b] = xl[b];
+        bt->ylen[b] = yl[b];
+        for (int t = 0; t < xl[b]; t++) bt->x[t * B + b] = t == xl[b] - 1 ? 0 : 1 + (int)rng_below(&R, Kx - 1);
+        for (int t = 0; t < yl[b]; t++) bt->y[t * B + b] = t == yl[b] - 1 ? 0 : 1 + (int)rng_below(&R, Ky - 1);
+    }
+}
+
+static void model_init(struct model_ctx *m, int arch)
+{
+    memset(m, 0, sizeof *m);
+    nmt_config c = {arch, 7, 9, 4, 5, 6, 3};
+    m->c = c;
+    param_table_build(&m->pt, &m->c);
+    m->P = malloc(sizeof(real) * m->pt.total);
+    m->G = malloc(sizeof(real) * m->pt.total);
+    fill(m->P, m->pt.total, 0.4); /* not the paper's init: no gradient should be trivially zero */
+    params_point(&m->p, &m->pt, m->P);
+    params_point(&m->g, &m->pt, m->G);
+    int xl[3] = {4, 2, 5}, yl[3] = {3, 5, 1};
+    make_batch(&m->bt, 3, xl, yl, c.src_vocab, c.tgt_vocab);
+    NMT_ASSERT(net_ws_reserve(&m->ws, &m->c, 3, m->bt.Tx, m->bt.Ty, NULL) == 0);
+}
+
+static void model_free(struct model_ctx *m)
+{
+    free(m->P); free(m->G);
+    free(m->bt.x); free(m->bt.y); free(m->bt.xlen); free(m->bt.ylen);
+    net_ws_free(&m->ws);
+}
+
+/* Returns the number of mismatching elements over every parameter tensor. */
+static int check_model(struct model_ctx *m, double *maxrel)
+{
+    memset(m->G, 0, sizeof(real) * m->pt.total);
+    net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL);
+    net_backward(&m->ws, &m->c, &m->p, &m->g, &m->bt, (real)1 / m->bt.B);
+    int bad = 0;
+    for (int i = 0; i < m->pt.n; i++) {
+        const tensor_info *t = &m->pt.t[i];
+        double mr = 0;
+        int b = fd_check(t->name, m->P + t->offset, (size_t)t->rows * t->cols, m->G + t->offset, model_loss, m, &mr);
+        if (!quiet) {
+            CHECKF(b == 0, "%s %s: %d elements off", nmt_arch_name(m->c.arch), t->name, b);
+            printf("  %-9s %-9s max relative error %.2e\n", nmt_arch_name(m->c.arch), t->name, mr);
+        }
+        if (mr > *maxrel) *maxrel = mr;
+        bad += b;
+    }
+    return bad;
+}
+
+/* The readout and loss on their own: gradients reaching s_i, c_i and ȳ_{i-1}. */
+static double readout_loss(void *p)
+{
+    struct model_ctx *m = p;
+    return out_forward(&m->ws.out, &m->ws.dec, &m->c, &m->p, &m->bt, NULL) / m->bt.B;
+}
+
+static void test_readout(void)
+{
+    struct model_ctx m;
+    model_init(&m, NMT_ARCH_RNNSEARCH);
+    int B = m.bt.B, Ty = m.bt.Ty, n = m.c.hid, cd = ctx_dim(&m.c), mm_ = m.c.emb;
+    dec_ws *d = &m.ws.dec;
+    fill(d->S, (size_t)(Ty + 1) * B * n, 1);
+    fill(d->C, (size_t)Ty * B * cd, 1);
+    fill(d->Eprev, (size_t)Ty * B * mm_, 1);
+    memset(m.G, 0, sizeof(real) * m.pt.total);
+    readout_loss(&m);
+    out_backward(&m.ws.out, d, &m.c, &m.p, &m.g, &m.bt, (real)1 / B);
+    double mr = 0;
+    CHECK(fd_check("readout.s", d->S + (size_t)B * n, (size_t)Ty * B * n, d->dS, readout_loss, &m, &mr) == 0);
+    CHECK(fd_check("readout.c", d->C, (size_t)Ty * B * cd, d->dC, readout_loss, &m, &mr) == 0);
+    CHECK(fd_check("readout.y", d->Eprev, (size_t)Ty * B * mm_, d->dEprev, readout_loss, &m, &mr) == 0);
+    const char *names[] = {"out_U", "out_V", "out_C", "out_b", "out_W", "out_bias"};
+    for (int i = 0; i < 6; i++) {
+        const tensor_info *t = param_table_find(&m.pt, names[i]);
+        CHECK(fd_check(names[i], m.P + t->offset, (size_t)t->rows * t->cols, m.G + t->offset, readout_loss, &m, &mr) == 0);
+    }
+    printf("readout + loss: max relative error %.2e\n", mr);
+    model_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    rng_seed(&R, 20261122);
+    test_gru();
+    test_attention();
+    test_readout();
+    for (int arch = 0; arch < 2; arch++) {
+        struct model_ctx m;
+        model_init(&m, arch);
+        check_model(&m, &worst_rel[arch]);
+        printf("%s: largest relative gradient error over all parameters %.2e\n", nmt_arch_name(arch), worst_rel[arch]);
+        model_free(&m);
+    }
+    /* Each fault drops one backward term; the check must notice every one. */
+    static const struct { int fault, arch; const char *what; } faults[] = {
+        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev"},
+        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention"},
+        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i"},
+        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient"},
+        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps"},
+    };
+    quiet = 1;
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
+        struct model_ctx m;
+        model_init(&m, faults[i].arch);
+        nmt_fault = faults[i].fault;
+        double mr = 0;
+        int bad = check_model(&m, &mr);
+        nmt_fault = 0;
+        CHECKF(bad > 0, "dropping the %s went unnoticed", faults[i].what);
+        printf("fault '%s': caught, %d elements off (max relative error %.2e)\n", faults[i].what, bad, mr);
+        model_free(&m);
+    }
+    return test_done("test_gradcheck_f64");
+}
