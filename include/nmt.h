@@ -56,6 +56,24 @@ int nmt_config_check(const nmt_config *c, nmt_err *err);
 const char *nmt_arch_name(int arch);
 int nmt_arch_parse(const char *name); /* -1 when unknown */
 
+/* ------------------------------------------------------------------ models
+ * A model holds its config, both vocabularies and every parameter; one file stores all of it
+ * (safetensors layout: config and vocabularies in the header's __metadata__, float32 tensors
+ * named as in docs/MODEL-MAP.md, openable from Python with the safetensors package). */
+typedef struct nmt_model nmt_model;
+
+/* A new model with Appendix-B initialisation from seed. src_words / tgt_words hold
+ * c->src_vocab / c->tgt_vocab entries, the first two "</s>" and "<unk>". */
+int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
+                     const char *const *tgt_words, uint64_t seed, nmt_err *err);
+/* Reads and validates a model (or a training checkpoint, whose optimizer state is ignored). */
+int nmt_model_load(nmt_model **out, const char *path, nmt_err *err);
+/* Writes atomically (temporary file, fsync, rename): a crash never leaves a partial model. */
+int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err);
+void nmt_model_free(nmt_model *m);
+const nmt_config *nmt_model_config(const nmt_model *m);
+size_t nmt_model_num_params(const nmt_model *m);
+
 /* A constant string for a status code ("I/O error", ...). */
 const char *nmt_status_str(int code);
 

@@ -55,6 +55,30 @@ const tensor_info *param_table_find(const param_table *pt, const char *name);
 /* Appendix B initialisation into arena; -1 on allocation failure (orthogonal scratch). */
 int params_init(const param_table *pt, real *arena, int hid, rng *r);
 
+typedef struct vocab vocab;
+typedef struct st_file st_file;
+typedef struct st_writer st_writer;
+
+/* The model object behind the public nmt_model handle. */
+struct nmt_model {
+    nmt_config cfg;
+    param_table pt;
+    real *P;            /* pt.total parameters, one allocation */
+    params p;           /* pointers into P */
+    vocab *src, *tgt;
+};
+
+/* Builds a model from an opened model or checkpoint file (validating config, vocabularies,
+ * names, dtypes, shapes and values); tensors whose names start with "opt." or "train." belong
+ * to checkpoints and are left to their reader. */
+int model_from_file(nmt_model **out, const st_file *f, nmt_err *err);
+/* Adds the model's metadata and tensors to w (tensors referenced, not copied). */
+int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err);
+/* An empty model of config c (parameters uninitialised) owning the two vocabularies. */
+int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err);
+/* The dtype a real is stored as. */
+int model_real_dtype(void);
+
 /* Context size c: 2n with attention, n for RNNencdec. */
 static inline int ctx_dim(const nmt_config *c) { return c->arch == NMT_ARCH_RNNENC ? c->hid : 2 * c->hid; }
 

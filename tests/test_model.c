@@ -1,0 +1,317 @@
+/* test_model.c: a sentence gives the same log-probabilities alone and inside a padded batch
+ * (both models); save -> load gives the same log-probabilities bit for bit; bad model files
+ * (truncated, not a model, wrong shape, offset past the end, bad config, bad vocabulary,
+ * NaN weights, missing tensor) are each refused with their own message. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "net.h"
+#include "safetensors.h"
+#include "test.h"
+#include "vocab.h"
+
+static rng R;
+static char dir[256];
+
+static char **make_words(int n, const char *prefix)
+{
+    char **w = malloc(sizeof(char *) * n);
+    for (int i = 0; i < n; i++) {
+        w[i] = malloc(32);
+        if (i == 0) strcpy(w[i], "</s>");
+        else if (i == 1) strcpy(w[i], "<unk>");
+        else snprintf(w[i], 32, "%s%d", prefix, i);
+    }
+    return w;
+}
+
+static void free_words(char **w, int n)
+{
+    for (int i = 0; i < n; i++) free(w[i]);
+    free(w);
+}
+
+static nmt_model *new_model(int arch)
+{
+    nmt_config c = {arch, 13, 17, 6, 7, 5, 4};
+    char **sw = make_words(c.src_vocab, "s"), **tw = make_words(c.tgt_vocab, "t");
+    nmt_model *m = NULL;
+    nmt_err err;
+    int rc = nmt_model_create(&m, &c, (const char *const *)sw, (const char *const *)tw, 7, &err);
+    CHECKF(rc == 0, "%s", err.msg);
+    /* Wider weights than Appendix B's, so that padding mistakes would show in the outputs. */
+    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.3 * rng_normal(&R));
+    free_words(sw, c.src_vocab);
+    free_words(tw, c.tgt_vocab);
+    return m;
+}
+
+/* Sentences as id lists ending in EOS (0); builds a padded time-major batch of rows [lo, hi). */
+static void fill_batch(batch *bt, int *const *src, const int *sl, int *const *tgt, const int *tl, int lo, int hi)
+{
+    int B = hi - lo;
+    bt->B = B; bt->Tx = 0; bt->Ty = 0;
+    for (int b = lo; b < hi; b++) {
+        if (sl[b] > bt->Tx) bt->Tx = sl[b];
+        if (tl[b] > bt->Ty) bt->Ty = tl[b];
+    }
+    bt->x = calloc((size_t)bt->Tx * B, sizeof(int));
+    bt->y = calloc((size_t)bt->Ty * B, sizeof(int));
+    bt->xlen = malloc(sizeof(int) * B);
+    bt->ylen = malloc(sizeof(int) * B);
+    for (int b = 0; b < B; b++) {
+        bt->xlen[b] = sl[lo + b];
+        bt->ylen[b] = tl[lo + b];
+        for (int t = 0; t < sl[lo + b]; t++) bt->x[t * B + b] = src[lo + b][t];
+        for (int t = 0; t < tl[lo + b]; t++) bt->y[t * B + b] = tgt[lo + b][t];
+    }
+}
+
+static void free_batch(batch *bt)
+{
+    free(bt->x); free(bt->y); free(bt->xlen); free(bt->ylen);
+}
+
+#define NS 5
+static int *src[NS], *tgt[NS], sl[NS] = {3, 9, 1, 6, 4}, tl[NS] = {7, 2, 5, 1, 8};
+
+static void make_sentences(void)
+{
+    for (int s = 0; s < NS; s++) {
+        src[s] = malloc(sizeof(int) * sl[s]);
+        tgt[s] = malloc(sizeof(int) * tl[s]);
+        for (int t = 0; t < sl[s]; t++) src[s][t] = t == sl[s] - 1 ? 0 : 1 + (int)rng_below(&R, 12);
+        for (int t = 0; t < tl[s]; t++) tgt[s][t] = t == tl[s] - 1 ? 0 : 1 + (int)rng_below(&R, 16);
+    }
+}
+
+/* logp of every sentence in one padded batch, [NS][max tl] */
+static void batch_logp(const nmt_model *m, real out[NS][8])
+{
+    batch bt;
+    fill_batch(&bt, src, sl, tgt, tl, 0, NS);
+    net_ws ws = {0};
+    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, bt.B, bt.Tx, bt.Ty, NULL) == 0);
+    real *lp = malloc(sizeof(real) * bt.Ty * bt.B);
+    net_forward(&ws, &m->cfg, &m->p, &bt, lp);
+    for (int b = 0; b < NS; b++)
+        for (int t = 0; t < tl[b]; t++) out[b][t] = lp[t * NS + b];
+    free(lp);
+    net_ws_free(&ws);
+    free_batch(&bt);
+}
+
+static void test_padding(int arch)
+{
+    nmt_model *m = new_model(arch);
+    real together[NS][8];
+    batch_logp(m, together);
+    /* one reused workspace for all single-sentence batches: also checks that a workspace laid
+     * out for a bigger batch gives the same results */
+    net_ws ws = {0};
+    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, NS, 9, 8, NULL) == 0);
+    double worst = 0;
+    for (int s = 0; s < NS; s++) {
+        batch bt;
+        fill_batch(&bt, src, sl, tgt, tl, s, s + 1);
+        NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, bt.Tx, bt.Ty, NULL) == 0);
+        real lp[8];
+        net_forward(&ws, &m->cfg, &m->p, &bt, lp);
+        for (int t = 0; t < tl[s]; t++) worst = fmax(worst, fabs(lp[t] - together[s][t]) / fabs(together[s][t]));
+        free_batch(&bt);
+    }
+    CHECKF(worst <= 1e-5, "%s: alone vs batched differ by %.3g relative", nmt_arch_name(arch), worst);
+    printf("%s: alone vs in a padded batch of %d: largest relative difference %.2e\n", nmt_arch_name(arch), NS, worst);
+    net_ws_free(&ws);
+    nmt_model_free(m);
+}
+
+static void test_save_load(int arch)
+{
+    nmt_model *m = new_model(arch), *m2 = NULL;
+    char path[300];
+    snprintf(path, sizeof path, "%s/m.nmt", dir);
+    nmt_err err;
+    int rc = nmt_model_save(m, path, &err);
+    CHECKF(rc == 0, "save: %s", err.msg);
+    rc = nmt_model_load(&m2, path, &err);
+    CHECKF(rc == 0, "load: %s", err.msg);
+    if (rc) { nmt_model_free(m); return; }
+    CHECK(memcmp(&m->cfg, &m2->cfg, sizeof m->cfg) == 0);
+    CHECK(m2->src->n == m->src->n && !strcmp(vocab_word(m2->tgt, 5), vocab_word(m->tgt, 5)));
+    CHECK(vocab_id(m2->src, "s7", 2) == 7 && vocab_id(m2->src, "zzz", 3) == VOCAB_UNK);
+    real a[NS][8] = {{0}}, b[NS][8] = {{0}};
+    batch_logp(m, a);
+    batch_logp(m2, b);
+    CHECKF(memcmp(a, b, sizeof a) == 0, "%s: log-probabilities changed through save/load", nmt_arch_name(arch));
+    nmt_model_free(m);
+    nmt_model_free(m2);
+}
+
+/* ---------------------------------------------------------------- bad files */
+static unsigned char *slurp(const char *p, size_t *n)
+{
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*n);
+    if (fread(b, 1, *n, f) != *n) *n = 0;
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *p, const void *b, size_t n)
+{
+    FILE *f = fopen(p, "wb");
+    fwrite(b, 1, n, f);
+    fclose(f);
+}
+
+/* Loads path; expects failure with code and a message containing `want`. */
+static void expect_bad(const char *what, const char *path, int code, const char *want)
+{
+    nmt_model *m = NULL;
+    nmt_err err = {0, ""};
+    int rc = nmt_model_load(&m, path, &err);
+    CHECKF(rc == code && m == NULL && strstr(err.msg, want), "%s: got %d \"%s\", expected %d with \"%s\"", what, rc,
+           err.msg, code, want);
+    if (!rc) nmt_model_free(m);
+    printf("  %-28s -> %s\n", what, err.msg);
+}
+
+/* Rewrites the JSON header of a model file with one substitution, keeping the data section. */
+static void patch_header(const char *in, const char *out, const char *from, const char *to)
+{
+    size_t n;
+    unsigned char *b = slurp(in, &n);
+    uint64_t hl = 0;
+    for (int i = 0; i < 8; i++) hl |= (uint64_t)b[i] << (8 * i);
+    char *h = malloc(hl + strlen(to) + 1);
+    memcpy(h, b + 8, hl);
+    h[hl] = 0;
+    char *at = strstr(h, from);
+    NMT_ASSERT(at);
+    size_t pre = at - h, fl = strlen(from), tlen = strlen(to);
+    char *nh = malloc(hl + tlen + 16);
+    memcpy(nh, h, pre);
+    memcpy(nh + pre, to, tlen);
+    memcpy(nh + pre + tlen, at + fl, hl - pre - fl);
+    size_t nl = hl - fl + tlen;
+    while ((8 + nl) % 8) nh[nl++] = ' ';
+    FILE *f = fopen(out, "wb");
+    for (int i = 0; i < 8; i++) fputc((int)((nl >> (8 * i)) & 255), f);
+    fwrite(nh, 1, nl, f);
+    fwrite(b + 8 + hl, 1, n - 8 - hl, f);
+    fclose(f);
+    free(h); free(nh); free(b);
+}
+
+static void test_bad_files(void)
+{
+    nmt_model *m = new_model(NMT_ARCH_RNNSEARCH);
+    char good[300], bad[300];
+    snprintf(good, sizeof good, "%s/good.nmt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.nmt", dir);
+    nmt_err err;
+    NMT_ASSERT(nmt_model_save(m, good, &err) == 0);
+    size_t n;
+    unsigned char *b = slurp(good, &n);
+
+    printf("bad model files:\n");
+    snprintf(bad, sizeof bad, "%s/missing.nmt", dir);
+    expect_bad("missing file", bad, NMT_ERR_IO, "missing.nmt");
+    snprintf(bad, sizeof bad, "%s/bad.nmt", dir);
+    spit(bad, b, n - 100);
+    expect_bad("truncated data", bad, NMT_ERR_FORMAT, "bad.nmt");
+    spit(bad, b, 5);
+    expect_bad("truncated header", bad, NMT_ERR_FORMAT, "bad.nmt");
+    spit(bad, "not a model at all, just text\n", 30);
+    expect_bad("not safetensors", bad, NMT_ERR_FORMAT, "bad.nmt");
+    /* every truncation point of the first few KB fails cleanly */
+    int all_fail = 1;
+    for (size_t cut = 0; cut < n && cut < 4096; cut += 7) {
+        spit(bad, b, cut);
+        nmt_model *x = NULL;
+        if (nmt_model_load(&x, bad, &err) == 0) { all_fail = 0; nmt_model_free(x); }
+    }
+    CHECKF(all_fail, "a truncated model file loaded");
+
+    patch_header(good, bad, "\"format\":\"nmt-model\"", "\"format\":\"something\"");
+    expect_bad("wrong format name", bad, NMT_ERR_FORMAT, "not an nmt model");
+    patch_header(good, bad, "\"format_version\":\"1\"", "\"format_version\":\"9\"");
+    expect_bad("future format version", bad, NMT_ERR_FORMAT, "version 9");
+    patch_header(good, bad, "\\\"hid\\\":7", "\\\"hid\\\":8");
+    expect_bad("shape against config", bad, NMT_ERR_FORMAT, "expected");
+    patch_header(good, bad, "\\\"emb\\\":6", "\\\"emb\\\":6,\\\"embb\\\":6");
+    expect_bad("unknown config key", bad, NMT_ERR_FORMAT, "unknown config key 'embb'");
+    patch_header(good, bad, "\\\"arch\\\":\\\"rnnsearch\\\"", "\\\"arch\\\":\\\"transformer\\\"");
+    expect_bad("unknown architecture", bad, NMT_ERR_FORMAT, "unknown architecture");
+    patch_header(good, bad, "\\\"t16\\\"", "\\\"t15\\\"");
+    expect_bad("duplicate vocabulary entry", bad, NMT_ERR_FORMAT, "appears twice");
+    patch_header(good, bad, "\\\"src_vocab\\\":13", "\\\"src_vocab\\\":14");
+    expect_bad("vocabulary size vs config", bad, NMT_ERR_FORMAT, "source vocabulary has 13 words");
+    patch_header(good, bad, "\"out_bias\"", "\"out_bias2\"");
+    expect_bad("unexpected tensor", bad, NMT_ERR_FORMAT, "unexpected tensor 'out_bias2'");
+    patch_header(good, bad, "\"att_v\"", "\"opt.att_v\"");
+    expect_bad("missing tensor", bad, NMT_ERR_FORMAT, "att_v");
+
+    /* offsets past the end: rewrite one tensor's end offset to beyond the data */
+    {
+        uint64_t hl = 0;
+        for (int i = 0; i < 8; i++) hl |= (uint64_t)b[i] << (8 * i);
+        char *h = malloc(hl + 1);
+        memcpy(h, b + 8, hl);
+        h[hl] = 0;
+        char *at = strstr(h, "\"out_bias\"");
+        char *off = strstr(at, "data_offsets\":[");
+        NMT_ASSERT(off);
+        off += strlen("data_offsets\":[");
+        char *comma = strchr(off, ','), *close = strchr(off, ']');
+        char from[64], to[64];
+        snprintf(from, sizeof from, "%.*s]", (int)(close - off), off);
+        long begin = strtol(off, NULL, 10);
+        (void)comma;
+        snprintf(to, sizeof to, "%ld,%ld]", begin, begin + 100000 * 4);
+        patch_header(good, bad, from, to);
+        free(h);
+        expect_bad("offset past the end", bad, NMT_ERR_FORMAT, "bad.nmt");
+    }
+    /* a NaN weight */
+    {
+        memcpy(bad, good, sizeof good);
+        unsigned char *c = malloc(n);
+        memcpy(c, b, n);
+        float nan = NAN;
+        memcpy(c + n - 4, &nan, 4); /* the last element of the last tensor */
+        snprintf(bad, sizeof bad, "%s/bad.nmt", dir);
+        spit(bad, c, n);
+        free(c);
+        expect_bad("NaN weight", bad, NMT_ERR_NUMERIC, "non-finite");
+    }
+    /* a failed save leaves the old file intact */
+    CHECK(nmt_model_save(m, "/nonexistent-dir/x.nmt", &err) == NMT_ERR_IO);
+    free(b);
+    nmt_model_free(m);
+}
+
+int main(void)
+{
+    rng_seed(&R, 99);
+    snprintf(dir, sizeof dir, "/tmp/nmt-test-model-%d", (int)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    if (system(cmd)) return 1;
+    make_sentences();
+    test_padding(NMT_ARCH_RNNSEARCH);
+    test_padding(NMT_ARCH_RNNENC);
+    test_save_load(NMT_ARCH_RNNSEARCH);
+    test_save_load(NMT_ARCH_RNNENC);
+    test_bad_files();
+    for (int s = 0; s < NS; s++) { free(src[s]); free(tgt[s]); }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) return 1;
+    return test_done("test_model");
+}
