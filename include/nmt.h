@@ -74,6 +74,62 @@ void nmt_model_free(nmt_model *m);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
 
+/* ------------------------------------------------------------------ training
+ * MODEL.md section 4 (Appendix B): Adadelta (ρ 0.95, ε 1e-6), clipping at norm 1, minibatches
+ * of 80 from 1600-pair blocks sorted by length, the corpus shuffled once. */
+typedef struct nmt_train_opts {
+    const char *src, *tgt;              /* training corpus, one tokenized sentence per line */
+    const char *valid_src, *valid_tgt;  /* dev set (optional) */
+    const char *model;                  /* best model (by dev NLL) goes here */
+    const char *checkpoint;             /* latest state; default MODEL.ckpt */
+    const char *resume;                 /* continue from this checkpoint */
+    const char *log_tsv;                /* Table-2 style log; default MODEL.log.tsv */
+    nmt_config cfg;                     /* architecture and sizes; vocab sizes = shortlist K */
+    int max_len;                        /* length filter in words (0 = none); 50 */
+    int batch, sort_blocks;             /* 80, 20 */
+    int reshuffle;                      /* reshuffle every epoch (the reference's order) */
+    int optimizer;                      /* 0 adadelta, 1 adagrad, 2 adam, 3 sgd */
+    double lr;                          /* <= 0: the optimizer's default */
+    double clip;                        /* 1 */
+    uint64_t seed;
+    int threads;                        /* 0: leave as is */
+    long max_updates;                   /* 0 = no limit */
+    int max_epochs;                     /* 0 = no limit */
+    double max_time;                    /* seconds, 0 = no limit */
+    long valid_every;                   /* updates; 0 = at the end of each epoch */
+    long save_every;                    /* updates between checkpoints; 0 = at validations only */
+    int patience;                       /* stop after this many validations without improvement; 0 = never */
+    int max_nonfinite;                  /* consecutive NaN/Inf updates tolerated */
+    double max_memory;                  /* bytes; refuse larger configurations (0 = available RAM) */
+    volatile int *stop;                 /* set non-zero (e.g. from a signal handler) to checkpoint and stop */
+} nmt_train_opts;
+
+nmt_train_opts nmt_train_default_opts(void);
+
+enum nmt_report_kind { NMT_REPORT_START, NMT_REPORT_PROGRESS, NMT_REPORT_VALID, NMT_REPORT_SAVE,
+                       NMT_REPORT_WARN, NMT_REPORT_END };
+
+typedef struct nmt_train_report {
+    int kind;
+    long update;
+    int epoch;             /* current epoch, 1-based */
+    double epoch_frac;     /* share of it done */
+    double cost;           /* mean NLL per sentence over the updates since the last PROGRESS report */
+    double grad_norm;      /* before clipping */
+    double tok_per_s;      /* target tokens (EOS included) per second, same window */
+    double elapsed;        /* seconds of training, resumed runs included */
+    double eta;            /* seconds to the nearest stopping limit; < 0 when none is set */
+    double dev_nll, dev_nll_tok, dev_ppl; /* VALID */
+    int improved, bad_validations;        /* VALID */
+    const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text */
+} nmt_train_report;
+
+typedef void (*nmt_train_cb)(const nmt_train_report *r, void *user);
+
+/* Trains until a limit, early stopping or *opts->stop; returns NMT_OK, NMT_ERR_INTERRUPTED
+ * (a checkpoint was written) or an error (nothing written over a good file). */
+int nmt_train(const nmt_train_opts *opts, nmt_train_cb cb, void *user, nmt_err *err);
+
 /* A constant string for a status code ("I/O error", ...). */
 const char *nmt_status_str(int code);
 

@@ -49,10 +49,23 @@ void optim_free(optim *o)
 
 double grad_norm(const real *g, size_t n)
 {
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
-    return sqrt(s);
+    /* Fixed chunks summed in a fixed order: the same bits whatever the thread count, so a
+     * resumed run clips exactly as an uninterrupted one. */
+    enum { CH = 1 << 16 };
+    size_t nch = (n + CH - 1) / CH;
+    double part[256], total = 0;
+    for (size_t c0 = 0; c0 < nch; c0 += 256) {
+        size_t c1 = nch - c0 < 256 ? nch : c0 + 256;
+#pragma omp parallel for schedule(static)
+        for (size_t c = c0; c < c1; c++) {
+            double s = 0;
+            size_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
+            for (size_t i = c * CH; i < e; i++) s += (double)g[i] * g[i];
+            part[c - c0] = s;
+        }
+        for (size_t c = c0; c < c1; c++) total += part[c - c0];
+    }
+    return sqrt(total);
 }
 
 int optim_step(optim *o, real *p, real *g, double clip, double *norm)

@@ -16,6 +16,7 @@ void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
     w->Tg = arena_take(a, sizeof(real) * TB * l);
     w->logp = arena_take(a, sizeof(real) * TB * c->tgt_vocab);
     w->dTg = arena_take(a, sizeof(real) * TB * l);
+    w->nll = arena_take(a, sizeof(double) * TB);
 }
 
 double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
@@ -41,9 +42,8 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
         }
     }
     mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 0, w->logp, V);
-    double loss = 0;
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
-#pragma omp parallel for reduction(+ : loss) schedule(static)
+#pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
         real *z = w->logp + (size_t)r * V, mx = -INFINITY;
         for (int k = 0; k < V; k++) { z[k] += p->out_bias[k]; if (z[k] > mx) mx = z[k]; }
@@ -54,8 +54,10 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
         int row = w->rows[r];
         real lp = z[bt->y[row]];
         if (logp_tok) logp_tok[row] = lp;
-        loss -= lp;
+        w->nll[r] = -(double)lp;
     }
+    double loss = 0;
+    for (int r = 0; r < w->N; r++) loss += w->nll[r];
     return loss;
 }
 

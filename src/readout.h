@@ -17,6 +17,7 @@ typedef struct out_ws {
     real *Tg;              /* [N, l]    t_i of real tokens */
     real *logp;            /* [N, Ky]   log-softmax (backward overwrites it with dlogits) */
     real *dTg;             /* [N, l] */
+    double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
 } out_ws;
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);

@@ -10,6 +10,10 @@
 /* Exit statuses: 0 success, 1 runtime error, 2 bad usage. */
 enum { CMD_OK = 0, CMD_ERR = 1, CMD_USAGE = 2 };
 
+/* The subcommands. */
+int cmd_train(int argc, char **argv);
+int cmd_vocab(int argc, char **argv);
+
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);
 

@@ -10,6 +10,8 @@ static const struct cmd {
     int (*run)(int argc, char **argv);
     const char *help;
 } cmds[] = {
+    {"train", cmd_train, "train a model on a parallel corpus (Appendix B of Bahdanau et al.)"},
+    {"vocab", cmd_vocab, "build and print a shortlist vocabulary with its coverage"},
     {NULL, NULL, NULL},
 };
 
