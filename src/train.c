@@ -318,27 +318,17 @@ static double mem_available(void)
     return kb * 1024;
 }
 
-static int build_model(trainer *t, nmt_err *err)
+static int build_vocabs(trainer *t, vocab **sv, vocab **tv, nmt_err *err)
 {
-    const nmt_train_opts *o = t->o;
     wordcount ws_, wt_;
     int rc = wordcount_build(&ws_, &t->ts, err);
     if (rc) return rc;
     if ((rc = wordcount_build(&wt_, &t->tt, err))) { wordcount_free(&ws_); return rc; }
-    vocab *sv = NULL, *tv = NULL;
-    rc = vocab_from_counts(&sv, &ws_, o->cfg.src_vocab, err);
-    if (!rc) rc = vocab_from_counts(&tv, &wt_, o->cfg.tgt_vocab, err);
+    rc = vocab_from_counts(sv, &ws_, t->o->cfg.src_vocab, err);
+    if (!rc) rc = vocab_from_counts(tv, &wt_, t->o->cfg.tgt_vocab, err);
     wordcount_free(&ws_);
     wordcount_free(&wt_);
-    if (rc) { vocab_free(sv); return rc; }
-    nmt_config c = o->cfg;
-    c.src_vocab = sv->n; /* a corpus with fewer types than asked gives a smaller shortlist */
-    c.tgt_vocab = tv->n;
-    if ((rc = model_alloc(&t->m, &c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
-    rng r;
-    rng_seed(&r, o->seed);
-    if (params_init(&t->m->pt, t->m->P, c.hid, &r)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    return NMT_OK;
+    return rc;
 }
 
 static int setup(trainer *t, st_file **ck, nmt_err *err)
@@ -362,17 +352,34 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
             return nmt_fail(err, NMT_ERR_MISMATCH, "%s has %ld lines but %s has %ld", o->valid_src, t->vs.nlines,
                             o->valid_tgt, t->vt.nlines);
     }
+    /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
+    vocab *sv = NULL, *tv = NULL;
+    nmt_config cfg = o->cfg;
     if (o->resume) {
         if ((rc = st_load(ck, o->resume, err))) return rc;
         if ((rc = model_from_file(&t->m, *ck, err))) return rc;
+        sv = t->m->src;
+        tv = t->m->tgt;
+        cfg = t->m->cfg;
     } else {
         if ((rc = nmt_config_check(&o->cfg, err))) return rc;
-        if ((rc = build_model(t, err))) return rc;
+        if ((rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
+        cfg.src_vocab = sv->n; /* a corpus with fewer types than asked gives a smaller shortlist */
+        cfg.tgt_vocab = tv->n;
     }
-    const nmt_config *c = &t->m->cfg;
-    if ((rc = pairs_build(&t->train, &t->ts, &t->tt, t->m->src, t->m->tgt, o->max_len, err))) return rc;
-    if (t->train.n == 0) return nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty and overlong ones", o->src);
-    if (o->valid_src && (rc = pairs_build(&t->dev, &t->vs, &t->vt, t->m->src, t->m->tgt, 0, err))) return rc;
+    const nmt_config *c = &cfg;
+    rc = pairs_build(&t->train, &t->ts, &t->tt, sv, tv, o->max_len, err);
+    if (!rc && t->train.n == 0)
+        rc = nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty pairs and pairs over %d words",
+                      o->src, o->max_len);
+    if (!rc && o->valid_src) rc = pairs_build(&t->dev, &t->vs, &t->vt, sv, tv, 0, err);
+    if (!rc && !o->resume && (rc = nmt_config_check(c, err)))
+        nmt_fail(err, rc, "%s: the corpus yields too small a vocabulary (%d source and %d target entries)", o->src,
+                 c->src_vocab, c->tgt_vocab);
+    if (rc) {
+        if (!t->m) { vocab_free(sv); vocab_free(tv); }
+        return rc;
+    }
     t->corpus_hash = hash_pairs(&t->train);
     /* refuse up front what cannot fit */
     int mx = 1, my = 1;
@@ -383,14 +390,25 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
             if (pair_tgt_len(sets[s], i) > my) my = pair_tgt_len(sets[s], i);
         }
     int nstate = o->optimizer == 0 || o->optimizer == 2 ? 2 : o->optimizer == 1 ? 1 : 0;
+    param_table pt;
+    param_table_build(&pt, c);
     /* the corpus is already in memory: what is left to allocate is this */
-    double need = (double)sizeof(real) * t->m->pt.total * (2 + nstate) + (double)net_ws_bytes(c, o->batch, mx, my);
+    double pbytes = (double)sizeof(real) * pt.total * (2 + nstate);
+    double need = pbytes + (double)net_ws_bytes(c, o->batch, mx, my);
     double avail = o->max_memory > 0 ? o->max_memory : mem_available();
-    if (avail > 0 && need > avail)
+    if (avail > 0 && need > avail) {
+        if (!o->resume) { vocab_free(sv); vocab_free(tv); }
         return nmt_fail(err, NMT_ERR_NOMEM,
                         "this configuration needs about %.2f GB (%.2f GB of parameters, gradients and optimizer state, %.2f GB of workspace for batches of %d up to %d x %d tokens) but %.2f GB is available",
-                        need / 1e9, (double)sizeof(real) * t->m->pt.total * (2 + nstate) / 1e9,
-                        net_ws_bytes(c, o->batch, mx, my) / 1e9, o->batch, mx, my, avail / 1e9);
+                        need / 1e9, pbytes / 1e9, net_ws_bytes(c, o->batch, mx, my) / 1e9, o->batch, mx, my, avail / 1e9);
+    }
+    if (!o->resume) { /* the new model takes ownership of the vocabularies */
+        if ((rc = model_alloc(&t->m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+        rng r;
+        rng_seed(&r, o->seed);
+        if (params_init(&t->m->pt, t->m->P, c->hid, &r)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        c = &t->m->cfg;
+    }
     t->G = calloc(t->m->pt.total, sizeof(real));
     if (!t->G) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for gradients");
     params_point(&t->g, &t->m->pt, t->G);

@@ -1,0 +1,42 @@
+#!/bin/sh
+# train_errors.sh: bad input to `nmt train` and `nmt vocab` is caught before training starts,
+# named (file, line, counts), and gives the documented exit status: 2 for usage, 1 for data.
+. tests/cli/lib.sh
+printf 'a b c\nd e\nf\n' > "$T/s3"
+printf 'x y\nz\n' > "$T/t2"
+printf 'x y\nz\nw\n' > "$T/t3"
+printf 'ok line\nbad \377 byte\nfine\n' > "$T/bad_utf8"
+printf '\n\n\n' > "$T/empty3"
+SMALL="--emb 4 --hid 4 --att 4 --maxout 2 --vocab 10 --max-updates 2"
+
+expect_fail "line counts" 1 "s3 has 3 lines but .*t2 has 2" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t2" --model "$T/m" $SMALL
+expect_fail "missing file" 1 "nope.txt: No such file" "$NMT_BIN" train --src "$T/nope.txt" --tgt "$T/t3" --model "$T/m" $SMALL
+expect_fail "invalid UTF-8" 1 "bad_utf8:2: invalid UTF-8" "$NMT_BIN" train --src "$T/bad_utf8" --tgt "$T/t3" --model "$T/m" $SMALL
+expect_fail "dev line counts" 1 "has 3 lines but .* has 2" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --valid-src "$T/s3" --valid-tgt "$T/t2" --model "$T/m" $SMALL
+expect_fail "nothing to train on" 1 "no sentence pair is left" "$NMT_BIN" train --src "$T/empty3" --tgt "$T/t3" --model "$T/m" $SMALL
+expect_fail "unknown option" 2 "unknown option '--hidden'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --hidden 5
+expect_fail "bad number" 2 "--batch 'x5': not an integer" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --batch x5
+expect_fail "out of range" 2 "--hid 0: out of range" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --hid 0
+expect_fail "bad arch" 2 "--arch 'transformer'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --arch transformer
+expect_fail "missing value" 2 "--src needs a value" "$NMT_BIN" train --src
+expect_fail "required args" 2 "are required" "$NMT_BIN" train --src "$T/s3"
+expect_fail "bad time" 2 "--max-time '3x'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --max-time 3x
+expect_fail "too big for memory" 1 "needs about .* GB .* available" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --emb 60000 --hid 60000
+expect_fail "unknown command" 2 "unknown command 'trian'" "$NMT_BIN" trian
+expect_fail "vocab missing file" 1 "nope: No such file" "$NMT_BIN" vocab "$T/nope"
+
+# a short real run: empty pairs are skipped and counted; the model and log are written
+printf 'a b\n\nc d e\n' > "$T/s"; printf 'x\ny\n\n' > "$T/t"
+check "train runs" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --valid-src "$T/s" --valid-tgt "$T/t" --model "$T/m.nmt" $SMALL 2> "$T/log"
+grep -q "2 skipped as empty" "$T/log" && ok || bad "empty pairs not counted: $(head -n 3 "$T/log")"
+check "model written" test -s "$T/m.nmt"
+check "checkpoint written" test -s "$T/m.nmt.ckpt"
+head -n 1 "$T/m.nmt.log.tsv" | grep -q "^update	epoch	hours	train_nll" && ok || bad "TSV log header"
+# resuming from a model that is not a checkpoint, or with another corpus, is refused
+expect_fail "resume from a model" 1 "not a training checkpoint" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m2.nmt" --resume "$T/m.nmt" $SMALL
+expect_fail "resume on another corpus" 1 "another corpus" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m2.nmt" --resume "$T/m.nmt.ckpt" $SMALL
+# a corrupted checkpoint is refused and names the file
+head -c 300 "$T/m.nmt.ckpt" > "$T/cut.ckpt"
+expect_fail "truncated checkpoint" 1 "cut.ckpt" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m3.nmt" --resume "$T/cut.ckpt" $SMALL
+check "help" "$NMT_BIN" train --help > /dev/null
+finish train_errors

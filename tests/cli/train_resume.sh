@@ -1,0 +1,45 @@
+#!/bin/sh
+# train_resume.sh: a training run killed with SIGKILL, or stopped with SIGTERM, and resumed from
+# its last checkpoint ends with exactly the same parameters as a run never interrupted (same
+# seed and thread count): the final model files are compared byte for byte.
+. tests/cli/lib.sh
+D=$NMT_SHARED/data/multi30k/tok
+head -n 600 "$D/train.en" > "$T/s"; head -n 600 "$D/train.fr" > "$T/t"
+ARGS="--src $T/s --tgt $T/t --arch rnnsearch --emb 24 --hid 32 --att 24 --maxout 16 --vocab 800 --batch 20
+      --sort-blocks 3 --max-updates 150 --save-every 7 --threads 1 --seed 5 --log-every 1000"
+export OMP_WAIT_POLICY=PASSIVE
+
+# shellcheck disable=SC2086
+"$NMT_BIN" train $ARGS --model "$T/a.nmt" 2> "$T/a.log"
+check "uninterrupted run" test -s "$T/a.nmt"
+
+# kill -9 as soon as the first checkpoint is there, then resume
+wait_ckpt() { # file, pid: until the file exists or the process ended
+    i=0
+    while [ ! -s "$1" ] && kill -0 "$2" 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+}
+for sig in KILL TERM; do
+    m="$T/$sig.nmt"
+    # shellcheck disable=SC2086
+    "$NMT_BIN" train $ARGS --model "$m" 2> "$T/$sig.log" &
+    pid=$!
+    wait_ckpt "$m.ckpt" $pid
+    sleep 0.2
+    if kill -0 $pid 2>/dev/null; then
+        kill -$sig $pid; wait $pid; rc=$?
+        ok
+    else
+        wait $pid; rc=$?
+        bad "$sig: the run ended before it could be interrupted (make it longer)"
+    fi
+    if [ $sig = TERM ]; then
+        if [ $rc -eq 130 ] && grep -q "interrupted at update" "$T/$sig.log"; then ok; else bad "SIGTERM: exit $rc, log: $(tail -n 2 "$T/$sig.log")"; fi
+    fi
+    check "$sig: a checkpoint survived" test -s "$m.ckpt"
+    # shellcheck disable=SC2086
+    "$NMT_BIN" train $ARGS --model "$m" --resume "$m.ckpt" 2>> "$T/$sig.log"
+    check "$sig: resumed run finished" test -s "$m"
+    if cmp -s "$T/a.nmt" "$m"; then ok; else bad "$sig: resumed model differs from the uninterrupted one"; fi
+    grep -q "resumed from" "$T/$sig.log" && ok || bad "$sig: no 'resumed from' line"
+done
+finish train_resume
