@@ -12,8 +12,8 @@ BLASINC  ?= /usr/include/x86_64-linux-gnu/openblas-openmp
 # AVX2 is the floor every x86-64 machine we target has; -O2 and no -ffast-math keep NaN checks
 # and bit-for-bit reproducibility.
 ARCHFLAGS ?= -mavx2 -mfma
-CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+OPT      ?= -O2 -g
+CFLAGS   := $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
 LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
 LDLIBS   += -lopenblas -lcjson -lpng -lz -lm
@@ -37,6 +37,7 @@ NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
 .PHONY: all deps test asan check-tests clean demo bench
+.SECONDARY:
 all: deps $(NMT_BIN) $(BUILD)/libnmt.a $(BUILD)/libnmt.so
 	@cp -f $(BUILD)/libnmt.a libnmt.a 2>/dev/null || true
 
@@ -85,14 +86,14 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@rm -f build/.tally build-asan/.tally
 	@$(MAKE) --no-print-directory check-tests BUILD=build RUNFLAGS=--no-total || true
-	@$(MAKE) --no-print-directory check-tests BUILD=build-asan CFLAGS="-O1 -g" \
+	@$(MAKE) --no-print-directory check-tests BUILD=build-asan OPT="-O1 -g" \
 	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    RUNFLAGS="--quick --no-total" || true
 	@sh tests/total.sh build/.tally build-asan/.tally
 
 asan: deps
 	@rm -f build-asan/.tally
-	@$(MAKE) --no-print-directory check-tests BUILD=build-asan CFLAGS="-O1 -g" \
+	@$(MAKE) --no-print-directory check-tests BUILD=build-asan OPT="-O1 -g" \
 	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    RUNFLAGS=--quick
 
