@@ -1,0 +1,508 @@
+/* test_bleu.c: BLEU, sentence BLEU and chrF2 against sacreBLEU 2.6.0's own numbers
+ * (shared/data/bleu/expected.tsv and sentence_expected.tsv, one CHECK per number), and
+ * hand-made edge cases: tokenizers, empty lines, no 4-gram match, BP = 1, several references,
+ * lowercasing, invalid UTF-8 and bad options. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bleu.h"
+#include "chrf.h"
+#include "test.h"
+
+/* Python floats printed with repr() round-trip exactly, so the library should reproduce them
+ * to the last bit; the tolerance only allows for a libm whose exp/log differ in the last ulp. */
+#define TOL 1e-14
+
+static int n_exact, n_numbers;
+
+/* One CHECK per number; what names it in the failure message. */
+static void check_num(double got, double want, const char *what)
+{
+    n_numbers++;
+    if (got == want) n_exact++;
+    CHECKF(fabs(got - want) <= TOL * (fabs(want) > 1.0 ? fabs(want) : 1.0),
+           "%s: got %.17g, want %.17g", what, got, want);
+}
+
+/* ---------------- file helpers ---------------- */
+
+static char *data_dir(void)
+{
+    static char dir[1024];
+    const char *s = getenv("NMT_SHARED");
+    snprintf(dir, sizeof dir, "%s/data/bleu", s && *s ? s : "../shared");
+    return dir;
+}
+
+/* The lines of a file (split at '\n'; a last line without '\n' counts). NULL if unreadable. */
+static char **read_lines(const char *rel, size_t *n)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", data_dir(), rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[len] = '\0';
+    size_t count = 0;
+    for (size_t i = 0; i < len; i++) count += buf[i] == '\n';
+    if (len > 0 && buf[len - 1] != '\n') count++;
+    /* lines[count] is NULL; lines[count + 1] keeps the buffer for free_lines. */
+    char **lines = malloc((count + 2) * sizeof *lines);
+    if (!lines) { free(buf); return NULL; }
+    char *p = buf;
+    for (size_t k = 0; k < count; k++) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        lines[k] = p;
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    lines[count] = NULL;
+    lines[count + 1] = buf;
+    *n = count;
+    return lines;
+}
+
+static void free_lines(char **lines, size_t n)
+{
+    if (lines) free(lines[n + 1]);
+    free(lines);
+}
+
+/* Splits s at tabs in place; returns the field count. */
+static int split_tabs(char *s, char **f, int max)
+{
+    int n = 0;
+    while (n < max) {
+        f[n++] = s;
+        char *t = strchr(s, '\t');
+        if (!t) break;
+        *t = '\0';
+        s = t + 1;
+    }
+    return n;
+}
+
+/* "default" or "k=v,k=v" as in expected.tsv's options column. */
+static int parse_options(const char *spec, bleu_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    if (!strcmp(spec, "default")) return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *kv = strtok(buf, ","); kv; kv = strtok(NULL, ",")) {
+        char *eq = strchr(kv, '=');
+        if (!eq) return -1;
+        *eq = '\0';
+        const char *v = eq + 1;
+        if (!strcmp(kv, "tokenize")) {
+            if (bleu_tokenize_parse(v, &o->tokenize)) return -1;
+        } else if (!strcmp(kv, "lowercase")) {
+            o->lowercase = !strcmp(v, "True");
+        } else if (!strcmp(kv, "smooth_method")) {
+            if (bleu_smooth_parse(v, &o->smooth)) return -1;
+        } else if (!strcmp(kv, "smooth_value")) {
+            o->smooth_value = strtod(v, NULL);
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---------------- sacreBLEU's corpus-level numbers ---------------- */
+
+#define MAX_CASES 64
+#define MAX_REFS 8
+
+struct tcase {
+    char name[64], hyp[128], refs[512];
+};
+static struct tcase cases[MAX_CASES];
+static int ncases;
+
+/* Loads a case's hypothesis and references; returns the reference count, -1 on failure. */
+static int load_case(const struct tcase *c, char ***hyp, size_t *nh, char **refs[MAX_REFS],
+                     size_t nr[MAX_REFS])
+{
+    *hyp = read_lines(c->hyp, nh);
+    CHECKF(*hyp != NULL, "%s: cannot read %s/%s", c->name, data_dir(), c->hyp);
+    if (!*hyp) return -1;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", c->refs);
+    int k = 0;
+    for (char *r = strtok(buf, ","); r && k < MAX_REFS; r = strtok(NULL, ",")) {
+        refs[k] = read_lines(r, &nr[k]);
+        CHECKF(refs[k] != NULL, "%s: cannot read %s", c->name, r);
+        if (!refs[k]) return -1;
+        CHECKF(nr[k] == *nh, "%s: %zu hypothesis lines, %zu in %s", c->name, *nh, nr[k], r);
+        if (nr[k] != *nh) return -1;
+        k++;
+    }
+    return k;
+}
+
+static void test_corpus_expected(void)
+{
+    size_t nrows;
+    char **rows = read_lines("expected.tsv", &nrows);
+    CHECKF(rows != NULL, "cannot read %s/expected.tsv (set NMT_SHARED)", data_dir());
+    if (!rows) return;
+    CHECK(nrows >= 25);
+    for (size_t i = 1; i < nrows; i++) { /* row 0 is the header */
+        char *f[32];
+        int nf = split_tabs(rows[i], f, 32);
+        CHECKF(nf == 24, "expected.tsv row %zu has %d fields", i + 1, nf);
+        if (nf != 24) continue;
+        struct tcase *c = &cases[ncases < MAX_CASES ? ncases++ : MAX_CASES - 1];
+        snprintf(c->name, sizeof c->name, "%s", f[0]);
+        snprintf(c->hyp, sizeof c->hyp, "%s", f[1]);
+        snprintf(c->refs, sizeof c->refs, "%s", f[2]);
+        bleu_opts o;
+        CHECKF(parse_options(f[3], &o) == 0, "%s: options '%s'", f[0], f[3]);
+
+        char **hyp, **refs[MAX_REFS];
+        size_t nh, nr[MAX_REFS];
+        int k = load_case(c, &hyp, &nh, refs, nr);
+        if (k < 0) continue;
+        bleu_stats st = {0};
+        chrf_stats cst = {0};
+        nmt_err err = {0};
+        size_t l = 0;
+        for (; l < nh; l++) {
+            const char *r[MAX_REFS];
+            for (int j = 0; j < k; j++) r[j] = refs[j][l];
+            if (bleu_add_sentence(&st, hyp[l], r, k, &o, &err) ||
+                chrf_add_sentence(&cst, hyp[l], r, k, 0, &err))
+                break;
+        }
+        CHECKF(l == nh, "%s line %zu: %s", c->name, l + 1, err.msg);
+        bleu_score s;
+        CHECK(bleu_compute(&s, &st, &o, &err) == 0);
+        double want[18];
+        for (int j = 0; j < 18; j++) want[j] = strtod(f[4 + j], NULL);
+        const char *names[18] = {"bleu", "p1", "p2", "p3", "p4", "bp", "ratio", "sys_len",
+                                 "ref_len", "match1", "match2", "match3", "match4", "total1",
+                                 "total2", "total3", "total4", "chrf2"};
+        double got[18] = {s.score, s.precisions[0], s.precisions[1], s.precisions[2],
+                          s.precisions[3], s.bp, s.ratio, (double)s.hyp_len, (double)s.ref_len,
+                          s.match[0], s.match[1], s.match[2], s.match[3], s.total[0], s.total[1],
+                          s.total[2], s.total[3], chrf_compute(&cst)};
+        for (int j = 0; j < 18; j++) {
+            char what[128];
+            snprintf(what, sizeof what, "%s %s", c->name, names[j]);
+            check_num(got[j], want[j], what);
+        }
+
+        char sig[256];
+        bleu_signature(sig, sizeof sig, &o, k, "2.6.0");
+        CHECKF(!strcmp(sig, f[22]), "%s: signature %s, want %s", c->name, sig, f[22]);
+        chrf_signature(sig, sizeof sig, 0, k, "2.6.0");
+        CHECKF(!strcmp(sig, f[23]), "%s: chrF signature %s, want %s", c->name, sig, f[23]);
+
+        free_lines(hyp, nh);
+        for (int j = 0; j < k; j++) free_lines(refs[j], nr[j]);
+    }
+    free_lines(rows, nrows);
+}
+
+static void test_sentence_expected(void)
+{
+    size_t nrows;
+    char **rows = read_lines("sentence_expected.tsv", &nrows);
+    CHECKF(rows != NULL, "cannot read %s/sentence_expected.tsv", data_dir());
+    if (!rows) return;
+    CHECK(nrows >= 50);
+    for (size_t i = 1; i < nrows; i++) {
+        char *f[16];
+        int nf = split_tabs(rows[i], f, 16);
+        CHECKF(nf == 11, "sentence_expected.tsv row %zu has %d fields", i + 1, nf);
+        if (nf != 11) continue;
+        const struct tcase *c = NULL;
+        for (int j = 0; j < ncases; j++)
+            if (!strcmp(cases[j].name, f[0])) c = &cases[j];
+        CHECKF(c != NULL, "sentence case %s is not in expected.tsv", f[0]);
+        if (!c) continue;
+        char **hyp, **refs[MAX_REFS];
+        size_t nh, nr[MAX_REFS];
+        int k = load_case(c, &hyp, &nh, refs, nr);
+        if (k < 0) continue;
+        size_t line = strtoul(f[1], NULL, 10);
+        CHECKF(line >= 1 && line <= nh, "%s: line %zu", f[0], line);
+        if (line >= 1 && line <= nh) {
+            const char *r[MAX_REFS];
+            for (int j = 0; j < k; j++) r[j] = refs[j][line - 1];
+            bleu_score s;
+            double chrf = -1;
+            nmt_err err = {0};
+            CHECK(bleu_sentence(&s, hyp[line - 1], r, k, NULL, &err) == 0);
+            CHECK(chrf_sentence(&chrf, hyp[line - 1], r, k, 0, &err) == 0);
+            double got[10] = {s.score, s.precisions[0], s.precisions[1], s.precisions[2],
+                              s.precisions[3], s.bp, (double)s.hyp_len, (double)s.ref_len, chrf};
+            const char *names[9] = {"bleu", "p1", "p2", "p3", "p4", "bp", "sys_len", "ref_len",
+                                    "chrf2"};
+            for (int j = 0; j < 9; j++) {
+                char what[128];
+                snprintf(what, sizeof what, "%s line %zu %s", f[0], line, names[j]);
+                check_num(got[j], strtod(f[2 + j], NULL), what);
+            }
+        }
+        free_lines(hyp, nh);
+        for (int j = 0; j < k; j++) free_lines(refs[j], nr[j]);
+    }
+    free_lines(rows, nrows);
+}
+
+/* ---------------- hand-made cases ---------------- */
+
+static void check_tok(const char *in, enum bleu_tokenize t, int lc, const char *want)
+{
+    bleu_opts o = {0};
+    o.tokenize = t;
+    o.lowercase = lc;
+    char *out = NULL;
+    nmt_err err = {0};
+    int rc = bleu_tokenize(&out, in, &o, &err);
+    CHECKF(rc == 0 && !strcmp(out, want), "tokenize[%s%s](\"%s\") = \"%s\", want \"%s\"",
+           bleu_tokenize_name(t), lc ? ",lc" : "", in, rc ? err.msg : out, want);
+    free(out);
+}
+
+static void test_tokenizers(void)
+{
+    /* 13a: ASCII punctuation split off except ' and - (unless after a digit); . and , stay
+     * between digits; the padding splits a final period even after a number. */
+    check_tok("Hello, world!", BLEU_TOK_13A, 0, "Hello , world !");
+    check_tok("It's 3.5 km-long, isn't it?", BLEU_TOK_13A, 0, "It's 3.5 km-long , isn't it ?");
+    check_tok("In 1999.", BLEU_TOK_13A, 0, "In 1999 .");
+    check_tok("pages 5-6 and 1,000", BLEU_TOK_13A, 0, "pages 5 - 6 and 1,000");
+    check_tok("&quot;hi&quot; &amp;lt; a&b", BLEU_TOK_13A, 0, "\" hi \" < a & b");
+    check_tok("a<skipped>b (c)", BLEU_TOK_13A, 0, "ab ( c )");
+    check_tok("x.,y", BLEU_TOK_13A, 0, "x . , y");
+    check_tok("hyphen-\nated\nline", BLEU_TOK_13A, 0, "hyphenated line"); /* "-\n" joins */
+    check_tok("  trailing   spaces \t ", BLEU_TOK_13A, 0, "trailing spaces");
+    check_tok("", BLEU_TOK_13A, 0, "");
+    /* 13a leaves non-ASCII punctuation attached, but splits at any Python whitespace. */
+    check_tok("l\u2019herbe \u00abvite\u00bb", BLEU_TOK_13A, 0, "l\u2019herbe \u00abvite\u00bb");
+    check_tok("a\u00a0b\u3000c", BLEU_TOK_13A, 0, "a b c");
+    check_tok("caf\u00e9.", BLEU_TOK_13A, 0, "caf\u00e9 .");
+    /* intl: Unicode punctuation split unless between digits, symbols always; no padding, so a
+     * number keeps its final period (mteval-v14's behaviour, kept by sacreBLEU). */
+    check_tok("l\u2019herbe \u00abvite\u00bb", BLEU_TOK_INTL, 0,
+              "l \u2019 herbe \u00ab vite \u00bb");
+    check_tok("In 1999.", BLEU_TOK_INTL, 0, "In 1999.");
+    check_tok("In 1999. ", BLEU_TOK_INTL, 0, "In 1999."); /* rstrip() comes first */
+    check_tok("3.5 $5 x=y 10\u20ac", BLEU_TOK_INTL, 0, "3.5 $ 5 x = y 10 \u20ac");
+    check_tok("It's km-long, isn't it?", BLEU_TOK_INTL, 0, "It ' s km - long , isn ' t it ?");
+    check_tok("\u00bfQu\u00e9? \u2014 s\u00ed\u2026", BLEU_TOK_INTL, 0,
+              "\u00bf Qu\u00e9 ? \u2014 s\u00ed \u2026");
+    /* none: whitespace only. */
+    check_tok("a,b  c. ", BLEU_TOK_NONE, 0, "a,b c.");
+    /* lowercase is Python's str.lower(): full mapping of U+0130 and final sigma. */
+    check_tok("The CAT", BLEU_TOK_13A, 1, "the cat");
+    check_tok("\u0130STANBUL \u039f\u0394\u039f\u03a3.", BLEU_TOK_13A, 1,
+              "i\u0307stanbul \u03bf\u03b4\u03bf\u03c2 .");
+    check_tok("\u03a3\u0391\u03a3 \u03a3", BLEU_TOK_NONE, 1, "\u03c3\u03b1\u03c2 \u03c3");
+}
+
+static void test_bleu_cases(void)
+{
+    nmt_err err = {0};
+    bleu_score s;
+    bleu_opts corpus = {0};
+
+    /* A perfect match scores exp(log 100) = 100.00000000000004, as in sacreBLEU. */
+    const char *ref1[] = {"the cat sat on the mat"};
+    CHECK(bleu_sentence(&s, "the cat sat on the mat", ref1, 1, NULL, &err) == 0);
+    CHECK_NEAR(s.score, 100.0, 1e-12);
+    CHECK(s.bp == 1.0 && s.ratio == 1.0 && s.hyp_len == 6 && s.ref_len == 6);
+
+    /* Hypothesis longer than the reference: BP = 1, ratio > 1. */
+    CHECK(bleu_sentence(&s, "the cat sat on the mat today", ref1, 1, NULL, &err) == 0);
+    CHECK(s.bp == 1.0);
+    CHECK_NEAR(s.ratio, 7.0 / 6.0, 1e-15);
+    double want = exp((log(600.0 / 7) + log(500.0 / 6) + log(80.0) + log(75.0)) / 4);
+    CHECK_NEAR(s.score, want, 1e-12);
+
+    /* No 4-gram match: 0 without smoothing, 100/(2*2) for the 4-gram precision with exp. */
+    const char *ref2[] = {"a b c x d e"};
+    bleu_stats st = {0};
+    CHECK(bleu_add_sentence(&st, "a b c d e", ref2, 1, &corpus, &err) == 0);
+    CHECK(st.match[0] == 5 && st.match[1] == 3 && st.match[2] == 1 && st.match[3] == 0);
+    CHECK(st.total[0] == 5 && st.total[1] == 4 && st.total[2] == 3 && st.total[3] == 2);
+    bleu_opts none = {0};
+    none.smooth = BLEU_SMOOTH_NONE;
+    CHECK(bleu_compute(&s, &st, &none, &err) == 0);
+    CHECK(s.score == 0.0 && s.precisions[3] == 0.0);
+    CHECK(bleu_compute(&s, &st, &corpus, &err) == 0);
+    CHECK_NEAR(s.precisions[3], 25.0, 1e-15);
+    CHECK(s.score > 0.0);
+    bleu_opts floor_o = {0};
+    floor_o.smooth = BLEU_SMOOTH_FLOOR; /* value 0: the default 0.1 */
+    CHECK(bleu_compute(&s, &st, &floor_o, &err) == 0);
+    CHECK_NEAR(s.precisions[3], 100.0 * 0.1 / 2, 1e-15);
+
+    /* An empty hypothesis: no n-grams, BP 0, score 0; its reference length still counts. */
+    const char *ref3[] = {"a b"};
+    CHECK(bleu_sentence(&s, "", ref3, 1, NULL, &err) == 0);
+    CHECK(s.score == 0.0 && s.bp == 0.0 && s.hyp_len == 0 && s.ref_len == 2);
+    st = (bleu_stats){0};
+    const char *ref4[] = {"a b c d"}, *ref5[] = {"e f"};
+    CHECK(bleu_add_sentence(&st, "a b c d", ref4, 1, &corpus, &err) == 0);
+    CHECK(bleu_add_sentence(&st, "   ", ref5, 1, &corpus, &err) == 0);
+    CHECK(bleu_compute(&s, &st, &corpus, &err) == 0);
+    CHECK(s.hyp_len == 4 && s.ref_len == 6 && s.precisions[0] == 100.0);
+    CHECK_NEAR(s.bp, exp(1.0 - 6.0 / 4.0), 1e-15);
+    CHECK_NEAR(s.score, 100.0 * exp(1.0 - 6.0 / 4.0), 1e-12);
+
+    /* An all-empty corpus: 0 everywhere, ratio 0. */
+    st = (bleu_stats){0};
+    for (int i = 0; i < 3; i++) CHECK(bleu_add_sentence(&st, "", ref3, 1, &corpus, &err) == 0);
+    CHECK(bleu_compute(&s, &st, &corpus, &err) == 0);
+    CHECK(s.score == 0.0 && s.bp == 0.0 && s.ratio == 0.0 && s.ref_len == 6);
+
+    /* Several references: the closest length, the shorter on a tie; clipping by the max. */
+    const char *tie[] = {"a b c d e f", "a b c d"};
+    CHECK(bleu_sentence(&s, "a b c d e", tie, 2, NULL, &err) == 0);
+    CHECK(s.ref_len == 4);
+    const char *closest[] = {"a b c", "a b c d e f"};
+    CHECK(bleu_sentence(&s, "a b c d e", closest, 2, NULL, &err) == 0);
+    CHECK(s.ref_len == 6);
+    const char *clip[] = {"the cat", "the the dog"};
+    st = (bleu_stats){0};
+    CHECK(bleu_add_sentence(&st, "the the the", clip, 2, &corpus, &err) == 0);
+    CHECK(st.match[0] == 2 && st.match[1] == 1 && st.total[0] == 3);
+    const char *holes[] = {NULL, "a b", NULL};
+    CHECK(bleu_sentence(&s, "a b", holes, 3, NULL, &err) == 0);
+    CHECK_NEAR(s.score, 100.0, 1e-12); /* effective order: only 1- and 2-grams */
+    CHECK(s.eff_order == 2);
+
+    /* Lowercasing. */
+    const char *upper[] = {"THE CAT sat"};
+    bleu_opts lc = {0};
+    lc.lowercase = 1;
+    st = (bleu_stats){0};
+    CHECK(bleu_add_sentence(&st, "the cat Sat", upper, 1, &corpus, &err) == 0);
+    CHECK(st.match[0] == 0);
+    st = (bleu_stats){0};
+    CHECK(bleu_add_sentence(&st, "the cat Sat", upper, 1, &lc, &err) == 0);
+    CHECK(st.match[0] == 3 && st.match[2] == 1);
+
+    /* 13a keeps l'herbe-style typographic apostrophes in the token; intl splits them. */
+    const char *typo[] = {"l'herbe verte"};
+    st = (bleu_stats){0};
+    CHECK(bleu_add_sentence(&st, "l\u2019herbe verte", typo, 1, &corpus, &err) == 0);
+    CHECK(st.match[0] == 1 && st.total[0] == 2);
+    bleu_opts intl = {0};
+    intl.tokenize = BLEU_TOK_INTL;
+    st = (bleu_stats){0};
+    CHECK(bleu_add_sentence(&st, "l\u2019herbe verte", typo, 1, &intl, &err) == 0);
+    CHECK(st.match[0] == 3 && st.total[0] == 4); /* l ’ herbe verte vs l ' herbe verte */
+
+    /* add-k reports the smoothed counts, like sacreBLEU. */
+    bleu_opts addk = {0};
+    addk.smooth = BLEU_SMOOTH_ADD_K;
+    st = (bleu_stats){0};
+    CHECK(bleu_add_sentence(&st, "a b c d e", ref2, 1, &addk, &err) == 0);
+    CHECK(bleu_compute(&s, &st, &addk, &err) == 0);
+    CHECK(s.match[0] == 5 && s.match[1] == 4 && s.match[3] == 1 && s.total[3] == 3);
+
+    /* Errors. */
+    err = (nmt_err){0};
+    CHECK(bleu_sentence(&s, "ok \xff", ref1, 1, NULL, &err) == NMT_ERR_FORMAT);
+    CHECKF(strstr(err.msg, "hypothesis") && strstr(err.msg, "byte 4"), "msg: %s", err.msg);
+    const char *badref[] = {"fine", "\xc3("};
+    CHECK(bleu_sentence(&s, "fine", badref, 2, NULL, &err) == NMT_ERR_FORMAT);
+    CHECKF(strstr(err.msg, "reference 2") != NULL, "msg: %s", err.msg);
+    CHECK(bleu_sentence(&s, "\xed\xa0\x80", ref1, 1, NULL, &err) == NMT_ERR_FORMAT); /* surrogate */
+    CHECK(bleu_sentence(&s, "\xc0\xaf", ref1, 1, NULL, &err) == NMT_ERR_FORMAT);     /* overlong */
+    CHECK(bleu_sentence(&s, "a", ref1, 0, NULL, &err) == NMT_ERR_ARG);
+    const char *nulls[] = {NULL};
+    CHECK(bleu_sentence(&s, "a", nulls, 1, NULL, &err) == NMT_ERR_ARG);
+    bleu_opts bad = {0};
+    bad.tokenize = (enum bleu_tokenize)7;
+    CHECK(bleu_sentence(&s, "a", ref1, 1, &bad, &err) == NMT_ERR_ARG);
+    bad = (bleu_opts){0};
+    bad.smooth_value = -1;
+    CHECK(bleu_compute(&s, &st, &bad, &err) == NMT_ERR_ARG);
+
+    /* Names and signatures. */
+    enum bleu_tokenize t;
+    enum bleu_smooth sm;
+    CHECK(bleu_tokenize_parse("intl", &t) == 0 && t == BLEU_TOK_INTL);
+    CHECK(bleu_tokenize_parse("zh", &t) == NMT_ERR_ARG);
+    CHECK(bleu_smooth_parse("add-k", &sm) == 0 && sm == BLEU_SMOOTH_ADD_K);
+    CHECK(bleu_smooth_parse("laplace", &sm) == NMT_ERR_ARG);
+    char sig[256];
+    bleu_opts so = bleu_sentence_opts();
+    so.lowercase = 1;
+    bleu_signature(sig, sizeof sig, &so, 4, "nmt-x");
+    CHECKF(!strcmp(sig, "nrefs:4|case:lc|eff:yes|tok:13a|smooth:exp|version:nmt-x"), "%s", sig);
+    bleu_signature(sig, sizeof sig, &addk, 1, "v");
+    CHECKF(!strcmp(sig, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:add-k[1.00]|version:v"), "%s",
+           sig);
+}
+
+static void test_chrf_cases(void)
+{
+    nmt_err err = {0};
+    double f = -1;
+    const char *same[] = {"Le chat est noir."};
+    CHECK(chrf_sentence(&f, "Le chat est noir.", same, 1, 0, &err) == 0);
+    CHECK(f == 100.0);
+    /* Whitespace is removed before counting: spacing does not matter. */
+    CHECK(chrf_sentence(&f, "Lechat  est noir .", same, 1, 0, &err) == 0);
+    CHECK(f == 100.0);
+    /* abc vs abd: orders 1..3 only; P = R = (2/3 + 1/2 + 0) / 3, and chrF = P when P = R. */
+    const char *abd[] = {"abd"};
+    CHECK(chrf_sentence(&f, "abc", abd, 1, 0, &err) == 0);
+    CHECK_NEAR(f, 100.0 * (2.0 / 3 + 0.5) / 3, 1e-12);
+    /* An empty hypothesis (or reference) has no order with n-grams on both sides: 0. */
+    CHECK(chrf_sentence(&f, "", abd, 1, 0, &err) == 0);
+    CHECK(f == 0.0);
+    /* The best reference is kept, per segment. */
+    const char *two[] = {"xyz", "abc"};
+    CHECK(chrf_sentence(&f, "abc", two, 2, 0, &err) == 0);
+    CHECK(f == 100.0);
+    chrf_stats st = {0};
+    CHECK(chrf_add_sentence(&st, "abc", two, 2, 0, &err) == 0);
+    CHECK(st.hyp[0] == 3 && st.ref[0] == 3 && st.match[0] == 3 && st.hyp[3] == 0);
+    /* Characters are code points, and lowercasing applies to both sides. */
+    const char *upper[] = {"\u00c9t\u00c9"};
+    CHECK(chrf_sentence(&f, "\u00e9t\u00e9", upper, 1, 0, &err) == 0);
+    CHECK_NEAR(f, 100.0 * (1.0 / 3) / 3, 1e-12); /* only "t" matches, orders 1..3 */
+    CHECK(chrf_sentence(&f, "\u00e9t\u00e9", upper, 1, 1, &err) == 0);
+    CHECK(f == 100.0);
+    CHECK(chrf_sentence(&f, "\xff", upper, 1, 0, &err) == NMT_ERR_FORMAT);
+    char sig[256];
+    chrf_signature(sig, sizeof sig, 1, 2, "v");
+    CHECKF(!strcmp(sig, "nrefs:2|case:lc|eff:yes|nc:6|nw:0|space:no|version:v"), "%s", sig);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    test_corpus_expected();
+    test_sentence_expected();
+    test_tokenizers();
+    test_bleu_cases();
+    test_chrf_cases();
+    printf("sacreBLEU values: %d of %d bit-identical, the rest within %g\n", n_exact, n_numbers,
+           TOL);
+    return test_done("test_bleu");
+}

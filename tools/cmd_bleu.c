@@ -1,0 +1,410 @@
+/* cmd_bleu.c: `nmt bleu HYP REF [REF...]`: corpus or sentence BLEU and chrF2 of a hypothesis
+ * file against one or more reference files, numbers and signature as sacreBLEU 2.x prints them
+ * (its text and JSON formats), with our version in the signature. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bleu.h"
+#include "chrf.h"
+#include "cmd.h"
+#include "unicode.h"
+
+#define MAX_REFS 64
+#define VERSION "nmt-" NMT_VERSION_STRING
+
+static const char usage_text[] =
+    "Usage: nmt bleu [options] HYP REF [REF...]\n"
+    "\n"
+    "Scores the hypothesis file HYP against one or more reference files (UTF-8, one segment\n"
+    "per line, line k of every file belonging together) with BLEU and/or chrF2, computed\n"
+    "exactly as sacreBLEU 2.x computes them. HYP may be '-' for standard input.\n"
+    "\n"
+    "Options:\n"
+    "  -t, --tokenize 13a|intl|none  BLEU tokenizer (default 13a)\n"
+    "  -l, --lowercase               case-insensitive: lowercase hypothesis and references\n"
+    "  -m, --metrics LIST            bleu, chrf or bleu,chrf (default bleu)\n"
+    "      --chrf                    the same as --metrics bleu,chrf\n"
+    "      --smooth-method M         BLEU smoothing: exp, none, floor or add-k (default exp)\n"
+    "      --smooth-value X          the value for floor (default 0.1) or add-k (default 1)\n"
+    "      --sentence                one line of scores per segment (sentence BLEU uses\n"
+    "                                effective order, as sacrebleu --sentence-level does)\n"
+    "  -b, --score-only              print only the score(s)\n"
+    "  -w, --width N                 decimals of the scores (default 4)\n"
+    "  -f, --format text|json        corpus output format (default text; json as sacreBLEU's)\n"
+    "  -h, --help                    show this help\n"
+    "\n"
+    "Output (text): one line per metric, e.g.\n"
+    "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" VERSION " = 50.8636\n"
+    "    87.5/62.6/47.6/36.8 (BP = 0.914 ratio = 0.917 hyp_len = 12388 ref_len = 13505)\n"
+    "  (one line): the score, the 1- to 4-gram precisions, the brevity penalty, the ratio\n"
+    "  hyp_len / ref_len and the token counts. chrF2 prints its signature and score.\n"
+    "With --sentence and both metrics, the two are separated by a tab.\n"
+    "Exit status: 0 success, 1 unreadable or mismatched input, 2 bad usage.\n";
+
+/* ---------------- input ---------------- */
+
+/* A whole file split into lines at '\n' ("a\nb" and "a\nb\n" both have two lines). */
+typedef struct text {
+    const char *name; /* for messages */
+    char *buf;
+    char **line;
+    size_t n;
+} text;
+
+static void text_free(text *t)
+{
+    free(t->buf);
+    free(t->line);
+    t->buf = NULL;
+    t->line = NULL;
+}
+
+/* Reads path ("-": standard input), checks every line is valid UTF-8 without NUL bytes, so that
+ * errors name file:line. Prints the error and returns CMD_ERR on failure. */
+static int text_load(text *t, const char *path)
+{
+    memset(t, 0, sizeof *t);
+    int is_stdin = !strcmp(path, "-");
+    t->name = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "nmt bleu: error: %s: %s\n", path, strerror(errno));
+        return CMD_ERR;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int oom = !buf;
+    while (!oom) {
+        if (cap - len < 2) {
+            char *nb = cap < ((size_t)-1) / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) { oom = 1; break; }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int read_err = ferror(f) ? errno : 0;
+    if (!is_stdin && fclose(f) != 0 && !read_err) read_err = errno;
+    if (oom || read_err) {
+        fprintf(stderr, "nmt bleu: error: %s: %s\n", t->name,
+                oom ? "out of memory" : strerror(read_err ? read_err : EIO));
+        free(buf);
+        return CMD_ERR;
+    }
+    buf[len] = '\0';
+    size_t count = 0;
+    for (size_t i = 0; i < len; i++) count += buf[i] == '\n';
+    if (len > 0 && buf[len - 1] != '\n') count++;
+    t->buf = buf;
+    t->line = malloc((count + 1) * sizeof *t->line);
+    if (!t->line) {
+        fprintf(stderr, "nmt bleu: error: %s: out of memory\n", t->name);
+        text_free(t);
+        return CMD_ERR;
+    }
+    char *p = buf, *end = buf + len;
+    for (size_t k = 0; k < count; k++) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (memchr(p, '\0', n)) {
+            fprintf(stderr, "nmt bleu: error: %s:%zu: line contains a NUL byte\n", t->name,
+                    k + 1);
+            text_free(t);
+            return CMD_ERR;
+        }
+        long bad = utf8_find_invalid(p, n);
+        if (bad >= 0) {
+            fprintf(stderr, "nmt bleu: error: %s:%zu: invalid UTF-8 at byte %ld of the line\n",
+                    t->name, k + 1, bad + 1);
+            text_free(t);
+            return CMD_ERR;
+        }
+        p[n] = '\0';
+        t->line[k] = p;
+        p += n + 1;
+    }
+    t->n = count;
+    return CMD_OK;
+}
+
+/* ---------------- options ---------------- */
+
+struct args {
+    bleu_opts bleu;
+    int do_bleu, do_chrf, sentence, score_only, json;
+    long width;
+    const char *files[MAX_REFS + 1];
+    int nfiles;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nmt bleu: error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (nmt bleu --help shows the usage)\n");
+    va_end(ap);
+    return CMD_USAGE;
+}
+
+static int parse_metrics(struct args *a, const char *list)
+{
+    a->do_bleu = a->do_chrf = 0;
+    char buf[64];
+    if (strlen(list) >= sizeof buf) return -1;
+    strcpy(buf, list);
+    for (char *m = strtok(buf, ", "); m; m = strtok(NULL, ", ")) {
+        if (!strcmp(m, "bleu")) a->do_bleu = 1;
+        else if (!strcmp(m, "chrf")) a->do_chrf = 1;
+        else return -1;
+    }
+    return a->do_bleu || a->do_chrf ? 0 : -1;
+}
+
+/* Returns CMD_OK, or the exit status after printing why (CMD_USAGE), or -1 for --help. */
+static int parse_args(struct args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->do_bleu = 1;
+    a->width = 4;
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_files || arg[0] != '-' || !strcmp(arg, "-")) {
+            if (a->nfiles == MAX_REFS + 1) {
+                return usage_error("more than %d reference files", MAX_REFS);
+            }
+            a->files[a->nfiles++] = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) { only_files = 1; continue; }
+        /* --name=value or --name value */
+        char name[64];
+        const char *val = NULL, *eq = strncmp(arg, "--", 2) ? NULL : strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen >= sizeof name) return usage_error("unknown option '%s'", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = '\0';
+        if (eq) val = eq + 1;
+#define IS(s, l) (!strcmp(name, s) || !strcmp(name, l))
+#define VALUE() do { \
+        if (!val) { \
+            if (i + 1 >= argc) return usage_error("%s needs a value", name); \
+            val = argv[++i]; \
+        } \
+    } while (0)
+#define NO_VALUE() do { if (val) return usage_error("%s takes no value", name); } while (0)
+        if (IS("-h", "--help")) {
+            return -1;
+        } else if (IS("-t", "--tokenize")) {
+            VALUE();
+            if (bleu_tokenize_parse(val, &a->bleu.tokenize))
+                return usage_error("--tokenize '%s': expected 13a, intl or none", val);
+        } else if (IS("-l", "--lowercase")) {
+            NO_VALUE();
+            a->bleu.lowercase = 1;
+        } else if (IS("-m", "--metrics")) {
+            VALUE();
+            if (parse_metrics(a, val))
+                return usage_error("--metrics '%s': expected bleu, chrf or bleu,chrf", val);
+        } else if (IS("--chrf", "--chrf")) {
+            NO_VALUE();
+            a->do_bleu = a->do_chrf = 1;
+        } else if (IS("--smooth-method", "--smooth-method")) {
+            VALUE();
+            if (bleu_smooth_parse(val, &a->bleu.smooth))
+                return usage_error("--smooth-method '%s': expected exp, none, floor or add-k",
+                                   val);
+        } else if (IS("--smooth-value", "--smooth-value")) {
+            VALUE();
+            if (cmd_parse_double("bleu", "--smooth-value", val, 0, 1e9, &a->bleu.smooth_value))
+                return CMD_USAGE;
+        } else if (IS("--sentence", "--sentence-level")) {
+            NO_VALUE();
+            a->sentence = 1;
+        } else if (IS("-b", "--score-only")) {
+            NO_VALUE();
+            a->score_only = 1;
+        } else if (IS("-w", "--width")) {
+            VALUE();
+            if (cmd_parse_long("bleu", "--width", val, 0, 17, &a->width)) return CMD_USAGE;
+        } else if (IS("-f", "--format")) {
+            VALUE();
+            if (!strcmp(val, "json")) a->json = 1;
+            else if (!strcmp(val, "text")) a->json = 0;
+            else return usage_error("--format '%s': expected text or json", val);
+        } else {
+            return usage_error("unknown option '%s'", arg);
+        }
+#undef IS
+#undef VALUE
+#undef NO_VALUE
+    }
+    if (a->nfiles < 2) return usage_error("expected HYP and at least one REF");
+    for (int i = 1; i < a->nfiles; i++)
+        if (!strcmp(a->files[i], "-"))
+            return usage_error("only HYP may be '-' (standard input)");
+    if (a->sentence && a->json && !a->score_only)
+        return usage_error("--format json is for corpus scores, not --sentence");
+    a->bleu.effective_order = a->sentence; /* as sacrebleu --sentence-level */
+    return CMD_OK;
+}
+
+/* ---------------- output ---------------- */
+
+static void bleu_verbose(char *buf, size_t size, const bleu_score *s)
+{
+    snprintf(buf, size, "%.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)",
+             s->precisions[0], s->precisions[1], s->precisions[2], s->precisions[3], s->bp,
+             s->ratio, (long long)s->hyp_len, (long long)s->ref_len);
+}
+
+/* Python's float(f"{x:.{w}f}") printed by json.dumps: the rounded digits without trailing
+ * zeros, keeping one decimal ("0.0", "100.0", "50.8636"). */
+static void json_number(char *buf, size_t size, double x, int width)
+{
+    snprintf(buf, size, "%.*f", width, x);
+    char *dot = strchr(buf, '.');
+    if (!dot) {
+        size_t n = strlen(buf);
+        if (n + 2 < size) strcpy(buf + n, ".0");
+        return;
+    }
+    char *e = buf + strlen(buf) - 1;
+    while (e > dot + 1 && *e == '0') *e-- = '\0';
+}
+
+/* sacreBLEU's JSON object for one metric: name, score, signature, [verbose_score], then each
+ * signature field, indented by one space. */
+static void print_json(const char *name, double score, int width, const char *sig,
+                       const char *verbose)
+{
+    char num[64];
+    json_number(num, sizeof num, score, width);
+    printf("{\n \"name\": \"%s\",\n \"score\": %s,\n \"signature\": \"%s\",\n", name, num, sig);
+    if (verbose) printf(" \"verbose_score\": \"%s\",\n", verbose);
+    const char *p = sig;
+    while (*p) {
+        const char *bar = strchr(p, '|'), *end = bar ? bar : p + strlen(p);
+        const char *colon = memchr(p, ':', (size_t)(end - p));
+        if (colon)
+            printf(" \"%.*s\": \"%.*s\"%s\n", (int)(colon - p), p, (int)(end - colon - 1),
+                   colon + 1, bar ? "," : "");
+        p = bar ? bar + 1 : end;
+    }
+    printf("}");
+}
+
+/* ---------------- the command ---------------- */
+
+int cmd_bleu(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc == -1) {
+        fputs(usage_text, stdout);
+        return CMD_OK;
+    }
+    if (rc != CMD_OK) return rc;
+
+    int nfiles = a.nfiles, nrefs = a.nfiles - 1;
+    text *t = calloc((size_t)nfiles, sizeof *t);
+    const char **refs = calloc((size_t)nrefs, sizeof *refs);
+    if (!t || !refs) {
+        fprintf(stderr, "nmt bleu: error: out of memory\n");
+        free(t);
+        free(refs);
+        return CMD_ERR;
+    }
+    rc = CMD_OK;
+    for (int i = 0; i < nfiles && rc == CMD_OK; i++) rc = text_load(&t[i], a.files[i]);
+    for (int i = 1; i < nfiles && rc == CMD_OK; i++) {
+        if (t[i].n != t[0].n) {
+            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu\n", t[0].name,
+                    t[0].n, t[i].name, t[i].n);
+            rc = CMD_ERR;
+        }
+    }
+    if (rc == CMD_OK && t[0].n == 0) {
+        fprintf(stderr, "nmt bleu: error: %s has no lines to score\n", t[0].name);
+        rc = CMD_ERR;
+    }
+
+    char bsig[256], csig[256], verbose[256];
+    bleu_signature(bsig, sizeof bsig, &a.bleu, nrefs, VERSION);
+    chrf_signature(csig, sizeof csig, a.bleu.lowercase, nrefs, VERSION);
+    bleu_stats bst = {0};
+    chrf_stats cst = {0};
+    int w = (int)a.width;
+    for (size_t l = 0; rc == CMD_OK && l < t[0].n; l++) {
+        nmt_err err = {0};
+        for (int r = 0; r < nrefs; r++) refs[r] = t[r + 1].line[l];
+        if (a.sentence) {
+            bst = (bleu_stats){0};
+            cst = (chrf_stats){0};
+        }
+        if ((a.do_bleu && bleu_add_sentence(&bst, t[0].line[l], refs, nrefs, &a.bleu, &err)) ||
+            (a.do_chrf &&
+             chrf_add_sentence(&cst, t[0].line[l], refs, nrefs, a.bleu.lowercase, &err))) {
+            fprintf(stderr, "nmt bleu: error: %s:%zu: %s\n", t[0].name, l + 1, err.msg);
+            rc = CMD_ERR;
+            break;
+        }
+        if (!a.sentence) continue;
+        bleu_score s;
+        if (a.do_bleu) {
+            if (bleu_compute(&s, &bst, &a.bleu, &err)) {
+                fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+                rc = CMD_ERR;
+                break;
+            }
+            bleu_verbose(verbose, sizeof verbose, &s);
+            if (a.score_only) printf("%.*f", w, s.score);
+            else printf("BLEU|%s = %.*f %s", bsig, w, s.score, verbose);
+        }
+        if (a.do_chrf) {
+            if (a.do_bleu) putchar('\t');
+            if (a.score_only) printf("%.*f", w, chrf_compute(&cst));
+            else printf("chrF2|%s = %.*f", csig, w, chrf_compute(&cst));
+        }
+        putchar('\n');
+    }
+
+    if (rc == CMD_OK && !a.sentence) {
+        bleu_score s;
+        nmt_err err = {0};
+        if (a.do_bleu && bleu_compute(&s, &bst, &a.bleu, &err)) {
+            fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+            rc = CMD_ERR;
+        } else {
+            double chrf = chrf_compute(&cst);
+            if (a.do_bleu) bleu_verbose(verbose, sizeof verbose, &s);
+            if (a.score_only) {
+                if (a.do_bleu) printf("%.*f\n", w, s.score);
+                if (a.do_chrf) printf("%.*f\n", w, chrf);
+            } else if (a.json) {
+                /* sacrebleu -f json: one object, or a list of them for two metrics. */
+                int both = a.do_bleu && a.do_chrf;
+                if (both) printf("[\n");
+                if (a.do_bleu) print_json("BLEU", s.score, w, bsig, verbose);
+                if (both) printf(",\n");
+                if (a.do_chrf) print_json("chrF2", chrf, w, csig, NULL);
+                printf(both ? "\n]\n" : "\n");
+            } else {
+                if (a.do_bleu) printf("BLEU|%s = %.*f %s\n", bsig, w, s.score, verbose);
+                if (a.do_chrf) printf("chrF2|%s = %.*f\n", csig, w, chrf);
+            }
+        }
+    }
+    for (int i = 0; i < nfiles; i++) text_free(&t[i]);
+    free(t);
+    free(refs);
+    return rc;
+}
