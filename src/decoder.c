@@ -9,6 +9,7 @@
 #include "blas.h"
 #include "decoder.h"
 #include "fault.h"
+#include "prof.h"
 
 void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
 {
@@ -78,8 +79,10 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         const real *sp = w->S + o * n;
         real *ci = w->C + o * cd;
         if (search) {
+            PROF_BEGIN(ta);
             mm(0, 0, B, na, n, sp, n, p->att_W, na, 0, w->Q + o * na, na);
             attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, ad);
+            PROF_END(PROF_ATT_FWD, ta);
         } else {
             const real *cfix = e->H + (size_t)(Tx - 1) * B * hd;
             memcpy(ci, cfix, sizeof(real) * B * cd);
@@ -113,9 +116,11 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
         if (!FAULT(FAULT_DEC_CTX_GRU))
             mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
         if (search) {
+            PROF_BEGIN(ta);
             attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, w->alpha + o * Tx, w->UaH,
                           w->Q + o * na, p->att_v, e->H, bt->xlen, ad, w->tmp);
             mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
+            PROF_END(PROF_ATT_BWD, ta);
         } else {
             real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
             for (size_t k = 0; k < (size_t)B * cd; k++) dcfix[k] += dci[k];

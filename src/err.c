@@ -61,3 +61,26 @@ void nmt_assert_fail(const char *cond, const char *file, int line)
 #ifdef NMT_FAULTS
 int nmt_fault;
 #endif
+
+/* ------------------------------------------------------------------ profiling (prof.h) */
+#include <time.h>
+
+#include "prof.h"
+
+int prof_enabled;
+double prof_sec[PROF_N];
+
+double prof_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *prof_name(int phase)
+{
+    static const char *names[PROF_N] = {"encoder fwd", "encoder bwd", "attention fwd", "attention bwd",
+                                        "decoder fwd (incl. attention)", "decoder bwd (incl. attention)", "readout+softmax fwd",
+                                        "readout+softmax bwd", "optimizer"};
+    return phase >= 0 && phase < PROF_N ? names[phase] : "?";
+}

@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "net.h"
+#include "prof.h"
 
 static size_t layout(net_ws *w, char *base, const nmt_config *c, int B, int Tx, int Ty)
 {
@@ -60,15 +61,28 @@ void net_ws_free(net_ws *w)
  * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
 double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok)
 {
+    PROF_BEGIN(t0);
     enc_forward(&w->enc, c, p, bt);
-    dec_forward(&w->dec, &w->enc, c, p, bt);
-    return out_forward(&w->out, &w->dec, c, p, bt, logp_tok);
+    PROF_END(PROF_ENC_FWD, t0);
+    PROF_BEGIN(t1);
+    dec_forward(&w->dec, &w->enc, c, p, bt); /* attention time is booked separately inside */
+    PROF_END(PROF_DEC_FWD, t1);
+    PROF_BEGIN(t2);
+    double loss = out_forward(&w->out, &w->dec, c, p, bt, logp_tok);
+    PROF_END(PROF_OUT_FWD, t2);
+    return loss;
 }
 
 void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
     memset(w->enc.dH, 0, sizeof(real) * bt->Tx * bt->B * w->enc.D * c->hid);
+    PROF_BEGIN(t0);
     out_backward(&w->out, &w->dec, c, p, g, bt, scale);
+    PROF_END(PROF_OUT_BWD, t0);
+    PROF_BEGIN(t1);
     dec_backward(&w->dec, &w->enc, c, p, g, bt);
+    PROF_END(PROF_DEC_BWD, t1);
+    PROF_BEGIN(t2);
     enc_backward(&w->enc, c, p, g, bt);
+    PROF_END(PROF_ENC_BWD, t2);
 }
