@@ -9,17 +9,17 @@
 #include "fault.h"
 
 void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
-                  const real *H, const int *xlen, attn_dims d)
+                  const real *H, const int *xlen, const int *src, attn_dims d)
 {
-    int B = d.B, na = d.na, hd = d.hd;
+    int B = d.B, Bs = d.Bs, na = d.na, hd = d.hd;
 #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++) {
         real *al = alpha + (size_t)b * d.Tx, *cb = ctx + (size_t)b * hd;
         const real *qb = q + (size_t)b * na;
-        int L = xlen[b];
+        int sb = src ? src[b] : b, L = xlen[sb];
         real mx = -INFINITY;
         for (int j = 0; j < L; j++) {
-            const real *u = UaH + ((size_t)j * B + b) * na;
+            const real *u = UaH + ((size_t)j * Bs + sb) * na;
             real e = 0;
             for (int k = 0; k < na; k++) e += v[k] * rtanh(qb[k] + u[k]);
             al[j] = e;
@@ -31,7 +31,7 @@ void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const 
         for (int j = L; j < d.Tx; j++) al[j] = 0;
         memset(cb, 0, sizeof(real) * hd);
         for (int j = 0; j < L; j++) {
-            const real *h = H + ((size_t)j * B + b) * d.ldH;
+            const real *h = H + ((size_t)j * Bs + sb) * d.ldH;
             for (int k = 0; k < hd; k++) cb[k] += al[j] * h[k];
         }
     }

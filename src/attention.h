@@ -9,16 +9,19 @@
 #include "real.h"
 
 typedef struct attn_dims {
-    int B, Tx;     /* batch rows, padded source length */
+    int B, Tx;     /* query rows, padded source length */
+    int Bs;        /* source sentences in the UaH/H layout (= B in training) */
     int na;        /* alignment hidden units n' */
     int hd;        /* annotation size (2n) */
     int ldH;       /* row stride of H (>= hd) */
 } attn_dims;
 
-/* UaH [Tx,B,na] (row j*B+b); H [Tx,B,*] stride ldH; q [B,na]; xlen[B] real source lengths.
- * Writes alpha [B,Tx] (zeros past xlen) and ctx [B,hd]. */
+/* UaH [Tx,Bs,na] (row j*Bs+s); H [Tx,Bs,*] stride ldH; q [B,na]; xlen[Bs] real source lengths;
+ * src[b] the source sentence of query row b (NULL: row b reads sentence b, training's case; in
+ * beam search several hypotheses read one sentence). Writes alpha [B,Tx] (zeros past the
+ * sentence's length) and ctx [B,hd]. */
 void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
-                  const real *H, const int *xlen, attn_dims d);
+                  const real *H, const int *xlen, const int *src, attn_dims d);
 
 /* From dctx [B,hd]: writes dq [B,na]; ADDS into dUaH [Tx,B,na], dH [Tx,B,*] (stride ldH) and
  * dv_rows [B,na] (each row's share of dv, summed by the caller once per batch, so that rows

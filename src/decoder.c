@@ -57,7 +57,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
     int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
     size_t TB = (size_t)Ty * B;
-    attn_dims ad = {B, Tx, na, hd, hd};
+    attn_dims ad = {B, Tx, B, na, hd, hd};
 
     memset(w->Eprev, 0, sizeof(real) * B * m);
     for (size_t i = B; i < TB; i++) memcpy(w->Eprev + i * m, p->Et + (size_t)bt->y[i - B] * m, sizeof(real) * m);
@@ -81,7 +81,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         if (search) {
             PROF_BEGIN(ta);
             mm(0, 0, B, na, n, sp, n, p->att_W, na, 0, w->Q + o * na, na);
-            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, ad);
+            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, NULL, ad);
             PROF_END(PROF_ATT_FWD, ta);
         } else {
             const real *cfix = e->H + (size_t)(Tx - 1) * B * hd;
@@ -99,7 +99,7 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
     int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
     size_t TB = (size_t)Ty * B;
-    attn_dims ad = {B, Tx, na, hd, hd};
+    attn_dims ad = {B, Tx, B, na, hd, hd};
 
     if (search) {
         memset(w->dUaH, 0, sizeof(real) * Tx * B * na);

@@ -112,7 +112,7 @@ struct att_ctx {
 static double att_loss(void *p)
 {
     struct att_ctx *a = p;
-    attn_forward(a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, a->d);
+    attn_forward(a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, NULL, a->d);
     double L = 0;
     for (int i = 0; i < a->d.B * a->d.hd; i++) L += a->w[i] * a->ctx[i];
     return L;
@@ -122,7 +122,7 @@ static void test_attention(void)
 {
     int B = 3, Tx = 5, na = 4, hd = 6;
     int xlen[3] = {5, 2, 1};
-    struct att_ctx a = {{B, Tx, na, hd, hd}, 0, 0, 0, 0, 0, 0, 0, xlen};
+    struct att_ctx a = {{B, Tx, B, na, hd, hd}, 0, 0, 0, 0, 0, 0, 0, xlen};
     size_t SB = (size_t)Tx * B;
     real *buf = calloc(SB * na * 2 + SB * hd * 2 + B * (na * 3 + hd * 2 + Tx * 2) + na * 2, sizeof(real)), *q = buf;
     a.UaH = q; q += SB * na; a.q = q; q += B * na; a.v = q; q += na; a.H = q; q += SB * hd;

@@ -12,6 +12,8 @@ static const struct cmd {
 } cmds[] = {
     {"train", cmd_train, "train a model on a parallel corpus (Appendix B of Bahdanau et al.)"},
     {"vocab", cmd_vocab, "build and print a shortlist vocabulary with its coverage"},
+    {"tokenize", cmd_tokenize, "Moses tokenizer.perl (en/fr/de, -a, --no-escape, --lowercase --normalize)"},
+    {"detokenize", cmd_detokenize, "Moses detokenizer.perl (en/fr/de)"},
     {"bleu", cmd_bleu, "corpus/sentence BLEU and chrF2 (sacreBLEU 2.x compatible)"},
     {"aer", cmd_aer, "alignment error rate (AER, SAER) against gold alignments"},
     {NULL, NULL, NULL},
