@@ -52,6 +52,15 @@ static size_t s0_source(const nmt_config *c, const batch *bt, int hd)
     return c->arch == NMT_ARCH_RNNENC ? (size_t)(bt->Tx - 1) * bt->B * hd : (size_t)c->hid;
 }
 
+void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
+{
+    int n = c->hid, hd = e->D * n;
+    size_t src = c->arch == NMT_ARCH_RNNENC ? (size_t)(Tx - 1) * B * hd : (size_t)n;
+    mm(0, 0, B, n, n, e->H + src, hd, p->init_W, n, 0, s0, n);
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < n; k++) s0[(size_t)b * n + k] = rtanh(s0[(size_t)b * n + k] + p->init_b[k]);
+}
+
 void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
 {
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
@@ -65,9 +74,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
     for (size_t i = 0; i < TB; i++)
         for (int k = 0; k < 3 * n; k++) w->Y[i * 3 * n + k] += p->dec_b[k];
 
-    mm(0, 0, B, n, n, e->H + s0_source(c, bt, hd), hd, p->init_W, n, 0, w->S, n);
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < n; k++) w->S[(size_t)b * n + k] = rtanh(w->S[(size_t)b * n + k] + p->init_b[k]);
+    dec_init_state(w->S, e, c, p, B, Tx);
 
     if (search) {
         mm(0, 0, Tx * B, na, hd, e->H, hd, p->att_U, na, 0, w->UaH, na);

@@ -33,6 +33,9 @@ typedef struct dec_ws {
     real *tmp;        /* [B, max(3n, Tx)] */
 } dec_ws;
 
+/* s_0 [B,n] = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx) from the encoder's annotations. */
+void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx);
+
 void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty);
 void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt);
 /* Reads w->dS, w->dC, w->dEprev (filled by the readout); ADDS into g and into e->dH. */

@@ -7,6 +7,40 @@
 #include "fault.h"
 #include "readout.h"
 
+/* t_k = max(t~_2k + b_2k, t~_2k+1 + b_2k+1); which_k records the winner for backward. */
+static void maxout_row(real *t, unsigned char *which, const real *tt, const real *b, int l)
+{
+    for (int k = 0; k < l; k++) {
+        real a = tt[2 * k] + b[2 * k], c = tt[2 * k + 1] + b[2 * k + 1];
+        if (which) which[k] = c > a;
+        t[k] = c > a ? c : a;
+    }
+}
+
+/* z += bias, then z -= log Σ exp z (max-shifted, the sum accumulated in double). */
+static void log_softmax_row(real *z, const real *bias, int V)
+{
+    real mx = -INFINITY;
+    for (int k = 0; k < V; k++) { z[k] += bias[k]; if (z[k] > mx) mx = z[k]; }
+    double s = 0;
+    for (int k = 0; k < V; k++) s += rexp(z[k] - mx);
+    real lse = mx + (real)log(s);
+    for (int k = 0; k < V; k++) z[k] -= lse;
+}
+
+void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+              const params *p, int H)
+{
+    int n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
+    mm(0, 0, H, 2 * l, n, s, n, p->out_U, 2 * l, 0, tt, 2 * l);
+    mm(0, 0, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
+    mm(0, 0, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
+    for (int h = 0; h < H; h++) maxout_row(t + (size_t)h * l, NULL, tt + (size_t)h * 2 * l, p->out_b, l);
+    mm(0, 0, H, V, l, t, l, p->out_W, V, 0, logp, V);
+#pragma omp parallel for schedule(static)
+    for (int h = 0; h < H; h++) log_softmax_row(logp + (size_t)h * V, p->out_bias, V);
+}
+
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
 {
     size_t TB = (size_t)Ty * B, l = c->maxout;
@@ -33,24 +67,14 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
             if (i < bt->ylen[b]) w->rows[w->N++] = i * B + b;
     for (int r = 0; r < w->N; r++) {
         size_t row = w->rows[r];
-        real *tt = w->TT + row * 2 * l, *tg = w->Tg + (size_t)r * l;
-        unsigned char *wh = w->which + row * l;
-        for (int k = 0; k < l; k++) {
-            real a = tt[2 * k] + p->out_b[2 * k], b2 = tt[2 * k + 1] + p->out_b[2 * k + 1];
-            wh[k] = b2 > a;
-            tg[k] = b2 > a ? b2 : a;
-        }
+        maxout_row(w->Tg + (size_t)r * l, w->which + row * l, w->TT + row * 2 * l, p->out_b, l);
     }
     mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 0, w->logp, V);
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
-        real *z = w->logp + (size_t)r * V, mx = -INFINITY;
-        for (int k = 0; k < V; k++) { z[k] += p->out_bias[k]; if (z[k] > mx) mx = z[k]; }
-        double s = 0;
-        for (int k = 0; k < V; k++) s += rexp(z[k] - mx);
-        real lse = mx + (real)log(s);
-        for (int k = 0; k < V; k++) z[k] -= lse;
+        real *z = w->logp + (size_t)r * V;
+        log_softmax_row(z, p->out_bias, V);
         int row = w->rows[r];
         real lp = z[bt->y[row]];
         if (logp_tok) logp_tok[row] = lp;

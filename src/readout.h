@@ -20,6 +20,11 @@ typedef struct out_ws {
     double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
 } out_ws;
 
+/* One decoding step for H hypothesis rows: logp [H,Ky] = log p(· | s_i, ȳ_{i-1}, c_i) from s [H,n],
+ * E [H,m] (ȳ_{i-1}) and ctx [H,c]; tt [H,2l] and t [H,l] are scratch. */
+void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+              const params *p, int H);
+
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
 
 /* Returns Σ -log p(y_i) over real tokens; logp_tok (optional, [Ty*B]) receives log p(y_i) at

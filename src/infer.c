@@ -1,0 +1,108 @@
+/* infer.c: translation-time forward pass (MODEL.md sections 1-3): the same equations as
+ * encoder.c, decoder.c and readout.c, for rows that each follow their own hypothesis. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "blas.h"
+#include "decoder.h"
+#include "err.h"
+#include "gru.h"
+#include "infer.h"
+#include "readout.h"
+
+static size_t layout(infer_ws *w, char *base, const nmt_config *c, int S, int Tx, int H)
+{
+    arena a = {base, 0};
+    size_t n = c->hid, na = c->att, cd = ctx_dim(c), m = c->emb, l = c->maxout;
+    enc_layout(&w->enc, &a, c, S, Tx);
+    w->UaH = arena_take(&a, sizeof(real) * Tx * S * na);
+    w->s0 = arena_take(&a, sizeof(real) * S * n);
+    w->Q = arena_take(&a, sizeof(real) * H * na);
+    w->alpha = arena_take(&a, sizeof(real) * H * Tx);
+    w->ctx = arena_take(&a, sizeof(real) * H * cd);
+    w->pre = arena_take(&a, sizeof(real) * H * 3 * n);
+    w->E = arena_take(&a, sizeof(real) * H * m);
+    w->tt = arena_take(&a, sizeof(real) * H * 2 * l);
+    w->t = arena_take(&a, sizeof(real) * H * l);
+    w->logp = arena_take(&a, sizeof(real) * H * c->tgt_vocab);
+    w->cache.z = arena_take(&a, sizeof(real) * H * n);
+    w->cache.r = arena_take(&a, sizeof(real) * H * n);
+    w->cache.hc = arena_take(&a, sizeof(real) * H * n);
+    w->cache.rh = arena_take(&a, sizeof(real) * H * n);
+    w->tmp = arena_take(&a, sizeof(real) * H * 3 * n);
+    return a.used;
+}
+
+int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err)
+{
+    if (w->block && S <= w->capS && Tx <= w->capTx && H <= w->capH) {
+        layout(w, w->block, c, w->capS, w->capTx, w->capH);
+        return NMT_OK;
+    }
+    if (w->block) {
+        if (S < w->capS) S = w->capS;
+        if (Tx < w->capTx) Tx = w->capTx;
+        if (H < w->capH) H = w->capH;
+    }
+    size_t bytes = layout(w, NULL, c, S, Tx, H);
+    void *blk = NULL;
+    if (posix_memalign(&blk, 64, bytes))
+        return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB for decoding", bytes / 1e6);
+    free(w->block);
+    w->block = blk;
+    w->capS = S;
+    w->capTx = Tx;
+    w->capH = H;
+    layout(w, w->block, c, S, Tx, H);
+    return NMT_OK;
+}
+
+void infer_free(infer_ws *w)
+{
+    if (!w) return;
+    free(w->block);
+    memset(w, 0, sizeof *w);
+}
+
+void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
+{
+    const nmt_config *c = &m->cfg;
+    const params *p = &m->p;
+    int S = src->B, Tx = src->Tx, na = c->att, hd = w->enc.D * c->hid;
+    enc_forward(&w->enc, c, p, src);
+    dec_init_state(w->s0, &w->enc, c, p, S, Tx);
+    if (c->arch != NMT_ARCH_RNNENC) {
+        mm(0, 0, Tx * S, na, hd, w->enc.H, hd, p->att_U, na, 0, w->UaH, na);
+        for (size_t i = 0; i < (size_t)Tx * S; i++)
+            for (int k = 0; k < na; k++) w->UaH[i * na + k] += p->att_b[k];
+    }
+}
+
+void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
+                const real *s_prev, real *s_new)
+{
+    const nmt_config *c = &m->cfg;
+    const params *p = &m->p;
+    int S = src->B, Tx = src->Tx, n = c->hid, na = c->att, cd = ctx_dim(c), me = c->emb, hd = w->enc.D * n;
+    for (int h = 0; h < H; h++) {
+        real *e = w->E + (size_t)h * me;
+        if (yprev[h] < 0) memset(e, 0, sizeof(real) * me);
+        else memcpy(e, p->Et + (size_t)yprev[h] * me, sizeof(real) * me);
+    }
+    if (c->arch != NMT_ARCH_RNNENC) {
+        attn_dims ad = {H, Tx, S, na, hd, hd};
+        mm(0, 0, H, na, n, s_prev, n, p->att_W, na, 0, w->Q, na);
+        attn_forward(w->alpha, w->ctx, w->UaH, w->Q, p->att_v, w->enc.H, src->xlen, src_of, ad);
+    } else {
+        memset(w->alpha, 0, sizeof(real) * H * Tx);
+        const real *cfix = w->enc.H + (size_t)(Tx - 1) * S * hd;
+        for (int h = 0; h < H; h++) memcpy(w->ctx + (size_t)h * cd, cfix + (size_t)src_of[h] * hd, sizeof(real) * cd);
+    }
+    mm(0, 0, H, 3 * n, me, w->E, me, p->dec_W, 3 * n, 0, w->pre, 3 * n);
+    for (int h = 0; h < H; h++)
+        for (int k = 0; k < 3 * n; k++) w->pre[(size_t)h * 3 * n + k] += p->dec_b[k];
+    mm(0, 0, H, 3 * n, cd, w->ctx, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
+    gru_forward(s_new, n, w->cache, w->pre, 3 * n, s_prev, n, p->dec_U, p->dec_Uh, NULL, H, n, w->tmp);
+    out_step(w->logp, w->tt, w->t, s_new, w->E, w->ctx, c, p, H);
+}

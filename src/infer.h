@@ -1,0 +1,35 @@
+/* infer.h: the model at translation time: encode a batch of source sentences once, then advance
+ * any set of hypotheses (rows), each reading one of those sentences, by one target word. No
+ * caches for backward are kept; the workspace is sized once for the largest batch. */
+#ifndef NMT_INFER_H
+#define NMT_INFER_H
+
+#include "batch.h"
+#include "encoder.h"
+#include "model.h"
+
+typedef struct infer_ws {
+    int capS, capTx, capH;
+    void *block;
+    enc_ws enc;          /* encoder of up to capS sentences */
+    real *UaH;           /* [Tx*S, n'] */
+    real *s0;            /* [S, n] */
+    real *Q, *alpha, *ctx, *pre, *E, *tt, *t; /* per row: n', Tx, c, 3n, m, 2l, l */
+    real *logp;          /* [H, Ky] log-probabilities of the step */
+    gru_cache cache;     /* [H, n] each (written, not read back) */
+    real *tmp;           /* [H, 3n] */
+} infer_ws;
+
+int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
+void infer_free(infer_ws *w);
+
+/* Encodes src (its y fields are not read) and computes s_0 of each sentence into w->s0. */
+void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
+
+/* One step for H rows: row h reads sentence src_of[h], previous word yprev[h] (-1: ȳ_0 = 0,
+ * the first step) and state s_prev [H,n]; writes s_new [H,n], w->logp [H,Ky] and w->alpha
+ * [H,Tx] (zero for RNNencdec, which has no attention). */
+void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
+                const real *s_prev, real *s_new);
+
+#endif

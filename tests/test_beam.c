@@ -1,0 +1,275 @@
+/* test_beam.c: beam search checked against independent results: the reference's beam-3 and
+ * greedy outputs in the golden file; exhaustive search over every sequence of a tiny model
+ * (scored by forced decoding through the training forward pass); an explicit greedy loop for
+ * beam 1; n-best order and distinctness; and independence from batching. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "beam.h"
+#include "err.h"
+#include "net.h"
+#include "safetensors.h"
+#include "test.h"
+#include "vocab.h"
+
+static rng R;
+
+static nmt_model *model_of(nmt_config c)
+{
+    char **w[2];
+    int nv[2] = {c.src_vocab, c.tgt_vocab};
+    for (int s = 0; s < 2; s++) {
+        w[s] = malloc(sizeof(char *) * nv[s]);
+        for (int i = 0; i < nv[s]; i++) {
+            w[s][i] = malloc(16);
+            snprintf(w[s][i], 16, i == 0 ? "</s>" : i == 1 ? "<unk>" : "w%d", i);
+        }
+    }
+    nmt_model *m = NULL;
+    NMT_ASSERT(nmt_model_create(&m, &c, (const char *const *)w[0], (const char *const *)w[1], 1, NULL) == 0);
+    for (int s = 0; s < 2; s++) { for (int i = 0; i < nv[s]; i++) free(w[s][i]); free(w[s]); }
+    return m;
+}
+
+static void src_batch(batch *b, int *const *src, const int *len, int S)
+{
+    b->B = S; b->Tx = 0; b->Ty = 0; b->y = NULL; b->ylen = NULL;
+    for (int s = 0; s < S; s++) if (len[s] > b->Tx) b->Tx = len[s];
+    b->x = calloc((size_t)b->Tx * S, sizeof(int));
+    b->xlen = malloc(sizeof(int) * S);
+    for (int s = 0; s < S; s++) {
+        b->xlen[s] = len[s];
+        for (int t = 0; t < len[s]; t++) b->x[t * S + s] = src[s][t];
+    }
+}
+
+/* log p of tgt[0..n) given src by forced decoding through net_forward (an independent path) */
+static double forced(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
+{
+    batch b = {1, sl, tl, (int *)src, (int *)tgt, &sl, &tl};
+    net_ws ws = {0};
+    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
+    real lp[64];
+    net_forward(&ws, &m->cfg, &m->p, &b, lp);
+    double s = 0;
+    for (int i = 0; i < tl; i++) s += lp[i];
+    net_ws_free(&ws);
+    return s;
+}
+
+/* ---------------------------------------------------------------- golden */
+static void test_golden(const char *shared)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.json", shared);
+    FILE *f = fopen(path, "rb");
+    CHECKF(f != NULL, "%s missing", path);
+    if (!f) return;
+    char *js = malloc(1 << 20);
+    size_t n = fread(js, 1, (1 << 20) - 1, f);
+    js[n] = 0;
+    fclose(f);
+    cJSON *J = cJSON_Parse(js), *cf = cJSON_GetObjectItem(J, "config");
+    nmt_config c = {NMT_ARCH_RNNSEARCH, cJSON_GetObjectItem(cf, "Vs")->valueint, cJSON_GetObjectItem(cf, "Vt")->valueint,
+                    cJSON_GetObjectItem(cf, "m")->valueint, cJSON_GetObjectItem(cf, "n")->valueint,
+                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint};
+    nmt_model *m = model_of(c);
+    snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.safetensors", shared);
+    st_file *sf;
+    NMT_ASSERT(st_load(&sf, path, NULL) == 0);
+    for (int i = 0; i < m->pt.n; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "param.%s", m->pt.t[i].name);
+        size_t cnt = (size_t)m->pt.t[i].rows * m->pt.t[i].cols;
+        double *d = malloc(sizeof(double) * cnt);
+        NMT_ASSERT(st_read_f64(sf, name, d, cnt, NULL) == 0);
+        for (size_t k = 0; k < cnt; k++) m->P[m->pt.t[i].offset + k] = (real)d[k];
+        free(d);
+    }
+    st_free(sf);
+    cJSON *res = cJSON_GetObjectItem(cJSON_GetObjectItem(J, "beam_search"), "results");
+    infer_ws w = {0};
+    int idx = 0;
+    for (cJSON *it = res->child; it; it = it->next, idx++) {
+        cJSON *srcj = cJSON_GetObjectItem(it, "src");
+        int sl = cJSON_GetArraySize(srcj), src[64];
+        for (int i = 0; i < sl; i++) src[i] = cJSON_GetArrayItem(srcj, i)->valueint;
+        int *sp = src;
+        batch b;
+        src_batch(&b, &sp, &sl, 1);
+        for (int K = 3; K >= 1; K -= 2) {
+            beam_opts o = {K, 1, 3.0, 0, 1, 0};
+            beam_sent out;
+            NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
+            cJSON *tj = cJSON_GetObjectItem(it, K == 3 ? "beam3_tokens" : "greedy_tokens");
+            double want = cJSON_GetObjectItem(it, K == 3 ? "beam3_logprob" : "greedy_logprob")->valuedouble;
+            beam_hyp *h = &out.hyp[0];
+            int len = h->len - h->finished; /* the reference lists words without EOS */
+            int same = len == cJSON_GetArraySize(tj);
+            for (int i = 0; same && i < len; i++) same = h->tok[i] == cJSON_GetArrayItem(tj, i)->valueint;
+            CHECKF(same, "golden sentence %d, beam %d: tokens differ from the reference", idx, K);
+            CHECKF(fabs(h->logprob - want) <= 1e-5 * fabs(want), "golden sentence %d, beam %d: logprob %.8f, reference %.8f",
+                   idx, K, h->logprob, want);
+            printf("golden sentence %d beam %d: %d words, logprob %.6f (reference %.6f)\n", idx, K, len, h->logprob, want);
+            beam_sent_free(&out);
+        }
+        free(b.x); free(b.xlen);
+    }
+    infer_free(&w);
+    nmt_model_free(m);
+    cJSON_Delete(J);
+    free(js);
+}
+
+/* ---------------------------------------------------------------- exhaustive */
+static void test_exhaustive(int arch)
+{
+    nmt_config c = {arch, 6, 5, 4, 5, 4, 3};
+    nmt_model *m = model_of(c);
+    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.8 * rng_normal(&R));
+    int src[3] = {3, 4, 0}, sl = 3, *sp = src;
+    double ratio = 1.0; /* max length 3 */
+    int L = beam_max_len(ratio, sl), V = c.tgt_vocab;
+    /* every finished sequence (ends in EOS, length <= L) and every cut one (length L, no EOS) */
+    double best = -INFINITY, best_raw = -INFINITY;
+    int seq[8], total = 0;
+    for (int len = 1; len <= L; len++) {
+        long count = 1;
+        for (int i = 0; i < len; i++) count *= V;
+        for (long code = 0; code < count; code++) {
+            long x = code;
+            int eos_inside = 0;
+            for (int i = 0; i < len; i++) { seq[i] = (int)(x % V); x /= V; }
+            for (int i = 0; i < len - 1; i++) eos_inside |= seq[i] == 0;
+            if (eos_inside) continue;
+            if (seq[len - 1] != 0 && len != L) continue;
+            double lp = forced(m, src, sl, seq, len);
+            total++;
+            if (lp / len > best) best = lp / len;
+            if (lp > best_raw) best_raw = lp;
+        }
+    }
+    infer_ws w = {0};
+    batch b;
+    src_batch(&b, &sp, &sl, 1);
+    for (int norm = 0; norm < 2; norm++) {
+        beam_opts o = {V * V * V, norm, ratio, 0, 3, 0};
+        beam_sent out;
+        NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
+        double want = norm ? best : best_raw;
+        CHECKF(fabs(out.hyp[0].score - want) <= 1e-5 * fabs(want), "%s: wide beam %.8f, exhaustive best %.8f (normalize %d)",
+               nmt_arch_name(arch), out.hyp[0].score, want, norm);
+        /* n-best: sorted and distinct */
+        for (int i = 1; i < out.n; i++) {
+            CHECK(out.hyp[i].score <= out.hyp[i - 1].score);
+            CHECK(out.hyp[i].len != out.hyp[i - 1].len ||
+                  memcmp(out.hyp[i].tok, out.hyp[i - 1].tok, sizeof(int) * out.hyp[i].len) != 0);
+        }
+        /* every beam's answer is a real sequence's score, and never better than the optimum */
+        for (int K = 1; K <= 4; K++) {
+            beam_opts o2 = {K, norm, ratio, 0, 1, 0};
+            beam_sent o2out;
+            NMT_ASSERT(beam_search(&o2out, &w, m, &b, &o2, NULL) == 0);
+            beam_hyp *h = &o2out.hyp[0];
+            double lp = forced(m, src, sl, h->tok, h->len);
+            CHECKF(fabs(lp - h->logprob) <= 1e-5 * fabs(lp), "beam %d: logprob %.8f, forced decoding %.8f", K, h->logprob, lp);
+            CHECK(h->score <= want + 1e-6 * fabs(want));
+            beam_sent_free(&o2out);
+        }
+        beam_sent_free(&out);
+    }
+    printf("%s: exhaustive search over %d sequences agrees with a wide beam\n", nmt_arch_name(arch), total);
+    free(b.x); free(b.xlen);
+    infer_free(&w);
+    nmt_model_free(m);
+}
+
+/* ---------------------------------------------------------------- greedy, batching */
+static void test_greedy_and_batching(int arch)
+{
+    nmt_config c = {arch, 20, 15, 6, 8, 7, 5};
+    nmt_model *m = model_of(c);
+    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
+    enum { S = 5 };
+    int lens[S] = {4, 7, 1, 9, 3}, *src[S];
+    for (int s = 0; s < S; s++) {
+        src[s] = malloc(sizeof(int) * lens[s]);
+        for (int t = 0; t < lens[s]; t++) src[s][t] = t == lens[s] - 1 ? 0 : 2 + (int)rng_below(&R, 18);
+    }
+    batch all;
+    src_batch(&all, src, lens, S);
+    infer_ws w = {0};
+    beam_opts o1 = {1, 1, 2.0, 0, 1, 1};
+    beam_sent g[S];
+    NMT_ASSERT(beam_search(g, &w, m, &all, &o1, NULL) == 0);
+    /* explicit greedy: argmax at every step, one sentence at a time */
+    int same = 1;
+    for (int s = 0; s < S; s++) {
+        batch one;
+        src_batch(&one, &src[s], &lens[s], 1);
+        NMT_ASSERT(infer_reserve(&w, &m->cfg, 1, one.Tx, 1, NULL) == 0);
+        infer_encode(&w, m, &one);
+        real st[2][64];
+        memcpy(st[0], w.s0, sizeof(real) * c.hid);
+        int y = -1, out[64], nout = 0, maxl = beam_max_len(2.0, lens[s]), src0 = 0;
+        for (int t = 0; t < maxl; t++) {
+            infer_step(&w, m, &one, 1, &src0, &y, st[t & 1], st[(t + 1) & 1]);
+            int best = 0;
+            for (int v = 1; v < c.tgt_vocab; v++) if (w.logp[v] > w.logp[best]) best = v;
+            out[nout++] = best;
+            if (best == 0) break;
+            y = best;
+        }
+        same &= nout == g[s].hyp[0].len && !memcmp(out, g[s].hyp[0].tok, sizeof(int) * nout);
+        free(one.x); free(one.xlen);
+    }
+    CHECKF(same, "%s: beam 1 differs from step-by-step greedy decoding", nmt_arch_name(arch));
+    /* beam 5 in one batch = each sentence alone, and the attention rows sum to 1 */
+    beam_opts o5 = {5, 1, 2.0, 1, 5, 1};
+    beam_sent b5[S];
+    NMT_ASSERT(beam_search(b5, &w, m, &all, &o5, NULL) == 0);
+    int indep = 1, no_unk = 1;
+    double rowsum_err = 0;
+    for (int s = 0; s < S; s++) {
+        batch one;
+        src_batch(&one, &src[s], &lens[s], 1);
+        beam_sent a;
+        NMT_ASSERT(beam_search(&a, &w, m, &one, &o5, NULL) == 0);
+        indep &= a.n == b5[s].n;
+        for (int i = 0; indep && i < a.n; i++)
+            indep &= a.hyp[i].len == b5[s].hyp[i].len && !memcmp(a.hyp[i].tok, b5[s].hyp[i].tok, sizeof(int) * a.hyp[i].len) &&
+                     fabs(a.hyp[i].score - b5[s].hyp[i].score) <= 1e-5 * fabs(a.hyp[i].score);
+        for (int i = 0; i < b5[s].n; i++)
+            for (int d = 0; d < b5[s].hyp[i].len; d++) {
+                no_unk &= b5[s].hyp[i].tok[d] != VOCAB_UNK;
+                if (arch == NMT_ARCH_RNNSEARCH) {
+                    double sum = 0;
+                    for (int j = 0; j < lens[s]; j++) sum += b5[s].hyp[i].attn[(size_t)d * lens[s] + j];
+                    rowsum_err = fmax(rowsum_err, fabs(sum - 1));
+                }
+            }
+        beam_sent_free(&a);
+        free(one.x); free(one.xlen);
+    }
+    CHECKF(indep, "%s: a sentence decodes differently alone and in a batch", nmt_arch_name(arch));
+    CHECKF(no_unk, "%s: --no-unk emitted UNK", nmt_arch_name(arch));
+    CHECKF(rowsum_err < 1e-5, "attention rows sum to 1 +- %.2g", rowsum_err);
+    for (int s = 0; s < S; s++) { beam_sent_free(&g[s]); beam_sent_free(&b5[s]); free(src[s]); }
+    free(all.x); free(all.xlen);
+    infer_free(&w);
+    nmt_model_free(m);
+}
+
+int main(void)
+{
+    const char *shared = getenv("NMT_SHARED");
+    rng_seed(&R, 4242);
+    test_golden(shared ? shared : "../shared");
+    test_exhaustive(NMT_ARCH_RNNSEARCH);
+    test_exhaustive(NMT_ARCH_RNNENC);
+    test_greedy_and_batching(NMT_ARCH_RNNSEARCH);
+    test_greedy_and_batching(NMT_ARCH_RNNENC);
+    return test_done("test_beam");
+}
