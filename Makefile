@@ -38,7 +38,9 @@ endif
 
 .PHONY: all deps test asan check-tests clean demo bench
 .SECONDARY:
-all: deps $(NMT_BIN) $(BUILD)/libnmt.a $(BUILD)/libnmt.so
+EXAMPLES := $(BUILD)/examples/translate
+
+all: deps $(NMT_BIN) $(BUILD)/libnmt.a $(BUILD)/libnmt.so $(EXAMPLES)
 	@cp -f $(BUILD)/libnmt.a libnmt.a 2>/dev/null || true
 
 deps:
@@ -77,8 +79,13 @@ $(BUILD)/tests/%_f64.o: tests/%_f64.c
 $(BUILD)/tests/%_f64: $(BUILD)/tests/%_f64.o $(BUILD)/libnmt_f64.a
 	$(CC) -o $@ $< $(BUILD)/libnmt_f64.a $(LDFLAGS) $(LDLIBS)
 
-check-tests: $(NMT_BIN) $(TEST_BIN)
-	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) sh tests/run.sh $(BUILD) $(RUNFLAGS)
+# The example sees only the public header, as a user's program would.
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libnmt.a include/nmt.h
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+
+check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
+	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) NMT_EXAMPLES=$(BUILD)/examples sh tests/run.sh $(BUILD) $(RUNFLAGS)
 
 # The full suite, then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
 # the last line of output sums both passes.

@@ -74,6 +74,57 @@ void nmt_model_free(nmt_model *m);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
 
+/* ------------------------------------------------------------------ translation
+ * Thread safety: a loaded nmt_model is read-only and may be shared by any number of threads;
+ * each thread decodes with its own nmt_decoder. Sentences are tokenized text (words separated
+ * by spaces); unknown words map to UNK. */
+#define NMT_MAX_SRC_WORDS 400   /* longer inputs are cut to this many words (reported) */
+
+typedef struct nmt_translate_opts {
+    int beam;            /* beam size, default 12; 1 = greedy decoding */
+    int normalize;       /* default 1: rank by log-probability / length (EOS counted); 0: raw */
+    double max_ratio;    /* default 3: at most max_ratio × (source words + 1) output tokens */
+    int no_unk;          /* never generate UNK */
+    int n_best;          /* hypotheses returned per sentence (default 1, at most beam) */
+    int attention;       /* keep attention matrices */
+    int batch;           /* sentences decoded together (default 16); results do not depend on it */
+} nmt_translate_opts;
+
+nmt_translate_opts nmt_translate_default_opts(void);
+
+typedef struct nmt_hypothesis {
+    int n_words;          /* output words, EOS not included */
+    const char **words;   /* point into the model's vocabulary: valid while the model lives */
+    int *ids;
+    double logprob;       /* log p of the words and, if finished, the EOS */
+    double score;         /* the ranking score: logprob, or logprob / (n_words + finished) */
+    int finished;         /* ended with EOS (else cut at the length limit) */
+    int attn_rows;        /* n_words + finished: one row per output token, EOS included */
+    int attn_cols;        /* source words + 1 (the source EOS) */
+    float *attention;     /* [attn_rows][attn_cols] (RNNsearch only; NULL otherwise or if not asked) */
+} nmt_hypothesis;
+
+typedef struct nmt_translation {
+    int n_src;            /* source words used (after truncation) */
+    int truncated;        /* the source had more than NMT_MAX_SRC_WORDS words */
+    int n_unk;            /* source words unknown to the model */
+    int n_hyps;           /* 0 for an empty sentence */
+    nmt_hypothesis *hyps; /* best first */
+} nmt_translation;
+
+typedef struct nmt_decoder nmt_decoder;
+
+int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err);
+void nmt_decoder_free(nmt_decoder *d);
+/* Translates sentences[0..n) into out[0..n) (free with nmt_translation_free). */
+int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err);
+void nmt_translation_free(nmt_translation *t, int n);
+/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS. */
+int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
+              int *n_tokens, nmt_err *err);
+/* Threads for matrix products and batch loops (0 = all cores). */
+void nmt_set_threads(int n);
+
 /* ------------------------------------------------------------------ training
  * MODEL.md section 4 (Appendix B): Adadelta (ρ 0.95, ε 1e-6), clipping at norm 1, minibatches
  * of 80 from 1600-pair blocks sorted by length, the corpus shuffled once. */

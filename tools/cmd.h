@@ -13,6 +13,8 @@ enum { CMD_OK = 0, CMD_ERR = 1, CMD_USAGE = 2 };
 /* The subcommands. */
 int cmd_train(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
+int cmd_translate(int argc, char **argv);
+int cmd_score(int argc, char **argv);
 int cmd_aer(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);

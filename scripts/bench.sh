@@ -1,0 +1,219 @@
+#!/bin/sh
+# bench.sh: the training part of `make bench`: training speed (target tokens/s) and peak memory
+# of the C implementation side by side with the PyTorch reference (same data, sizes and thread
+# count, runs alternating), the machine's SGEMM peak, and a per-phase profile of C training.
+#
+# Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
+# BENCH_ROUNDS (2 runs per side and configuration), BENCH_CONFIGS ("small paper"),
+# BENCH_EXTRA (1: also time C with OpenBLAS's AVX-512 kernels forced), BENCH_QUICK (1: a smoke
+# test with a few updates, figures meaningless). It is a benchmark, not a test: it exits 0
+# whatever it measures, and non-zero only when the benchmark programs cannot be built.
+set -u
+
+SHARED="${NMT_SHARED:-../shared}"
+if ! SHARED=$(cd "$SHARED" 2>/dev/null && pwd); then
+    echo "bench: shared folder ${NMT_SHARED:-../shared} not found (set NMT_SHARED)" >&2
+    exit 1
+fi
+T="${BENCH_THREADS:-2}"
+ROUNDS="${BENCH_ROUNDS:-2}"
+CONFIGS="${BENCH_CONFIGS:-small paper}"
+EXTRA="${BENCH_EXTRA:-1}"
+QUICK="${BENCH_QUICK:-0}"
+OUT=build/bench
+BLASDIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
+BLASINC=/usr/include/x86_64-linux-gnu/openblas-openmp
+# The reference must do its products in OpenBLAS (pthread build), not the reference BLAS that
+# is 40 times slower; putting that directory first on the library path makes torch's
+# libblas.so.3 resolve there whatever update-alternatives points to.
+REF_BLAS=/usr/lib/x86_64-linux-gnu/openblas-pthread
+REF="$SHARED/peers/torch/rnnsearch.py"
+PY=/usr/bin/python3
+mkdir -p "$OUT"
+
+# Thread counts are set per run, the same for both sides. OPENBLAS_CORETYPE (which kernels
+# OpenBLAS uses) is inherited: both sides then run the kernels this environment's programs use.
+unset OPENBLAS_NUM_THREADS GOTO_NUM_THREADS OMP_NUM_THREADS
+# Spinning OpenMP waits make 2-thread runs on a shared 2-core machine several times slower;
+# the reference sets PASSIVE for itself, and the C side gets the same.
+export OMP_WAIT_POLICY=PASSIVE
+
+# ------------------------------------------------------------------ packages
+missing_pkgs() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf ' %s' "$p"
+    done
+}
+apt_install() { # no-op when everything is present
+    miss=$(missing_pkgs "$@")
+    [ -z "$miss" ] && return 0
+    echo "bench: installing:$miss"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get update -qq >/dev/null 2>&1
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $miss >/dev/null 2>&1
+}
+apt_install gcc libc6-dev libopenblas-openmp-dev libcjson-dev time || echo "bench: could not install the C build dependencies" >&2
+HAVE_REF=1
+REF_WHY=""
+if ! apt_install python3-torch python3-numpy libopenblas0-pthread; then
+    HAVE_REF=0; REF_WHY="apt-get could not install python3-torch python3-numpy libopenblas0-pthread"
+elif [ ! -f "$REF" ]; then
+    HAVE_REF=0; REF_WHY="$REF not found"
+elif ! LD_LIBRARY_PATH=$REF_BLAS $PY -c "import torch, sys; sys.exit(0 if any('openblas-pthread' in l for l in open('/proc/self/maps')) else 1)" 2>/dev/null; then
+    HAVE_REF=0; REF_WHY="torch does not import, or does not load OpenBLAS from $REF_BLAS"
+fi
+
+# ------------------------------------------------------------------ build
+CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
+LDFLAGS="-L$BLASDIR -Wl,-rpath,$BLASDIR -lopenblas -lcjson -lm"
+# The library modules training needs, compiled here with the Makefile's flags so that the
+# benchmark does not depend on which archive happens to be lying around.
+LIBSRC="src/err.c src/blas.c src/rng.c src/model.c src/gru.c src/attention.c src/encoder.c src/decoder.c src/readout.c src/net.c src/optim.c src/safetensors.c src/vocab.c src/modelfile.c src/corpus.c src/batcher.c src/unicode.c"
+# shellcheck disable=SC2086
+if ! gcc $CFLAGS $LIBSRC bench/bench_train.c $LDFLAGS -o $OUT/bench_train ||
+   ! gcc $CFLAGS src/blas.c bench/sgemm.c $LDFLAGS -o $OUT/sgemm; then
+    echo "bench: building the benchmark programs failed" >&2
+    exit 1
+fi
+
+# ------------------------------------------------------------------ configurations
+M30K="$SHARED/data/multi30k/tok"
+WMT="$SHARED/data/wmt_enfr"
+if [ "$QUICK" = 1 ]; then
+    SMALL_RUN="--warmup 1 --updates 3"; PAPER_RUN="--warmup 0 --updates 1"; ROUNDS=1; SGEMM_REPS=2
+else
+    SMALL_RUN="--warmup 3 --updates 40"; PAPER_RUN="--warmup 2 --updates 8"; SGEMM_REPS=5
+fi
+# data and sizes, in the option spelling both programs share
+cfg_args() {
+    case "$1" in
+        small) echo "--src $M30K/train.en --tgt $M30K/train.fr --emb 256 --hid 256 --att 256 --maxout 256 --vocab 10000 --max-len 50" ;;
+        paper) echo "--src $WMT/train.en --tgt $WMT/train.fr --emb 620 --hid 1000 --att 1000 --maxout 500 --vocab 30002 --max-len 50" ;;
+    esac
+}
+run_args() { [ "$1" = small ] && echo "$SMALL_RUN" || echo "$PAPER_RUN"; }
+
+RES="$OUT/train-results.tsv"   # config impl run tok_s sec_update tok_batch rss_mib mflop_tok profile...
+: > "$RES"
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+BUSY=$(ps -eo pcpu=,args= | awk '$1 > 20 {n++} END {print n + 0}')
+
+# C: peak RSS from GNU time, the same meter as the reference's
+run_c() { # config round tag [VAR=value...]
+    cfg=$1; r=$2; tag=$3; shift 3
+    log="$OUT/train-$cfg-$tag-$r.log"
+    # shellcheck disable=SC2046
+    env "$@" /usr/bin/time -f 'MAXRSS_KB %M' -o "$log.time" $OUT/bench_train $(cfg_args "$cfg") $(run_args "$cfg") --threads "$T" > "$log" 2>&1
+    rc=$?
+    res=$(grep '^RESULT' "$log")
+    if [ $rc -ne 0 ] || [ -z "$res" ]; then echo "bench: $tag $cfg run $r failed (see $log)"; return; fi
+    echo "$res" | awk -v c="$cfg" -v t="$tag" -v r="$r" -v kb="$(awk '/MAXRSS_KB/ {print $2}' "$log.time")" '{
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+        printf "%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%s", c, t, r, v["tok_s"], v["sec_update"], v["tok"] / v["updates"], kb / 1024, v["mflop_tok"]
+        n = split("enc_fwd enc_bwd att_fwd att_bwd dec_fwd dec_bwd out_fwd out_bwd optim other", k, " ")
+        for (i = 1; i <= n; i++) printf "\t%s", v[k[i]]
+        printf "\n" }' >> "$RES"
+    printf '  %-5s %-10s run %s: %s\n' "$cfg" "$tag" "$r" "$(grep '^TRAIN' "$log" | sed 's/^TRAIN //')"
+}
+
+run_ref() { # config round
+    cfg=$1; r=$2
+    log="$OUT/train-$cfg-torch-$r.log"
+    # shellcheck disable=SC2046
+    LD_LIBRARY_PATH=$REF_BLAS /usr/bin/time -f 'MAXRSS_KB %M' -o "$log.time" $PY "$REF" bench $(cfg_args "$cfg") \
+        $(run_args "$cfg" | sed 's/--updates/--train-updates/') --threads "$T" --dec-sents 0 > "$log" 2>&1
+    rc=$?
+    line=$(grep '^TRAIN' "$log")
+    if [ $rc -ne 0 ] || [ -z "$line" ]; then echo "bench: reference $cfg run $r failed (see $log)"; return; fi
+    # "TRAIN  N updates (...): X tgt tok/s (incl EOS), Y src+tgt tok/s, Z s/100 updates, W tgt tok/batch | ..."
+    echo "$line" | awk -v c="$cfg" -v r="$r" -v kb="$(awk '/MAXRSS_KB/ {print $2}' "$log.time")" '{
+        for (i = 1; i <= NF; i++) {
+            if ($(i+1) == "tgt" && $(i+2) == "tok/s") tps = $i
+            if ($(i+1) == "s/100") spu = $i / 100
+            if ($(i+1) == "tgt" && $(i+2) == "tok/batch") tpb = $i
+        }
+        printf "%s\ttorch\t%s\t%s\t%s\t%s\t%.1f\t-\n", c, r, tps, spu, tpb, kb / 1024 }' >> "$RES"
+    printf '  %-5s %-10s run %s: %s\n' "$cfg" "reference" "$r" "$(echo "$line" | sed 's/^TRAIN *//; s/ | load.*//')"
+}
+
+# ------------------------------------------------------------------ measure
+echo "== make bench: training speed =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; load average at start $LOAD0"
+[ "$BUSY" -gt 0 ] && echo "WARNING: $BUSY other process(es) using over 20% of a core: timings are not reliable"
+[ "$QUICK" = 1 ] && echo "WARNING: BENCH_QUICK=1: a smoke test, the figures mean nothing"
+if [ $HAVE_REF = 0 ]; then
+    echo "REFERENCE NOT AVAILABLE: $REF_WHY; measuring the C side only"
+fi
+echo "threads $T, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset: auto-detected)}; C $OUT/bench_train, reference $REF (libblas from $REF_BLAS)"
+
+SG=$($OUT/sgemm 2048 $SGEMM_REPS 1 "$T")
+echo "$SG" | sed 's/^/  /'
+PEAK1=$(echo "$SG" | awk '/threads=1 / {sub("gflops=", "", $3); print $3}')
+PEAKT=$(echo "$SG" | awk -v t="$T" '$2 == "threads=" t {sub("gflops=", "", $3); print $3}')
+CORE=$(echo "$SG" | awk '/^#/ {print $(NF-1)}')
+if [ "$EXTRA" = 1 ]; then
+    # Where the environment pins OpenBLAS to its AVX2 (Haswell) kernels, this shows what its
+    # AVX-512 kernels would give on the same machine (C side only, to keep the run short).
+    SGX=$(env OPENBLAS_CORETYPE=SkylakeX $OUT/sgemm 2048 $SGEMM_REPS 1 "$T")
+    echo "$SGX" | sed 's/^/  /'
+    PEAKX=$(echo "$SGX" | awk -v t="$T" '$2 == "threads=" t {sub("gflops=", "", $3); print $3}')
+fi
+
+for cfg in $CONFIGS; do
+    r=1
+    while [ $r -le "$ROUNDS" ]; do
+        run_c "$cfg" $r C
+        if [ $HAVE_REF = 1 ]; then run_ref "$cfg" $r; fi
+        r=$((r + 1))
+    done
+    if [ "$EXTRA" = 1 ]; then run_c "$cfg" 1 C-avx512 OPENBLAS_CORETYPE=SkylakeX; fi
+done
+
+# ------------------------------------------------------------------ report
+echo
+echo "SGEMM 2048x2048, best of $SGEMM_REPS, OpenBLAS OpenMP build ($CORE kernels): 1 thread ${PEAK1:-?} GFLOP/s, $T threads ${PEAKT:-?} GFLOP/s${PEAKX:+; with OPENBLAS_CORETYPE=SkylakeX (AVX-512) $PEAKX GFLOP/s on $T threads}"
+echo
+awk -F'\t' -v peak="${PEAKT:-0}" -v havref=$HAVE_REF '
+    { k = $1 SUBSEP $2; n[k]++; tps[k] = tps[k] (n[k] > 1 ? " / " : "") sprintf("%.0f", $4); sum[k] += $4
+      if ($7 > rss[k]) rss[k] = $7; if ($2 == "C") fl[$1] = fl[$1] + $8; seen[$1] = 1; if (!($1 in order)) { order[$1] = ++nc; name[nc] = $1 } }
+    END {
+        printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %s\n", "config", "C tok/s (runs)", "reference tok/s", "ratio C/ref", "C %pk", "ref %pk", "C RSS MiB", "ref RSS MiB", "MFLOP/tok"
+        for (i = 1; i <= nc; i++) {
+            c = name[i]; kc = c SUBSEP "C"; kr = c SUBSEP "torch"; ka = c SUBSEP "C-avx512"
+            mc = n[kc] ? sum[kc] / n[kc] : 0; mr = n[kr] ? sum[kr] / n[kr] : 0; f = n[kc] ? fl[c] / n[kc] : 0
+            printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %.1f\n", toupper(c), n[kc] ? tps[kc] : "-", n[kr] ? tps[kr] : (havref ? "failed" : "n/a"),
+                (mc && mr) ? sprintf("%.2f", mc / mr) : "-", (mc && peak) ? sprintf("%.0f%%", 100 * mc * f / 1000 / peak) : "-",
+                (mr && peak) ? sprintf("%.0f%%", 100 * mr * f / 1000 / peak) : "-", n[kc] ? sprintf("%.0f", rss[kc]) : "-", n[kr] ? sprintf("%.0f", rss[kr]) : "-", f
+            if (n[ka]) printf "%-6s %-22s (C with OPENBLAS_CORETYPE=SkylakeX; %.2f x the default C runs)\n", "", tps[ka], sum[ka] / n[ka] / mc
+        }
+        print "(% of the " (peak ? peak : "?") " GFLOP/s SGEMM peak, from matrix-product FLOPs over real tokens, fwd+bwd = 3 x fwd;"
+        print " C RSS includes an untimed batch of the 80 longest pairs, so it is the peak of a whole epoch;"
+        print " the reference RSS is that of its own warm-up and timed batches)"
+    }' "$RES"
+
+echo
+echo "Profile of C training (seconds per update, mean of the C runs; decoder cell = decoder - attention):"
+awk -F'\t' '$2 == "C" {
+        c = $1; if (!(c in n)) name[++nc] = c; n[c]++
+        for (i = 9; i <= 18; i++) s[c, i] += $i; tot[c] += $5 }
+    END {
+        split("encoder fwd|encoder bwd|attention fwd|attention bwd|decoder cell fwd|decoder cell bwd|readout+softmax fwd|readout+softmax bwd|optimizer (clip+Adadelta)|other (batch fill, grad zeroing)", lab, "|")
+        printf "  %-34s", "phase"; for (j = 1; j <= nc; j++) printf "  %8s %6s", toupper(name[j]) " s", "%"; printf "\n"
+        # columns 9..18: enc_fwd enc_bwd att_fwd att_bwd dec_fwd dec_bwd out_fwd out_bwd optim other
+        for (i = 1; i <= 10; i++) {
+            printf "  %-34s", lab[i]
+            for (j = 1; j <= nc; j++) {
+                c = name[j]; v = s[c, i + 8]
+                if (i == 5) v -= s[c, 11]; if (i == 6) v -= s[c, 12]
+                printf "  %8.4f %5.1f%%", v / n[c], 100 * v / tot[c]
+            }
+            printf "\n"
+        }
+        printf "  %-34s", "total"; for (j = 1; j <= nc; j++) printf "  %8.4f %5.1f%%", tot[name[j]] / n[name[j]], 100; printf "\n"
+    }' "$RES"
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); logs and $RES in $OUT/"
+exit 0

@@ -1,0 +1,101 @@
+#!/bin/sh
+# translate.sh: the input/output contract of `nmt translate` and `nmt score` on a small trained
+# model: one line out per line in, empty and overlong lines, invalid UTF-8, a missing or damaged
+# model, n-best order, interactive use through a pipe, independence from batch size and thread
+# count, translate's scores equal to score's, and a valgrind run.
+. tests/cli/lib.sh
+D=$NMT_SHARED/data/multi30k/tok
+head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
+export OMP_WAIT_POLICY=PASSIVE
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --emb 16 --hid 16 --att 16 --maxout 8 --vocab 300 \
+    --batch 20 --max-updates 150 --threads 1 --optimizer adam --lr 0.01 2> "$T/train.log"
+check "model trained" test -s "$T/m.nmt"
+TR="$NMT_BIN translate --model $T/m.nmt --beam 4 --threads 1"
+
+# one line out per line in, empty lines kept
+head -n 5 "$D/test_2016_flickr.en" > "$T/in5"
+printf '\n' >> "$T/in5"; head -n 3 "$D/val.en" >> "$T/in5"; printf '\n\n' >> "$T/in5"
+$TR < "$T/in5" > "$T/out5"
+[ "$(wc -l < "$T/out5")" -eq "$(wc -l < "$T/in5")" ] && ok || bad "line count $(wc -l < "$T/out5") vs $(wc -l < "$T/in5")"
+[ -z "$(sed -n 6p "$T/out5")" ] && [ -z "$(sed -n 10p "$T/out5")" ] && ok || bad "empty lines not kept"
+[ -n "$(sed -n 1p "$T/out5")" ] && ok || bad "first line empty"
+# a last line without a newline still counts
+printf 'a man .' | $TR > "$T/o1"; [ "$(wc -l < "$T/o1")" -eq 1 ] && ok || bad "unterminated last line"
+
+# batching and threads change nothing
+$TR --batch 1 < "$T/in5" > "$T/b1"
+$TR --batch 7 --threads 2 < "$T/in5" > "$T/b7"
+cmp -s "$T/out5" "$T/b1" && cmp -s "$T/out5" "$T/b7" && ok || bad "output depends on batch size or threads"
+
+# overlong line: translated (cut) with a warning naming the line
+awk 'BEGIN { for (i = 0; i < 450; i++) printf "a "; print "." }' > "$T/long"
+printf 'a dog .\n' >> "$T/long"
+$TR --max-ratio 0.05 < "$T/long" > "$T/olong" 2> "$T/elong"
+[ "$(wc -l < "$T/olong")" -eq 2 ] && ok || bad "overlong input lost lines"
+grep -q "stdin:1: 451 words, translating the first 400" "$T/elong" && ok || bad "no warning for the long line: $(cat "$T/elong")"
+
+# invalid UTF-8: replaced, warned, still translated
+printf 'a man \377\376 rides .\nok .\n' | $TR > "$T/ou" 2> "$T/eu"
+[ "$(wc -l < "$T/ou")" -eq 2 ] && ok || bad "invalid UTF-8 lost a line"
+grep -q "stdin:1: invalid UTF-8 replaced by U+FFFD (2 bytes)" "$T/eu" && ok || bad "no UTF-8 warning: $(cat "$T/eu")"
+
+# missing or damaged model: an error before any input is read (stdin is a pipe that never ends)
+expect_fail "missing model" 1 "nope.nmt: No such file" sh -c "sleep 30 | $NMT_BIN translate --model $T/nope.nmt"
+head -c 1000 "$T/m.nmt" > "$T/cut.nmt"
+expect_fail "damaged model" 1 "cut.nmt" sh -c "sleep 30 | $NMT_BIN translate --model $T/cut.nmt"
+expect_fail "no model" 2 "--model is required" "$NMT_BIN" translate
+expect_fail "bad beam" 2 "--beam 0: out of range" "$NMT_BIN" translate --model "$T/m.nmt" --beam 0
+expect_fail "n-best over beam" 2 "larger than the beam" "$NMT_BIN" translate --model "$T/m.nmt" --beam 2 --n-best 3
+
+# n-best: K lines per input, indices in order, scores not increasing, hypotheses distinct
+head -n 4 "$D/val.en" | $TR --n-best 4 > "$T/nb"
+[ "$(wc -l < "$T/nb")" -eq 16 ] && ok || bad "n-best line count $(wc -l < "$T/nb")"
+awk -F ' \\|\\|\\| ' '{ if ($1 == last && $3 + 0 > prev + 1e-9) bad = 1; if ($1 == last && seen[$1 FS $2]++) bad = 1;
+    if ($1 != last && $1 != last + 1) bad = 1; last = $1; prev = $3; seen[$1 FS $2]++ } END { exit bad }' "$T/nb" && ok || bad "n-best not sorted/distinct"
+
+# the score translate prints equals nmt score's on the same output (length-normalised and raw);
+# an output cut at the length limit has no EOS, which forced decoding would add: those are skipped
+head -n 6 "$D/val.en" > "$T/v6"
+for norm in --normalize --no-normalize; do
+    $TR $norm --scores < "$T/v6" > "$T/sc"
+    sed 's/ ||| .*//' "$T/sc" > "$T/hyp"
+    "$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" > "$T/forced"
+    col=1; [ $norm = --normalize ] && col=2
+    paste -d '\t' "$T/sc" "$T/forced" "$T/v6" | awk -F '\t' -v c=$col '{ split($1, a, " \\|\\|\\| "); nw = split(a[1], w, " ");
+        if (nw == int(3 * (split($5, s, " ") + 1))) next; n++; d = a[2] - $(c + 1); if (d < 0) d = -d; if (d > 2e-4) bad = 1 }
+        END { exit bad || n == 0 }' \
+        && ok || bad "translate $norm scores differ from nmt score: $(paste "$T/sc" "$T/forced" | head -n 2)"
+done
+head -n 5 "$T/v6" > "$T/v5"
+expect_fail "score line counts" 1 "has 6 lines but .* has 5" "$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/v5"
+
+# alignments: hard links are in range; soft rows have one weight per source word plus EOS
+echo "a man rides a bike ." | $TR --alignment hard > "$T/ah"
+awk -F ' \\|\\|\\| ' '{ n = split($2, L, " "); for (i = 1; i <= n; i++) { split(L[i], p, "-"); if (p[1] < 0 || p[1] > 5) bad = 1 } } END { exit bad }' "$T/ah" && ok || bad "hard alignment out of range: $(cat "$T/ah")"
+echo "a man ." | $TR --alignment soft > "$T/as"
+awk -F ' \\|\\|\\| ' '{ n = split($2, R, " ; "); for (i = 1; i <= n; i++) { k = split(R[i], w, " "); s = 0; for (j = 1; j <= k; j++) s += w[j];
+    if (k != 4 || s < 0.99 || s > 1.01) bad = 1 } } END { exit bad }' "$T/as" && ok || bad "soft rows wrong: $(cat "$T/as")"
+
+# interactive: a line sent through a pipe is answered before the next is written
+if command -v mkfifo > /dev/null; then
+    mkfifo "$T/fin" "$T/fout"
+    $TR < "$T/fin" > "$T/fout" &
+    pid=$!
+    exec 7> "$T/fin" 8< "$T/fout"
+    echo "a man ." >&7
+    if read -r ans <&8; then ok; else bad "no answer to the first interactive line"; fi
+    echo "two dogs ." >&7
+    if read -r ans2 <&8; then ok; else bad "no answer to the second interactive line"; fi
+    exec 7>&- 8<&-
+    wait $pid
+fi
+
+# valgrind: no leak and no invalid access on a few sentences
+if command -v valgrind > /dev/null && [ "${1:-}" != "--quick" ]; then
+    head -n 3 "$D/val.en" > "$T/v3"
+    OMP_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        "$NMT_BIN" translate --model "$T/m.nmt" --beam 3 --threads 1 --alignment soft < "$T/v3" > /dev/null 2> "$T/vg"
+    rc=$?
+    [ $rc -eq 0 ] && ok || bad "valgrind (exit $rc): $(head -n 20 "$T/vg")"
+fi
+finish translate
