@@ -104,6 +104,12 @@ asan: deps
 	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    RUNFLAGS=--quick
 
+demo: all
+	@sh scripts/demo.sh
+
+bench: all
+	@sh scripts/bench.sh
+
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 

@@ -1,8 +1,21 @@
-/* nmt.h: the public C API of the nmt toolkit (attention-based neural machine translation).
+/* nmt.h: the public C API of the nmt toolkit (attention-based neural machine translation:
+ * RNNsearch and RNNencdec of Bahdanau et al. 2014).
  *
- * Every function that can fail returns an int status (0 = NMT_OK, negative = enum nmt_status)
- * and, when given a non-NULL struct nmt_err, fills it with a message naming the problem.
- * The library never exits and never prints; log lines go to a callback (nmt_set_log).
+ *     nmt_err err;
+ *     nmt_model *m;
+ *     if (nmt_model_load(&m, "model.nmt", &err)) { fprintf(stderr, "%s\n", err.msg); exit(1); }
+ *     nmt_translate_opts o = nmt_translate_default_opts();    // beam 12, length-normalised
+ *     nmt_decoder *d;
+ *     nmt_decoder_init(&d, m, &o, &err);
+ *     const char *src[] = {"a man is riding a bike ."};
+ *     nmt_translation t[1];
+ *     if (!nmt_translate(d, src, 1, t, &err)) { ... t[0].hyps[0].words ...; nmt_translation_free(t, 1); }
+ *     nmt_decoder_free(d); nmt_model_free(m);
+ *
+ * Thread safety: a model is read-only once loaded and may be shared by many threads; each thread
+ * translates with its own nmt_decoder. Every function that can fail returns an int status
+ * (0 = NMT_OK, negative = enum nmt_status) and, given a non-NULL struct nmt_err, a message that
+ * names the problem. The library never exits and never prints; logs go to nmt_set_log's callback.
  */
 #ifndef NMT_H
 #define NMT_H
