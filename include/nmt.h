@@ -135,6 +135,19 @@ void nmt_translation_free(nmt_translation *t, int n);
 /* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS. */
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
               int *n_tokens, nmt_err *err);
+/* Forced decoding with the attention kept: the model reads src_i and is made to produce tgt_i.
+ * attention is [(n_tgt + 1) x (n_src + 1)]: one row per target token (its EOS last), one column
+ * per source word and the source EOS; NULL for RNNencdec. Free with nmt_alignment_free. */
+typedef struct nmt_alignment {
+    int n_src, n_tgt;     /* words, EOS not counted (the source cut at NMT_MAX_SRC_WORDS) */
+    double logprob;       /* log p(tgt + EOS | src) */
+    float *attention;
+} nmt_alignment;
+
+int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
+                    nmt_err *err);
+void nmt_alignment_free(nmt_alignment *a, int n);
+
 /* Threads for matrix products and batch loops (0 = all cores). */
 void nmt_set_threads(int n);
 

@@ -168,8 +168,9 @@ done:
     return rc;
 }
 
-int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
-              int *n_tokens, nmt_err *err)
+/* Forced decoding of n pairs in batches: log-probabilities, lengths and (if al) attention. */
+static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
+                  int *n_tokens, nmt_alignment *al, nmt_err *err)
 {
     const nmt_model *m = d->m;
     int cap = NMT_MAX_SRC_WORDS + 1, B = d->o.batch, rc = NMT_OK;
@@ -202,11 +203,45 @@ int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, in
         for (int s = 0; s < S; s++) {
             double sum = 0;
             for (int t = 0; t < yl[s]; t++) sum += lp[t * S + s];
-            logprob[s0 + s] = sum;
-            n_tokens[s0 + s] = yl[s];
+            if (logprob) logprob[s0 + s] = sum;
+            if (n_tokens) n_tokens[s0 + s] = yl[s];
+            if (!al) continue;
+            nmt_alignment *a = &al[s0 + s];
+            a->n_src = xl[s] - 1;
+            a->n_tgt = yl[s] - 1;
+            a->logprob = sum;
+            if (m->cfg.arch == NMT_ARCH_RNNENC) continue;
+            a->attention = malloc(sizeof(float) * (size_t)yl[s] * xl[s]);
+            if (!a->attention) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+            for (int i = 0; i < yl[s]; i++)
+                for (int j = 0; j < xl[s]; j++)
+                    a->attention[(size_t)i * xl[s] + j] = (float)d->ws.dec.alpha[((size_t)i * S + s) * Tx + j];
         }
     }
 done:
     free(bx); free(by); free(sx); free(sy); free(xl); free(yl); free(lp);
     return rc;
+}
+
+int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
+              int *n_tokens, nmt_err *err)
+{
+    return forced(d, src, tgt, n, logprob, n_tokens, NULL, err);
+}
+
+int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
+                    nmt_err *err)
+{
+    memset(out, 0, sizeof(nmt_alignment) * (n > 0 ? n : 0));
+    int rc = forced(d, src, tgt, n, NULL, NULL, out, err);
+    if (rc) nmt_alignment_free(out, n);
+    return rc;
+}
+
+void nmt_alignment_free(nmt_alignment *a, int n)
+{
+    for (int i = 0; a && i < n; i++) {
+        free(a[i].attention);
+        a[i].attention = NULL;
+    }
 }
