@@ -47,7 +47,12 @@ typedef struct nmt_err {
 /* Model architectures (MODEL.md sections 2, 3 and 5). */
 enum nmt_arch {
     NMT_ARCH_RNNSEARCH = 0, /* bidirectional encoder + additive attention (Bahdanau et al.) */
-    NMT_ARCH_RNNENC = 1     /* RNN encoder-decoder: forward encoder, fixed context h_Tx */
+    NMT_ARCH_RNNENC = 1,    /* RNN encoder-decoder: forward encoder, fixed context h_Tx */
+    NMT_ARCH_RECATT = 2,    /* Feng et al.: the previous context enters the attention (R_a c_{i-1}) */
+    NMT_ARCH_INPUTFEED = 3, /* the previous context enters the decoder GRU (F c_{i-1}) */
+    NMT_ARCH_MARKOV = 4,    /* a window of the previous attention weights enters the attention */
+    NMT_ARCH_LOCFER = 5,    /* a window of the summed previous attention weights enters it */
+    NMT_ARCH_COUNT
 };
 
 /* The hyperparameters that fix a model's shape. Sizes of vocabularies count EOS (id 0) and
@@ -60,6 +65,7 @@ typedef struct nmt_config {
     int hid;         /* n: GRU units (per encoder direction) */
     int att;         /* n': alignment model hidden units */
     int maxout;      /* l: maxout units of the deep output (2l before the max) */
+    int window;      /* k: Markov / LocFer window half-width (2k+1 weights); 2 */
 } nmt_config;
 
 /* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */

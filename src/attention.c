@@ -1,75 +1,112 @@
 /* attention.c: additive attention, forward and backward for one decoder step (MODEL.md
- * section 2). Backward: with g = dL/dc_i,
- *   dα_j = g · h_j,  dh_j += α_j g,  de_j = α_j (dα_j - Σ_k α_k dα_k),
- *   for t_jk = tanh(q_k + UaH_jk):  dv_k += de_j t_jk,  dpre_jk = de_j v_k (1 - t_jk²),
- *   dUaH_jk += dpre_jk,  dq_k += Σ_j dpre_jk. */
+ * sections 2, 5). Backward: with g = dL/dc_i and γ_j = dL/dα_ij from later steps (ξ of Markov
+ * and LocFer reads α_i),
+ *   dα_j = g · h_j + γ_j,  dh_j += α_j g,  de_j = α_j (dα_j - Σ_k α_k dα_k),
+ *   for t_jk = tanh(pre_jk):  dv_k += de_j t_jk,  dpre_jk = de_j v_k (1 - t_jk²),
+ *   dUaH_jk += dpre_jk,  dq_k += Σ_j dpre_jk,  dM_ok += ξ_jo dpre_jk,  dξ_jo = Σ_k dpre_jk M_ok. */
 #include <string.h>
 
 #include "attention.h"
 #include "fault.h"
 
-void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
-                  const real *H, const int *xlen, const int *src, attn_dims d)
+/* pre_k = q_k + UaH_jk (+ Σ_o ξ_jo M_ok) for one position */
+static void preact(real *pre, const real *q, const real *u, const attn_xi *x, const real *xij, int na)
 {
-    int B = d.B, Bs = d.Bs, na = d.na, hd = d.hd;
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < B; b++) {
-        real *al = alpha + (size_t)b * d.Tx, *cb = ctx + (size_t)b * hd;
-        const real *qb = q + (size_t)b * na;
-        int sb = src ? src[b] : b, L = xlen[sb];
-        real mx = -INFINITY;
-        for (int j = 0; j < L; j++) {
-            const real *u = UaH + ((size_t)j * Bs + sb) * na;
-            real e = 0;
-            for (int k = 0; k < na; k++) e += v[k] * rtanh(qb[k] + u[k]);
-            al[j] = e;
-            if (e > mx) mx = e;
-        }
-        real sum = 0;
-        for (int j = 0; j < L; j++) { al[j] = rexp(al[j] - mx); sum += al[j]; }
-        for (int j = 0; j < L; j++) al[j] /= sum;
-        for (int j = L; j < d.Tx; j++) al[j] = 0;
-        memset(cb, 0, sizeof(real) * hd);
-        for (int j = 0; j < L; j++) {
-            const real *h = H + ((size_t)j * Bs + sb) * d.ldH;
-            for (int k = 0; k < hd; k++) cb[k] += al[j] * h[k];
+    for (int k = 0; k < na; k++) pre[k] = q[k] + u[k];
+    if (!x) return;
+    for (int o = 0; o < x->K; o++) {
+        real f = xij[o];
+        if (f == 0) continue;
+        const real *M = x->M + (size_t)o * na;
+        for (int k = 0; k < na; k++) pre[k] += f * M[k];
+    }
+}
+
+void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
+                  const real *H, const int *xlen, const int *src, const attn_xi *x, attn_dims d)
+{
+    int B = d.B, Bs = d.Bs, na = d.na, hd = d.hd, Tx = d.Tx;
+#pragma omp parallel
+    {
+        real pre[na > 0 ? na : 1];
+#pragma omp for schedule(static)
+        for (int b = 0; b < B; b++) {
+            real *al = alpha + (size_t)b * Tx, *cb = ctx + (size_t)b * hd;
+            const real *qb = q + (size_t)b * na;
+            int sb = src ? src[b] : b, L = xlen[sb];
+            real mx = -INFINITY;
+            for (int j = 0; j < L; j++) {
+                preact(pre, qb, UaH + ((size_t)j * Bs + sb) * na, x, x ? x->xi + ((size_t)b * Tx + j) * x->K : NULL, na);
+                real e = 0;
+                for (int k = 0; k < na; k++) e += v[k] * rtanh(pre[k]);
+                al[j] = e;
+                if (e > mx) mx = e;
+            }
+            real sum = 0;
+            for (int j = 0; j < L; j++) { al[j] = rexp(al[j] - mx); sum += al[j]; }
+            for (int j = 0; j < L; j++) al[j] /= sum;
+            for (int j = L; j < Tx; j++) al[j] = 0;
+            memset(cb, 0, sizeof(real) * hd);
+            for (int j = 0; j < L; j++) {
+                const real *h = H + ((size_t)j * Bs + sb) * d.ldH;
+                for (int k = 0; k < hd; k++) cb[k] += al[j] * h[k];
+            }
         }
     }
 }
 
-void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx,
+void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
                    const real *alpha, const real *UaH, const real *q, const real *v,
-                   const real *H, const int *xlen, attn_dims d, real *tmp)
+                   const real *H, const int *xlen, const attn_xi *x, attn_dims d, real *tmp)
 {
-    int B = d.B, na = d.na, hd = d.hd;
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < B; b++) {
-        real *de_buf = tmp + (size_t)b * d.Tx;
-        const real *al = alpha + (size_t)b * d.Tx, *g = dctx + (size_t)b * hd;
-        const real *qb = q + (size_t)b * na;
-        real *dqb = dq + (size_t)b * na, *dvb = dv_rows + (size_t)b * na;
-        int L = xlen[b];
-        /* dα_j, then the softmax Jacobian, in two passes over j */
-        real s = 0;
-        for (int j = 0; j < L; j++) {
-            const real *h = H + ((size_t)j * B + b) * d.ldH;
-            real *dh = dH + ((size_t)j * B + b) * d.ldH;
-            real da = 0;
-            for (int k = 0; k < hd; k++) { da += g[k] * h[k]; dh[k] += al[j] * g[k]; }
-            de_buf[j] = da;
-            s += al[j] * da;
-        }
-        memset(dqb, 0, sizeof(real) * na);
-        for (int j = 0; j < L; j++) {
-            real de = al[j] * (de_buf[j] - (FAULT(FAULT_ATTN_SOFTMAX) ? 0 : s));
-            const real *u = UaH + ((size_t)j * B + b) * na;
-            real *du = dUaH + ((size_t)j * B + b) * na;
-            for (int k = 0; k < na; k++) {
-                real t = rtanh(qb[k] + u[k]);
-                dvb[k] += de * t;
-                real dp = de * v[k] * (1 - t * t);
-                du[k] += dp;
-                dqb[k] += dp;
+    int B = d.B, na = d.na, hd = d.hd, Tx = d.Tx;
+#pragma omp parallel
+    {
+        real pre[na > 0 ? na : 1];
+#pragma omp for schedule(static)
+        for (int b = 0; b < B; b++) {
+            real *de_buf = tmp + (size_t)b * Tx;
+            const real *al = alpha + (size_t)b * Tx, *g = dctx + (size_t)b * hd;
+            const real *qb = q + (size_t)b * na;
+            real *dqb = dq + (size_t)b * na, *dvb = dv_rows + (size_t)b * na;
+            int L = xlen[b];
+            /* dα_j, then the softmax Jacobian, in two passes over j */
+            real s = 0;
+            for (int j = 0; j < L; j++) {
+                const real *h = H + ((size_t)j * B + b) * d.ldH;
+                real *dh = dH + ((size_t)j * B + b) * d.ldH;
+                real da = dalpha ? dalpha[(size_t)b * Tx + j] : 0;
+                for (int k = 0; k < hd; k++) { da += g[k] * h[k]; dh[k] += al[j] * g[k]; }
+                de_buf[j] = da;
+                s += al[j] * da;
+            }
+            memset(dqb, 0, sizeof(real) * na);
+            if (x) memset(x->dxi + (size_t)b * Tx * x->K, 0, sizeof(real) * Tx * x->K);
+            for (int j = 0; j < L; j++) {
+                real de = al[j] * (de_buf[j] - (FAULT(FAULT_ATTN_SOFTMAX) ? 0 : s));
+                const real *u = UaH + ((size_t)j * B + b) * na;
+                const real *xij = x ? x->xi + ((size_t)b * Tx + j) * x->K : NULL;
+                real *du = dUaH + ((size_t)j * B + b) * na;
+                preact(pre, qb, u, x, xij, na);
+                for (int k = 0; k < na; k++) {
+                    real t = rtanh(pre[k]);
+                    dvb[k] += de * t;
+                    real dp = de * v[k] * (1 - t * t);
+                    du[k] += dp;
+                    dqb[k] += dp;
+                    pre[k] = dp; /* keep dpre for the ξ terms below */
+                }
+                if (!x) continue;
+                real *dxij = x->dxi + ((size_t)b * Tx + j) * x->K, *dMb = x->dM_rows + (size_t)b * x->K * na;
+                for (int o = 0; o < x->K; o++) {
+                    const real *M = x->M + (size_t)o * na;
+                    real acc = 0;
+                    for (int k = 0; k < na; k++) {
+                        acc += pre[k] * M[k];
+                        dMb[(size_t)o * na + k] += xij[o] * pre[k];
+                    }
+                    dxij[o] = acc;
+                }
             }
         }
     }

@@ -120,7 +120,8 @@ static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
 int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err)
 {
     const nmt_config *c = &m->cfg;
-    int S = src->B, K = o->K, V = c->tgt_vocab, n = c->hid, Tx = src->Tx, rc = NMT_OK;
+    int S = src->B, K = o->K, V = c->tgt_vocab, Tx = src->Tx, rc = NMT_OK;
+    int n = infer_state_dim(c, Tx); /* a hypothesis's whole recurrent state, copied as one row */
     int Hmax = S * K;
     memset(out, 0, sizeof(beam_sent) * S);
     if ((rc = infer_reserve(w, c, S, Tx, Hmax, err))) return rc;
@@ -147,12 +148,12 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
     if (!ok) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search"); goto out; }
 
     infer_encode(w, m, src);
+    infer_init_states(w, c, sa, S, Tx);
     int H = S;
     for (int b = 0; b < S; b++) {
         row_src[b] = b;
         row_node[b] = 0;
         yprev[b] = -1;
-        memcpy(sa + (size_t)b * n, w->s0 + (size_t)b * n, sizeof(real) * n);
     }
     for (int t = 0; t < maxsteps && H > 0; t++) {
         infer_step(w, m, src, H, row_src, yprev, sa, snew);

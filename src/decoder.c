@@ -1,6 +1,8 @@
 /* decoder.c: s_0 = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx), and the recurrence
  *   c_i = attention(s_{i-1}, h)  (RNNencdec: h→_Tx),
  *   s_i = GRU(s_{i-1}; ȳ_{i-1}·W + c_i·C + b)                      (MODEL.md sections 2, 3)
+ * with the variants of section 5 as small additions at marked points: RecAtt adds R_a c_{i-1} to
+ * the query, InputFeed F c_{i-1} to the GRU input, Markov / LocFer the window ξ to the energies.
  * ȳ_{i-1}·W is one product over all positions before the loop (teacher forcing); the
  * recurrent, attention and context products run per step. Weight gradients of per-step
  * products are formed after the loop from stored per-step gradients, one product each. */
@@ -37,6 +39,35 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     w->carry = arena_take(a, sizeof(real) * B * n);
     w->dh = arena_take(a, sizeof(real) * B * n);
     w->tmp = arena_take(a, sizeof(real) * B * (3 * n > (size_t)Tx ? 3 * n : (size_t)Tx));
+    size_t K = xi_kind(c) ? (size_t)xi_width(c) : 0;
+    w->XI = K ? arena_take(a, sizeof(real) * TB * Tx * K) : NULL;
+    w->cum = K ? arena_take(a, sizeof(real) * B * Tx) : NULL;
+    w->dxi = K ? arena_take(a, sizeof(real) * B * Tx * K) : NULL;
+    w->dal = K ? arena_take(a, sizeof(real) * B * Tx) : NULL;
+    w->dM_rows = K ? arena_take(a, sizeof(real) * B * K * na) : NULL;
+}
+
+void xi_build(real *xi, const real *src, const int *xlen, int B, int Tx, int k)
+{
+    int K = 2 * k + 1;
+    memset(xi, 0, sizeof(real) * B * Tx * K);
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < xlen[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j + o - k;
+                if (p >= 0 && p < xlen[b]) xi[((size_t)b * Tx + j) * K + o] = src[(size_t)b * Tx + p];
+            }
+}
+
+void xi_scatter(real *dsrc, const real *dxi, const int *xlen, int B, int Tx, int k)
+{
+    int K = 2 * k + 1;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < xlen[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j + o - k;
+                if (p >= 0 && p < xlen[b]) dsrc[(size_t)b * Tx + p] += dxi[((size_t)b * Tx + j) * K + o];
+            }
 }
 
 static gru_cache cache_at(gru_cache c, size_t off)
@@ -81,14 +112,27 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         for (size_t i = 0; i < (size_t)Tx * B; i++)
             for (int k = 0; k < na; k++) w->UaH[i * na + k] += p->att_b[k];
     }
+    int xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    if (xk == XI_LOCFER) memset(w->cum, 0, sizeof(real) * B * Tx);
     for (int i = 0; i < Ty; i++) {
         size_t o = (size_t)i * B;
-        const real *sp = w->S + o * n;
+        const real *sp = w->S + o * n, *cprev = i ? w->C + (o - B) * cd : NULL;
         real *ci = w->C + o * cd;
         if (search) {
             PROF_BEGIN(ta);
             mm(0, 0, B, na, n, sp, n, p->att_W, na, 0, w->Q + o * na, na);
-            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, NULL, ad);
+            if (has_recatt(c) && cprev) /* RecAtt: + R_a c_{i-1} (c_0 = 0) */
+                mm(0, 0, B, na, cd, cprev, cd, p->att_R, na, 1, w->Q + o * na, na);
+            attn_xi x, *xp = NULL;
+            if (xk) { /* Markov: ξ from α_{i-1}; LocFer: from Σ_{i'<i} α_i' (α_0 = 0) */
+                real *XIi = w->XI + o * Tx * K;
+                if (xk == XI_LOCFER && i) for (size_t q = 0; q < (size_t)B * Tx; q++) w->cum[q] += w->alpha[(o - B) * Tx + q];
+                if (xk == XI_MARKOV && !i) memset(XIi, 0, sizeof(real) * B * Tx * K);
+                else xi_build(XIi, xk == XI_LOCFER ? w->cum : w->alpha + (o - B) * Tx, bt->xlen, B, Tx, c->window);
+                x = (attn_xi){K, p->att_M, XIi, NULL, NULL};
+                xp = &x;
+            }
+            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, NULL, xp, ad);
             PROF_END(PROF_ATT_FWD, ta);
         } else {
             const real *cfix = e->H + (size_t)(Tx - 1) * B * hd;
@@ -96,6 +140,8 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         }
         memcpy(w->pre, w->Y + o * 3 * n, sizeof(real) * B * 3 * n);
         mm(0, 0, B, 3 * n, cd, ci, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
+        if (has_inputfeed(c) && cprev) /* InputFeed: + F c_{i-1} */
+            mm(0, 0, B, 3 * n, cd, cprev, cd, p->dec_F, 3 * n, 1, w->pre, 3 * n);
         gru_forward(w->S + o * n + (size_t)B * n, n, cache_at(w->cache, o * n), w->pre, 3 * n, sp, n,
                     p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
     }
@@ -112,6 +158,11 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
         memset(w->dUaH, 0, sizeof(real) * Tx * B * na);
         memset(w->dv_rows, 0, sizeof(real) * B * na);
     }
+    int xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    if (xk) {
+        memset(w->dal, 0, sizeof(real) * B * Tx);
+        memset(w->dM_rows, 0, sizeof(real) * B * K * na);
+    }
     memset(w->carry, 0, sizeof(real) * B * n);
     for (int i = Ty - 1; i >= 0; i--) {
         size_t o = (size_t)i * B;
@@ -119,14 +170,24 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
         memset(w->carry, 0, sizeof(real) * B * n);
         gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
                      p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
-        real *dci = w->dC + o * cd;
+        real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
         if (!FAULT(FAULT_DEC_CTX_GRU))
             mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
+        if (has_inputfeed(c) && dcprev)
+            mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_F, 3 * n, 1, dcprev, cd);
         if (search) {
             PROF_BEGIN(ta);
-            attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, w->alpha + o * Tx, w->UaH,
-                          w->Q + o * na, p->att_v, e->H, bt->xlen, ad, w->tmp);
+            attn_xi x = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
+            /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
+            attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
+                          w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, xk ? &x : NULL, ad, w->tmp);
+            if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
+                if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) memset(w->dal, 0, sizeof(real) * B * Tx);
+                if (i) xi_scatter(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
+            }
             mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
+            if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
+                mm(0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
             PROF_END(PROF_ATT_BWD, ta);
         } else {
             real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
@@ -146,7 +207,12 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
         mm(1, 0, hd, na, Tx * B, e->H, hd, w->dUaH, na, 1, g->att_U, na);
         colsum_add(g->att_b, w->dUaH, Tx * B, na, na);
         mm(0, 1, Tx * B, hd, na, w->dUaH, na, p->att_U, na, 1, e->dH, hd);
+        if (has_recatt(c) && Ty > 1) /* step i's query read c_{i-1} */
+            mm(1, 0, cd, na, (int)(TB - B), w->C, cd, w->dQ + (size_t)B * na, na, 1, g->att_R, na);
+        if (xk) colsum_add(g->att_M, w->dM_rows, B, K * na, K * na);
     }
+    if (has_inputfeed(c) && Ty > 1)
+        mm(1, 0, cd, 3 * n, (int)(TB - B), w->C, cd, w->dA + (size_t)B * 3 * n, 3 * n, 1, g->dec_F, 3 * n);
     /* s_0 = tanh(src·W_s + b_s) */
     for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
     size_t src = s0_source(c, bt, hd);

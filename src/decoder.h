@@ -31,7 +31,19 @@ typedef struct dec_ws {
     real *dv_rows;    /* [B, n'] */
     real *carry, *dh; /* [B, n] */
     real *tmp;        /* [B, max(3n, Tx)] */
+    /* Markov / LocFer */
+    real *XI;         /* [Ty*B, Tx, K] the window features of every step */
+    real *cum;        /* [B, Tx] LocFer: attention summed over the steps so far */
+    real *dxi;        /* [B, Tx, K] */
+    real *dal;        /* [B, Tx] gradient reaching α_{i-1} from step i's ξ (LocFer: from all later steps) */
+    real *dM_rows;    /* [B, K*n'] */
 } dec_ws;
+
+/* ξ_ij of Markov / LocFer: for each real position j the values src[j-k .. j+k] of a per-sentence
+ * vector (α_{i-1} or the summed earlier α), zero outside the sentence. xi [B, Tx, 2k+1]. */
+void xi_build(real *xi, const real *src, const int *xlen, int B, int Tx, int k);
+/* Backward of xi_build: ADDS dxi into dsrc [B, Tx]. */
+void xi_scatter(real *dsrc, const real *dxi, const int *xlen, int B, int Tx, int k);
 
 /* s_0 [B,n] = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx) from the encoder's annotations. */
 void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx);

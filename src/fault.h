@@ -16,7 +16,9 @@ enum {
     FAULT_ATTN_SOFTMAX = 2,     /* attn_backward: drop the -Σα dα term of the softmax Jacobian */
     FAULT_DEC_CTX_GRU = 3,      /* dec_backward: drop the GRU's share of dc_i (dA·C^T) */
     FAULT_OUT_BIAS = 4,         /* out_backward: drop the gradient of the maxout bias b_o */
-    FAULT_ENC_CARRY = 5         /* gru_backward: padding rows do not pass their gradient back */
+    FAULT_ENC_CARRY = 5,        /* gru_backward: padding rows do not pass their gradient back */
+    FAULT_RECATT_PREV = 6,      /* dec_backward: RecAtt's query does not send gradient to c_{i-1} */
+    FAULT_LOCFER_SUM = 7        /* dec_backward: LocFer's ξ sends gradient to α_{i-1} only */
 };
 
 #endif

@@ -31,6 +31,8 @@ static size_t layout(infer_ws *w, char *base, const nmt_config *c, int S, int Tx
     w->cache.hc = arena_take(&a, sizeof(real) * H * n);
     w->cache.rh = arena_take(&a, sizeof(real) * H * n);
     w->tmp = arena_take(&a, sizeof(real) * H * 3 * n);
+    w->xi = xi_kind(c) ? arena_take(&a, sizeof(real) * H * Tx * xi_width(c)) : NULL;
+    w->rowlen = arena_take(&a, sizeof(int) * H);
     return a.used;
 }
 
@@ -79,12 +81,28 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
     }
 }
 
+int infer_state_dim(const nmt_config *c, int Tx)
+{
+    return c->hid + (needs_prev_ctx(c) ? ctx_dim(c) : 0) + (xi_kind(c) ? Tx : 0);
+}
+
+void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx)
+{
+    int D = infer_state_dim(c, Tx);
+    memset(state, 0, sizeof(real) * S * D);
+    for (int b = 0; b < S; b++) memcpy(state + (size_t)b * D, w->s0 + (size_t)b * c->hid, sizeof(real) * c->hid);
+}
+
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
-                const real *s_prev, real *s_new)
+                const real *st_prev, real *st_new)
 {
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
     int S = src->B, Tx = src->Tx, n = c->hid, na = c->att, cd = ctx_dim(c), me = c->emb, hd = w->enc.D * n;
+    int D = infer_state_dim(c, Tx), xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    int ocp = n, oal = n + (needs_prev_ctx(c) ? cd : 0); /* offsets of c_{i-1} and α / Σα in a row */
+    const real *s_prev = st_prev, *cprev = st_prev + ocp;
+    real *s_new = st_new;
     for (int h = 0; h < H; h++) {
         real *e = w->E + (size_t)h * me;
         if (yprev[h] < 0) memset(e, 0, sizeof(real) * me);
@@ -92,8 +110,23 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     }
     if (c->arch != NMT_ARCH_RNNENC) {
         attn_dims ad = {H, Tx, S, na, hd, hd};
-        mm(0, 0, H, na, n, s_prev, n, p->att_W, na, 0, w->Q, na);
-        attn_forward(w->alpha, w->ctx, w->UaH, w->Q, p->att_v, w->enc.H, src->xlen, src_of, ad);
+        mm(0, 0, H, na, n, s_prev, D, p->att_W, na, 0, w->Q, na);
+        if (has_recatt(c)) mm(0, 0, H, na, cd, cprev, D, p->att_R, na, 1, w->Q, na);
+        attn_xi x, *xp = NULL;
+        if (xk) {
+            for (int h = 0; h < H; h++) w->rowlen[h] = src->xlen[src_of[h]];
+            /* the rows' α_{i-1} (or Σα) sit at column oal of each state row, D apart */
+            memset(w->xi, 0, sizeof(real) * H * Tx * K);
+            for (int h = 0; h < H; h++)
+                for (int j = 0; j < w->rowlen[h]; j++)
+                    for (int o = 0; o < K; o++) {
+                        int q = j + o - c->window;
+                        if (q >= 0 && q < w->rowlen[h]) w->xi[((size_t)h * Tx + j) * K + o] = st_prev[(size_t)h * D + oal + q];
+                    }
+            x = (attn_xi){K, p->att_M, w->xi, NULL, NULL};
+            xp = &x;
+        }
+        attn_forward(w->alpha, w->ctx, w->UaH, w->Q, p->att_v, w->enc.H, src->xlen, src_of, xp, ad);
     } else {
         memset(w->alpha, 0, sizeof(real) * H * Tx);
         const real *cfix = w->enc.H + (size_t)(Tx - 1) * S * hd;
@@ -103,6 +136,18 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     for (int h = 0; h < H; h++)
         for (int k = 0; k < 3 * n; k++) w->pre[(size_t)h * 3 * n + k] += p->dec_b[k];
     mm(0, 0, H, 3 * n, cd, w->ctx, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
-    gru_forward(s_new, n, w->cache, w->pre, 3 * n, s_prev, n, p->dec_U, p->dec_Uh, NULL, H, n, w->tmp);
-    out_step(w->logp, w->tt, w->t, s_new, w->E, w->ctx, c, p, H);
+    if (has_inputfeed(c)) mm(0, 0, H, 3 * n, cd, cprev, D, p->dec_F, 3 * n, 1, w->pre, 3 * n);
+    gru_forward(s_new, D, w->cache, w->pre, 3 * n, s_prev, D, p->dec_U, p->dec_Uh, NULL, H, n, w->tmp);
+    /* the rest of the new state: c_i, and α_i (Markov) or Σα up to i (LocFer) */
+    for (int h = 0; h < H; h++) {
+        real *row = st_new + (size_t)h * D;
+        if (needs_prev_ctx(c)) memcpy(row + ocp, w->ctx + (size_t)h * cd, sizeof(real) * cd);
+        if (xk == XI_MARKOV) memcpy(row + oal, w->alpha + (size_t)h * Tx, sizeof(real) * Tx);
+        if (xk == XI_LOCFER)
+            for (int j = 0; j < Tx; j++) row[oal + j] = st_prev[(size_t)h * D + oal + j] + w->alpha[(size_t)h * Tx + j];
+    }
+    /* s_new has stride D: gather it for the readout's product */
+    real *s_dense = w->tmp;
+    for (int h = 0; h < H; h++) memcpy(s_dense + (size_t)h * n, s_new + (size_t)h * D, sizeof(real) * n);
+    out_step(w->logp, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
 }

@@ -18,7 +18,16 @@ typedef struct infer_ws {
     real *logp;          /* [H, Ky] log-probabilities of the step */
     gru_cache cache;     /* [H, n] each (written, not read back) */
     real *tmp;           /* [H, 3n] */
+    real *xi;            /* [H, Tx, K] Markov / LocFer features */
+    int *rowlen;         /* [H] source length of each row */
 } infer_ws;
+
+/* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)
+ * if Markov | Σα (Tx) if LocFer], so that beam search can copy states without knowing what the
+ * variant keeps. The initial row is [s_0 | 0 ...]. */
+int infer_state_dim(const nmt_config *c, int Tx);
+/* Fills rows [S, dim] with each sentence's initial state (after infer_encode). */
+void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx);
 
 int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
 void infer_free(infer_ws *w);
@@ -27,9 +36,9 @@ void infer_free(infer_ws *w);
 void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
 
 /* One step for H rows: row h reads sentence src_of[h], previous word yprev[h] (-1: ȳ_0 = 0,
- * the first step) and state s_prev [H,n]; writes s_new [H,n], w->logp [H,Ky] and w->alpha
- * [H,Tx] (zero for RNNencdec, which has no attention). */
+ * the first step) and state rows st_prev [H, dim]; writes st_new [H, dim], w->logp [H,Ky] and
+ * w->alpha [H,Tx] (zero for RNNencdec, which has no attention). */
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
-                const real *s_prev, real *s_new);
+                const real *st_prev, real *st_new);
 
 #endif

@@ -8,11 +8,11 @@
 
 nmt_config nmt_config_default(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2};
     return c;
 }
 
-static const char *arch_names[] = {"rnnsearch", "rnnenc"};
+static const char *arch_names[] = {"rnnsearch", "rnnenc", "recatt", "inputfeed", "markov", "locfer"};
 #define N_ARCH (int)(sizeof arch_names / sizeof *arch_names)
 
 const char *nmt_arch_name(int arch) { return arch >= 0 && arch < N_ARCH ? arch_names[arch] : "unknown"; }
@@ -36,6 +36,7 @@ int nmt_config_check(const nmt_config *c, nmt_err *err)
     if (c->hid < 1 || c->hid > 65536) return nmt_fail(err, NMT_ERR_ARG, "hidden size %d out of range [1, 65536]", c->hid);
     if (c->att < 1 || c->att > 65536) return nmt_fail(err, NMT_ERR_ARG, "attention size %d out of range [1, 65536]", c->att);
     if (c->maxout < 1 || c->maxout > 65536) return nmt_fail(err, NMT_ERR_ARG, "maxout size %d out of range [1, 65536]", c->maxout);
+    if (c->window < 0 || c->window > 100) return nmt_fail(err, NMT_ERR_ARG, "window %d out of range [0, 100]", c->window);
     return NMT_OK;
 }
 
@@ -88,6 +89,10 @@ void param_table_build(param_table *pt, const nmt_config *c)
         VEC("att_b", na, att_b);
         VEC("att_v", na, att_v);
     }
+    /* the variants' extra weights (MODEL.md section 5; initialised as its last Choice says) */
+    if (has_recatt(c)) MAT("att_R", 2 * n, na, INIT_NORMAL_0001, att_R);
+    if (xi_kind(c)) MAT("att_M", xi_width(c), na, INIT_NORMAL_0001, att_M);
+    if (has_inputfeed(c)) MAT("dec_F", cd, 3 * n, INIT_NORMAL_001, dec_F);
     MAT("out_U", n, 2 * l, INIT_NORMAL_001, out_U);
     MAT("out_V", m, 2 * l, INIT_NORMAL_001, out_V);
     MAT("out_C", cd, 2 * l, INIT_NORMAL_001, out_C);

@@ -23,6 +23,9 @@ typedef struct params {
     real *dec_U, *dec_Uh;           /* [n, 2n], [n, n] on s_{i-1} */
     real *dec_C;                    /* [c, 3n]   C_z|C_r|C on c_i (c = 2n, RNNencdec n) */
     real *att_W, *att_U, *att_b, *att_v; /* [n, n'], [2n, n'], [n'], [n'] */
+    real *att_R;                    /* [2n, n']  RecAtt: R_a on c_{i-1} */
+    real *att_M;                    /* [2k+1, n'] Markov / LocFer: M_a on the window ξ_j */
+    real *dec_F;                    /* [2n, 3n]  InputFeed: F_z|F_r|F on c_{i-1} */
     real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
     real *out_W, *out_bias;         /* [l, Ky], [Ky] */
 } params;
@@ -78,6 +81,19 @@ int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err);
 int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err);
 /* The dtype a real is stored as. */
 int model_real_dtype(void);
+
+/* What each architecture adds (MODEL.md section 5). */
+static inline int has_attention(const nmt_config *c) { return c->arch != NMT_ARCH_RNNENC; }
+static inline int has_recatt(const nmt_config *c) { return c->arch == NMT_ARCH_RECATT; }
+static inline int has_inputfeed(const nmt_config *c) { return c->arch == NMT_ARCH_INPUTFEED; }
+enum { XI_NONE, XI_MARKOV, XI_LOCFER };
+static inline int xi_kind(const nmt_config *c)
+{
+    return c->arch == NMT_ARCH_MARKOV ? XI_MARKOV : c->arch == NMT_ARCH_LOCFER ? XI_LOCFER : XI_NONE;
+}
+static inline int xi_width(const nmt_config *c) { return 2 * c->window + 1; }
+/* Needs c_{i-1} (RecAtt, InputFeed). */
+static inline int needs_prev_ctx(const nmt_config *c) { return has_recatt(c) || has_inputfeed(c); }
 
 /* Context size c: 2n with attention, n for RNNencdec. */
 static inline int ctx_dim(const nmt_config *c) { return c->arch == NMT_ARCH_RNNENC ? c->hid : 2 * c->hid; }

@@ -87,6 +87,7 @@ static char *config_json(const nmt_config *c)
     cJSON_AddNumberToObject(o, "hid", c->hid);
     cJSON_AddNumberToObject(o, "att", c->att);
     cJSON_AddNumberToObject(o, "maxout", c->maxout);
+    cJSON_AddNumberToObject(o, "window", c->window);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -138,7 +139,9 @@ int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err)
 /* ------------------------------------------------------------------ reading */
 static int config_parse(nmt_config *c, const char *json, const char *file, nmt_err *err)
 {
-    static const char *keys[] = {"arch", "src_vocab", "tgt_vocab", "emb", "hid", "att", "maxout"};
+    /* "window" came with the Markov/LocFer variants: optional, 2 when absent */
+    static const char *keys[] = {"arch", "src_vocab", "tgt_vocab", "emb", "hid", "att", "maxout", "window"};
+    c->window = 2;
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
@@ -150,9 +153,10 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(it->string, keys[k]);
         if (!known) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown config key '%s'", file, it->string);
     }
-    int *fields[] = {NULL, &c->src_vocab, &c->tgt_vocab, &c->emb, &c->hid, &c->att, &c->maxout};
+    int *fields[] = {NULL, &c->src_vocab, &c->tgt_vocab, &c->emb, &c->hid, &c->att, &c->maxout, &c->window};
     for (size_t k = 0; k < sizeof keys / sizeof *keys && !rc; k++) {
         cJSON *it = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+        if (!it && !strcmp(keys[k], "window")) continue;
         if (!it) { rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config lacks '%s'", file, keys[k]); break; }
         if (k == 0) {
             c->arch = cJSON_IsString(it) ? nmt_arch_parse(it->valuestring) : -1;

@@ -79,6 +79,7 @@ static void run(const char *shared, const char *stem)
     c.hid = cJSON_GetObjectItem(cf, "n")->valueint;
     c.att = cJSON_GetObjectItem(cf, "na")->valueint;
     c.maxout = cJSON_GetObjectItem(cf, "l")->valueint;
+    c.window = 2;
     cJSON *outs = cJSON_GetObjectItem(J, "outputs");
     double want_loss = cJSON_GetObjectItem(outs, "loss")->valuedouble;
     cJSON *gn = cJSON_GetObjectItem(outs, "adadelta_grad_norms");

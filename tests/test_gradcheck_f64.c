@@ -1,6 +1,7 @@
 /* test_gradcheck_f64.c: central finite differences in float64 against every backward pass:
- * the GRU step, the attention step and the readout with its loss (inputs and weights), and
- * every parameter tensor of both whole models on variable-length batches. Then it switches on,
+ * the GRU step, the attention step (with and without the ξ window of Markov/LocFer) and the
+ * readout with its loss (inputs and weights), and every parameter tensor of every architecture
+ * on variable-length batches. Then it switches on,
  * one at a time, faults that drop a backward term, and checks that the comparison catches each. */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 
 static rng R;
 static int quiet;              /* fault self-test: count mismatches without printing them */
-static double worst_rel[2];    /* largest relative error per model */
+static double worst_rel[NMT_ARCH_COUNT]; /* largest relative error per model */
 
 static void fill(real *x, size_t n, double sd)
 {
@@ -107,14 +108,17 @@ struct att_ctx {
     attn_dims d;
     real *UaH, *q, *v, *H, *w, *alpha, *ctx;
     int *xlen;
+    attn_xi *x;
+    real *wa;     /* a weight on α too, so that the dα input path is checked */
 };
 
 static double att_loss(void *p)
 {
     struct att_ctx *a = p;
-    attn_forward(a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, NULL, a->d);
+    attn_forward(a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, NULL, a->x, a->d);
     double L = 0;
     for (int i = 0; i < a->d.B * a->d.hd; i++) L += a->w[i] * a->ctx[i];
+    if (a->wa) for (int i = 0; i < a->d.B * a->d.Tx; i++) L += a->wa[i] * a->alpha[i];
     return L;
 }
 
@@ -122,7 +126,7 @@ static void test_attention(void)
 {
     int B = 3, Tx = 5, na = 4, hd = 6;
     int xlen[3] = {5, 2, 1};
-    struct att_ctx a = {{B, Tx, B, na, hd, hd}, 0, 0, 0, 0, 0, 0, 0, xlen};
+    struct att_ctx a = {{B, Tx, B, na, hd, hd}, 0, 0, 0, 0, 0, 0, 0, xlen, NULL, NULL};
     size_t SB = (size_t)Tx * B;
     real *buf = calloc(SB * na * 2 + SB * hd * 2 + B * (na * 3 + hd * 2 + Tx * 2) + na * 2, sizeof(real)), *q = buf;
     a.UaH = q; q += SB * na; a.q = q; q += B * na; a.v = q; q += na; a.H = q; q += SB * hd;
@@ -132,7 +136,7 @@ static void test_attention(void)
     fill(a.UaH, SB * na, 0.7); fill(a.q, B * na, 0.7); fill(a.v, na, 1); fill(a.H, SB * hd, 1);
     fill(a.w, B * hd, 1);
     att_loss(&a);
-    attn_backward(dq, dUaH, dH, dv_rows, a.w, a.alpha, a.UaH, a.q, a.v, a.H, xlen, a.d, tmp);
+    attn_backward(dq, dUaH, dH, dv_rows, a.w, NULL, a.alpha, a.UaH, a.q, a.v, a.H, xlen, NULL, a.d, tmp);
     colsum_add(dv, dv_rows, B, na, na);
     double mr = 0;
     CHECK(fd_check("attn.UaH", a.UaH, SB * na, dUaH, att_loss, &a, &mr) == 0);
@@ -142,6 +146,41 @@ static void test_attention(void)
     /* padding never receives attention */
     CHECK(a.alpha[1 * Tx + 2] == 0 && a.alpha[2 * Tx + 1] == 0);
     printf("attention step: max relative error %.2e\n", mr);
+    /* again with the ξ window (K = 3) and a direct gradient on α */
+    int K = 3;
+    real *xi = calloc(SB * K, sizeof(real)), *M = malloc(sizeof(real) * K * na), *dxi = calloc(SB * K, sizeof(real));
+    real *dM_rows = calloc((size_t)B * K * na, sizeof(real)), *dM = calloc((size_t)K * na, sizeof(real)), *wa = malloc(sizeof(real) * B * Tx);
+    fill(M, (size_t)K * na, 0.7);
+    fill(wa, (size_t)B * Tx, 1);
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < xlen[b]; j++) fill(xi + ((size_t)b * Tx + j) * K, K, 0.5);
+    attn_xi x = {K, M, xi, dxi, dM_rows};
+    a.x = &x;
+    a.wa = wa;
+    memset(dUaH, 0, sizeof(real) * SB * na);
+    memset(dH, 0, sizeof(real) * SB * hd);
+    memset(dv_rows, 0, sizeof(real) * B * na);
+    att_loss(&a);
+    attn_backward(dq, dUaH, dH, dv_rows, a.w, wa, a.alpha, a.UaH, a.q, a.v, a.H, xlen, &x, a.d, tmp);
+    memset(dv, 0, sizeof(real) * na);
+    colsum_add(dv, dv_rows, B, na, na);
+    colsum_add(dM, dM_rows, B, K * na, K * na);
+    mr = 0;
+    CHECK(fd_check("attn+xi.UaH", a.UaH, SB * na, dUaH, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn+xi.q", a.q, B * na, dq, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn+xi.v", a.v, na, dv, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn+xi.H", a.H, SB * hd, dH, att_loss, &a, &mr) == 0);
+    CHECK(fd_check("attn+xi.M", M, (size_t)K * na, dM, att_loss, &a, &mr) == 0);
+    /* ξ only at real positions is read */
+    int badxi = 0;
+    for (int b = 0; b < B; b++) {
+        double m2 = 0;
+        badxi += fd_check("attn+xi.xi", xi + (size_t)b * Tx * K, (size_t)xlen[b] * K, dxi + (size_t)b * Tx * K, att_loss, &a, &m2);
+        if (m2 > mr) mr = m2;
+    }
+    CHECK(badxi == 0);
+    printf("attention step with the xi window and a gradient on alpha: max relative error %.2e\n", mr);
+    free(xi); free(M); free(dxi); free(dM_rows); free(dM); free(wa);
     free(buf);
 }
 
@@ -184,7 +223,7 @@ static void make_batch(batch *bt, int B, const int *xl, const int *yl, int Kx, i
 static void model_init(struct model_ctx *m, int arch)
 {
     memset(m, 0, sizeof *m);
-    nmt_config c = {arch, 7, 9, 4, 5, 6, 3};
+    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1};
     m->c = c;
     param_table_build(&m->pt, &m->c);
     m->P = malloc(sizeof(real) * m->pt.total);
@@ -264,7 +303,7 @@ int main(int argc, char **argv)
     test_gru();
     test_attention();
     test_readout();
-    for (int arch = 0; arch < 2; arch++) {
+    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
         struct model_ctx m;
         model_init(&m, arch);
         check_model(&m, &worst_rel[arch]);
@@ -278,6 +317,8 @@ int main(int argc, char **argv)
         {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i"},
         {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient"},
         {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps"},
+        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context"},
+        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights"},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {

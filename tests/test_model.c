@@ -35,7 +35,7 @@ static void free_words(char **w, int n)
 
 static nmt_model *new_model(int arch)
 {
-    nmt_config c = {arch, 13, 17, 6, 7, 5, 4};
+    nmt_config c = {arch, 13, 17, 6, 7, 5, 4, 2};
     char **sw = make_words(c.src_vocab, "s"), **tw = make_words(c.tgt_vocab, "t");
     nmt_model *m = NULL;
     nmt_err err;
@@ -148,6 +148,29 @@ static void test_save_load(int arch)
     CHECKF(memcmp(a, b, sizeof a) == 0, "%s: log-probabilities changed through save/load", nmt_arch_name(arch));
     nmt_model_free(m);
     nmt_model_free(m2);
+}
+
+/* RecAtt with R_a = 0, InputFeed with F = 0, Markov / LocFer with M_a = 0 are RNNsearch: the
+ * same weights must give exactly RNNsearch's log-probabilities (MODEL.md section 5). */
+static void test_zero_extras(void)
+{
+    nmt_model *base = new_model(NMT_ARCH_RNNSEARCH);
+    real want[NS][8] = {{0}};
+    batch_logp(base, want);
+    for (int arch = NMT_ARCH_RECATT; arch < NMT_ARCH_COUNT; arch++) {
+        nmt_model *v = new_model(arch);
+        for (int i = 0; i < v->pt.n; i++) {
+            const tensor_info *t = &v->pt.t[i], *bt = param_table_find(&base->pt, t->name);
+            size_t cnt = (size_t)t->rows * t->cols;
+            if (bt) memcpy(v->P + t->offset, base->P + bt->offset, sizeof(real) * cnt);
+            else memset(v->P + t->offset, 0, sizeof(real) * cnt); /* the variant's own weights */
+        }
+        real got[NS][8] = {{0}};
+        batch_logp(v, got);
+        CHECKF(memcmp(got, want, sizeof got) == 0, "%s with its extra weights at 0 differs from rnnsearch", nmt_arch_name(arch));
+        nmt_model_free(v);
+    }
+    nmt_model_free(base);
 }
 
 /* ---------------------------------------------------------------- bad files */
@@ -305,10 +328,11 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd)) return 1;
     make_sentences();
-    test_padding(NMT_ARCH_RNNSEARCH);
-    test_padding(NMT_ARCH_RNNENC);
-    test_save_load(NMT_ARCH_RNNSEARCH);
-    test_save_load(NMT_ARCH_RNNENC);
+    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+        test_padding(arch);
+        test_save_load(arch);
+    }
+    test_zero_extras();
     test_bad_files();
     for (int s = 0; s < NS; s++) { free(src[s]); free(tgt[s]); }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

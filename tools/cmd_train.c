@@ -33,7 +33,9 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "                             vocabularies, optimizer and batching are kept)\n"
             "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
             "Model:\n"
-            "  --arch NAME                rnnsearch | rnnenc (default %s)\n"
+            "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer\n"
+            "                             (Feng et al. 2016; default %s)\n"
+            "  --window K                 Markov / LocFer window half-width (default %d)\n"
             "  --vocab K                  shortlist per side, counting EOS and UNK (default %d)\n"
             "  --src-vocab K, --tgt-vocab K\n"
             "  --emb N (%d)  --hid N (%d)  --att N (%d)  --maxout N (%d)\n"
@@ -51,7 +53,7 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --save-every N             checkpoint every N updates (default %ld; also at validations)\n"
             "  --patience P               stop after P validations without improvement (default %d; 0 = never)\n"
             "  --log-every N              progress lines every N updates when stderr is not a terminal (100)\n",
-            nmt_arch_name(d->cfg.arch), d->cfg.src_vocab, d->cfg.emb, d->cfg.hid, d->cfg.att, d->cfg.maxout,
+            nmt_arch_name(d->cfg.arch), d->cfg.window, d->cfg.src_vocab, d->cfg.emb, d->cfg.hid, d->cfg.att, d->cfg.maxout,
             d->max_len, d->batch, d->sort_blocks, d->clip, (unsigned long long)d->seed, d->save_every, d->patience);
 }
 
@@ -131,7 +133,10 @@ int cmd_train(int argc, char **argv)
         else if (!strcmp(a, "--resume")) o.resume = val;
         else if (!strcmp(a, "--log")) o.log_tsv = val;
         else if (!strcmp(a, "--arch")) {
-            if ((o.cfg.arch = nmt_arch_parse(val)) < 0) { fprintf(stderr, "nmt train: --arch '%s': expected rnnsearch or rnnenc\n", val); return CMD_USAGE; }
+            if ((o.cfg.arch = nmt_arch_parse(val)) < 0) {
+                fprintf(stderr, "nmt train: --arch '%s': expected rnnsearch, rnnenc, recatt, inputfeed, markov or locfer\n", val);
+                return CMD_USAGE;
+            }
         } else if (!strcmp(a, "--optimizer")) {
             if ((o.optimizer = optim_parse(val)) < 0) { fprintf(stderr, "nmt train: --optimizer '%s': expected adadelta, adagrad, adam or sgd\n", val); return CMD_USAGE; }
         } else if (!strcmp(a, "--max-time")) {
@@ -146,6 +151,7 @@ int cmd_train(int argc, char **argv)
         LONGOPT("--hid", 1, 65536, o.cfg.hid)
         LONGOPT("--att", 1, 65536, o.cfg.att)
         LONGOPT("--maxout", 1, 65536, o.cfg.maxout)
+        LONGOPT("--window", 0, 100, o.cfg.window)
         LONGOPT("--max-len", 0, 100000, o.max_len)
         LONGOPT("--batch", 1, 100000, o.batch)
         LONGOPT("--sort-blocks", 1, 100000, o.sort_blocks)
