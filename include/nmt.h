@@ -52,6 +52,8 @@ enum nmt_arch {
     NMT_ARCH_INPUTFEED = 3, /* the previous context enters the decoder GRU (F c_{i-1}) */
     NMT_ARCH_MARKOV = 4,    /* a window of the previous attention weights enters the attention */
     NMT_ARCH_LOCFER = 5,    /* a window of the summed previous attention weights enters it */
+    NMT_ARCH_FERTDEC = 6,   /* Feng et al.: a coverage vector d_i with an extract gate in the decoder */
+    NMT_ARCH_RECATT_FERTDEC = 7, /* both RecAtt and FertDec */
     NMT_ARCH_COUNT
 };
 
@@ -66,6 +68,7 @@ typedef struct nmt_config {
     int att;         /* n': alignment model hidden units */
     int maxout;      /* l: maxout units of the deep output (2l before the max) */
     int window;      /* k: Markov / LocFer window half-width (2k+1 weights); 2 */
+    double fert_step_w, fert_left_w; /* FertDec's step-decay and left-over cost weights; 1, 1 */
 } nmt_config;
 
 /* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */
@@ -174,6 +177,7 @@ typedef struct nmt_train_opts {
     int optimizer;                      /* 0 adadelta, 1 adagrad, 2 adam, 3 sgd */
     double lr;                          /* <= 0: the optimizer's default */
     double clip;                        /* 1 */
+    double dropout;                     /* on the maxout output (Feng et al. use 0.5); 0 */
     uint64_t seed;
     int threads;                        /* 0: leave as is */
     long max_updates;                   /* 0 = no limit */

@@ -45,6 +45,28 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     w->dxi = K ? arena_take(a, sizeof(real) * B * Tx * K) : NULL;
     w->dal = K ? arena_take(a, sizeof(real) * B * Tx) : NULL;
     w->dM_rows = K ? arena_take(a, sizeof(real) * B * K * na) : NULL;
+    int fd = has_fertdec(c);
+    w->D = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
+    w->G = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
+    w->TH = fd ? arena_take(a, sizeof(real) * TB * n) : NULL;
+    w->YG = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
+    w->dGP = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
+    w->dTH = fd ? arena_take(a, sizeof(real) * TB * n) : NULL;
+    w->dDc = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
+    w->ddc = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
+    w->ddi = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
+}
+
+double dec_extra_cost(const dec_ws *w, const nmt_config *c)
+{
+    return has_fertdec(c) ? c->fert_step_w * w->cost_step + c->fert_left_w * w->cost_left : 0;
+}
+
+static double norm_diff(const real *a, const real *b, int m)
+{
+    double s = 0;
+    for (int k = 0; k < m; k++) s += (double)(a[k] - (b ? b[k] : 0)) * (a[k] - (b ? b[k] : 0));
+    return sqrt(s);
 }
 
 void xi_build(real *xi, const real *src, const int *xlen, int B, int Tx, int k)
@@ -112,8 +134,18 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         for (size_t i = 0; i < (size_t)Tx * B; i++)
             for (int k = 0; k < na; k++) w->UaH[i * na + k] += p->att_b[k];
     }
-    int xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    int xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     if (xk == XI_LOCFER) memset(w->cum, 0, sizeof(real) * B * Tx);
+    if (fd) { /* d_1 = Σ_j x̄_j over the real source positions (EOS included) */
+        memset(w->D, 0, sizeof(real) * B * m);
+        for (int j = 0; j < Tx; j++)
+            for (int b = 0; b < B; b++)
+                if (j < bt->xlen[b])
+                    for (int k = 0; k < m; k++) w->D[(size_t)b * m + k] += e->ex[((size_t)j * B + b) * m + k];
+        mm(0, 0, (int)TB, m, m, w->Eprev, m, p->fer_Wg, m, 0, w->YG, m);
+        for (size_t i = 0; i < TB; i++)
+            for (int k = 0; k < m; k++) w->YG[i * m + k] += p->fer_bg[k];
+    }
     for (int i = 0; i < Ty; i++) {
         size_t o = (size_t)i * B;
         const real *sp = w->S + o * n, *cprev = i ? w->C + (o - B) * cd : NULL;
@@ -142,12 +174,35 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         mm(0, 0, B, 3 * n, cd, ci, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
         if (has_inputfeed(c) && cprev) /* InputFeed: + F c_{i-1} */
             mm(0, 0, B, 3 * n, cd, cprev, cd, p->dec_F, 3 * n, 1, w->pre, 3 * n);
-        gru_forward(w->S + o * n + (size_t)B * n, n, cache_at(w->cache, o * n), w->pre, 3 * n, sp, n,
-                    p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+        const real *di = fd ? w->D + o * m : NULL;
+        if (fd) /* FertDec: + V d_i in every gate and the candidate */
+            mm(0, 0, B, 3 * n, m, di, m, p->fer_V, 3 * n, 1, w->pre, 3 * n);
+        real *si = w->S + o * n + (size_t)B * n;
+        gru_forward(si, n, cache_at(w->cache, o * n), w->pre, 3 * n, sp, n, p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+        if (fd) { /* s_i += tanh(V_h d_i);  g_i = σ(W_g ȳ + U_g s_{i-1} + C_g c_i + V_g d_i + b_g);  d_{i+1} = g_i ∘ d_i */
+            real *th = w->TH + o * n, *gi = w->G + o * m, *dn = w->D + (o + B) * m;
+            mm(0, 0, B, n, m, di, m, p->fer_Vh, n, 0, th, n);
+            for (size_t q = 0; q < (size_t)B * n; q++) { th[q] = rtanh(th[q]); si[q] += th[q]; }
+            memcpy(gi, w->YG + o * m, sizeof(real) * B * m);
+            mm(0, 0, B, m, n, sp, n, p->fer_Ug, m, 1, gi, m);
+            mm(0, 0, B, m, cd, ci, cd, p->fer_Cg, m, 1, gi, m);
+            mm(0, 0, B, m, m, di, m, p->fer_Vg, m, 1, gi, m);
+            for (size_t q = 0; q < (size_t)B * m; q++) { gi[q] = rsigmoid(gi[q]); dn[q] = gi[q] * di[q]; }
+        }
     }
+    w->cost_step = w->cost_left = 0;
+    if (fd) /* the costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}|| */
+        for (int b = 0; b < B; b++) {
+            int L = bt->ylen[b];
+            double st = 0;
+            for (int i = 0; i < L; i++)
+                st += norm_diff(w->D + ((size_t)(i + 1) * B + b) * m, w->D + ((size_t)i * B + b) * m, m);
+            w->cost_step += st / L;
+            w->cost_left += norm_diff(w->D + ((size_t)L * B + b) * m, NULL, m);
+        }
 }
 
-void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt)
+void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
     int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
@@ -163,13 +218,52 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
         memset(w->dal, 0, sizeof(real) * B * Tx);
         memset(w->dM_rows, 0, sizeof(real) * B * K * na);
     }
+    int fd = has_fertdec(c);
+    if (fd) { /* gradients of the FertDec costs w.r.t. each d_i (0 where the norm is 0) */
+        memset(w->dDc, 0, sizeof(real) * (TB + B) * m);
+        for (int b = 0; b < B; b++) {
+            int L = bt->ylen[b];
+            for (int i = 0; i < L; i++) {
+                real *dn = w->dDc + ((size_t)(i + 1) * B + b) * m, *dp = w->dDc + ((size_t)i * B + b) * m;
+                const real *a1 = w->D + ((size_t)(i + 1) * B + b) * m, *a0 = w->D + ((size_t)i * B + b) * m;
+                double nr = norm_diff(a1, a0, m);
+                if (nr <= 0) continue;
+                real u = (real)(scale * c->fert_step_w / L / nr);
+                for (int k = 0; k < m; k++) { dn[k] += u * (a1[k] - a0[k]); dp[k] -= u * (a1[k] - a0[k]); }
+            }
+            const real *dl = w->D + ((size_t)L * B + b) * m;
+            double nr = norm_diff(dl, NULL, m);
+            real *dd = w->dDc + ((size_t)L * B + b) * m;
+            if (nr > 0 && !FAULT(FAULT_FERTDEC_LEFT))
+                for (int k = 0; k < m; k++) dd[k] += (real)(scale * c->fert_left_w / nr) * dl[k];
+        }
+        memcpy(w->ddc, w->dDc + TB * m, sizeof(real) * B * m); /* dL/dd_{Ty+1} */
+    }
     memset(w->carry, 0, sizeof(real) * B * n);
     for (int i = Ty - 1; i >= 0; i--) {
         size_t o = (size_t)i * B;
         for (size_t k = 0; k < (size_t)B * n; k++) w->dh[k] = w->dS[o * n + k] + w->carry[k];
         memset(w->carry, 0, sizeof(real) * B * n);
+        const real *di = fd ? w->D + o * m : NULL;
+        if (fd) { /* d_{i+1} = g_i ∘ d_i and s_i's tanh(V_h d_i) term */
+            real *dgp = w->dGP + o * m, *dth = w->dTH + o * n;
+            const real *gi = w->G + o * m, *th = w->TH + o * n;
+            for (size_t q = 0; q < (size_t)B * m; q++) {
+                dgp[q] = w->ddc[q] * di[q] * gi[q] * (1 - gi[q]);
+                w->ddi[q] = w->ddc[q] * gi[q];
+            }
+            for (size_t q = 0; q < (size_t)B * n; q++) dth[q] = w->dh[q] * (1 - th[q] * th[q]);
+            mm(0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
+            mm(0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
+            mm(0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
+            mm(0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
+        }
         gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
                      p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+        if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
+            mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
+            for (size_t q = 0; q < (size_t)B * m; q++) w->ddc[q] = w->ddi[q] + w->dDc[o * m + q];
+        }
         real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
         if (!FAULT(FAULT_DEC_CTX_GRU))
             mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
@@ -213,6 +307,23 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
     }
     if (has_inputfeed(c) && Ty > 1)
         mm(1, 0, cd, 3 * n, (int)(TB - B), w->C, cd, w->dA + (size_t)B * 3 * n, 3 * n, 1, g->dec_F, 3 * n);
+    if (fd) {
+        mm(1, 0, m, 3 * n, (int)TB, w->D, m, w->dA, 3 * n, 1, g->fer_V, 3 * n);
+        mm(1, 0, m, n, (int)TB, w->D, m, w->dTH, n, 1, g->fer_Vh, n);
+        mm(1, 0, m, m, (int)TB, w->Eprev, m, w->dGP, m, 1, g->fer_Wg, m);
+        mm(1, 0, n, m, (int)TB, w->S, n, w->dGP, m, 1, g->fer_Ug, m);
+        mm(1, 0, cd, m, (int)TB, w->C, cd, w->dGP, m, 1, g->fer_Cg, m);
+        mm(1, 0, m, m, (int)TB, w->D, m, w->dGP, m, 1, g->fer_Vg, m);
+        colsum_add(g->fer_bg, w->dGP, (int)TB, m, m);
+        mm(0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
+        /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding */
+        for (int j = 0; j < Tx; j++)
+            for (int b = 0; b < B; b++) {
+                if (j >= bt->xlen[b]) continue;
+                real *dst = g->Es + (size_t)bt->x[j * B + b] * m;
+                for (int k = 0; k < m; k++) dst[k] += w->ddc[(size_t)b * m + k];
+            }
+    }
     /* s_0 = tanh(src·W_s + b_s) */
     for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
     size_t src = s0_source(c, bt, hd);

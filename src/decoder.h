@@ -37,7 +37,20 @@ typedef struct dec_ws {
     real *dxi;        /* [B, Tx, K] */
     real *dal;        /* [B, Tx] gradient reaching α_{i-1} from step i's ξ (LocFer: from all later steps) */
     real *dM_rows;    /* [B, K*n'] */
+    /* FertDec */
+    real *D;          /* [(Ty+1)*B, m] coverage d_1 .. d_{Ty+1} */
+    real *G;          /* [Ty*B, m] extract gates g_i */
+    real *TH;         /* [Ty*B, n] tanh(V_h d_i) */
+    real *YG;         /* [Ty*B, m] ȳ_{i-1}·W_g + b_g */
+    real *dGP, *dTH;  /* [Ty*B, m], [Ty*B, n] */
+    real *dDc;        /* [(Ty+1)*B, m] gradient of the FertDec costs w.r.t. each d */
+    real *ddc, *ddi;  /* [B, m] */
+    double cost_step, cost_left; /* summed over the batch's sentences, unweighted */
 } dec_ws;
+
+/* FertDec's extra cost of the last forward pass (MODEL.md section 5), summed over sentences:
+ * step_w · (1/Ty) Σ_i ||d_{i+1} - d_i|| + left_w · ||d_{Ty+1}||; 0 for other models. */
+double dec_extra_cost(const dec_ws *w, const nmt_config *c);
 
 /* ξ_ij of Markov / LocFer: for each real position j the values src[j-k .. j+k] of a per-sentence
  * vector (α_{i-1} or the summed earlier α), zero outside the sentence. xi [B, Tx, 2k+1]. */
@@ -50,7 +63,8 @@ void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params
 
 void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty);
 void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt);
-/* Reads w->dS, w->dC, w->dEprev (filled by the readout); ADDS into g and into e->dH. */
-void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt);
+/* Reads w->dS, w->dC, w->dEprev (filled by the readout); ADDS into g and into e->dH. scale is
+ * the loss scale (FertDec's costs enter the loss with it, as the NLL does). */
+void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
 
 #endif

@@ -18,7 +18,8 @@ enum {
     FAULT_OUT_BIAS = 4,         /* out_backward: drop the gradient of the maxout bias b_o */
     FAULT_ENC_CARRY = 5,        /* gru_backward: padding rows do not pass their gradient back */
     FAULT_RECATT_PREV = 6,      /* dec_backward: RecAtt's query does not send gradient to c_{i-1} */
-    FAULT_LOCFER_SUM = 7        /* dec_backward: LocFer's ξ sends gradient to α_{i-1} only */
+    FAULT_LOCFER_SUM = 7,       /* dec_backward: LocFer's ξ sends gradient to α_{i-1} only */
+    FAULT_FERTDEC_LEFT = 8      /* dec_backward: FertDec's left-over cost has no gradient */
 };
 
 #endif

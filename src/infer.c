@@ -33,6 +33,9 @@ static size_t layout(infer_ws *w, char *base, const nmt_config *c, int S, int Tx
     w->tmp = arena_take(&a, sizeof(real) * H * 3 * n);
     w->xi = xi_kind(c) ? arena_take(&a, sizeof(real) * H * Tx * xi_width(c)) : NULL;
     w->rowlen = arena_take(&a, sizeof(int) * H);
+    w->d0 = has_fertdec(c) ? arena_take(&a, sizeof(real) * S * m) : NULL;
+    w->g = has_fertdec(c) ? arena_take(&a, sizeof(real) * H * m) : NULL;
+    w->th = has_fertdec(c) ? arena_take(&a, sizeof(real) * H * n) : NULL;
     return a.used;
 }
 
@@ -74,6 +77,14 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
     int S = src->B, Tx = src->Tx, na = c->att, hd = w->enc.D * c->hid;
     enc_forward(&w->enc, c, p, src);
     dec_init_state(w->s0, &w->enc, c, p, S, Tx);
+    if (has_fertdec(c)) { /* d_1 = Σ_j x̄_j over the real positions */
+        int me = c->emb;
+        memset(w->d0, 0, sizeof(real) * S * me);
+        for (int j = 0; j < Tx; j++)
+            for (int b = 0; b < S; b++)
+                if (j < src->xlen[b])
+                    for (int k = 0; k < me; k++) w->d0[(size_t)b * me + k] += w->enc.ex[((size_t)j * S + b) * me + k];
+    }
     if (c->arch != NMT_ARCH_RNNENC) {
         mm(0, 0, Tx * S, na, hd, w->enc.H, hd, p->att_U, na, 0, w->UaH, na);
         for (size_t i = 0; i < (size_t)Tx * S; i++)
@@ -83,14 +94,20 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
 
 int infer_state_dim(const nmt_config *c, int Tx)
 {
-    return c->hid + (needs_prev_ctx(c) ? ctx_dim(c) : 0) + (xi_kind(c) ? Tx : 0);
+    return c->hid + (needs_prev_ctx(c) ? ctx_dim(c) : 0) + (xi_kind(c) ? Tx : 0) + (has_fertdec(c) ? c->emb : 0);
 }
+
+/* offset of d_i in a state row: it comes last */
+static int d_offset(const nmt_config *c, int Tx) { return infer_state_dim(c, Tx) - c->emb; }
 
 void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx)
 {
     int D = infer_state_dim(c, Tx);
     memset(state, 0, sizeof(real) * S * D);
-    for (int b = 0; b < S; b++) memcpy(state + (size_t)b * D, w->s0 + (size_t)b * c->hid, sizeof(real) * c->hid);
+    for (int b = 0; b < S; b++) {
+        memcpy(state + (size_t)b * D, w->s0 + (size_t)b * c->hid, sizeof(real) * c->hid);
+        if (has_fertdec(c)) memcpy(state + (size_t)b * D + d_offset(c, Tx), w->d0 + (size_t)b * c->emb, sizeof(real) * c->emb);
+    }
 }
 
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
@@ -137,7 +154,22 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
         for (int k = 0; k < 3 * n; k++) w->pre[(size_t)h * 3 * n + k] += p->dec_b[k];
     mm(0, 0, H, 3 * n, cd, w->ctx, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
     if (has_inputfeed(c)) mm(0, 0, H, 3 * n, cd, cprev, D, p->dec_F, 3 * n, 1, w->pre, 3 * n);
+    int fd = has_fertdec(c), od = fd ? d_offset(c, Tx) : 0;
+    if (fd) mm(0, 0, H, 3 * n, me, st_prev + od, D, p->fer_V, 3 * n, 1, w->pre, 3 * n);
     gru_forward(s_new, D, w->cache, w->pre, 3 * n, s_prev, D, p->dec_U, p->dec_Uh, NULL, H, n, w->tmp);
+    if (fd) { /* s_i += tanh(V_h d_i); d_{i+1} = σ(W_g ȳ + U_g s_{i-1} + C_g c_i + V_g d_i + b_g) ∘ d_i */
+        mm(0, 0, H, n, me, st_prev + od, D, p->fer_Vh, n, 0, w->th, n);
+        mm(0, 0, H, me, me, w->E, me, p->fer_Wg, me, 0, w->g, me);
+        mm(0, 0, H, me, n, s_prev, D, p->fer_Ug, me, 1, w->g, me);
+        mm(0, 0, H, me, cd, w->ctx, cd, p->fer_Cg, me, 1, w->g, me);
+        mm(0, 0, H, me, me, st_prev + od, D, p->fer_Vg, me, 1, w->g, me);
+        for (int h = 0; h < H; h++) {
+            real *sn = s_new + (size_t)h * D, *dn = st_new + (size_t)h * D + od;
+            const real *dp = st_prev + (size_t)h * D + od;
+            for (int k = 0; k < n; k++) sn[k] += rtanh(w->th[(size_t)h * n + k]);
+            for (int k = 0; k < me; k++) dn[k] = rsigmoid(w->g[(size_t)h * me + k] + p->fer_bg[k]) * dp[k];
+        }
+    }
     /* the rest of the new state: c_i, and α_i (Markov) or Σα up to i (LocFer) */
     for (int h = 0; h < H; h++) {
         real *row = st_new + (size_t)h * D;

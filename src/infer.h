@@ -20,11 +20,13 @@ typedef struct infer_ws {
     real *tmp;           /* [H, 3n] */
     real *xi;            /* [H, Tx, K] Markov / LocFer features */
     int *rowlen;         /* [H] source length of each row */
+    real *d0;            /* [S, m] FertDec: d_1 of each sentence */
+    real *g, *th;        /* [H, m], [H, n] FertDec's extract gate and tanh(V_h d) */
 } infer_ws;
 
 /* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)
- * if Markov | Σα (Tx) if LocFer], so that beam search can copy states without knowing what the
- * variant keeps. The initial row is [s_0 | 0 ...]. */
+ * if Markov | Σα (Tx) if LocFer | d_i (m) if FertDec], so that beam search can copy states
+ * without knowing what the variant keeps. The initial row is [s_0 | 0 ... | d_1]. */
 int infer_state_dim(const nmt_config *c, int Tx);
 /* Fills rows [S, dim] with each sentence's initial state (after infer_encode). */
 void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx);

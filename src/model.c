@@ -8,11 +8,12 @@
 
 nmt_config nmt_config_default(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0};
     return c;
 }
 
-static const char *arch_names[] = {"rnnsearch", "rnnenc", "recatt", "inputfeed", "markov", "locfer"};
+static const char *arch_names[] = {"rnnsearch", "rnnenc", "recatt", "inputfeed", "markov", "locfer", "fertdec",
+                                   "recatt+fertdec"};
 #define N_ARCH (int)(sizeof arch_names / sizeof *arch_names)
 
 const char *nmt_arch_name(int arch) { return arch >= 0 && arch < N_ARCH ? arch_names[arch] : "unknown"; }
@@ -37,6 +38,8 @@ int nmt_config_check(const nmt_config *c, nmt_err *err)
     if (c->att < 1 || c->att > 65536) return nmt_fail(err, NMT_ERR_ARG, "attention size %d out of range [1, 65536]", c->att);
     if (c->maxout < 1 || c->maxout > 65536) return nmt_fail(err, NMT_ERR_ARG, "maxout size %d out of range [1, 65536]", c->maxout);
     if (c->window < 0 || c->window > 100) return nmt_fail(err, NMT_ERR_ARG, "window %d out of range [0, 100]", c->window);
+    if (!(c->fert_step_w >= 0 && c->fert_step_w <= 1e6) || !(c->fert_left_w >= 0 && c->fert_left_w <= 1e6))
+        return nmt_fail(err, NMT_ERR_ARG, "FertDec cost weights must be in [0, 1e6]");
     return NMT_OK;
 }
 
@@ -93,6 +96,15 @@ void param_table_build(param_table *pt, const nmt_config *c)
     if (has_recatt(c)) MAT("att_R", 2 * n, na, INIT_NORMAL_0001, att_R);
     if (xi_kind(c)) MAT("att_M", xi_width(c), na, INIT_NORMAL_0001, att_M);
     if (has_inputfeed(c)) MAT("dec_F", cd, 3 * n, INIT_NORMAL_001, dec_F);
+    if (has_fertdec(c)) {
+        MAT("fer_V", m, 3 * n, INIT_NORMAL_001, fer_V);     /* V_z|V_r|V on d_i */
+        MAT("fer_Vh", m, n, INIT_NORMAL_001, fer_Vh);       /* V_h: s_i += tanh(V_h d_i) */
+        MAT("fer_Wg", m, m, INIT_NORMAL_001, fer_Wg);       /* the extract gate g_i on ȳ_{i-1} */
+        MAT("fer_Ug", n, m, INIT_NORMAL_001, fer_Ug);       /* ... on s_{i-1} */
+        MAT("fer_Cg", cd, m, INIT_NORMAL_001, fer_Cg);      /* ... on c_i */
+        MAT("fer_Vg", m, m, INIT_NORMAL_001, fer_Vg);       /* ... on d_i */
+        VEC("fer_bg", m, fer_bg);
+    }
     MAT("out_U", n, 2 * l, INIT_NORMAL_001, out_U);
     MAT("out_V", m, 2 * l, INIT_NORMAL_001, out_V);
     MAT("out_C", cd, 2 * l, INIT_NORMAL_001, out_C);

@@ -26,6 +26,8 @@ typedef struct params {
     real *att_R;                    /* [2n, n']  RecAtt: R_a on c_{i-1} */
     real *att_M;                    /* [2k+1, n'] Markov / LocFer: M_a on the window ξ_j */
     real *dec_F;                    /* [2n, 3n]  InputFeed: F_z|F_r|F on c_{i-1} */
+    real *fer_V, *fer_Vh;           /* [m, 3n], [m, n]  FertDec: d_i into the GRU and the state */
+    real *fer_Wg, *fer_Ug, *fer_Cg, *fer_Vg, *fer_bg; /* [m,m], [n,m], [c,m], [m,m], [m]: extract gate */
     real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
     real *out_W, *out_bias;         /* [l, Ky], [Ky] */
 } params;
@@ -84,7 +86,8 @@ int model_real_dtype(void);
 
 /* What each architecture adds (MODEL.md section 5). */
 static inline int has_attention(const nmt_config *c) { return c->arch != NMT_ARCH_RNNENC; }
-static inline int has_recatt(const nmt_config *c) { return c->arch == NMT_ARCH_RECATT; }
+static inline int has_recatt(const nmt_config *c) { return c->arch == NMT_ARCH_RECATT || c->arch == NMT_ARCH_RECATT_FERTDEC; }
+static inline int has_fertdec(const nmt_config *c) { return c->arch == NMT_ARCH_FERTDEC || c->arch == NMT_ARCH_RECATT_FERTDEC; }
 static inline int has_inputfeed(const nmt_config *c) { return c->arch == NMT_ARCH_INPUTFEED; }
 enum { XI_NONE, XI_MARKOV, XI_LOCFER };
 static inline int xi_kind(const nmt_config *c)

@@ -88,6 +88,8 @@ static char *config_json(const nmt_config *c)
     cJSON_AddNumberToObject(o, "att", c->att);
     cJSON_AddNumberToObject(o, "maxout", c->maxout);
     cJSON_AddNumberToObject(o, "window", c->window);
+    cJSON_AddNumberToObject(o, "fert_step_w", c->fert_step_w);
+    cJSON_AddNumberToObject(o, "fert_left_w", c->fert_left_w);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -140,8 +142,10 @@ int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err)
 static int config_parse(nmt_config *c, const char *json, const char *file, nmt_err *err)
 {
     /* "window" came with the Markov/LocFer variants: optional, 2 when absent */
-    static const char *keys[] = {"arch", "src_vocab", "tgt_vocab", "emb", "hid", "att", "maxout", "window"};
+    static const char *keys[] = {"arch", "src_vocab", "tgt_vocab", "emb", "hid", "att", "maxout", "window",
+                                 "fert_step_w", "fert_left_w"};
     c->window = 2;
+    c->fert_step_w = c->fert_left_w = 1.0;
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
@@ -156,11 +160,15 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
     int *fields[] = {NULL, &c->src_vocab, &c->tgt_vocab, &c->emb, &c->hid, &c->att, &c->maxout, &c->window};
     for (size_t k = 0; k < sizeof keys / sizeof *keys && !rc; k++) {
         cJSON *it = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
-        if (!it && !strcmp(keys[k], "window")) continue;
+        if (!it && k >= 7) continue; /* later additions, optional */
         if (!it) { rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config lacks '%s'", file, keys[k]); break; }
         if (k == 0) {
             c->arch = cJSON_IsString(it) ? nmt_arch_parse(it->valuestring) : -1;
             if (c->arch < 0) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown architecture in config", file);
+        } else if (k >= 8) {
+            if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0))
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config '%s' is not a valid weight", file, keys[k]);
+            else *(k == 8 ? &c->fert_step_w : &c->fert_left_w) = it->valuedouble;
         } else if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
                    it->valuedouble > 1e9) {
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config '%s' is not a valid size", file, keys[k]);

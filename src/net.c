@@ -80,7 +80,7 @@ void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, co
     out_backward(&w->out, &w->dec, c, p, g, bt, scale);
     PROF_END(PROF_OUT_BWD, t0);
     PROF_BEGIN(t1);
-    dec_backward(&w->dec, &w->enc, c, p, g, bt);
+    dec_backward(&w->dec, &w->enc, c, p, g, bt, scale);
     PROF_END(PROF_DEC_BWD, t1);
     PROF_BEGIN(t2);
     enc_backward(&w->enc, c, p, g, bt);

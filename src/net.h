@@ -24,10 +24,18 @@ void net_ws_free(net_ws *w);
 /* Bytes a workspace for B x Tx x Ty would take (for refusing configurations up front). */
 size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty);
 
+/* Dropout on the maxout output during training (p = 0 turns it off); masks come from r, which
+ * the caller owns (the trainer saves it in checkpoints). */
+static inline void net_set_dropout(net_ws *w, double p, rng *r) { w->out.dropout = p; w->out.drop_rng = r; }
+
 /* Teacher-forced forward: returns the summed NLL of the batch's real target tokens (the
  * batch cost of MODEL.md section 2 is this / B); logp_tok optional [Ty*B]. */
 double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok);
-/* Backward of scale · (summed NLL), after net_forward on the same batch; ADDS into g. */
+/* FertDec's costs of the last net_forward, summed over sentences and weighted (0 for other
+ * models); the training loss is scale · (summed NLL + this). */
+static inline double net_extra_cost(const net_ws *w, const nmt_config *c) { return dec_extra_cost(&w->dec, c); }
+/* Backward of scale · (summed NLL + net_extra_cost), after net_forward on the same batch; ADDS
+ * into g. */
 void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
 
 #endif

@@ -51,6 +51,7 @@ void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
     w->logp = arena_take(a, sizeof(real) * TB * c->tgt_vocab);
     w->dTg = arena_take(a, sizeof(real) * TB * l);
     w->nll = arena_take(a, sizeof(double) * TB);
+    w->mask = arena_take(a, sizeof(real) * TB * l);
 }
 
 double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
@@ -68,6 +69,13 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     for (int r = 0; r < w->N; r++) {
         size_t row = w->rows[r];
         maxout_row(w->Tg + (size_t)r * l, w->which + row * l, w->TT + row * 2 * l, p->out_b, l);
+    }
+    if (w->dropout > 0 && w->drop_rng) { /* inverted dropout on t_i (MODEL.md section 5, Feng et al.) */
+        real keep = (real)(1 / (1 - w->dropout));
+        for (size_t q = 0; q < (size_t)w->N * l; q++) {
+            w->mask[q] = rng_uniform(w->drop_rng) < w->dropout ? 0 : keep;
+            w->Tg[q] *= w->mask[q];
+        }
     }
     mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 0, w->logp, V);
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
@@ -99,6 +107,8 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
     mm(1, 0, l, V, w->N, w->Tg, l, w->logp, V, 1, g->out_W, V);
     colsum_add(g->out_bias, w->logp, w->N, V, V);
     mm(0, 1, w->N, l, V, w->logp, V, p->out_W, V, 0, w->dTg, l);
+    if (w->dropout > 0 && w->drop_rng)
+        for (size_t q = 0; q < (size_t)w->N * l; q++) w->dTg[q] *= w->mask[q];
     /* maxout: the gradient goes to the winner of each pair; padding rows get none */
     memset(w->TT, 0, sizeof(real) * TB * 2 * l);
     for (int r = 0; r < w->N; r++) {

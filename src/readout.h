@@ -8,6 +8,7 @@
 #include "batch.h"
 #include "decoder.h"
 #include "model.h"
+#include "rng.h"
 
 typedef struct out_ws {
     int N;                 /* real target tokens in the batch */
@@ -18,6 +19,9 @@ typedef struct out_ws {
     real *logp;            /* [N, Ky]   log-softmax (backward overwrites it with dlogits) */
     real *dTg;             /* [N, l] */
     double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
+    real *mask;            /* [N, l] dropout mask: 0 or 1/(1-p) */
+    double dropout;        /* p; 0 = off (translation, validation) */
+    rng *drop_rng;         /* where masks come from while dropout is on */
 } out_ws;
 
 /* One decoding step for H hypothesis rows: logp [H,Ky] = log p(· | s_i, ȳ_{i-1}, c_i) from s [H,n],

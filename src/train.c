@@ -61,6 +61,8 @@ typedef struct trainer {
     long win_sent, win_tok;
     double val_nll;             /* training NLL since the last validation (for the log) */
     long val_sent, val_tok;
+    double val_step, val_left;  /* FertDec's costs since the last validation (unweighted sums) */
+    rng drop_rng;               /* dropout masks */
     uint64_t corpus_hash;
     char ckpt_path[4096], log_path[4096];
 } trainer;
@@ -126,6 +128,14 @@ static char *state_json(const trainer *t)
     cJSON_AddNumberToObject(s, "val_nll", t->val_nll);
     cJSON_AddNumberToObject(s, "val_sent", (double)t->val_sent);
     cJSON_AddNumberToObject(s, "val_tok", (double)t->val_tok);
+    cJSON_AddNumberToObject(s, "val_step", t->val_step);
+    cJSON_AddNumberToObject(s, "val_left", t->val_left);
+    cJSON *dr = cJSON_AddArrayToObject(s, "drop_rng");
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf, sizeof buf, "%016llx", (unsigned long long)t->drop_rng.s[i]);
+        cJSON_AddItemToArray(dr, cJSON_CreateString(buf));
+    }
+    cJSON_AddNumberToObject(s, "dropout", o->dropout);
     cJSON_AddStringToObject(s, "optimizer", optim_name(t->opt.kind));
     cJSON_AddNumberToObject(s, "lr", t->opt.lr);
     cJSON_AddNumberToObject(s, "opt_step", (double)t->opt.step);
@@ -204,6 +214,17 @@ static int restore_state(trainer *t, const st_file *f, nmt_err *err)
         goto out;
     }
     for (int i = 0; i < 4; i++) t->bat.r.s[i] = strtoull(cJSON_GetArrayItem(rng_a, i)->valuestring, NULL, 16);
+    cJSON *dr = cJSON_GetObjectItemCaseSensitive(s, "drop_rng");
+    if (cJSON_IsArray(dr) && cJSON_GetArraySize(dr) == 4)
+        for (int i = 0; i < 4; i++) {
+            cJSON *it = cJSON_GetArrayItem(dr, i);
+            if (cJSON_IsString(it)) t->drop_rng.s[i] = strtoull(it->valuestring, NULL, 16);
+        }
+    double vstep = 0, vleft = 0;
+    json_num(s, "val_step", &vstep);
+    json_num(s, "val_left", &vleft);
+    t->val_step = vstep;
+    t->val_left = vleft;
     t->update = (long)upd;
     t->bat.epoch = (int)ep;
     t->bat.nb = (int)nb;
@@ -251,6 +272,7 @@ static int evaluate(trainer *t, const pairs *p, double *nll, long *ntok, nmt_err
     sort_by_length(idx, p->n, p);
     *nll = 0;
     *ntok = 0;
+    net_set_dropout(&t->ws, 0, NULL); /* the model as it translates */
     for (int s = 0; s < p->n && !rc; s += t->bat.B) {
         int cnt = p->n - s < t->bat.B ? p->n - s : t->bat.B;
         batch_fill(&vb, p, idx + s, cnt);
@@ -261,6 +283,7 @@ static int evaluate(trainer *t, const pairs *p, double *nll, long *ntok, nmt_err
     }
     free(idx);
     batch_buf_free(&vb);
+    net_set_dropout(&t->ws, t->o->dropout, &t->drop_rng);
     return rc;
 }
 
@@ -291,16 +314,20 @@ static int validate(trainer *t, int *stop, nmt_err *err)
     /* the Table-2 style log */
     FILE *f = fopen(t->log_path, "a");
     if (f) {
-        if (ftell(f) == 0) fprintf(f, "update\tepoch\thours\ttrain_nll\ttrain_ppl\tdev_nll\tdev_nll_tok\tdev_ppl\tbest\n");
+        if (ftell(f) == 0)
+            fprintf(f, "update\tepoch\thours\ttrain_nll\ttrain_ppl\tdev_nll\tdev_nll_tok\tdev_ppl\tbest\tfert_step\tfert_left\n");
         double tn = t->val_sent ? t->val_nll / t->val_sent : NAN, tp = t->val_tok ? exp(t->val_nll / t->val_tok) : NAN;
         fprintf(f, "%ld\t%.4f\t%.4f\t%.4f\t%.3f\t", t->update, t->bat.epoch - 1 + batcher_progress(&t->bat), elapsed(t) / 3600, tn, tp);
-        if (t->dev.n > 0) fprintf(f, "%.4f\t%.5f\t%.3f\t%d\n", r.dev_nll, r.dev_nll_tok, r.dev_ppl, r.improved);
-        else fprintf(f, "\t\t\t\n");
+        if (t->dev.n > 0) fprintf(f, "%.4f\t%.5f\t%.3f\t%d\t", r.dev_nll, r.dev_nll_tok, r.dev_ppl, r.improved);
+        else fprintf(f, "\t\t\t\t");
+        /* FertDec's step-decay and left-over costs per training sentence, unweighted */
+        if (has_fertdec(&t->m->cfg) && t->val_sent) fprintf(f, "%.4f\t%.4f\n", t->val_step / t->val_sent, t->val_left / t->val_sent);
+        else fprintf(f, "\t\n");
         if (fclose(f)) warn(t, "could not write the training log");
     } else {
         warn(t, "could not open the training log for appending");
     }
-    t->val_nll = 0;
+    t->val_nll = t->val_step = t->val_left = 0;
     t->val_sent = t->val_tok = 0;
     report(t, &r);
     return NMT_OK;
@@ -415,8 +442,11 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = optim_init(&t->opt, o->optimizer, t->m->pt.total, err))) return rc;
     if (o->lr > 0) t->opt.lr = o->lr;
     if ((rc = batcher_init(&t->bat, &t->train, o->batch, o->sort_blocks, o->reshuffle, o->seed, err))) return rc;
+    if (!(o->dropout >= 0 && o->dropout < 1)) return nmt_fail(err, NMT_ERR_ARG, "dropout %g out of range [0, 1)", o->dropout);
+    rng_seed(&t->drop_rng, o->seed ^ 0xd0d0d0d0ULL);
     if ((rc = batch_buf_init(&t->bb, &t->train, o->batch, err))) return rc;
     if ((rc = net_ws_reserve(&t->ws, c, o->batch, mx, my, err))) return rc;
+    net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     t->best_dev = INFINITY;
     if (o->resume && (rc = restore_state(t, *ck, err))) return rc;
     return NMT_OK;
@@ -504,9 +534,10 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
         batch *b = &t->bb.b;
         memset(t->G, 0, sizeof(real) * t->m->pt.total);
         double nll = net_forward(&t->ws, c, &t->m->p, b, NULL);
+        double extra = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */
         double norm = NAN;
         int step_rc = NMT_ERR_NUMERIC;
-        if (isfinite(nll)) {
+        if (isfinite(nll) && isfinite(extra)) {
             net_backward(&t->ws, c, &t->m->p, &t->g, b, (real)1 / b->B);
             step_rc = optim_step(&t->opt, t->m->P, t->G, o->clip, &norm);
         }
@@ -527,6 +558,8 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
             for (int i = 0; i < b->B; i++) tok += b->ylen[i];
             t->win_nll += nll; t->win_sent += b->B; t->win_tok += tok;
             t->val_nll += nll; t->val_sent += b->B; t->val_tok += tok;
+            t->val_step += t->ws.dec.cost_step;
+            t->val_left += t->ws.dec.cost_left;
         }
         win_upd++;
         double tnow = now();

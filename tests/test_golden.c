@@ -80,6 +80,7 @@ static void run(const char *shared, const char *stem)
     c.att = cJSON_GetObjectItem(cf, "na")->valueint;
     c.maxout = cJSON_GetObjectItem(cf, "l")->valueint;
     c.window = 2;
+    c.fert_step_w = c.fert_left_w = 1.0;
     cJSON *outs = cJSON_GetObjectItem(J, "outputs");
     double want_loss = cJSON_GetObjectItem(outs, "loss")->valuedouble;
     cJSON *gn = cJSON_GetObjectItem(outs, "adadelta_grad_norms");

@@ -186,6 +186,8 @@ static void test_attention(void)
 
 /* ---------------------------------------------------------------- whole models */
 struct model_ctx {
+    double dropout;     /* with dropout the mask is redrawn from the same seed at every forward */
+    rng drop;
     nmt_config c;
     param_table pt;
     real *P, *G;
@@ -197,7 +199,12 @@ struct model_ctx {
 static double model_loss(void *p)
 {
     struct model_ctx *m = p;
-    return net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL) / m->bt.B;
+    if (m->dropout > 0) {
+        rng_seed(&m->drop, 77);
+        net_set_dropout(&m->ws, m->dropout, &m->drop);
+    }
+    double nll = net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL);
+    return (nll + net_extra_cost(&m->ws, &m->c)) / m->bt.B; /* FertDec's costs included */
 }
 
 /* x: sentence lengths include EOS; ids random in [2, V) (the words), EOS at the end. */
@@ -223,7 +230,7 @@ static void make_batch(batch *bt, int B, const int *xl, const int *yl, int Kx, i
 static void model_init(struct model_ctx *m, int arch)
 {
     memset(m, 0, sizeof *m);
-    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1};
+    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3};
     m->c = c;
     param_table_build(&m->pt, &m->c);
     m->P = malloc(sizeof(real) * m->pt.total);
@@ -247,7 +254,7 @@ static void model_free(struct model_ctx *m)
 static int check_model(struct model_ctx *m, double *maxrel)
 {
     memset(m->G, 0, sizeof(real) * m->pt.total);
-    net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL);
+    model_loss(m);
     net_backward(&m->ws, &m->c, &m->p, &m->g, &m->bt, (real)1 / m->bt.B);
     int bad = 0;
     for (int i = 0; i < m->pt.n; i++) {
@@ -310,6 +317,16 @@ int main(int argc, char **argv)
         printf("%s: largest relative gradient error over all parameters %.2e\n", nmt_arch_name(arch), worst_rel[arch]);
         model_free(&m);
     }
+    /* dropout 0.5 on the maxout output, the same mask in every evaluation */
+    {
+        struct model_ctx m;
+        model_init(&m, NMT_ARCH_RNNSEARCH);
+        m.dropout = 0.5;
+        double mr = 0;
+        check_model(&m, &mr);
+        printf("rnnsearch with dropout 0.5: largest relative gradient error %.2e\n", mr);
+        model_free(&m);
+    }
     /* Each fault drops one backward term; the check must notice every one. */
     static const struct { int fault, arch; const char *what; } faults[] = {
         {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev"},
@@ -319,6 +336,7 @@ int main(int argc, char **argv)
         {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps"},
         {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context"},
         {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights"},
+        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient"},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {

@@ -35,7 +35,7 @@ static void free_words(char **w, int n)
 
 static nmt_model *new_model(int arch)
 {
-    nmt_config c = {arch, 13, 17, 6, 7, 5, 4, 2};
+    nmt_config c = {arch, 13, 17, 6, 7, 5, 4, 2, 1.0, 1.0};
     char **sw = make_words(c.src_vocab, "s"), **tw = make_words(c.tgt_vocab, "t");
     nmt_model *m = NULL;
     nmt_err err;

@@ -33,9 +33,10 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "                             vocabularies, optimizer and batching are kept)\n"
             "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
             "Model:\n"
-            "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer\n"
-            "                             (Feng et al. 2016; default %s)\n"
+            "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer |\n"
+            "                             fertdec | recatt+fertdec (Feng et al. 2016; default %s)\n"
             "  --window K                 Markov / LocFer window half-width (default %d)\n"
+            "  --fert-step-weight X, --fert-left-weight X  FertDec's step-decay and left-over cost weights (1, 1)\n"
             "  --vocab K                  shortlist per side, counting EOS and UNK (default %d)\n"
             "  --src-vocab K, --tgt-vocab K\n"
             "  --emb N (%d)  --hid N (%d)  --att N (%d)  --maxout N (%d)\n"
@@ -46,6 +47,7 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --optimizer NAME           adadelta | adagrad | adam | sgd (default adadelta)\n"
             "  --lr X                     learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)\n"
             "  --clip X                   rescale the gradient to this L2 norm when larger (default %g)\n"
+            "  --dropout P                dropout on the maxout output (default 0; Feng et al. use 0.5)\n"
             "  --seed N (%llu)  --threads N (default: all cores)\n"
             "Stopping and saving:\n"
             "  --max-updates N  --max-epochs N  --max-time T   (T in seconds, or with s/m/h/d)\n"
@@ -134,7 +136,7 @@ int cmd_train(int argc, char **argv)
         else if (!strcmp(a, "--log")) o.log_tsv = val;
         else if (!strcmp(a, "--arch")) {
             if ((o.cfg.arch = nmt_arch_parse(val)) < 0) {
-                fprintf(stderr, "nmt train: --arch '%s': expected rnnsearch, rnnenc, recatt, inputfeed, markov or locfer\n", val);
+                fprintf(stderr, "nmt train: --arch '%s': expected rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec\n", val);
                 return CMD_USAGE;
             }
         } else if (!strcmp(a, "--optimizer")) {
@@ -166,6 +168,9 @@ int cmd_train(int argc, char **argv)
         LONGOPT("--max-nonfinite", 0, 1000000, o.max_nonfinite)
         DBLOPT("--lr", 1e-12, 1e6, o.lr)
         DBLOPT("--clip", 0, 1e12, o.clip)
+        DBLOPT("--dropout", 0, 0.99, o.dropout)
+        DBLOPT("--fert-step-weight", 0, 1e6, o.cfg.fert_step_w)
+        DBLOPT("--fert-left-weight", 0, 1e6, o.cfg.fert_left_w)
         else { fprintf(stderr, "nmt train: unknown option '%s' (nmt train --help)\n", a); return CMD_USAGE; }
 #undef LONGOPT
 #undef DBLOPT

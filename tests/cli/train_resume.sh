@@ -6,7 +6,7 @@
 D=$NMT_SHARED/data/multi30k/tok
 head -n 600 "$D/train.en" > "$T/s"; head -n 600 "$D/train.fr" > "$T/t"
 ARGS="--src $T/s --tgt $T/t --arch rnnsearch --emb 24 --hid 32 --att 24 --maxout 16 --vocab 800 --batch 20
-      --sort-blocks 3 --max-updates 150 --save-every 7 --threads 1 --seed 5 --log-every 1000"
+      --sort-blocks 3 --max-updates 150 --save-every 7 --threads 1 --seed 5 --log-every 1000 --dropout 0.2"
 export OMP_WAIT_POLICY=PASSIVE
 
 # shellcheck disable=SC2086
