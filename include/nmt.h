@@ -102,6 +102,11 @@ size_t nmt_model_num_params(const nmt_model *m);
  * by spaces); unknown words map to UNK. */
 #define NMT_MAX_SRC_WORDS 400   /* longer inputs are cut to this many words (reported) */
 
+/* A lexical table for UNK replacement (built by `nmt lex`: TSV source, target, counts). */
+typedef struct nmt_lexicon nmt_lexicon;
+int nmt_lexicon_load(nmt_lexicon **out, const char *path, nmt_err *err);
+void nmt_lexicon_free(nmt_lexicon *lx);
+
 typedef struct nmt_translate_opts {
     int beam;            /* beam size, default 12; 1 = greedy decoding */
     int normalize;       /* default 1: rank by log-probability / length (EOS counted); 0: raw */
@@ -110,6 +115,9 @@ typedef struct nmt_translate_opts {
     int n_best;          /* hypotheses returned per sentence (default 1, at most beam) */
     int attention;       /* keep attention matrices */
     int batch;           /* sentences decoded together (default 16); results do not depend on it */
+    int unk_replace;     /* replace each output UNK by the lexicon's translation of the most-attended
+                            source word, or by that word itself (RNNsearch-family models only) */
+    const nmt_lexicon *lexicon; /* for unk_replace; NULL = always copy the source word */
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);
@@ -124,6 +132,8 @@ typedef struct nmt_hypothesis {
     int attn_rows;        /* n_words + finished: one row per output token, EOS included */
     int attn_cols;        /* source words + 1 (the source EOS) */
     float *attention;     /* [attn_rows][attn_cols] (RNNsearch only; NULL otherwise or if not asked) */
+    int n_replaced;       /* UNKs replaced (unk_replace); their words point into pool */
+    char *pool;
 } nmt_hypothesis;
 
 typedef struct nmt_translation {

@@ -8,6 +8,7 @@
 
 #include "beam.h"
 #include "err.h"
+#include "lexicon.h"
 #include "net.h"
 #include "vocab.h"
 
@@ -20,7 +21,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 16};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 16, 0, NULL};
     return o;
 }
 
@@ -40,6 +41,8 @@ int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_
     if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
+    if (o->unk_replace && !has_attention(&m->cfg))
+        return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which an RNNencdec model does not have");
     nmt_decoder *d = calloc(1, sizeof *d);
     if (!d) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     d->m = m;
@@ -63,6 +66,7 @@ void nmt_translation_free(nmt_translation *t, int n)
             free(t[i].hyps[h].words);
             free(t[i].hyps[h].ids);
             free(t[i].hyps[h].attention);
+            free(t[i].hyps[h].pool);
         }
         free(t[i].hyps);
         memset(&t[i], 0, sizeof t[i]);
@@ -89,6 +93,58 @@ static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, i
     ids[k] = VOCAB_EOS;
     *kept = k;
     return n;
+}
+
+/* The j-th blank-separated word of s (0-based) and its length; NULL past the end. */
+static const char *nth_word(const char *s, int j, size_t *len)
+{
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (!*p) break;
+        const char *b = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+        if (j-- == 0) { *len = (size_t)(p - b); return b; }
+    }
+    return NULL;
+}
+
+/* UNK replacement (MODEL.md section 6): each output UNK becomes the lexicon's translation of
+ * the source word with the highest attention at that position (the source EOS never chosen),
+ * or that source word itself. Replacements are copied into the hypothesis's own pool. */
+static int replace_unks(nmt_hypothesis *y, const beam_hyp *bh, int xlen, const char *src, const nmt_lexicon *lx)
+{
+    size_t need = 0;
+    int nw = y->n_words;
+    const char **rep = malloc(sizeof(char *) * (nw ? nw : 1));
+    size_t *rlen = malloc(sizeof(size_t) * (nw ? nw : 1));
+    if (!rep || !rlen) { free(rep); free(rlen); return -1; }
+    for (int k = 0; k < nw; k++) {
+        rep[k] = NULL;
+        if (y->ids[k] != VOCAB_UNK || xlen < 2) continue;
+        const real *row = bh->attn + (size_t)k * xlen;
+        int best = 0;
+        for (int j = 1; j < xlen - 1; j++) if (row[j] > row[best]) best = j;
+        size_t sl;
+        const char *sw = nth_word(src, best, &sl);
+        if (!sw) continue;
+        const char *tr = nmt_lexicon_lookup(lx, sw, sl);
+        rep[k] = tr ? tr : sw;
+        rlen[k] = tr ? strlen(tr) : sl;
+        need += rlen[k] + 1;
+    }
+    char *p = need ? (y->pool = malloc(need)) : NULL;
+    if (need && !p) { free(rep); free(rlen); return -1; }
+    for (int k = 0; k < nw; k++) {
+        if (!rep[k]) continue;
+        memcpy(p, rep[k], rlen[k]);
+        p[rlen[k]] = 0;
+        y->words[k] = p;
+        p += rlen[k] + 1;
+        y->n_replaced++;
+    }
+    free(rep);
+    free(rlen);
+    return 0;
 }
 
 static int by_len(const void *a, const void *b)
@@ -119,7 +175,8 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     }
     /* similar lengths together: less padding; the results do not depend on the grouping */
     qsort(order, nw, 2 * sizeof(int), by_len);
-    beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best, o->attention && m->cfg.arch != NMT_ARCH_RNNENC};
+    beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
+                    (o->attention || o->unk_replace) && has_attention(&m->cfg)};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {
@@ -151,7 +208,12 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
                     y->ids[k] = bh->tok[k];
                     y->words[k] = vocab_word(m->tgt, bh->tok[k]);
                 }
-                if (bh->attn) {
+                if (o->unk_replace && bh->attn &&
+                    replace_unks(y, bh, bl[s], sentences[which[s]] ? sentences[which[s]] : "", o->lexicon)) {
+                    rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                if (bh->attn && o->attention) {
                     y->attn_rows = bh->len;
                     y->attn_cols = bl[s];
                     y->attention = malloc(sizeof(float) * (size_t)(bh->len ? bh->len : 1) * bl[s]);

@@ -15,6 +15,7 @@ int cmd_train(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_lex(int argc, char **argv);
 int cmd_aer(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);

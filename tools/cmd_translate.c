@@ -147,6 +147,9 @@ static void usage_translate(FILE *f)
             "                       target word to its most-attended source word); soft = the rows of weights over\n"
             "                       the source words and EOS, ' ; ' between rows (RNNsearch models only)\n"
             "  --scores             append ' ||| SCORE' to the 1-best output\n"
+            "  --unk-replace TABLE  replace each output <unk> by TABLE's translation (from 'nmt lex') of the\n"
+            "                       most-attended source word, or by that word when TABLE has none\n"
+            "  --unk-copy           replace each output <unk> by the most-attended source word\n"
             "  --batch N            sentences decoded together (default %d)\n"
             "  --threads N          threads (default: all cores)\n"
             "  --input FILE         read FILE instead of standard input\n\n"
@@ -172,7 +175,7 @@ static int load_model(const char *cmd, const char *path, nmt_model **m)
 int cmd_translate(int argc, char **argv)
 {
     nmt_translate_opts o = nmt_translate_default_opts();
-    const char *model = NULL, *input = NULL;
+    const char *model = NULL, *input = NULL, *lexpath = NULL;
     int align = ALIGN_NONE, scores = 0, nbest_out = 0;
     long v;
     double x;
@@ -183,11 +186,13 @@ int cmd_translate(int argc, char **argv)
         if (!strcmp(a, "--no-normalize")) { o.normalize = 0; continue; }
         if (!strcmp(a, "--no-unk")) { o.no_unk = 1; continue; }
         if (!strcmp(a, "--scores")) { scores = 1; continue; }
+        if (!strcmp(a, "--unk-copy")) { o.unk_replace = 1; continue; }
         if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt translate: unexpected argument '%s' (input comes on stdin)\n", a); return CMD_USAGE; }
         if (i + 1 >= argc) { fprintf(stderr, "nmt translate: %s needs a value\n", a); return CMD_USAGE; }
         const char *val = argv[++i];
         if (!strcmp(a, "--model")) model = val;
         else if (!strcmp(a, "--input")) input = val;
+        else if (!strcmp(a, "--unk-replace")) { lexpath = val; o.unk_replace = 1; }
         else if (!strcmp(a, "--beam")) { if (cmd_parse_long("translate", a, val, 1, 1000, &v)) return CMD_USAGE; o.beam = (int)v; }
         else if (!strcmp(a, "--n-best")) { if (cmd_parse_long("translate", a, val, 1, 1000, &v)) return CMD_USAGE; o.n_best = (int)v; nbest_out = 1; }
         else if (!strcmp(a, "--batch")) { if (cmd_parse_long("translate", a, val, 1, 10000, &v)) return CMD_USAGE; o.batch = (int)v; }
@@ -215,8 +220,16 @@ int cmd_translate(int argc, char **argv)
     const char *iname = input ? input : "stdin";
     nmt_err err;
     nmt_decoder *d = NULL;
+    nmt_lexicon *lx = NULL;
+    if (lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        nmt_model_free(m);
+        return CMD_ERR;
+    }
+    o.lexicon = lx;
     if (nmt_decoder_init(&d, m, &o, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        nmt_lexicon_free(lx);
         nmt_model_free(m);
         return CMD_USAGE;
     }
@@ -275,6 +288,7 @@ int cmd_translate(int argc, char **argv)
     free(in.buf);
     if (input) close(in.fd);
     nmt_decoder_free(d);
+    nmt_lexicon_free(lx);
     nmt_model_free(m);
     return rc;
 }

@@ -13,6 +13,7 @@ static const struct cmd {
     {"train", cmd_train, "train a model on a parallel corpus (Appendix B of Bahdanau et al.)"},
     {"translate", cmd_translate, "translate text with beam search (n-best lists, alignments)"},
     {"score", cmd_score, "log-probability of given translations under a model (forced decoding)"},
+    {"lex", cmd_lex, "lexical table for UNK replacement, from attention or given alignments"},
     {"vocab", cmd_vocab, "build and print a shortlist vocabulary with its coverage"},
     {"tokenize", cmd_tokenize, "Moses tokenizer.perl (en/fr/de, -a, --no-escape, --lowercase --normalize)"},
     {"detokenize", cmd_detokenize, "Moses detokenizer.perl (en/fr/de)"},

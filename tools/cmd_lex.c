@@ -1,0 +1,125 @@
+/* cmd_lex.c: `nmt lex`: the lexical table for UNK replacement, from hard alignments of a parallel
+ * corpus: the model's own forced alignments (each target word to its most-attended source word,
+ * MODEL.md section 6) or a Pharaoh "s-t" file from any external aligner. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "corpus.h"
+#include "lexicon.h"
+#include "nmt.h"
+
+static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }
+
+int cmd_lex(int argc, char **argv)
+{
+    const char *src = NULL, *tgt = NULL, *model = NULL, *align = NULL, *out = NULL;
+    long min_count = 1, batch = 200, v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N]\n"
+                   "Builds the lexical table used by 'nmt translate --unk-replace TABLE': each source word's most\n"
+                   "frequently aligned target word, as TSV 'source<TAB>target<TAB>count<TAB>source count'.\n"
+                   "  --model MODEL   align with the model's attention (forced decoding; each target word to its\n"
+                   "                  most-attended source word; RNNsearch-family models)\n"
+                   "  --align FILE    or read the alignments: one line per pair, Pharaoh 's-t' links, 0-based\n"
+                   "  --min-count N   leave out pairs seen fewer than N times (default 1)\n"
+                   "  --batch N, --threads N   forced decoding batch size (200) and threads\n");
+            return CMD_OK;
+        }
+        if (i + 1 >= argc) { fprintf(stderr, "nmt lex: %s needs a value\n", a); return CMD_USAGE; }
+        const char *val = argv[++i];
+        if (!strcmp(a, "--src")) src = val;
+        else if (!strcmp(a, "--tgt")) tgt = val;
+        else if (!strcmp(a, "--model")) model = val;
+        else if (!strcmp(a, "--align")) align = val;
+        else if (!strcmp(a, "--out")) out = val;
+        else if (!strcmp(a, "--min-count")) { if (cmd_parse_long("lex", a, val, 1, 1L << 40, &min_count)) return CMD_USAGE; }
+        else if (!strcmp(a, "--batch")) { if (cmd_parse_long("lex", a, val, 1, 100000, &batch)) return CMD_USAGE; }
+        else if (!strcmp(a, "--threads")) { if (cmd_parse_long("lex", a, val, 1, 1024, &v)) return CMD_USAGE; nmt_set_threads((int)v); }
+        else { fprintf(stderr, "nmt lex: unknown option '%s' (nmt lex --help)\n", a); return CMD_USAGE; }
+    }
+    if (!src || !tgt || !out || !model == !align) {
+        fprintf(stderr, "nmt lex: --src, --tgt, --out and one of --model or --align are required\n");
+        return CMD_USAGE;
+    }
+    nmt_err err;
+    textfile S, T, A;
+    memset(&A, 0, sizeof A);
+    int rc = CMD_ERR;
+    if (textfile_read(&S, src, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); return CMD_ERR; }
+    if (textfile_read(&T, tgt, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); textfile_free(&S); return CMD_ERR; }
+    nmt_model *m = NULL;
+    nmt_decoder *d = NULL;
+    lex_counter *lc = lex_counter_init();
+    char **sw = malloc(sizeof(char *) * 4096), **tw = malloc(sizeof(char *) * 4096);
+    nmt_alignment *al = malloc(sizeof(nmt_alignment) * batch);
+    if (!lc || !sw || !tw || !al) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
+    if (S.nlines != T.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", src, S.nlines, tgt, T.nlines); goto out; }
+    if (align) {
+        if (textfile_read(&A, align, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
+        if (A.nlines != S.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", align, A.nlines, src, S.nlines); goto out; }
+        for (long l = 0; l < S.nlines; l++) {
+            int ns = split_tokens(S.line[l], sw, 4096), nt = split_tokens(T.line[l], tw, 4096);
+            for (char *p = A.line[l]; *p;) {
+                while (*p == ' ' || *p == '\t') p++;
+                if (!*p) break;
+                char *e;
+                long a = strtol(p, &e, 10), b = -1;
+                if (e != p && *e == '-') b = strtol(e + 1, &p, 10);
+                const char *x = word_at(sw, ns, (int)a), *y = word_at(tw, nt, (int)b);
+                if (b < 0 || p == e + 1 || (*p && *p != ' ' && *p != '\t') || !x || !y) {
+                    fprintf(stderr, "nmt lex: error: %s:%ld: bad link or index out of range near '%.20s'\n", align, l + 1, e);
+                    goto out;
+                }
+                if (lex_counter_add(lc, x, strlen(x), y, strlen(y))) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
+            }
+        }
+    } else {
+        if (nmt_model_load(&m, model, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
+        nmt_translate_opts o = nmt_translate_default_opts();
+        o.batch = 80;
+        if (nmt_decoder_init(&d, m, &o, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
+        for (long l0 = 0; l0 < S.nlines; l0 += batch) {
+            int n = (int)(S.nlines - l0 < batch ? S.nlines - l0 : batch);
+            if (nmt_force_align(d, (const char *const *)S.line + l0, (const char *const *)T.line + l0, n, al, &err)) {
+                fprintf(stderr, "nmt lex: error: %s (lines %ld-%ld)\n", err.msg, l0 + 1, l0 + n);
+                goto out;
+            }
+            if (!al[0].attention && n > 0) {
+                fprintf(stderr, "nmt lex: error: %s has no attention (an RNNencdec model): use --align\n", model);
+                nmt_alignment_free(al, n);
+                goto out;
+            }
+            for (int k = 0; k < n; k++) {
+                /* split after aligning: split_tokens writes NULs into the lines */
+                int ns = split_tokens(S.line[l0 + k], sw, 4096), nt = split_tokens(T.line[l0 + k], tw, 4096);
+                int cols = al[k].n_src + 1;
+                for (int i = 0; i < al[k].n_tgt && i < nt && al[k].n_src > 0; i++) {
+                    const float *row = al[k].attention + (size_t)i * cols;
+                    int best = 0;
+                    for (int j = 1; j < al[k].n_src; j++) if (row[j] > row[best]) best = j;
+                    if (best < ns && lex_counter_add(lc, sw[best], strlen(sw[best]), tw[i], strlen(tw[i]))) {
+                        fprintf(stderr, "nmt lex: out of memory\n");
+                        nmt_alignment_free(al, n);
+                        goto out;
+                    }
+                }
+            }
+            nmt_alignment_free(al, n);
+        }
+    }
+    long entries;
+    if (lex_counter_write(lc, out, min_count, &entries, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
+    fprintf(stderr, "nmt lex: %ld source words in %s\n", entries, out);
+    rc = CMD_OK;
+out:
+    free(sw); free(tw); free(al);
+    lex_counter_free(lc);
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+    textfile_free(&S); textfile_free(&T); textfile_free(&A);
+    return rc;
+}
