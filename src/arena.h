@@ -16,4 +16,23 @@ static inline void *arena_take(arena *a, size_t n)
     return p;
 }
 
+#include "nmt.h"
+
+/* A workspace in one block, laid out for dimensions up to cap[0..2] by its layout function,
+ * which sizes it (base NULL) or points its buffers into base, and returns the bytes used. */
+typedef size_t (*ws_layout_fn)(void *ws, char *base, const nmt_config *c, const int *dims);
+
+typedef struct ws_block {
+    void *base;
+    size_t bytes;
+    int cap[3];
+} ws_block;
+
+/* Makes blk cover want[0..2]: re-lays out the existing block when it is large enough, else
+ * allocates one covering both the old capacity and want (so alternating shapes settle after a
+ * few batches). what names the workspace in the error. */
+int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
+               nmt_err *err);
+void ws_block_free(ws_block *blk);
+
 #endif

@@ -11,8 +11,10 @@
 #include "infer.h"
 #include "readout.h"
 
-static size_t layout(infer_ws *w, char *base, const nmt_config *c, int S, int Tx, int H)
+static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
 {
+    infer_ws *w = ws;
+    int S = d[0], Tx = d[1], H = d[2];
     arena a = {base, 0};
     size_t n = c->hid, na = c->att, cd = ctx_dim(c), m = c->emb, l = c->maxout;
     enc_layout(&w->enc, &a, c, S, Tx);
@@ -41,32 +43,14 @@ static size_t layout(infer_ws *w, char *base, const nmt_config *c, int S, int Tx
 
 int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err)
 {
-    if (w->block && S <= w->capS && Tx <= w->capTx && H <= w->capH) {
-        layout(w, w->block, c, w->capS, w->capTx, w->capH);
-        return NMT_OK;
-    }
-    if (w->block) {
-        if (S < w->capS) S = w->capS;
-        if (Tx < w->capTx) Tx = w->capTx;
-        if (H < w->capH) H = w->capH;
-    }
-    size_t bytes = layout(w, NULL, c, S, Tx, H);
-    void *blk = NULL;
-    if (posix_memalign(&blk, 64, bytes))
-        return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB for decoding", bytes / 1e6);
-    free(w->block);
-    w->block = blk;
-    w->capS = S;
-    w->capTx = Tx;
-    w->capH = H;
-    layout(w, w->block, c, S, Tx, H);
-    return NMT_OK;
+    int want[3] = {S, Tx, H};
+    return ws_reserve(&w->blk, want, layout, w, c, "decoding", err);
 }
 
 void infer_free(infer_ws *w)
 {
     if (!w) return;
-    free(w->block);
+    ws_block_free(&w->blk);
     memset(w, 0, sizeof *w);
 }
 

@@ -9,9 +9,8 @@
 #include "model.h"
 
 typedef struct infer_ws {
-    int capS, capTx, capH;
-    void *block;
-    enc_ws enc;          /* encoder of up to capS sentences */
+    ws_block blk;        /* one allocation for up to blk.cap = {S sentences, Tx, H rows} */
+    enc_ws enc;          /* encoder of up to S sentences */
     real *UaH;           /* [Tx*S, n'] */
     real *s0;            /* [S, n] */
     real *Q, *alpha, *ctx, *pre, *E, *tt, *t; /* per row: n', Tx, c, 3n, m, 2l, l */

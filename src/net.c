@@ -7,57 +7,37 @@
 #include "net.h"
 #include "prof.h"
 
-static size_t layout(net_ws *w, char *base, const nmt_config *c, int B, int Tx, int Ty)
+static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
 {
+    net_ws *w = ws;
     arena a = {base, 0};
-    enc_layout(&w->enc, &a, c, B, Tx);
-    dec_layout(&w->dec, &a, c, B, Tx, Ty);
-    out_layout(&w->out, &a, c, B, Ty);
+    enc_layout(&w->enc, &a, c, d[0], d[1]);
+    dec_layout(&w->dec, &a, c, d[0], d[1], d[2]);
+    out_layout(&w->out, &a, c, d[0], d[2]);
     return a.used;
 }
 
 size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty)
 {
     net_ws tmp;
-    return layout(&tmp, NULL, c, B, Tx, Ty);
+    int d[3] = {B, Tx, Ty};
+    return layout(&tmp, NULL, c, d);
 }
 
 int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err)
 {
-    if (w->block && B <= w->capB && Tx <= w->capTx && Ty <= w->capTy) {
-        layout(w, w->block, c, w->capB, w->capTx, w->capTy);
-        return NMT_OK;
-    }
-    /* Grow to cover both the old and the new shape, so alternating shapes settle quickly. */
-    if (w->block) {
-        if (B < w->capB) B = w->capB;
-        if (Tx < w->capTx) Tx = w->capTx;
-        if (Ty < w->capTy) Ty = w->capTy;
-    }
-    size_t bytes = layout(w, NULL, c, B, Tx, Ty);
-    void *blk = NULL;
-    if (posix_memalign(&blk, 64, bytes)) {
-        return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of workspace for batches of %d x %d x %d",
-                        bytes / 1e6, B, Tx, Ty);
-    }
-    free(w->block);
-    w->block = blk;
-    w->bytes = bytes;
-    w->capB = B;
-    w->capTx = Tx;
-    w->capTy = Ty;
-    layout(w, w->block, c, B, Tx, Ty);
-    return NMT_OK;
+    int want[3] = {B, Tx, Ty};
+    return ws_reserve(&w->blk, want, layout, w, c, "training", err);
 }
 
 void net_ws_free(net_ws *w)
 {
     if (!w) return;
-    free(w->block);
+    ws_block_free(&w->blk);
     memset(w, 0, sizeof *w);
 }
 
-/* The layout is for capB x capTx x capTy, but every kernel indexes with the batch's own B, Tx
+/* The layout is for blk.cap, but every kernel indexes with the batch's own B, Tx
  * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
 double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok)
 {

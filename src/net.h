@@ -9,9 +9,7 @@
 #include "readout.h"
 
 typedef struct net_ws {
-    int capB, capTx, capTy;  /* the shape the block was laid out for */
-    void *block;
-    size_t bytes;
+    ws_block blk;            /* one allocation, laid out for batches up to blk.cap = {B, Tx, Ty} */
     enc_ws enc;
     dec_ws dec;
     out_ws out;
