@@ -5,7 +5,7 @@ set -eu
 
 # The OpenMP build of OpenBLAS: a BLAS call made inside one of our OpenMP regions then runs on
 # one thread instead of starting a second layer of threads on the same two cores.
-PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev libpng-dev zlib1g-dev python3"
+PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev libpng-dev zlib1g-dev python3 fonts-dejavu-core fonts-droid-fallback"
 
 missing=""
 for p in $PKGS; do

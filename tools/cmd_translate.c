@@ -25,7 +25,7 @@ typedef struct lines_in {
 /* Is a whole line (or the end of input) available without blocking? */
 static int line_ready(lines_in *r)
 {
-    if (memchr(r->buf + r->pos, '\n', r->len - r->pos) || r->eof) return 1;
+    if ((r->buf && memchr(r->buf + r->pos, '\n', r->len - r->pos)) || r->eof) return 1;
     struct pollfd p = {r->fd, POLLIN, 0};
     return poll(&p, 1, 0) > 0;
 }
@@ -35,7 +35,7 @@ static int line_ready(lines_in *r)
 static char *line_next(lines_in *r)
 {
     for (;;) {
-        char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+        char *nl = r->buf ? memchr(r->buf + r->pos, '\n', r->len - r->pos) : NULL; /* no buffer before the first read */
         if (nl || (r->eof && r->pos < r->len)) {
             char *s = r->buf + r->pos;
             size_t n = nl ? (size_t)(nl - s) : r->len - r->pos;

@@ -1,0 +1,206 @@
+#!/bin/sh
+# report.sh: `nmt report` on Multi30k with shared/data/bleu hypotheses as systems: scores against
+# `nmt bleu` on the same lines (all, No UNK, each bucket), TSV counts against awk, SVG via xml.etree,
+# PNG signature/IHDR/data, No UNK from a model and from vocabulary files, then the error cases.
+. tests/cli/lib.sh
+B=$NMT_SHARED/data/bleu
+M=$NMT_SHARED/data/multi30k
+SRC=$M/test_2016_flickr.en
+REF=$B/refs/ref.fr
+HA=$B/hyps/perturbed.fr
+HB=$B/hyps/heavy.fr
+export OMP_WAIT_POLICY=PASSIVE
+N=$(wc -l < "$SRC")
+
+# the BLEU cell of LABEL's row in column COL (2 = All, 3 = No UNK) of Table 1 in FILE
+cell() { awk -F' [|] ' -v l="| $1" -v c="$2" '$1 == l { sub(/ [|]$/, "", $c); print $c; exit }' "$3"; }
+# a subset of lines: subset LIST FILE, LIST holding 1-based line numbers
+subset() { awk 'NR == FNR { keep[$1] = 1; next } keep[FNR]' "$1" "$2"; }
+
+# ---------------------------------------------------------------- two systems, all outputs
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels 'Sys A,Sys B' \
+    --out "$T/r" > "$T/out" 2> "$T/err"
+rc=$?
+[ $rc -eq 0 ] && ok || bad "report exit $rc: $(head -c 300 "$T/err")"
+for f in r.tsv r.svg r.png; do check "$f written" test -s "$T/$f"; done
+
+# Table 1 "All" equals nmt bleu on the same files, to the printed precision
+for s in A B; do
+    [ $s = A ] && h=$HA || h=$HB
+    want=$("$NMT_BIN" bleu -b -w 2 "$h" "$REF")
+    got=$(cell "Sys $s" 2 "$T/out")
+    [ -n "$got" ] && [ "$got" = "$want" ] && ok || bad "All BLEU of Sys $s: report '$got', nmt bleu '$want'"
+done
+grep -q "All ($N sentences)" "$T/out" && ok || bad "sentence count of All not printed"
+grep -q "No UNK: not computed" "$T/out" && ok || bad "no note about the missing No-UNK column"
+
+# TSV: header, counts summing to the line count and matching awk's own bucketing
+head -n 1 "$T/r.tsv" | grep -q "^bucket	sentences	Sys A	Sys B\$" && ok || bad "TSV header: $(head -n 1 "$T/r.tsv")"
+sum=$(awk -F'\t' 'NR > 1 { s += $2 } END { print s }' "$T/r.tsv")
+[ "$sum" -eq "$N" ] && ok || bad "TSV counts sum to $sum, not $N"
+awk '{ b = int(NF / 10); n[b]++ } END { for (k in n) printf "%d-%d\t%d\n", 10 * k, 10 * k + 9, n[k] }' "$SRC" |
+    sort > "$T/want_counts"
+awk -F'\t' 'NR > 1 { print $1 "\t" $2 }' "$T/r.tsv" | sort > "$T/got_counts"
+cmp -s "$T/want_counts" "$T/got_counts" && ok || bad "bucket counts differ from awk's: $(cat "$T/got_counts")"
+# each bucket's BLEU equals nmt bleu on that bucket's lines alone (4 decimals, as the TSV)
+rows=0
+while IFS='	' read -r bucket cnt a b; do
+    lo=${bucket%-*}; hi=${bucket#*-}
+    awk -v lo="$lo" -v hi="$hi" 'NF >= lo && NF <= hi { print NR }' "$SRC" > "$T/lines"
+    subset "$T/lines" "$REF" > "$T/bref"
+    subset "$T/lines" "$HA" > "$T/bha"
+    subset "$T/lines" "$HB" > "$T/bhb"
+    wa=$("$NMT_BIN" bleu -b -w 4 "$T/bha" "$T/bref"); wb=$("$NMT_BIN" bleu -b -w 4 "$T/bhb" "$T/bref")
+    [ "$a" = "$wa" ] && [ "$b" = "$wb" ] && ok || bad "bucket $bucket: TSV $a $b, nmt bleu $wa $wb"
+    grep -q "^| $bucket | $cnt |" "$T/out" && ok || bad "bucket $bucket missing from the printed table"
+    rows=$((rows + 1))
+done <<EOF
+$(tail -n +2 "$T/r.tsv")
+EOF
+[ $rows -ge 3 ] && ok || bad "only $rows buckets"
+
+# SVG: well-formed XML, one polyline per system, one marker per (system, bucket)
+python3 - "$T/r.svg" "$rows" > "$T/py" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = '{http://www.w3.org/2000/svg}'
+assert root.tag == ns + 'svg', root.tag
+lines = root.findall('.//' + ns + 'polyline')
+markers = [e for e in root.iter() if e.get('class') == 'marker']
+texts = ' | '.join(''.join(t.itertext()) for t in root.iter(ns + 'text'))
+assert len(lines) == 2, len(lines)
+assert len(markers) == 2 * int(sys.argv[2]), len(markers)
+for l in lines: assert len(l.get('points').split()) == int(sys.argv[2])
+for want in ('Sys A', 'Sys B', 'Sentence length (source words)', 'BLEU score', '10-19'):
+    assert want in texts, want
+print('svg ok')
+PY
+grep -q "svg ok" "$T/py" && ok || bad "SVG: $(cat "$T/py")"
+
+# PNG: signature, IHDR (RGB, 8 bits), CRCs, and image data of the announced size
+python3 - "$T/r.png" > "$T/py" 2>&1 <<'PY'
+import struct, sys, zlib
+d = open(sys.argv[1], 'rb').read()
+assert d[:8] == b'\x89PNG\r\n\x1a\n', 'signature'
+pos, idat, chunks = 8, b'', []
+while pos < len(d):
+    n, = struct.unpack('>I', d[pos:pos + 4]); t = d[pos + 4:pos + 8]; c = d[pos + 8:pos + 8 + n]
+    crc, = struct.unpack('>I', d[pos + 8 + n:pos + 12 + n])
+    assert zlib.crc32(t + c) & 0xffffffff == crc, 'CRC of ' + t.decode()
+    chunks.append(t); pos += 12 + n
+    if t == b'IHDR': w, h, depth, ctype = struct.unpack('>IIBB', c[:10])
+    if t == b'IDAT': idat += c
+assert chunks[0] == b'IHDR' and chunks[-1] == b'IEND', chunks
+assert 400 <= w <= 4000 and 300 <= h <= 4000 and depth == 8 and ctype == 2, (w, h, depth, ctype)
+raw = zlib.decompress(idat)
+assert len(raw) == h * (1 + 3 * w), len(raw)
+print('png ok', w, h)
+PY
+grep -q "png ok" "$T/py" && ok || bad "PNG: $(cat "$T/py")"
+
+# ---------------------------------------------------------------- an empty bucket, said so
+awk 'BEGIN { for (i = 0; i < 64; i++) printf "w "; print "." }' > "$T/long"
+cat "$SRC" "$T/long" > "$T/src65"
+{ cat "$REF"; echo "une phrase ."; } > "$T/ref65"
+{ cat "$HA"; echo "une phrase ."; } > "$T/ha65"
+"$NMT_BIN" report --src "$T/src65" --ref "$T/ref65" --hyp "$T/ha65" --out "$T/e" > "$T/out" 2> "$T/err"
+[ $? -eq 0 ] && ok || bad "report with a 65-word line: $(cat "$T/err")"
+grep -q "^Empty buckets.*40-49, 50-59" "$T/out" && ok || bad "empty buckets not named: $(grep -i empty "$T/out")"
+grep -q "^60-69	1	" "$T/e.tsv" && ok || bad "60-69 missing from the TSV"
+grep -q "^40-49" "$T/e.tsv" && bad "empty bucket in the TSV" || ok
+# the line breaks across the gap: two polylines for the one system, five markers
+[ "$(grep -c '<polyline' "$T/e.svg")" -eq 2 ] && ok || bad "line not broken at the empty buckets"
+[ "$(grep -c 'class="marker"' "$T/e.svg")" -eq 5 ] && ok || bad "markers: $(grep -c 'class="marker"' "$T/e.svg")"
+grep -q "^| ha65 | " "$T/out" && ok || bad "default label is not the file name"
+
+# default labels: the file names, whole paths where two would be the same
+mkdir -p "$T/a" "$T/b"; cp "$HA" "$T/a/test.out"; cp "$HB" "$T/b/test.out"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$T/a/test.out" --hyp "$T/b/test.out" > "$T/out" 2>&1
+grep -q "^| $T/a/test.out | " "$T/out" && grep -q "^| $T/b/test.out | " "$T/out" && ok ||
+    bad "same file names not told apart: $(grep '^| ' "$T/out" | head -n 4)"
+
+# ---------------------------------------------------------------- No UNK with vocabulary files
+"$NMT_BIN" vocab --size 2000 "$M/train.en" > "$T/sv" 2> /dev/null
+"$NMT_BIN" vocab --size 2000 "$M/train.fr" > "$T/tv" 2> /dev/null
+# the subset, computed here: every word of source and reference among the vocabulary's words
+python3 - "$T/sv" "$T/tv" "$SRC" "$REF" > "$T/known" <<'PY'
+import sys
+def words(p): return {l.rstrip('\n').split('\t')[1] for l in open(p, encoding='utf-8')} - {'<unk>', '</s>'}
+sv, tv = words(sys.argv[1]), words(sys.argv[2])
+blank = ' \t\r\v\f'
+def split(l): return [w for w in l.replace('\t', ' ').replace('\r', ' ').replace('\v', ' ').replace('\f', ' ').split(' ') if w]
+src = open(sys.argv[3], encoding='utf-8').read().split('\n')[:-1]
+ref = open(sys.argv[4], encoding='utf-8').read().split('\n')[:-1]
+for i, (s, r) in enumerate(zip(src, ref)):
+    if all(w in sv for w in split(s)) and all(w in tv for w in split(r)): print(i + 1)
+PY
+K=$(wc -l < "$T/known")
+[ "$K" -gt 10 ] && [ "$K" -lt "$N" ] && ok || bad "python found $K known sentences"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels A,B --src-vocab "$T/sv" --tgt-vocab "$T/tv" \
+    --hyp-nounk "$B/hyps/perfect.fr" --hyp-nounk "$HB" > "$T/out" 2> "$T/err"
+[ $? -eq 0 ] && ok || bad "report with vocabularies: $(cat "$T/err")"
+grep -q "No UNK ($K sentences)" "$T/out" && ok || bad "No-UNK count: $(grep 'No UNK (' "$T/out"), python $K"
+[ "$(cell A 3 "$T/out")" = "100.00" ] && ok || bad "No UNK of A (perfect --hyp-nounk): $(cell A 3 "$T/out")"
+subset "$T/known" "$REF" > "$T/kref"; subset "$T/known" "$HB" > "$T/khb"
+want=$("$NMT_BIN" bleu -b -w 2 "$T/khb" "$T/kref")
+[ "$(cell B 3 "$T/out")" = "$want" ] && ok || bad "No UNK of B: $(cell B 3 "$T/out"), nmt bleu on the subset $want"
+grep -q "the --hyp-nounk files" "$T/out" && ok || bad "--hyp-nounk use not said"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv" --tgt-vocab "$T/tv" > "$T/out2" 2> "$T/err"
+grep -q "the normal --hyp files (no --hyp-nounk given)" "$T/out2" && ok || bad "fallback to --hyp not said"
+# a plain word list (second column) gives the same subset
+cut -f 2 "$T/sv" > "$T/sv.plain"; cut -f 2 "$T/tv" > "$T/tv.plain"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv.plain" --tgt-vocab "$T/tv.plain" > "$T/out3" 2>&1
+grep -q "No UNK ($K sentences)" "$T/out3" && ok || bad "plain word lists: $(grep 'No UNK (' "$T/out3")"
+
+# ---------------------------------------------------------------- No UNK from a model's vocabularies
+head -n 400 "$M/train.en" > "$T/s400"; head -n 400 "$M/train.fr" > "$T/t400"
+"$NMT_BIN" train --src "$T/s400" --tgt "$T/t400" --model "$T/m.nmt" --emb 4 --hid 4 --att 4 --maxout 2 --vocab 300 \
+    --batch 20 --max-updates 1 --threads 1 2> "$T/train.log"
+check "tiny model trained" test -s "$T/m.nmt"
+"$NMT_BIN" vocab --size 300 "$T/s400" > "$T/sv300" 2> /dev/null
+"$NMT_BIN" vocab --size 300 "$T/t400" > "$T/tv300" 2> /dev/null
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/m.nmt" > "$T/om" 2> "$T/err"
+[ $? -eq 0 ] && ok || bad "report --unk-vocab: $(cat "$T/err")"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv300" --tgt-vocab "$T/tv300" > "$T/ov" 2>&1
+km=$(grep -o 'No UNK ([0-9]* sentences)' "$T/om"); kv=$(grep -o 'No UNK ([0-9]* sentences)' "$T/ov")
+[ -n "$km" ] && [ "$km" = "$kv" ] && ok || bad "model '$km' vs vocabulary files '$kv'"
+grep -q "vocabularies of the model .*m.nmt (300 source, 300 target entries)" "$T/om" && ok || bad "model not named"
+
+# ---------------------------------------------------------------- errors
+R="$NMT_BIN report"
+expect_fail "no --hyp" 2 "no --hyp file" $R --src "$SRC" --ref "$REF"
+expect_fail "no --src" 2 "--src and --ref are required" $R --ref "$REF" --hyp "$HA"
+expect_fail "labels count" 2 "--labels gives 3 labels for 2 systems" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels a,b,c
+expect_fail "empty label" 2 "label 2 is empty" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels a,
+expect_fail "nounk count" 2 "1 --hyp-nounk file for 2 --hyp files" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" \
+    --hyp-nounk "$HA" --unk-vocab "$T/m.nmt"
+expect_fail "nounk without vocab" 2 "--hyp-nounk needs a vocabulary" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp-nounk "$HA"
+expect_fail "half vocab" 2 "--src-vocab and --tgt-vocab go together" $R --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv"
+expect_fail "both vocab kinds" 2 "either --unk-vocab or" $R --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/m.nmt" \
+    --src-vocab "$T/sv" --tgt-vocab "$T/tv"
+expect_fail "bad tokenizer" 2 "--tokenize 'zh'" $R --src "$SRC" --ref "$REF" --hyp "$HA" --tokenize zh
+expect_fail "unknown option" 2 "unknown option '--bogus'" $R --src "$SRC" --ref "$REF" --hyp "$HA" --bogus 1
+expect_fail "missing value" 2 "--out needs a value" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out
+expect_fail "missing file" 1 "$T/nope.fr: No such file" $R --src "$SRC" --ref "$REF" --hyp "$T/nope.fr"
+head -n 999 "$HB" > "$T/h999"
+expect_fail "hyp lines" 1 "$T/h999 \(--hyp\) has 999 lines but .*test_2016_flickr.en \(--src\) has 1000" \
+    $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$T/h999"
+expect_fail "nounk lines" 1 "h999 \(--hyp-nounk\) has 999 lines" $R --src "$SRC" --ref "$REF" --hyp "$HA" \
+    --hyp-nounk "$T/h999" --src-vocab "$T/sv" --tgt-vocab "$T/tv"
+head -n 10 "$REF" > "$T/r10"
+expect_fail "ref lines" 1 "r10 \(--ref\) has 10 lines but .* has 1000" $R --src "$SRC" --ref "$T/r10" --hyp "$HA"
+{ head -n 2 "$HA"; printf 'un \377 chat\n'; tail -n +4 "$HA"; } > "$T/bad.fr"
+expect_fail "invalid UTF-8" 1 "bad.fr:3: invalid UTF-8" $R --src "$SRC" --ref "$REF" --hyp "$T/bad.fr"
+expect_fail "invalid UTF-8 in the reference" 1 "bad.fr:3: invalid UTF-8" $R --src "$SRC" --ref "$T/bad.fr" --hyp "$HA"
+expect_fail "invalid UTF-8 in the source" 1 "bad.fr:3: invalid UTF-8" $R --src "$T/bad.fr" --ref "$REF" --hyp "$HA"
+: > "$T/empty"
+expect_fail "empty source" 1 "has no lines" $R --src "$T/empty" --ref "$T/empty" --hyp "$T/empty"
+expect_fail "bad model" 1 "--unk-vocab: .*sv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/sv"
+printf 'a\nb\na\n' > "$T/dup.vocab"
+expect_fail "repeated vocabulary word" 1 "dup.vocab:3: 'a' repeated \(first at line 1\)" $R --src "$SRC" --ref "$REF" \
+    --hyp "$HA" --src-vocab "$T/dup.vocab" --tgt-vocab "$T/tv"
+expect_fail "unwritable output" 1 "$T/no/dir/x.tsv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/no/dir/x"
+expect_fail "bad font" 1 "--font" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/f" --font "$T/sv"
+"$NMT_BIN" report --help > "$T/help" 2>&1 && grep -q "^Usage: nmt report" "$T/help" && ok || bad "--help"
+
+finish report

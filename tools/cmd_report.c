@@ -1,0 +1,414 @@
+/* cmd_report.c: `nmt report`, Table 1 (BLEU on all sentences and on those without unknown words)
+ * and Figure 2 (BLEU against source length, as TSV, SVG and PNG) of Bahdanau et al. 2014 for
+ * several systems' outputs on one test set. Reads the files, prints Markdown tables. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bleu.h"
+#include "chart.h"
+#include "cmd.h"
+#include "corpus.h"
+#include "font.h"
+#include "model.h"
+#include "nmt.h"
+#include "report.h"
+#include "unicode.h"
+#include "vocab.h"
+
+#define MAX_SYSTEMS 64
+
+static const char usage_text[] =
+    "Usage: nmt report --src FILE --ref FILE --hyp FILE [--hyp FILE ...] [options]\n"
+    "\n"
+    "Table 1 and Figure 2 of Bahdanau et al. (2014) for one or more systems on one test set:\n"
+    "corpus BLEU on all sentences and on the sentences with no unknown word in the source and\n"
+    "the reference (\"No UNK\"), and BLEU by source-sentence length in buckets of 10 words\n"
+    "(0-9, 10-19, ...: both bounds inclusive; empty buckets are left out). BLEU is sacreBLEU's,\n"
+    "the same number `nmt bleu HYP REF` prints. Line k of every file is sentence k.\n"
+    "\n"
+    "  --src FILE            source sentences, tokenized as the model reads them (the lengths\n"
+    "                        are their blank-separated words)\n"
+    "  --ref FILE            reference translations\n"
+    "  --hyp FILE            one system's translations; repeat for each system\n"
+    "  --hyp-nounk FILE      the same system decoded with `nmt translate --no-unk`, used for the\n"
+    "                        No-UNK column; give none or one per --hyp, in the same order\n"
+    "                        (without them the No-UNK column scores the --hyp files, and says so)\n"
+    "  --labels A,B,...      system names, one per --hyp (default: the file names)\n"
+    "  --unk-vocab MODEL     unknown = outside the model's source/target shortlist vocabularies\n"
+    "  --src-vocab FILE, --tgt-vocab FILE\n"
+    "                        the same from vocabulary files: one word per line, or `nmt vocab`\n"
+    "                        output (id<TAB>word<TAB>count); without a vocabulary there is no\n"
+    "                        No-UNK column\n"
+    "  --tokenize 13a|intl|none  BLEU tokenizer (default 13a)\n"
+    "  --out PREFIX          write Figure 2 as PREFIX.tsv (bucket, sentences, one BLEU column per\n"
+    "                        system), PREFIX.svg and PREFIX.png\n"
+    "  --title TEXT          the figure's title (default \"BLEU by source sentence length\")\n"
+    "  --font FILE           TrueType font for the PNG text (default: $NMT_FONT, else DejaVu Sans)\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Prints both tables as Markdown with the sentence count of every subset.\n"
+    "Exit status: 0 success, 1 unreadable or mismatched input, 2 bad usage.\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nmt report: error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (nmt report --help shows the usage)\n");
+    va_end(ap);
+    return CMD_USAGE;
+}
+
+static int runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int runtime_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nmt report: error: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CMD_ERR;
+}
+
+/* ------------------------------------------------------------------ options */
+struct args {
+    const char *src, *ref, *unk_vocab, *src_vocab, *tgt_vocab, *out, *title, *font, *labels;
+    const char *hyp[MAX_SYSTEMS], *nounk[MAX_SYSTEMS];
+    int nhyp, nnounk;
+    bleu_opts bleu;
+};
+
+/* Returns CMD_OK, CMD_USAGE after printing why, or -1 for --help. */
+static int parse_args(struct args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) return -1;
+        if (strncmp(arg, "--", 2)) return usage_error("unexpected argument '%s'", arg);
+        /* --name value or --name=value */
+        char name[32];
+        const char *eq = strchr(arg, '='), *val;
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen >= sizeof name) return usage_error("unknown option '%s'", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = 0;
+        if (eq) val = eq + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else return usage_error("%s needs a value", name);
+        if (!strcmp(name, "--src")) a->src = val;
+        else if (!strcmp(name, "--ref")) a->ref = val;
+        else if (!strcmp(name, "--hyp") || !strcmp(name, "--hyp-nounk")) {
+            int nounk = !strcmp(name, "--hyp-nounk");
+            int *count = nounk ? &a->nnounk : &a->nhyp;
+            if (*count == MAX_SYSTEMS) return usage_error("more than %d %s files", MAX_SYSTEMS, name);
+            (nounk ? a->nounk : a->hyp)[(*count)++] = val;
+        } else if (!strcmp(name, "--labels")) a->labels = val;
+        else if (!strcmp(name, "--unk-vocab")) a->unk_vocab = val;
+        else if (!strcmp(name, "--src-vocab")) a->src_vocab = val;
+        else if (!strcmp(name, "--tgt-vocab")) a->tgt_vocab = val;
+        else if (!strcmp(name, "--out")) a->out = val;
+        else if (!strcmp(name, "--title")) a->title = val;
+        else if (!strcmp(name, "--font")) a->font = val;
+        else if (!strcmp(name, "--tokenize")) {
+            if (bleu_tokenize_parse(val, &a->bleu.tokenize))
+                return usage_error("--tokenize '%s': expected 13a, intl or none", val);
+        } else return usage_error("unknown option '%s'", name);
+    }
+    if (!a->src || !a->ref) return usage_error("--src and --ref are required");
+    if (a->nhyp == 0) return usage_error("no --hyp file: give one per system");
+    if (a->nnounk && a->nnounk != a->nhyp)
+        return usage_error("%d --hyp-nounk file%s for %d --hyp file%s: give one per --hyp, in the same order",
+                           a->nnounk, a->nnounk == 1 ? "" : "s", a->nhyp, a->nhyp == 1 ? "" : "s");
+    if (a->unk_vocab && (a->src_vocab || a->tgt_vocab))
+        return usage_error("give either --unk-vocab or --src-vocab with --tgt-vocab, not both");
+    if (!a->src_vocab != !a->tgt_vocab) return usage_error("--src-vocab and --tgt-vocab go together");
+    if (a->nnounk && !a->unk_vocab && !a->src_vocab)
+        return usage_error("--hyp-nounk needs a vocabulary to find the No-UNK sentences "
+                           "(--unk-vocab MODEL or --src-vocab/--tgt-vocab)");
+    if (a->out && !*a->out) return usage_error("--out needs a non-empty prefix");
+    return CMD_OK;
+}
+
+/* Splits --labels at commas into labels[0..nhyp); each must be non-empty, valid UTF-8 and free
+ * of control characters (they go into a TSV header, a Markdown table and the figure). */
+static int split_labels(char *list, const char **labels, int nhyp)
+{
+    int n = 0;
+    for (char *p = list;; n++) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        if (n < nhyp) labels[n] = p;
+        if (!comma) { n++; break; }
+        p = comma + 1;
+    }
+    if (n != nhyp)
+        return usage_error("--labels gives %d label%s for %d system%s (--hyp)", n, n == 1 ? "" : "s", nhyp,
+                           nhyp == 1 ? "" : "s");
+    for (int k = 0; k < n; k++) {
+        if (!*labels[k]) return usage_error("--labels: label %d is empty", k + 1);
+        if (utf8_find_invalid(labels[k], strlen(labels[k])) >= 0)
+            return usage_error("--labels: label %d is not valid UTF-8", k + 1);
+        for (const char *c = labels[k]; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                return usage_error("--labels: label %d holds a control character", k + 1);
+    }
+    return CMD_OK;
+}
+
+/* The last path component, for default labels. */
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : path;
+}
+
+/* ------------------------------------------------------------------ output */
+/* A Markdown table cell: '|' escaped so that a label cannot split the row. */
+static void md_cell(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') putchar('\\');
+        putchar(*s);
+    }
+}
+
+static void print_table1(const report *r, const struct args *a, const char *const *labels, const vocab *sv,
+                         const vocab *tv)
+{
+    printf("## Table 1: BLEU (sacreBLEU, tok:%s, one reference)\n\n", bleu_tokenize_name(a->bleu.tokenize));
+    if (r->has_nounk) {
+        printf("| System | All (%ld sentence%s) | No UNK (%ld sentence%s) |\n|:--|--:|--:|\n", r->n,
+               r->n == 1 ? "" : "s", r->n_known, r->n_known == 1 ? "" : "s");
+    } else {
+        printf("| System | All (%ld sentence%s) |\n|:--|--:|\n", r->n, r->n == 1 ? "" : "s");
+    }
+    for (int s = 0; s < r->nsys; s++) {
+        printf("| ");
+        md_cell(labels[s]);
+        printf(" | %.2f |", r->bleu_all[s]);
+        if (r->has_nounk) {
+            if (r->n_known) printf(" %.2f |", r->bleu_nounk[s]);
+            else printf(" n/a |");
+        }
+        putchar('\n');
+    }
+    putchar('\n');
+    if (!r->has_nounk) {
+        printf("No UNK: not computed; it needs the model's vocabularies (--unk-vocab MODEL, or\n"
+               "--src-vocab FILE --tgt-vocab FILE) to tell which words are unknown.\n\n");
+        return;
+    }
+    printf("No UNK: the %ld of %ld sentences with no unknown word in the source or the reference;\n", r->n_known,
+           r->n);
+    if (a->unk_vocab)
+        printf("unknown = outside the vocabularies of the model %s (%d source, %d target entries).\n", a->unk_vocab,
+               sv->n, tv->n);
+    else
+        printf("unknown = outside the vocabularies %s (%d source entries) and %s (%d target entries).\n",
+               a->src_vocab, sv->n, a->tgt_vocab, tv->n);
+    printf("%ld sentences have an unknown source word, %ld an unknown reference word.\n", r->n_unk_src, r->n_unk_ref);
+    if (!r->n_known) printf("No sentence is free of unknown words: the No-UNK column is n/a.\n");
+    if (a->nnounk) {
+        printf("No-UNK hypotheses: the --hyp-nounk files, decoded with UNK disallowed, as in the paper.\n\n");
+    } else {
+        printf("No-UNK hypotheses: the normal --hyp files (no --hyp-nounk given); the paper scores this\n"
+               "column on translations decoded with UNK disallowed (`nmt translate --no-unk`).\n\n");
+    }
+}
+
+static void print_figure2(const report *r, const char *const *labels)
+{
+    printf("## Figure 2: BLEU by source sentence length\n\n"
+           "Buckets of %d source words, both bounds inclusive (10-19: 10 to 19 words); longest source: %d words.\n",
+           REPORT_BUCKET_WORDS, r->max_words);
+    int empty = 0;
+    for (int b = 0; b < r->nbuckets; b++) empty += r->bucket_n[b] == 0;
+    if (empty) {
+        printf("Empty buckets, left out of this table, the TSV and the plot:");
+        for (int b = 0, k = 0; b < r->nbuckets; b++) {
+            if (r->bucket_n[b]) continue;
+            char lab[32];
+            report_bucket_label(lab, sizeof lab, b);
+            printf("%s %s", k++ ? "," : "", lab);
+        }
+        printf(".\n");
+    }
+    printf("\n| Source words | Sentences |");
+    for (int s = 0; s < r->nsys; s++) {
+        putchar(' ');
+        md_cell(labels[s]);
+        printf(" |");
+    }
+    printf("\n|:--|--:|");
+    for (int s = 0; s < r->nsys; s++) printf("--:|");
+    putchar('\n');
+    for (int b = 0; b < r->nbuckets; b++) {
+        if (!r->bucket_n[b]) continue;
+        char lab[32];
+        report_bucket_label(lab, sizeof lab, b);
+        printf("| %s | %ld |", lab, r->bucket_n[b]);
+        for (int s = 0; s < r->nsys; s++) printf(" %.2f |", r->bucket_bleu[(size_t)b * r->nsys + s]);
+        putchar('\n');
+    }
+    putchar('\n');
+}
+
+/* PREFIX.tsv, PREFIX.svg and PREFIX.png. fonts NULL (none found): the SVG, which only measures
+ * its text with a font, is written all the same, and the PNG refused after it with font_msg. */
+static int write_figure(const report *r, const struct args *a, const char *const *labels, const font_set *fonts,
+                        const char *font_msg)
+{
+    nmt_err err;
+    size_t n = strlen(a->out) + 5;
+    char *tsv = malloc(n), *svg = malloc(n), *png = malloc(n);
+    report_figure fig;
+    int rc = CMD_OK, have_fig = 0;
+    if (!tsv || !svg || !png) { rc = runtime_error("out of memory"); goto done; }
+    snprintf(tsv, n, "%s.tsv", a->out);
+    snprintf(svg, n, "%s.svg", a->out);
+    snprintf(png, n, "%s.png", a->out);
+    if (report_write_tsv(r, labels, tsv, &err)) { rc = runtime_error("%s", err.msg); goto done; }
+    if (report_figure_make(&fig, r, labels, a->title, &err)) { rc = runtime_error("%s", err.msg); goto done; }
+    have_fig = 1;
+    if (chart_svg_write(&fig.spec, fonts, svg, &err)) { rc = runtime_error("%s", err.msg); goto done; }
+    if (!fonts) {
+        printf("Figure 2: %s, %s\n", tsv, svg);
+        rc = runtime_error("%s: not written: %s (--font FILE names a TrueType font)", png, font_msg);
+        goto done;
+    }
+    if (chart_png_write(&fig.spec, fonts, png, &err)) {
+        printf("Figure 2: %s, %s\n", tsv, svg);
+        rc = runtime_error("%s", err.msg);
+        goto done;
+    }
+    printf("Figure 2: %s, %s, %s\n", tsv, svg, png);
+done:
+    if (have_fig) report_figure_free(&fig);
+    free(tsv);
+    free(svg);
+    free(png);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the command */
+/* Reads path; on failure prints the error (file:line for bad UTF-8) and returns CMD_ERR. */
+static int read_text(textfile *t, const char *path)
+{
+    nmt_err err;
+    if (textfile_read(t, path, &err)) return runtime_error("%s", err.msg);
+    return CMD_OK;
+}
+
+/* Line counts must agree: names both files and both counts. */
+static int same_lines(const textfile *t, const char *what, const textfile *src)
+{
+    if (t->nlines == src->nlines) return CMD_OK;
+    return runtime_error("%s (%s) has %ld line%s but %s (--src) has %ld", t->path, what, t->nlines,
+                         t->nlines == 1 ? "" : "s", src->path, src->nlines);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc == -1) {
+        fputs(usage_text, stdout);
+        return CMD_OK;
+    }
+    if (rc) return rc;
+    const char *labels[MAX_SYSTEMS];
+    char *label_buf = NULL;
+    if (a.labels) {
+        if (!(label_buf = strdup(a.labels))) return runtime_error("out of memory");
+        if ((rc = split_labels(label_buf, labels, a.nhyp))) { free(label_buf); return rc; }
+    } else {
+        /* file names; the whole paths where two systems' names would be the same
+         * (sysA/test.out, sysB/test.out) */
+        for (int s = 0; s < a.nhyp; s++) labels[s] = base_name(a.hyp[s]);
+        for (int s = 0; s < a.nhyp; s++)
+            for (int t = 0; t < a.nhyp; t++)
+                if (t != s && !strcmp(base_name(a.hyp[s]), base_name(a.hyp[t]))) labels[s] = a.hyp[s];
+    }
+
+    textfile src = {0}, ref = {0}, hyp[MAX_SYSTEMS] = {{0}}, nounk[MAX_SYSTEMS] = {{0}};
+    nmt_model *model = NULL;
+    vocab *own_sv = NULL, *own_tv = NULL;
+    const vocab *sv = NULL, *tv = NULL;
+    report r = {0};
+    report_system sys[MAX_SYSTEMS];
+    font_set *fonts = NULL;
+    nmt_err err;
+
+    rc = read_text(&src, a.src);
+    if (!rc) rc = read_text(&ref, a.ref);
+    if (!rc && src.nlines == 0) rc = runtime_error("%s (--src) has no lines", a.src);
+    if (!rc) rc = same_lines(&ref, "--ref", &src);
+    for (int s = 0; !rc && s < a.nhyp; s++) {
+        rc = read_text(&hyp[s], a.hyp[s]);
+        if (!rc) rc = same_lines(&hyp[s], "--hyp", &src);
+    }
+    for (int s = 0; !rc && s < a.nnounk; s++) {
+        rc = read_text(&nounk[s], a.nounk[s]);
+        if (!rc) rc = same_lines(&nounk[s], "--hyp-nounk", &src);
+    }
+    if (!rc && a.unk_vocab) {
+        if (nmt_model_load(&model, a.unk_vocab, &err)) rc = runtime_error("--unk-vocab: %s", err.msg);
+        else {
+            sv = model->src;
+            tv = model->tgt;
+        }
+    }
+    if (!rc && a.src_vocab) {
+        if (report_vocab_read(&own_sv, a.src_vocab, &err) || report_vocab_read(&own_tv, a.tgt_vocab, &err))
+            rc = runtime_error("%s", err.msg);
+        sv = own_sv;
+        tv = own_tv;
+    }
+    /* a font the user names (--font, $NMT_FONT) must load before anything is printed; when none
+     * is named and none is found, only the PNG is given up, at the end */
+    nmt_err font_err = {0};
+    if (!rc && a.out) {
+        const char *font = a.font ? a.font : getenv("NMT_FONT");
+        if (font && !*font) font = NULL;
+        if (font_set_open(&fonts, font, &font_err) && font)
+            rc = runtime_error("%s: %s", a.font ? "--font" : "$NMT_FONT", font_err.msg);
+    }
+    if (rc) goto done;
+
+    for (int s = 0; s < a.nhyp; s++)
+        sys[s] = (report_system){labels[s], a.hyp[s], (const char *const *)hyp[s].line,
+                                 a.nnounk ? a.nounk[s] : NULL,
+                                 a.nnounk ? (const char *const *)nounk[s].line : NULL};
+    report_input in = {src.nlines, (const char *const *)src.line, (const char *const *)ref.line, a.ref,
+                       a.nhyp, sys, sv, tv, a.bleu};
+    if (report_compute(&r, &in, &err)) {
+        rc = runtime_error("%s", err.msg);
+        goto done;
+    }
+    print_table1(&r, &a, labels, sv, tv);
+    print_figure2(&r, labels);
+    if (a.out) rc = write_figure(&r, &a, labels, fonts, font_err.msg);
+    else printf("(--out PREFIX writes Figure 2 as PREFIX.tsv, PREFIX.svg and PREFIX.png)\n");
+
+done:
+    report_free(&r);
+    font_set_free(fonts);
+    nmt_model_free(model);
+    vocab_free(own_sv);
+    vocab_free(own_tv);
+    textfile_free(&src);
+    textfile_free(&ref);
+    for (int s = 0; s < MAX_SYSTEMS; s++) {
+        textfile_free(&hyp[s]);
+        textfile_free(&nounk[s]);
+    }
+    free(label_buf);
+    return rc;
+}
