@@ -19,6 +19,7 @@ int cmd_lex(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_ibm(int argc, char **argv);
 int cmd_aer(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
