@@ -12,7 +12,6 @@
 #include "err.h"
 #include "ibm.h"
 
-
 static void usage(FILE *f)
 {
     fprintf(f,
