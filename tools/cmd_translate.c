@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "nmt.h"
+#include "tokenize.h"
 #include "unicode.h"
 
 /* ------------------------------------------------------------------ line input */
@@ -98,12 +99,33 @@ static int count_words(const char *s)
 /* ------------------------------------------------------------------ output */
 enum { ALIGN_NONE, ALIGN_HARD, ALIGN_SOFT };
 
-static void print_words(const nmt_hypothesis *h)
+/* Prints the words, detokenized for language detok_lang when it is >= 0. */
+static void print_words(const nmt_hypothesis *h, int detok_lang)
 {
-    for (int k = 0; k < h->n_words; k++) {
-        if (k) putchar(' ');
-        fputs(h->words[k], stdout);
+    if (detok_lang < 0) {
+        for (int k = 0; k < h->n_words; k++) {
+            if (k) putchar(' ');
+            fputs(h->words[k], stdout);
+        }
+        return;
     }
+    size_t n = 0;
+    for (int k = 0; k < h->n_words; k++) n += strlen(h->words[k]) + 1;
+    char *s = malloc(n + 1), *p = s;
+    if (!s) return;
+    for (int k = 0; k < h->n_words; k++) {
+        size_t l = strlen(h->words[k]);
+        if (k) *p++ = ' ';
+        memcpy(p, h->words[k], l);
+        p += l;
+    }
+    *p = 0;
+    tok_buf out;
+    tok_buf_init(&out);
+    if (detok_line(detok_lang, s, (size_t)(p - s), &out, NULL) == NMT_OK) fwrite(out.s, 1, out.len, stdout);
+    else fputs(s, stdout);
+    tok_buf_free(&out);
+    free(s);
 }
 
 /* Hard: each target word to its most-attended source word (the source EOS never chosen; ties
@@ -150,6 +172,11 @@ static void usage_translate(FILE *f)
             "  --unk-replace TABLE  replace each output <unk> by TABLE's translation (from 'nmt lex') of the\n"
             "                       most-attended source word, or by that word when TABLE has none\n"
             "  --unk-copy           replace each output <unk> by the most-attended source word\n"
+            "  --tokenize LANG      read raw text: Moses-tokenize each line (en, fr, de; default escaping)\n"
+            "  --lowercase          with --tokenize: lowercase first (as lowercase.perl)\n"
+            "  --normalize          with --tokenize: normalize punctuation first (normalize-punctuation.perl);\n"
+            "                       --lowercase --normalize is the Multi30k preprocessing\n"
+            "  --detokenize LANG    write detokenized text (Moses detokenizer.perl; alignments still refer to tokens)\n"
             "  --batch N            sentences decoded together (default %d)\n"
             "  --threads N          threads (default: all cores)\n"
             "  --input FILE         read FILE instead of standard input\n\n"
@@ -176,6 +203,8 @@ int cmd_translate(int argc, char **argv)
 {
     nmt_translate_opts o = nmt_translate_default_opts();
     const char *model = NULL, *input = NULL, *lexpath = NULL;
+    tok_opts topt = tok_opts_default();
+    int tok_lang = -1, detok_lang = -1;
     int align = ALIGN_NONE, scores = 0, nbest_out = 0;
     long v;
     double x;
@@ -187,12 +216,20 @@ int cmd_translate(int argc, char **argv)
         if (!strcmp(a, "--no-unk")) { o.no_unk = 1; continue; }
         if (!strcmp(a, "--scores")) { scores = 1; continue; }
         if (!strcmp(a, "--unk-copy")) { o.unk_replace = 1; continue; }
+        if (!strcmp(a, "--lowercase")) { topt.lowercase = 1; continue; }
+        if (!strcmp(a, "--normalize")) { topt.normalize = 1; continue; }
         if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt translate: unexpected argument '%s' (input comes on stdin)\n", a); return CMD_USAGE; }
         if (i + 1 >= argc) { fprintf(stderr, "nmt translate: %s needs a value\n", a); return CMD_USAGE; }
         const char *val = argv[++i];
         if (!strcmp(a, "--model")) model = val;
         else if (!strcmp(a, "--input")) input = val;
         else if (!strcmp(a, "--unk-replace")) { lexpath = val; o.unk_replace = 1; }
+        else if (!strcmp(a, "--tokenize") || !strcmp(a, "--detokenize")) {
+            int l = tok_lang_parse(val);
+            if (l < 0) { fprintf(stderr, "nmt translate: %s '%s': expected en, fr or de\n", a, val); return CMD_USAGE; }
+            if (a[2] == 't') tok_lang = l;
+            else detok_lang = l;
+        }
         else if (!strcmp(a, "--beam")) { if (cmd_parse_long("translate", a, val, 1, 1000, &v)) return CMD_USAGE; o.beam = (int)v; }
         else if (!strcmp(a, "--n-best")) { if (cmd_parse_long("translate", a, val, 1, 1000, &v)) return CMD_USAGE; o.n_best = (int)v; nbest_out = 1; }
         else if (!strcmp(a, "--batch")) { if (cmd_parse_long("translate", a, val, 1, 10000, &v)) return CMD_USAGE; o.batch = (int)v; }
@@ -205,6 +242,11 @@ int cmd_translate(int argc, char **argv)
         } else { fprintf(stderr, "nmt translate: unknown option '%s' (nmt translate --help)\n", a); return CMD_USAGE; }
     }
     if (o.n_best > o.beam) { fprintf(stderr, "nmt translate: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
+    if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
+        fprintf(stderr, "nmt translate: --lowercase and --normalize go with --tokenize LANG\n");
+        return CMD_USAGE;
+    }
+    topt.lang = tok_lang;
     o.attention = align != ALIGN_NONE;
     nmt_model *m = NULL;
     int rc = load_model("translate", model, &m);
@@ -234,6 +276,8 @@ int cmd_translate(int argc, char **argv)
         return CMD_USAGE;
     }
     int cap = o.batch * 4;
+    tok_buf tb;
+    tok_buf_init(&tb);
     char **batch = calloc(cap, sizeof(char *));
     nmt_translation *tr = calloc(cap, sizeof(nmt_translation));
     long first_line = 1, index = 0;
@@ -248,6 +292,20 @@ int cmd_translate(int argc, char **argv)
             int bad = utf8_repair(line, &fixed);
             if (bad < 0) { rc = CMD_ERR; fprintf(stderr, "nmt translate: out of memory\n"); break; }
             if (bad) fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", iname, in.lineno, bad);
+            if (tok_lang >= 0) { /* raw text in: the Moses pipeline the model's data went through */
+                if (tok_line(&topt, fixed, strlen(fixed), &tb, &err)) {
+                    fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", iname, in.lineno, err.msg);
+                    free(fixed);
+                    rc = CMD_ERR;
+                    break;
+                }
+                char *t = malloc(tb.len + 1);
+                if (!t) { free(fixed); rc = CMD_ERR; break; }
+                memcpy(t, tb.s, tb.len);
+                t[tb.len] = 0;
+                free(fixed);
+                fixed = t;
+            }
             int w = count_words(fixed);
             if (w > NMT_MAX_SRC_WORDS)
                 fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", iname, in.lineno, w, NMT_MAX_SRC_WORDS);
@@ -263,7 +321,7 @@ int cmd_translate(int argc, char **argv)
             if (nbest_out) {
                 for (int h = 0; h < t->n_hyps; h++) {
                     printf("%ld ||| ", index);
-                    print_words(&t->hyps[h]);
+                    print_words(&t->hyps[h], detok_lang);
                     printf(" ||| %.6f", t->hyps[h].score);
                     if (align) print_alignment(&t->hyps[h], align);
                     putchar('\n');
@@ -271,7 +329,7 @@ int cmd_translate(int argc, char **argv)
                 if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
             } else {
                 if (t->n_hyps) {
-                    print_words(&t->hyps[0]);
+                    print_words(&t->hyps[0], detok_lang);
                     if (scores) printf(" ||| %.6f", t->hyps[0].score);
                     if (align) print_alignment(&t->hyps[0], align);
                 }
@@ -286,6 +344,7 @@ int cmd_translate(int argc, char **argv)
     free(batch);
     free(tr);
     free(in.buf);
+    tok_buf_free(&tb);
     if (input) close(in.fd);
     nmt_decoder_free(d);
     nmt_lexicon_free(lx);

@@ -90,6 +90,18 @@ if command -v mkfifo > /dev/null; then
     wait $pid
 fi
 
+# raw text in: --tokenize en --lowercase --normalize is the Multi30k preprocessing, so raw lines
+# translate exactly as the dataset's own tokenized lines; --detokenize fr = nmt detokenize -l fr
+head -n 8 "$NMT_SHARED/data/multi30k/test_2016_flickr.en" > "$T/raw8"
+head -n 8 "$D/test_2016_flickr.en" > "$T/tok8"
+$TR --tokenize en --lowercase --normalize < "$T/raw8" > "$T/fromraw"
+$TR < "$T/tok8" > "$T/fromtok"
+cmp -s "$T/fromraw" "$T/fromtok" && ok || bad "--tokenize differs from the tokenized data: $(diff "$T/fromraw" "$T/fromtok" | head -n 3)"
+$TR --tokenize en --lowercase --normalize --detokenize fr < "$T/raw8" > "$T/detok"
+"$NMT_BIN" detokenize -l fr < "$T/fromtok" > "$T/detok_want"
+cmp -s "$T/detok" "$T/detok_want" && ok || bad "--detokenize differs from nmt detokenize: $(diff "$T/detok" "$T/detok_want" | head -n 3)"
+expect_fail "--lowercase without --tokenize" 2 "go with --tokenize" "$NMT_BIN" translate --model "$T/m.nmt" --lowercase
+
 # valgrind: no leak and no invalid access on a few sentences
 if command -v valgrind > /dev/null && [ "${1:-}" != "--quick" ]; then
     head -n 3 "$D/val.en" > "$T/v3"
