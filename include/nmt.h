@@ -198,6 +198,8 @@ typedef struct nmt_train_opts {
     int patience;                       /* stop after this many validations without improvement; 0 = never */
     int max_nonfinite;                  /* consecutive NaN/Inf updates tolerated */
     double max_memory;                  /* bytes; refuse larger configurations (0 = available RAM) */
+    int tokenize_src, tokenize_tgt;     /* -1, or a language (0 en, 1 fr, 2 de): Moses-tokenize raw text */
+    int tok_lowercase, tok_normalize;   /* with tokenizing: lowercase / normalize punctuation first */
     volatile int *stop;                 /* set non-zero (e.g. from a signal handler) to checkpoint and stop */
 } nmt_train_opts;
 

@@ -21,6 +21,7 @@
 #include "net.h"
 #include "optim.h"
 #include "safetensors.h"
+#include "tokenize.h"
 #include "vocab.h"
 
 nmt_train_opts nmt_train_default_opts(void)
@@ -37,6 +38,7 @@ nmt_train_opts nmt_train_default_opts(void)
     o.save_every = 1000;
     o.patience = 10;
     o.max_nonfinite = 10;
+    o.tokenize_src = o.tokenize_tgt = -1;
     return o;
 }
 
@@ -358,6 +360,48 @@ static int build_vocabs(trainer *t, vocab **sv, vocab **tv, nmt_err *err)
     return rc;
 }
 
+/* Replaces every line of t by its Moses tokenization (raw text in, as the model's data). */
+static int tokenize_file(textfile *t, int lang, const nmt_train_opts *o, nmt_err *err)
+{
+    if (lang < 0) return NMT_OK;
+    tok_opts to = tok_opts_default();
+    to.lang = lang;
+    to.lowercase = o->tok_lowercase;
+    to.normalize = o->tok_normalize;
+    tok_buf b;
+    tok_buf_init(&b);
+    size_t cap = 1 << 20, len = 0;
+    char *pool = malloc(cap);
+    size_t *off = malloc(sizeof(size_t) * (t->nlines ? t->nlines : 1));
+    int rc = pool && off ? NMT_OK : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (long i = 0; i < t->nlines && !rc; i++) {
+        if ((rc = tok_line(&to, t->line[i], strlen(t->line[i]), &b, err))) {
+            nmt_fail(err, rc, "%s:%ld: tokenizing failed", t->path, i + 1);
+            break;
+        }
+        if (len + b.len + 1 > cap) {
+            while (len + b.len + 1 > cap) cap *= 2;
+            char *np = realloc(pool, cap);
+            if (!np) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+            pool = np;
+        }
+        memcpy(pool + len, b.s, b.len);
+        pool[len + b.len] = 0;
+        off[i] = len;
+        len += b.len + 1;
+    }
+    if (!rc) { /* the tokenized text takes the place of the raw text */
+        free(t->buf);
+        t->buf = pool;
+        for (long i = 0; i < t->nlines; i++) t->line[i] = pool + off[i];
+        pool = NULL;
+    }
+    free(pool);
+    free(off);
+    tok_buf_free(&b);
+    return rc;
+}
+
 static int setup(trainer *t, st_file **ck, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
@@ -373,11 +417,15 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = textfile_read(&t->ts, o->src, err)) || (rc = textfile_read(&t->tt, o->tgt, err))) return rc;
     if (t->ts.nlines != t->tt.nlines)
         return nmt_fail(err, NMT_ERR_MISMATCH, "%s has %ld lines but %s has %ld", o->src, t->ts.nlines, o->tgt, t->tt.nlines);
+    if ((rc = tokenize_file(&t->ts, o->tokenize_src, o, err)) || (rc = tokenize_file(&t->tt, o->tokenize_tgt, o, err)))
+        return rc;
     if (o->valid_src) {
         if ((rc = textfile_read(&t->vs, o->valid_src, err)) || (rc = textfile_read(&t->vt, o->valid_tgt, err))) return rc;
         if (t->vs.nlines != t->vt.nlines)
             return nmt_fail(err, NMT_ERR_MISMATCH, "%s has %ld lines but %s has %ld", o->valid_src, t->vs.nlines,
                             o->valid_tgt, t->vt.nlines);
+        if ((rc = tokenize_file(&t->vs, o->tokenize_src, o, err)) || (rc = tokenize_file(&t->vt, o->tokenize_tgt, o, err)))
+            return rc;
     }
     /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
     vocab *sv = NULL, *tv = NULL;

@@ -9,6 +9,7 @@
 #include "corpus.h"
 #include "nmt.h"
 #include "optim.h"
+#include "tokenize.h"
 
 static volatile int stop_flag;
 
@@ -32,6 +33,9 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --resume FILE              continue from a checkpoint (same corpus; its architecture,\n"
             "                             vocabularies, optimizer and batching are kept)\n"
             "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
+            "  --tokenize SRC,TGT         the files are raw text: Moses-tokenize them (e.g. en,fr)\n"
+            "  --lowercase, --normalize   with --tokenize: lowercase / normalize punctuation first\n"
+            "                             (both: the Multi30k preprocessing; translate with the same flags)\n"
             "Model:\n"
             "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer |\n"
             "                             fertdec | recatt+fertdec (Feng et al. 2016; default %s)\n"
@@ -121,6 +125,8 @@ int cmd_train(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage_train(stdout, &d); return CMD_OK; }
         if (!strcmp(a, "--reshuffle")) { o.reshuffle = 1; continue; }
+        if (!strcmp(a, "--lowercase")) { o.tok_lowercase = 1; continue; }
+        if (!strcmp(a, "--normalize")) { o.tok_normalize = 1; continue; }
         if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt train: unexpected argument '%s' (nmt train --help)\n", a); return CMD_USAGE; }
         if (i + 1 >= argc) { fprintf(stderr, "nmt train: %s needs a value\n", a); return CMD_USAGE; }
         const char *val = argv[++i];
@@ -141,6 +147,17 @@ int cmd_train(int argc, char **argv)
             }
         } else if (!strcmp(a, "--optimizer")) {
             if ((o.optimizer = optim_parse(val)) < 0) { fprintf(stderr, "nmt train: --optimizer '%s': expected adadelta, adagrad, adam or sgd\n", val); return CMD_USAGE; }
+        } else if (!strcmp(a, "--tokenize")) {
+            char l1[8] = "", l2[8] = "";
+            const char *comma = strchr(val, ',');
+            if (comma && comma - val < 8 && strlen(comma + 1) < 8) {
+                memcpy(l1, val, comma - val);
+                strcpy(l2, comma + 1);
+            }
+            if ((o.tokenize_src = tok_lang_parse(l1)) < 0 || (o.tokenize_tgt = tok_lang_parse(l2)) < 0) {
+                fprintf(stderr, "nmt train: --tokenize '%s': expected SRC,TGT languages, e.g. en,fr\n", val);
+                return CMD_USAGE;
+            }
         } else if (!strcmp(a, "--max-time")) {
             if (parse_time(val, &o.max_time)) return CMD_USAGE;
         } else if (!strcmp(a, "--vocab")) {
@@ -174,6 +191,10 @@ int cmd_train(int argc, char **argv)
         else { fprintf(stderr, "nmt train: unknown option '%s' (nmt train --help)\n", a); return CMD_USAGE; }
 #undef LONGOPT
 #undef DBLOPT
+    }
+    if ((o.tok_lowercase || o.tok_normalize) && o.tokenize_src < 0) {
+        fprintf(stderr, "nmt train: --lowercase and --normalize go with --tokenize SRC,TGT\n");
+        return CMD_USAGE;
     }
     if (!o.src || !o.tgt || !o.model) {
         fprintf(stderr, "nmt train: --src, --tgt and --model are required (nmt train --help)\n");
