@@ -25,7 +25,7 @@
 typedef struct opts {
     const char *src, *tgt;
     nmt_config cfg;
-    int max_len, batch, sort_blocks, updates, warmup, threads, worst_first;
+    int max_len, batch, sort_blocks, updates, warmup, threads, worst_case;
     unsigned long long seed;
 } opts;
 
@@ -40,8 +40,8 @@ static void usage(FILE *f)
             "  --batch B --sort-blocks k   (80, 20: Appendix B)\n"
             "  --warmup W --updates N      untimed, then timed updates (3, 20)\n"
             "  --threads T     OpenMP and OpenBLAS threads (2)\n"
-            "  --no-worst-first  skip the untimed update on the 80 longest pairs that makes the\n"
-            "                  peak RSS the one a whole epoch reaches\n"
+            "  --no-worst-case skip the untimed update on the B longest pairs after the timed ones,\n"
+            "                  which makes the final peak RSS the one a whole epoch reaches\n"
             "  --seed S        (1234)\n");
 }
 
@@ -58,6 +58,7 @@ static int parse_int(const char *s, int lo, int *out)
 static int parse_args(opts *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
+    o->cfg = nmt_config_default(); /* fields not set below keep the library's defaults */
     o->cfg.arch = NMT_ARCH_RNNSEARCH;
     o->cfg.src_vocab = o->cfg.tgt_vocab = 10000;
     o->cfg.emb = o->cfg.hid = o->cfg.att = o->cfg.maxout = 256;
@@ -67,13 +68,13 @@ static int parse_args(opts *o, int argc, char **argv)
     o->updates = 20;
     o->warmup = 3;
     o->threads = 2;
-    o->worst_first = 1;
+    o->worst_case = 1;
     o->seed = 1234;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0, k;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-        if (!strcmp(a, "--no-worst-first")) { o->worst_first = 0; continue; }
+        if (!strcmp(a, "--no-worst-case")) { o->worst_case = 0; continue; }
         if (!v) { fprintf(stderr, "bench_train: %s needs a value\n", a); return -1; }
         i++;
         if (!strcmp(a, "--src")) o->src = v;
@@ -97,6 +98,11 @@ static int parse_args(opts *o, int argc, char **argv)
         if (bad) { fprintf(stderr, "bench_train: bad value for %s: %s\n", a, v); return -1; }
     }
     if (!o->src || !o->tgt) { usage(stderr); return -1; }
+    if (o->cfg.arch != NMT_ARCH_RNNSEARCH && o->cfg.arch != NMT_ARCH_RNNENC) {
+        /* the FLOP model below knows these two */
+        fprintf(stderr, "bench_train: only --arch rnnsearch and rnnenc are supported\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -180,6 +186,20 @@ static void batch_flops(const flop_model *f, const batch *b, int executed, doubl
     fl[PH_DEC_B] += 2 * dec + q;
     fl[PH_OUT_F] += out;
     fl[PH_OUT_B] += 2 * out;
+}
+
+/* Training FLOPs per target token over the whole filtered corpus (what RUNS.md quotes),
+ * against which the timed batches' own figure can be compared. */
+static double corpus_flops_per_tok(const flop_model *f, const pairs *p)
+{
+    double fl = 0, tok = 0;
+    for (int i = 0; i < p->n; i++) {
+        double sx = pair_src_len(p, i), sy = pair_tgt_len(p, i);
+        fl += sx * (f->enc_src + f->uah_src) + sy * (f->query_tgt + f->dec_tgt + f->out_tgt + f->soft_tgt) +
+              sx * sy * f->pair + f->sent;
+        tok += sy;
+    }
+    return 3 * fl / tok;
 }
 
 static double sum_flops(const double fl[PH_N])
@@ -286,29 +306,15 @@ static int run(const opts *o)
            o->src, o->tgt, t.train.n, t.train.nlines, o->max_len, mx, my, o->batch, o->batch * o->sort_blocks, o->seed,
            t_setup);
     printf("# memory: parameters+gradients+Adadelta state %.1f MiB, workspace %.1f MiB\n",
-           4.0 * t.m->pt.total * sizeof(real) / 1048576, t.ws.bytes / 1048576.0);
+           4.0 * t.m->pt.total * sizeof(real) / 1048576, net_ws_bytes(c, o->batch, mx, my) / 1048576.0);
     fflush(stdout);
 
     double flu[PH_N] = {0}, fle[PH_N] = {0};
-    /* The longest batch first (untimed): it touches the whole workspace, so the peak RSS below
-     * is the one a full epoch reaches, not just that of the few batches timed. */
-    if (o->worst_first) {
-        int *ids = malloc(sizeof(int) * t.train.n);
-        if (!ids) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory"); goto out; }
-        for (int i = 0; i < t.train.n; i++) ids[i] = i;
-        sort_by_length(ids, t.train.n, &t.train);
-        double t0 = now();
-        update(&t, ids + t.train.n - o->batch, o->batch, flu, fle, &f);
-        printf("# worst-case batch (%d longest pairs, %d x %d): %.2f s, untimed\n", o->batch, t.bb.b.Tx, t.bb.b.Ty,
-               now() - t0);
-        free(ids);
-    }
     for (int i = 0; i < o->warmup; i++) {
         int cnt;
         const int *ids = batcher_next(&bat, &cnt);
         update(&t, ids, cnt, flu, fle, &f);
     }
-    double rss_warm = peak_rss();
     prof_enabled = 1;
     memset(prof_sec, 0, sizeof prof_sec);
     memset(flu, 0, sizeof flu);
@@ -323,18 +329,43 @@ static int run(const opts *o)
     }
     double dt = now() - t0;
     prof_enabled = 0;
-    double rss = peak_rss();
+    double rss_timed = peak_rss(), last_nll = t.last_nll;
+    /* Then the longest batch (untimed): it touches the whole workspace, so the final peak RSS
+     * is the one a full epoch reaches, not just that of the few batches timed; the peak before
+     * it compares with a reference that ran only as many batches. */
+    double rss = rss_timed, t_worst = 0;
+    int wTx = 0, wTy = 0;
+    if (o->worst_case) {
+        int *ids = malloc(sizeof(int) * t.train.n);
+        if (!ids) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory"); goto out; }
+        for (int i = 0; i < t.train.n; i++) ids[i] = i;
+        sort_by_length(ids, t.train.n, &t.train);
+        double dummy[PH_N] = {0}, dummy2[PH_N] = {0};
+        t_worst = now();
+        update(&t, ids + t.train.n - o->batch, o->batch, dummy, dummy2, &f);
+        t_worst = now() - t_worst;
+        wTx = t.bb.b.Tx;
+        wTy = t.bb.b.Ty;
+        free(ids);
+        rss = peak_rss();
+    }
 
     double tps = tok / dt, spu = dt / o->updates, fu = sum_flops(flu), fe = sum_flops(fle);
-    printf("TRAIN %d updates after %d warm-up%s: %.1f s, %.3f s/update, %.1f tgt tok/s (EOS counted), %.1f src+tgt tok/s, "
+    printf("TRAIN %d updates after %d warm-up: %.1f s, %.3f s/update, %.1f tgt tok/s (EOS counted), %.1f src+tgt tok/s, "
            "%.0f tgt tok/batch\n",
-           o->updates, o->warmup, o->worst_first ? " and the worst-case batch" : "", dt, spu, tps, (tok + src_tok) / dt,
+           o->updates, o->warmup, dt, spu, tps, (tok + src_tok) / dt,
            (double)tok / o->updates);
     printf("FLOPS per target token (matrix products, fwd+bwd = 3 x fwd): %.2f M over real tokens (%.0f%% in the softmax W_o), "
            "%.2f M executed over padded shapes; %.1f GFLOP/s useful\n",
            fu / tok / 1e6, 100 * 3 * f.soft_tgt * tok / fu, fe / tok / 1e6, fu / dt / 1e9);
-    printf("MEMORY peak RSS %.1f MiB (%.1f MiB after warm-up)\n", rss / 1048576, rss_warm / 1048576);
-    printf("LOSS per target token: %.3f first update, %.3f last (ln K = %.3f)\n", t.first_nll, t.last_nll,
+    double fcorp = corpus_flops_per_tok(&f, &t.train);
+    printf("FLOPS per target token over the whole corpus: %.2f M\n", fcorp / 1e6);
+    if (o->worst_case)
+        printf("MEMORY peak RSS %.1f MiB after the timed updates, %.1f MiB after the worst-case batch (%d longest pairs, "
+               "%d x %d tokens, %.1f s untimed)\n", rss_timed / 1048576, rss / 1048576, o->batch, wTx, wTy, t_worst);
+    else
+        printf("MEMORY peak RSS %.1f MiB\n", rss / 1048576);
+    printf("LOSS per target token: %.3f first update, %.3f last timed (ln K = %.3f)\n", t.first_nll, last_nll,
            log((double)c->tgt_vocab));
 
     /* The profile: decoder phases include the attention booked inside them, so the decoder
@@ -365,14 +396,18 @@ static int run(const opts *o)
     printf("PROFILE %-38s %10.4f %6.1f %13.2f %8.1f\n", "total", spu, 100.0, fe / o->updates / 1e9, fe / dt / 1e9);
     /* one line for scripts: seconds per update per phase as booked (decoder with attention),
      * then executed GFLOP per update per phase */
-    printf("RESULT tok_s=%.1f sec_update=%.4f rss_mib=%.1f mflop_tok=%.3f mflop_tok_exec=%.3f gflops=%.2f updates=%d "
+    printf("RESULT tok_s=%.1f sec_update=%.4f rss_mib=%.1f rss_timed_mib=%.1f mflop_tok=%.3f mflop_tok_exec=%.3f gflops=%.2f updates=%d "
            "tok=%ld loss_first=%.3f loss_last=%.3f",
-           tps, spu, rss / 1048576, fu / tok / 1e6, fe / tok / 1e6, fu / dt / 1e9, o->updates, tok, t.first_nll, t.last_nll);
+           tps, spu, rss / 1048576, rss_timed / 1048576, fu / tok / 1e6, fe / tok / 1e6, fu / dt / 1e9, o->updates, tok, t.first_nll, last_nll);
     static const char *keys[PROF_N] = {"enc_fwd", "enc_bwd", "att_fwd", "att_bwd", "dec_fwd", "dec_bwd", "out_fwd", "out_bwd", "optim"};
     for (int k = 0; k < PROF_N; k++) printf(" %s=%.4f", keys[k], p[k] / o->updates);
     printf(" other=%.4f", (dt - booked) / o->updates);
     for (int k = 0; k < PH_N; k++) printf(" fl_%s=%.3f", keys[k], fle[k] / o->updates / 1e9);
-    printf("\n");
+    printf(" mflop_tok_corpus=%.3f", fcorp / 1e6);
+    /* forward FLOPs per source position, target position, (target, source) pair and sentence:
+     * what a script needs to count the FLOPs of another implementation's batches */
+    printf(" f_src=%.0f f_tgt=%.0f f_pair=%.0f f_sent=%.0f\n", f.enc_src + f.uah_src,
+           f.query_tgt + f.dec_tgt + f.out_tgt + f.soft_tgt, f.pair, f.sent);
 out:
     if (rc) fprintf(stderr, "bench_train: %s\n", err.msg);
     nmt_model_free(t.m);

@@ -4,7 +4,7 @@
 # count, runs alternating), the machine's SGEMM peak, and a per-phase profile of C training.
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
-# BENCH_ROUNDS (2 runs per side and configuration), BENCH_CONFIGS ("small paper"),
+# BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
 # BENCH_EXTRA (1: also time C with OpenBLAS's AVX-512 kernels forced), BENCH_QUICK (1: a smoke
 # test with a few updates, figures meaningless). It is a benchmark, not a test: it exits 0
 # whatever it measures, and non-zero only when the benchmark programs cannot be built.
@@ -16,7 +16,7 @@ if ! SHARED=$(cd "$SHARED" 2>/dev/null && pwd); then
     exit 1
 fi
 T="${BENCH_THREADS:-2}"
-ROUNDS="${BENCH_ROUNDS:-2}"
+ROUNDS="${BENCH_ROUNDS:-}"
 CONFIGS="${BENCH_CONFIGS:-small paper}"
 EXTRA="${BENCH_EXTRA:-1}"
 QUICK="${BENCH_QUICK:-0}"
@@ -55,7 +55,7 @@ apt_install() { # no-op when everything is present
     # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $miss >/dev/null 2>&1
 }
-apt_install gcc libc6-dev libopenblas-openmp-dev libcjson-dev time || echo "bench: could not install the C build dependencies" >&2
+apt_install gcc libc6-dev libopenblas-openmp-dev libcjson-dev libpng-dev zlib1g-dev time || echo "bench: could not install the C build dependencies" >&2
 HAVE_REF=1
 REF_WHY=""
 if ! apt_install python3-torch python3-numpy libopenblas0-pthread; then
@@ -67,14 +67,19 @@ elif ! LD_LIBRARY_PATH=$REF_BLAS $PY -c "import torch, sys; sys.exit(0 if any('o
 fi
 
 # ------------------------------------------------------------------ build
+# Every library source compiled with the Makefile's flags into a private archive under
+# build/bench/ (the linker takes only the modules training needs), so that the benchmark
+# depends neither on a list of modules that goes stale nor on what else lies in build/.
 CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
-LDFLAGS="-L$BLASDIR -Wl,-rpath,$BLASDIR -lopenblas -lcjson -lm"
-# The library modules training needs, compiled here with the Makefile's flags so that the
-# benchmark does not depend on which archive happens to be lying around.
-LIBSRC="src/err.c src/blas.c src/rng.c src/model.c src/gru.c src/attention.c src/encoder.c src/decoder.c src/readout.c src/net.c src/optim.c src/safetensors.c src/vocab.c src/modelfile.c src/corpus.c src/batcher.c src/unicode.c"
-# shellcheck disable=SC2086
-if ! gcc $CFLAGS $LIBSRC bench/bench_train.c $LDFLAGS -o $OUT/bench_train ||
-   ! gcc $CFLAGS src/blas.c bench/sgemm.c $LDFLAGS -o $OUT/sgemm; then
+LDFLAGS="-fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR"
+LDLIBS="-lopenblas -lcjson -lpng -lz -lm"
+mkdir -p "$OUT/obj"
+rm -f "$OUT"/obj/*.o "$OUT/libnmt-bench.a"
+# shellcheck disable=SC2086,SC2016
+if ! printf '%s\n' src/*.c | xargs -P "$(nproc)" -I{} sh -c 'gcc '"$CFLAGS"' -c "$1" -o "$2/obj/$(basename "$1" .c).o"' _ {} "$OUT" ||
+   ! ar rcs "$OUT/libnmt-bench.a" "$OUT"/obj/*.o ||
+   ! gcc $CFLAGS bench/bench_train.c "$OUT/libnmt-bench.a" $LDFLAGS $LDLIBS -o "$OUT/bench_train" ||
+   ! gcc $CFLAGS bench/sgemm.c "$OUT/libnmt-bench.a" $LDFLAGS $LDLIBS -o "$OUT/sgemm"; then
     echo "bench: building the benchmark programs failed" >&2
     exit 1
 fi
@@ -83,9 +88,11 @@ fi
 M30K="$SHARED/data/multi30k/tok"
 WMT="$SHARED/data/wmt_enfr"
 if [ "$QUICK" = 1 ]; then
-    SMALL_RUN="--warmup 1 --updates 3"; PAPER_RUN="--warmup 0 --updates 1"; ROUNDS=1; SGEMM_REPS=2
+    SMALL_RUN="--warmup 1 --updates 3"; PAPER_RUN="--warmup 0 --updates 1"; ROUNDS=${ROUNDS:-1}; SGEMM_REPS=2
 else
-    SMALL_RUN="--warmup 3 --updates 40"; PAPER_RUN="--warmup 2 --updates 8"; SGEMM_REPS=5
+    # PAPER: 16 updates, not the 8 RUNS.md used: the first 8 batches of either order can be far
+    # from the corpus's mean batch (1,721 target tokens), and the FLOPs per token with them
+    SMALL_RUN="--warmup 3 --updates 40"; PAPER_RUN="--warmup 2 --updates 16"; SGEMM_REPS=5
 fi
 # data and sizes, in the option spelling both programs share
 cfg_args() {
@@ -95,11 +102,24 @@ cfg_args() {
     esac
 }
 run_args() { [ "$1" = small ] && echo "$SMALL_RUN" || echo "$PAPER_RUN"; }
+# SMALL runs are short and the reference's speed varies by +-15% from run to run: one more round
+rounds() { if [ -n "$ROUNDS" ]; then echo "$ROUNDS"; elif [ "$1" = small ]; then echo 3; else echo 2; fi; }
 
-RES="$OUT/train-results.tsv"   # config impl run tok_s sec_update tok_batch rss_mib mflop_tok profile...
+# config impl run tok_s sec_update tok_batch rss_mib mflop_tok, then (C) seconds per update of
+# the 8 booked phases, optimizer and other, executed GFLOP per update of the 8 phases, and the
+# FLOPs per target token over the whole corpus, the peak RSS before the worst-case batch, and
+# the forward FLOPs per source position, target position, pair and sentence (29-32).
+# Reference rows: config torch run tok_s sec_update tok_batch rss_mib mflop_tok (from its own
+# token counts with the C side's FLOP model: tgt and src tokens are exact, the pair term is
+# estimated from the means, which is 0.03% of the total)
+RES="$OUT/train-results.tsv"
 : > "$RES"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-BUSY=$(ps -eo pcpu=,args= | awk '$1 > 20 {n++} END {print n + 0}')
+# Share of the machine busy over 2 seconds before the measurements (from /proc/stat: the
+# cpu line's user..guest_nice, idle and iowait taken as idle), to flag a loaded machine.
+STAT0=$(head -1 /proc/stat); sleep 2; STAT1=$(head -1 /proc/stat)
+BUSY=$(echo "$STAT0 $STAT1" | awk '{ for (i = 2; i <= 9; i++) { a += $i; b += $(i + 11) }
+    idle = ($16 + $17) - ($5 + $6); print (b > a) ? int(100 * (1 - idle / (b - a)) + 0.5) : 0 }')
 
 # C: peak RSS from GNU time, the same meter as the reference's
 run_c() { # config round tag [VAR=value...]
@@ -113,7 +133,7 @@ run_c() { # config round tag [VAR=value...]
     echo "$res" | awk -v c="$cfg" -v t="$tag" -v r="$r" -v kb="$(awk '/MAXRSS_KB/ {print $2}' "$log.time")" '{
         for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
         printf "%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%s", c, t, r, v["tok_s"], v["sec_update"], v["tok"] / v["updates"], kb / 1024, v["mflop_tok"]
-        n = split("enc_fwd enc_bwd att_fwd att_bwd dec_fwd dec_bwd out_fwd out_bwd optim other", k, " ")
+        n = split("enc_fwd enc_bwd att_fwd att_bwd dec_fwd dec_bwd out_fwd out_bwd optim other fl_enc_fwd fl_enc_bwd fl_att_fwd fl_att_bwd fl_dec_fwd fl_dec_bwd fl_out_fwd fl_out_bwd mflop_tok_corpus rss_timed_mib f_src f_tgt f_pair f_sent", k, " ")
         for (i = 1; i <= n; i++) printf "\t%s", v[k[i]]
         printf "\n" }' >> "$RES"
     printf '  %-5s %-10s run %s: %s\n' "$cfg" "$tag" "$r" "$(grep '^TRAIN' "$log" | sed 's/^TRAIN //')"
@@ -129,20 +149,31 @@ run_ref() { # config round
     line=$(grep '^TRAIN' "$log")
     if [ $rc -ne 0 ] || [ -z "$line" ]; then echo "bench: reference $cfg run $r failed (see $log)"; return; fi
     # "TRAIN  N updates (...): X tgt tok/s (incl EOS), Y src+tgt tok/s, Z s/100 updates, W tgt tok/batch | ..."
-    echo "$line" | awk -v c="$cfg" -v r="$r" -v kb="$(awk '/MAXRSS_KB/ {print $2}' "$log.time")" '{
+    # the FLOP model of this configuration, from the C run of the same round
+    fm=$(awk -F'\t' -v c="$cfg" '$1 == c && $2 == "C" {m = $29 " " $30 " " $31 " " $32} END {print m}' "$RES")
+    echo "$line" | awk -v c="$cfg" -v r="$r" -v kb="$(awk '/MAXRSS_KB/ {print $2}' "$log.time")" -v fm="$fm" '{
         for (i = 1; i <= NF; i++) {
             if ($(i+1) == "tgt" && $(i+2) == "tok/s") tps = $i
+            if ($(i+1) == "src+tgt" && $(i+2) ~ /^tok\/s/) stps = $i
             if ($(i+1) == "s/100") spu = $i / 100
             if ($(i+1) == "tgt" && $(i+2) == "tok/batch") tpb = $i
+            if ($(i+1) == "updates" && upd == "") upd = $i
+            if ($(i) == "batch") { b = $(i+1); sub(":", "", b) }
         }
-        printf "%s\ttorch\t%s\t%s\t%s\t%s\t%.1f\t-\n", c, r, tps, spu, tpb, kb / 1024 }' >> "$RES"
+        mf = "-"
+        if (split(fm, f, " ") == 4 && tps > 0 && upd > 0 && b > 0) {
+            tgt = tpb * upd; src = tgt * (stps - tps) / tps; ns = b * upd
+            mf = sprintf("%.3f", 3 * (src * f[1] + tgt * f[2] + (src / ns) * (tgt / ns) * ns * f[3] + ns * f[4]) / tgt / 1e6)
+        }
+        printf "%s\ttorch\t%s\t%s\t%s\t%s\t%.1f\t%s\n", c, r, tps, spu, tpb, kb / 1024, mf }' >> "$RES"
     printf '  %-5s %-10s run %s: %s\n' "$cfg" "reference" "$r" "$(echo "$line" | sed 's/^TRAIN *//; s/ | load.*//')"
 }
 
 # ------------------------------------------------------------------ measure
 echo "== make bench: training speed =="
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; load average at start $LOAD0"
-[ "$BUSY" -gt 0 ] && echo "WARNING: $BUSY other process(es) using over 20% of a core: timings are not reliable"
+echo "machine busy before the runs: $BUSY% of its cores"
+[ "$BUSY" -gt 10 ] && echo "WARNING: other work is running on this machine: timings are not reliable"
 [ "$QUICK" = 1 ] && echo "WARNING: BENCH_QUICK=1: a smoke test, the figures mean nothing"
 if [ $HAVE_REF = 0 ]; then
     echo "REFERENCE NOT AVAILABLE: $REF_WHY; measuring the C side only"
@@ -164,9 +195,9 @@ fi
 
 for cfg in $CONFIGS; do
     r=1
-    while [ $r -le "$ROUNDS" ]; do
-        run_c "$cfg" $r C
-        if [ $HAVE_REF = 1 ]; then run_ref "$cfg" $r; fi
+    while [ $r -le "$(rounds "$cfg")" ]; do
+        run_c "$cfg" "$r" C
+        if [ $HAVE_REF = 1 ]; then run_ref "$cfg" "$r"; fi
         r=$((r + 1))
     done
     if [ "$EXTRA" = 1 ]; then run_c "$cfg" 1 C-avx512 OPENBLAS_CORETYPE=SkylakeX; fi
@@ -178,41 +209,45 @@ echo "SGEMM 2048x2048, best of $SGEMM_REPS, OpenBLAS OpenMP build ($CORE kernels
 echo
 awk -F'\t' -v peak="${PEAKT:-0}" -v havref=$HAVE_REF '
     { k = $1 SUBSEP $2; n[k]++; tps[k] = tps[k] (n[k] > 1 ? " / " : "") sprintf("%.0f", $4); sum[k] += $4
-      if ($7 > rss[k]) rss[k] = $7; if ($2 == "C") fl[$1] = fl[$1] + $8; seen[$1] = 1; if (!($1 in order)) { order[$1] = ++nc; name[nc] = $1 } }
+      if ($7 > rss[k]) rss[k] = $7; if ($28 > rsst[k]) rsst[k] = $28; if ($2 == "C") { fl[$1] = fl[$1] + $8; flc[$1] = $27 } if ($2 == "torch" && $8 != "-") { gr[$1] += $4 * $8 / 1000; ngr[$1]++ } seen[$1] = 1; if (!($1 in order)) { order[$1] = ++nc; name[nc] = $1 } }
     END {
-        printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %s\n", "config", "C tok/s (runs)", "reference tok/s", "ratio C/ref", "C %pk", "ref %pk", "C RSS MiB", "ref RSS MiB", "MFLOP/tok"
+        printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %s\n", "config", "C tok/s (runs)", "reference tok/s", "ratio C/ref", "C %pk", "ref %pk", "C RSS MiB", "ref RSS MiB", "MFLOP/tok (corpus)"
         for (i = 1; i <= nc; i++) {
             c = name[i]; kc = c SUBSEP "C"; kr = c SUBSEP "torch"; ka = c SUBSEP "C-avx512"
             mc = n[kc] ? sum[kc] / n[kc] : 0; mr = n[kr] ? sum[kr] / n[kr] : 0; f = n[kc] ? fl[c] / n[kc] : 0
-            printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %.1f\n", toupper(c), n[kc] ? tps[kc] : "-", n[kr] ? tps[kr] : (havref ? "failed" : "n/a"),
+            printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %.1f (%.1f)\n", toupper(c), n[kc] ? tps[kc] : "-", n[kr] ? tps[kr] : (havref ? "failed" : "n/a"),
                 (mc && mr) ? sprintf("%.2f", mc / mr) : "-", (mc && peak) ? sprintf("%.0f%%", 100 * mc * f / 1000 / peak) : "-",
-                (mr && peak) ? sprintf("%.0f%%", 100 * mr * f / 1000 / peak) : "-", n[kc] ? sprintf("%.0f", rss[kc]) : "-", n[kr] ? sprintf("%.0f", rss[kr]) : "-", f
+                (ngr[c] && peak) ? sprintf("%.0f%%", 100 * gr[c] / ngr[c] / peak) : "-", n[kc] ? sprintf("%.0f/%.0f", rsst[kc], rss[kc]) : "-", n[kr] ? sprintf("%.0f", rss[kr]) : "-", f, flc[c]
             if (n[ka]) printf "%-6s %-22s (C with OPENBLAS_CORETYPE=SkylakeX; %.2f x the default C runs)\n", "", tps[ka], sum[ka] / n[ka] / mc
         }
-        print "(% of the " (peak ? peak : "?") " GFLOP/s SGEMM peak, from matrix-product FLOPs over real tokens, fwd+bwd = 3 x fwd;"
-        print " C RSS includes an untimed batch of the 80 longest pairs, so it is the peak of a whole epoch;"
-        print " the reference RSS is that of its own warm-up and timed batches)"
+        print "(% of the " (peak ? peak : "?") " GFLOP/s SGEMM peak: matrix-product FLOPs of each side'"'"'s own timed batches, counted"
+        print " over real tokens, fwd+bwd = 3 x fwd, per second; MFLOP/tok: the C side'"'"'s timed batches (whole corpus);"
+        print " C RSS: peak after the warm-up and timed batches (as the reference'"'"'s, which runs only those) / peak"
+        print " after one more, untimed batch of the longest pairs, the peak a whole epoch of training reaches)"
     }' "$RES"
 
 echo
-echo "Profile of C training (seconds per update, mean of the C runs; decoder cell = decoder - attention):"
+echo "Profile of C training (mean of the C runs; decoder cell = decoder - attention; GFLOP/s over executed FLOPs):"
 awk -F'\t' '$2 == "C" {
         c = $1; if (!(c in n)) name[++nc] = c; n[c]++
-        for (i = 9; i <= 18; i++) s[c, i] += $i; tot[c] += $5 }
+        for (i = 9; i <= 26; i++) s[c, i] += $i; tot[c] += $5 }
     END {
         split("encoder fwd|encoder bwd|attention fwd|attention bwd|decoder cell fwd|decoder cell bwd|readout+softmax fwd|readout+softmax bwd|optimizer (clip+Adadelta)|other (batch fill, grad zeroing)", lab, "|")
-        printf "  %-34s", "phase"; for (j = 1; j <= nc; j++) printf "  %8s %6s", toupper(name[j]) " s", "%"; printf "\n"
-        # columns 9..18: enc_fwd enc_bwd att_fwd att_bwd dec_fwd dec_bwd out_fwd out_bwd optim other
+        printf "  %-34s", "phase"; for (j = 1; j <= nc; j++) printf "  %10s %6s %8s", toupper(name[j]) " s/upd", "%", "GFLOP/s"; printf "\n"
+        # columns 9..18: enc_fwd enc_bwd att_fwd att_bwd dec_fwd dec_bwd out_fwd out_bwd optim other;
+        # 19..26: GFLOP per update of the first 8
         for (i = 1; i <= 10; i++) {
             printf "  %-34s", lab[i]
             for (j = 1; j <= nc; j++) {
                 c = name[j]; v = s[c, i + 8]
                 if (i == 5) v -= s[c, 11]; if (i == 6) v -= s[c, 12]
-                printf "  %8.4f %5.1f%%", v / n[c], 100 * v / tot[c]
+                printf "  %10.4f %5.1f%% %8s", v / n[c], 100 * v / tot[c], (i <= 8 && v > 0) ? sprintf("%.1f", s[c, i + 18] / v) : ""
             }
             printf "\n"
         }
-        printf "  %-34s", "total"; for (j = 1; j <= nc; j++) printf "  %8.4f %5.1f%%", tot[name[j]] / n[name[j]], 100; printf "\n"
+        printf "  %-34s", "total"
+        for (j = 1; j <= nc; j++) { c = name[j]; f = 0; for (i = 19; i <= 26; i++) f += s[c, i]; printf "  %10.4f %5.1f%% %8.1f", tot[c] / n[c], 100, f / tot[c] }
+        printf "\n"
     }' "$RES"
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); logs and $RES in $OUT/"
