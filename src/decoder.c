@@ -100,16 +100,15 @@ static gru_cache cache_at(gru_cache c, size_t off)
 
 /* The row block of the annotations that s_0 reads: h←_1, or h→_Tx for RNNencdec (padding
  * carried the last real state to position Tx, so one block serves every row). */
-static size_t s0_source(const nmt_config *c, const batch *bt, int hd)
+static size_t s0_source(const nmt_config *c, int B, int Tx, int hd)
 {
-    return c->arch == NMT_ARCH_RNNENC ? (size_t)(bt->Tx - 1) * bt->B * hd : (size_t)c->hid;
+    return c->arch == NMT_ARCH_RNNENC ? (size_t)(Tx - 1) * B * hd : (size_t)c->hid;
 }
 
 void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
 {
     int n = c->hid, hd = e->D * n;
-    size_t src = c->arch == NMT_ARCH_RNNENC ? (size_t)(Tx - 1) * B * hd : (size_t)n;
-    mm(0, 0, B, n, n, e->H + src, hd, p->init_W, n, 0, s0, n);
+    mm(0, 0, B, n, n, e->H + s0_source(c, B, Tx, hd), hd, p->init_W, n, 0, s0, n);
     for (int b = 0; b < B; b++)
         for (int k = 0; k < n; k++) s0[(size_t)b * n + k] = rtanh(s0[(size_t)b * n + k] + p->init_b[k]);
 }
@@ -326,7 +325,7 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
     }
     /* s_0 = tanh(src·W_s + b_s) */
     for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
-    size_t src = s0_source(c, bt, hd);
+    size_t src = s0_source(c, B, Tx, hd);
     mm(1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
     colsum_add(g->init_b, w->carry, B, n, n);
     mm(0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
