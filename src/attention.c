@@ -8,6 +8,7 @@
 
 #include "attention.h"
 #include "fault.h"
+#include "vec.h"
 
 /* pre_k = q_k + UaH_jk (+ Σ_o ξ_jo M_ok) for one position */
 static void preact(real *pre, const real *q, const real *u, const attn_xi *x, const real *xij, int na)
@@ -19,6 +20,47 @@ static void preact(real *pre, const real *q, const real *u, const attn_xi *x, co
         if (f == 0) continue;
         const real *M = x->M + (size_t)o * na;
         for (int k = 0; k < na; k++) pre[k] += f * M[k];
+    }
+}
+
+/* v · tanh(pre) */
+static real score(const real *pre, const real *v, int na)
+{
+#if NMT_SIMD
+    __m256 acc = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + 8 <= na; k += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(v + k), tanh8(_mm256_loadu_ps(pre + k)), acc);
+    if (k < na) acc = _mm256_fmadd_ps(load_part(v + k, na - k), tanh8(load_part(pre + k, na - k)), acc);
+    return hsum8(acc);
+#else
+    real e = 0;
+    for (int k = 0; k < na; k++) e += v[k] * rtanh(pre[k]);
+    return e;
+#endif
+}
+
+/* for t = tanh(pre): dv += de t, dpre = de v (1 - t²) into pre, du += dpre, dq += dpre */
+static void score_backward(real *pre, real *dv, real *du, real *dq, const real *v, real de, int na)
+{
+    int k = 0;
+#if NMT_SIMD
+    __m256 dE = _mm256_set1_ps(de), one = _mm256_set1_ps(1.0f);
+    for (; k + 8 <= na; k += 8) {
+        __m256 t = tanh8(_mm256_loadu_ps(pre + k));
+        _mm256_storeu_ps(dv + k, _mm256_fmadd_ps(dE, t, _mm256_loadu_ps(dv + k)));
+        __m256 dp = _mm256_mul_ps(_mm256_mul_ps(dE, _mm256_loadu_ps(v + k)), _mm256_fnmadd_ps(t, t, one));
+        _mm256_storeu_ps(du + k, _mm256_add_ps(_mm256_loadu_ps(du + k), dp));
+        _mm256_storeu_ps(dq + k, _mm256_add_ps(_mm256_loadu_ps(dq + k), dp));
+        _mm256_storeu_ps(pre + k, dp);
+    }
+#endif
+    for (; k < na; k++) {
+        real t = rtanh(pre[k]);
+        dv[k] += de * t;
+        real dp = de * v[k] * (1 - t * t);
+        du[k] += dp;
+        dq[k] += dp;
+        pre[k] = dp;
     }
 }
 
@@ -37,20 +79,15 @@ void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const 
             real mx = -INFINITY;
             for (int j = 0; j < L; j++) {
                 preact(pre, qb, UaH + ((size_t)j * Bs + sb) * na, x, x ? x->xi + ((size_t)b * Tx + j) * x->K : NULL, na);
-                real e = 0;
-                for (int k = 0; k < na; k++) e += v[k] * rtanh(pre[k]);
+                real e = score(pre, v, na);
                 al[j] = e;
                 if (e > mx) mx = e;
             }
-            real sum = 0;
-            for (int j = 0; j < L; j++) { al[j] = rexp(al[j] - mx); sum += al[j]; }
+            real sum = (real)vec_exp_sum(al, al, mx, L);
             for (int j = 0; j < L; j++) al[j] /= sum;
             for (int j = L; j < Tx; j++) al[j] = 0;
             memset(cb, 0, sizeof(real) * hd);
-            for (int j = 0; j < L; j++) {
-                const real *h = H + ((size_t)j * Bs + sb) * d.ldH;
-                for (int k = 0; k < hd; k++) cb[k] += al[j] * h[k];
-            }
+            for (int j = 0; j < L; j++) vec_axpy(cb, al[j], H + ((size_t)j * Bs + sb) * d.ldH, hd);
         }
     }
 }
@@ -74,9 +111,8 @@ void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dc
             real s = 0;
             for (int j = 0; j < L; j++) {
                 const real *h = H + ((size_t)j * B + b) * d.ldH;
-                real *dh = dH + ((size_t)j * B + b) * d.ldH;
-                real da = dalpha ? dalpha[(size_t)b * Tx + j] : 0;
-                for (int k = 0; k < hd; k++) { da += g[k] * h[k]; dh[k] += al[j] * g[k]; }
+                real da = (dalpha ? dalpha[(size_t)b * Tx + j] : 0) + vec_dot(g, h, hd);
+                vec_axpy(dH + ((size_t)j * B + b) * d.ldH, al[j], g, hd);
                 de_buf[j] = da;
                 s += al[j] * da;
             }
@@ -88,14 +124,7 @@ void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dc
                 const real *xij = x ? x->xi + ((size_t)b * Tx + j) * x->K : NULL;
                 real *du = dUaH + ((size_t)j * B + b) * na;
                 preact(pre, qb, u, x, xij, na);
-                for (int k = 0; k < na; k++) {
-                    real t = rtanh(pre[k]);
-                    dvb[k] += de * t;
-                    real dp = de * v[k] * (1 - t * t);
-                    du[k] += dp;
-                    dqb[k] += dp;
-                    pre[k] = dp; /* keep dpre for the ξ terms below */
-                }
+                score_backward(pre, dvb, du, dqb, v, de, na); /* pre now holds dpre, for the ξ terms */
                 if (!x) continue;
                 real *dxij = x->dxi + ((size_t)b * Tx + j) * x->K, *dMb = x->dM_rows + (size_t)b * x->K * na;
                 for (int o = 0; o < x->K; o++) {

@@ -9,6 +9,7 @@
 #include "blas.h"
 #include "fault.h"
 #include "gru.h"
+#include "vec.h"
 
 void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp,
                  const real *U, const real *Uh, const unsigned char *mask, int B, int n, real *tmp)
@@ -20,11 +21,10 @@ void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const re
         const real *ab = a + (size_t)b * lda, *zrb = zr + (size_t)b * 2 * n;
         const real *hpb = hp ? hp + (size_t)b * ldhp : NULL;
         real *zb = c.z + (size_t)b * n, *rb = c.r + (size_t)b * n, *rhb = c.rh + (size_t)b * n;
-        for (int k = 0; k < n; k++) {
-            zb[k] = rsigmoid(ab[k] + zrb[k]);
-            rb[k] = rsigmoid(ab[n + k] + zrb[n + k]);
-            rhb[k] = hpb ? rb[k] * hpb[k] : 0;
-        }
+        for (int k = 0; k < n; k++) { zb[k] = ab[k] + zrb[k]; rb[k] = ab[n + k] + zrb[n + k]; }
+        vec_sigmoid(zb, zb, n);
+        vec_sigmoid(rb, rb, n);
+        for (int k = 0; k < n; k++) rhb[k] = hpb ? rb[k] * hpb[k] : 0;
     }
     if (hp) mm(0, 0, B, n, n, c.rh, n, Uh, n, 0, uq, n);
     else memset(uq, 0, sizeof(real) * n * B);
@@ -33,9 +33,10 @@ void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const re
         const real *hpb = hp ? hp + (size_t)b * ldhp : NULL;
         real *zb = c.z + (size_t)b * n, *hcb = c.hc + (size_t)b * n, *hb = h + (size_t)b * ldh;
         int real_row = !mask || mask[b];
+        for (int k = 0; k < n; k++) hcb[k] = ab[2 * n + k] + uqb[k];
+        vec_tanh(hcb, hcb, n);
         for (int k = 0; k < n; k++) {
             real prev = hpb ? hpb[k] : 0;
-            hcb[k] = rtanh(ab[2 * n + k] + uqb[k]);
             hb[k] = real_row ? prev + zb[k] * (hcb[k] - prev) : prev;
         }
     }

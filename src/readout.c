@@ -6,6 +6,7 @@
 #include "blas.h"
 #include "fault.h"
 #include "readout.h"
+#include "vec.h"
 
 /* t_k = max(t~_2k + b_2k, t~_2k+1 + b_2k+1); which_k records the winner for backward. */
 static void maxout_row(real *t, unsigned char *which, const real *tt, const real *b, int l)
@@ -20,11 +21,9 @@ static void maxout_row(real *t, unsigned char *which, const real *tt, const real
 /* z += bias, then z -= log Σ exp z (max-shifted, the sum accumulated in double). */
 static void log_softmax_row(real *z, const real *bias, int V)
 {
-    real mx = -INFINITY;
-    for (int k = 0; k < V; k++) { z[k] += bias[k]; if (z[k] > mx) mx = z[k]; }
-    double s = 0;
-    for (int k = 0; k < V; k++) s += rexp(z[k] - mx);
-    real lse = mx + (real)log(s);
+    for (int k = 0; k < V; k++) z[k] += bias[k];
+    real mx = vec_max(z, V);
+    real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, V));
     for (int k = 0; k < V; k++) z[k] -= lse;
 }
 
@@ -101,7 +100,8 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
         real *z = w->logp + (size_t)r * V;
-        for (int k = 0; k < V; k++) z[k] = scale * rexp(z[k]);
+        vec_exp(z, z, V);
+        for (int k = 0; k < V; k++) z[k] *= scale;
         z[bt->y[w->rows[r]]] -= scale;
     }
     mm(1, 0, l, V, w->N, w->Tg, l, w->logp, V, 1, g->out_W, V);

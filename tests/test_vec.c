@@ -1,0 +1,95 @@
+/* test_vec.c: the vectorised exp, tanh and sigmoid of vec.h against libm in double precision
+ * over their whole useful range, and the array forms (tails, in-place use, NaN, the max scan
+ * and the double-accumulated exp-sum) against plain loops. */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "vec.h"
+
+/* error in units of the float spacing at the true value (floored at FLT_MIN) */
+static double ulps(double got, double want)
+{
+    double a = fabs(want) > FLT_MIN ? fabs(want) : FLT_MIN;
+    int e;
+    frexp(a, &e);
+    return fabs(got - want) / ldexp(1.0, e - 24);
+}
+
+typedef void (*vfun)(real *, const real *, int);
+
+/* worst error of f over a dense grid on [lo, hi]; also the worst absolute error */
+static void sweep(vfun f, double (*ref)(double), double lo, double hi, double *worst_ulp, double *worst_abs)
+{
+    enum { N = 200003 };
+    real *x = malloc(sizeof(real) * N), *y = malloc(sizeof(real) * N);
+    for (int i = 0; i < N; i++) x[i] = (real)(lo + (hi - lo) * i / (N - 1));
+    f(y, x, N);
+    *worst_ulp = 0; *worst_abs = 0;
+    for (int i = 0; i < N; i++) {
+        double want = ref(x[i]), u = ulps(y[i], want), d = fabs(y[i] - want);
+        if (u > *worst_ulp) *worst_ulp = u;
+        if (d > *worst_abs) *worst_abs = d;
+    }
+    free(x); free(y);
+}
+
+static double sig(double x) { return 1 / (1 + exp(-x)); }
+
+int main(void)
+{
+    double u, a;
+    sweep(vec_exp, exp, -87, 88, &u, &a);
+    printf("exp on [-87, 88]: %.2f ulp\n", u);
+    CHECKF(u <= 4, "exp: %.2f ulp", u);
+    sweep(vec_exp, exp, -2, 2, &u, &a);
+    CHECKF(u <= 3, "exp near 0: %.2f ulp", u);
+    sweep(vec_tanh, tanh, -12, 12, &u, &a);
+    printf("tanh on [-12, 12]: %.2f ulp, %.3g abs\n", u, a);
+    CHECKF(u <= 6, "tanh: %.2f ulp", u);
+    sweep(vec_tanh, tanh, -1e-3, 1e-3, &u, &a);
+    CHECKF(u <= 2, "tanh near 0: %.2f ulp", u);
+    sweep(vec_tanh, tanh, 0.3, 0.4, &u, &a); /* where the two formulas meet */
+    CHECKF(u <= 6, "tanh at the switch: %.2f ulp", u);
+    sweep(vec_sigmoid, sig, -80, 80, &u, &a);
+    printf("sigmoid on [-80, 80]: %.2f ulp, %.3g abs\n", u, a);
+    CHECKF(a <= 2e-7, "sigmoid: %.3g abs", a);
+
+    /* special values: saturation, signed zero, NaN propagation */
+    real s[8] = {0.0f, -0.0f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN, 1e-30f}, y[8];
+    vec_tanh(y, s, 8);
+    CHECK(y[0] == 0 && y[2] == 1 && y[3] == -1 && y[4] == 1 && y[5] == -1 && isnan(y[6]) && y[7] == 1e-30f);
+    vec_exp(y, s, 8);
+    CHECK(y[0] == 1 && y[1] == 1 && isfinite(y[2]) && y[3] < 1e-37f && y[5] < 1e-37f && isnan(y[6]));
+    vec_sigmoid(y, s, 8);
+    CHECK(y[0] == 0.5f && y[2] == 1 && y[3] < 1e-37f && isnan(y[6]));
+
+    /* every length 0..40, in place and not: element i's value does not depend on where it sits */
+    real buf[48], out[48], one[1];
+    for (int n = 0; n <= 40; n++) {
+        int bad = 0;
+        for (int i = 0; i < n; i++) buf[i] = (real)(0.37 * i - 6.1);
+        vec_tanh(out, buf, n);
+        for (int i = 0; i < n; i++) { vec_tanh(one, buf + i, 1); bad += one[0] != out[i]; }
+        vec_exp(buf, buf, n);
+        for (int i = 0; i < n; i++) { real xi = (real)(0.37 * i - 6.1); vec_exp(one, &xi, 1); bad += one[0] != buf[i]; }
+        CHECKF(bad == 0, "length %d: %d elements depend on their position", n, bad);
+    }
+
+    /* exp-sum and max against plain double loops, with a tail and a NaN skipped by max */
+    enum { V = 10007 };
+    real *z = malloc(sizeof(real) * V), *e = malloc(sizeof(real) * V);
+    for (int i = 0; i < V; i++) z[i] = (real)(-15.0 * ((i * 7919) % V) / V);
+    z[123] = 3.5f;
+    CHECK(vec_max(z, V) == 3.5f);
+    double sum = vec_exp_sum(e, z, 3.5f, V), want = 0;
+    for (int i = 0; i < V; i++) want += exp((double)z[i] - 3.5);
+    CHECKF(fabs(sum - want) <= 1e-6 * want, "exp-sum %.9g vs %.9g", sum, want);
+    CHECK(fabs(e[123] - 1) < 1e-7);
+    z[5] = NAN;
+    CHECK(vec_max(z, V) == 3.5f);
+    CHECK(isinf(vec_max(z, 0)) && vec_max(z, 0) < 0);
+    free(z); free(e);
+    return test_done("vec");
+}
