@@ -8,6 +8,7 @@
 
 #include "beam.h"
 #include "err.h"
+#include "vec.h"
 #include "vocab.h"
 
 int beam_max_len(double max_ratio, int len)
@@ -42,6 +43,42 @@ static void heap_push(cand *h, int *n, int cap, cand c)
         int p = (i - 1) / 2;
         if (!better(&h[p], &h[i])) break;
         cand t = h[i]; h[i] = h[p]; h[p] = t; i = p;
+    }
+}
+
+/* first v >= from with lp[v] >= thr, or -1 */
+static int next_above(const real *lp, int from, int V, real thr)
+{
+    int v = from;
+#if NMT_SIMD
+    __m256 t = _mm256_set1_ps(thr);
+    for (; v + 8 <= V; v += 8) {
+        int msk = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(lp + v), t, _CMP_GE_OQ));
+        if (msk) return v + __builtin_ctz(msk);
+    }
+#endif
+    for (; v < V; v++)
+        if (lp[v] >= thr) return v;
+    return -1;
+}
+
+/* Offers every word of one row (score base + lp[v], index off + v) to the heap. Once the heap is
+ * full a word can enter only if its score reaches the worst kept one, so the row is scanned for
+ * such words against a float bound rounded down (no candidate is missed; heap_push decides
+ * exactly): most of the vocabulary is skipped eight words at a time. */
+static void push_row(cand *heap, int *nheap, int need, const real *lp, int V, double base, long off, int no_unk)
+{
+    if (need <= 0) return;
+    int v = 0;
+    for (; v < V && *nheap < need; v++)
+        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + lp[v], off + v});
+    while (v < V) {
+        double gap = heap[0].score - base;
+        real thr = (real)gap;
+        thr = nextafterf(nextafterf((float)thr, -INFINITY), -INFINITY);
+        if ((v = next_above(lp, v, V, thr)) < 0) break;
+        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + lp[v], off + v});
+        v++;
     }
 }
 
@@ -163,15 +200,9 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
             while (r1 < H && row_src[r1] == b) r1++;
             sent_state *s = &st[b];
             int need = K - s->nfin, nheap = 0;
-            for (int r = r0; r < r1; r++) {
-                const real *lp = w->logp + (size_t)r * V;
-                double base = s->nodes[row_node[r]].logprob;
-                for (int v = 0; v < V; v++) {
-                    if (o->no_unk && v == VOCAB_UNK) continue;
-                    cand cd = {base + lp[v], (long)(r - r0) * V + v};
-                    heap_push(heap, &nheap, need, cd);
-                }
-            }
+            for (int r = r0; r < r1; r++)
+                push_row(heap, &nheap, need, w->logp + (size_t)r * V, V, s->nodes[row_node[r]].logprob,
+                         (long)(r - r0) * V, o->no_unk);
             qsort(heap, nheap, sizeof(cand), cmp_cand);
             int first_new = nh;
             for (int k = 0; k < nheap; k++) {

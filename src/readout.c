@@ -18,15 +18,6 @@ static void maxout_row(real *t, unsigned char *which, const real *tt, const real
     }
 }
 
-/* z += bias, then z -= log Σ exp z (max-shifted, the sum accumulated in double). */
-static void log_softmax_row(real *z, const real *bias, int V)
-{
-    for (int k = 0; k < V; k++) z[k] += bias[k];
-    real mx = vec_max(z, V);
-    real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, V));
-    for (int k = 0; k < V; k++) z[k] -= lse;
-}
-
 void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H)
 {
@@ -37,7 +28,7 @@ void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const
     for (int h = 0; h < H; h++) maxout_row(t + (size_t)h * l, NULL, tt + (size_t)h * 2 * l, p->out_b, l);
     mm(0, 0, H, V, l, t, l, p->out_W, V, 0, logp, V);
 #pragma omp parallel for schedule(static)
-    for (int h = 0; h < H; h++) log_softmax_row(logp + (size_t)h * V, p->out_bias, V);
+    for (int h = 0; h < H; h++) vec_log_softmax(logp + (size_t)h * V, p->out_bias, V);
 }
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
@@ -81,7 +72,7 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
         real *z = w->logp + (size_t)r * V;
-        log_softmax_row(z, p->out_bias, V);
+        vec_log_softmax(z, p->out_bias, V);
         int row = w->rows[r];
         real lp = z[bt->y[row]];
         if (logp_tok) logp_tok[row] = lp;

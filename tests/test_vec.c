@@ -90,6 +90,18 @@ int main(void)
     z[5] = NAN;
     CHECK(vec_max(z, V) == 3.5f);
     CHECK(isinf(vec_max(z, 0)) && vec_max(z, 0) < 0);
-    free(z); free(e);
+    /* log-softmax with a bias, against double precision, for a length with a tail */
+    for (int i = 0; i < V; i++) { z[i] = (real)(-15.0 * ((i * 7919) % V) / V); e[i] = (real)(0.001 * (i % 17)); }
+    double *want_lp = malloc(sizeof(double) * V), mx = -INFINITY, se = 0;
+    for (int i = 0; i < V; i++) { want_lp[i] = (double)z[i] + e[i]; if (want_lp[i] > mx) mx = want_lp[i]; }
+    for (int i = 0; i < V; i++) se += exp(want_lp[i] - mx);
+    vec_log_softmax(z, e, V);
+    double worst = 0;
+    for (int i = 0; i < V; i++) {
+        double d = fabs(z[i] - (want_lp[i] - mx - log(se)));
+        if (d > worst) worst = d;
+    }
+    CHECKF(worst < 4e-6, "log-softmax: %.3g", worst);
+    free(want_lp); free(z); free(e);
     return test_done("vec");
 }
