@@ -112,7 +112,7 @@ static int parse(int argc, char **argv, int detok, tok_opts *o)
             o->escape = 0;
         } else if (!detok && !strcmp(a, "--lowercase")) {
             o->lowercase = 1;
-        } else if (!detok && !strcmp(a, "--normalize")) {
+        } else if (!detok && (!strcmp(a, "--normalize") || !strcmp(a, "--normalize-punct"))) {
             o->normalize = 1;
         } else {
             fprintf(stderr, "nmt %s: unknown option '%s' (nmt %s --help lists them)\n", cmd, a, cmd);

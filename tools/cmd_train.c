@@ -34,7 +34,7 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "                             vocabularies, optimizer and batching are kept)\n"
             "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
             "  --tokenize SRC,TGT         the files are raw text: Moses-tokenize them (e.g. en,fr)\n"
-            "  --lowercase, --normalize   with --tokenize: lowercase / normalize punctuation first\n"
+            "  --lowercase, --normalize-punct  with --tokenize: lowercase / normalize punctuation first\n"
             "                             (both: the Multi30k preprocessing; translate with the same flags)\n"
             "Model:\n"
             "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer |\n"
@@ -126,7 +126,8 @@ int cmd_train(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage_train(stdout, &d); return CMD_OK; }
         if (!strcmp(a, "--reshuffle")) { o.reshuffle = 1; continue; }
         if (!strcmp(a, "--lowercase")) { o.tok_lowercase = 1; continue; }
-        if (!strcmp(a, "--normalize")) { o.tok_normalize = 1; continue; }
+        /* --normalize-punct as in translate, where --normalize means length normalisation */
+        if (!strcmp(a, "--normalize-punct") || !strcmp(a, "--normalize")) { o.tok_normalize = 1; continue; }
         if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt train: unexpected argument '%s' (nmt train --help)\n", a); return CMD_USAGE; }
         if (i + 1 >= argc) { fprintf(stderr, "nmt train: %s needs a value\n", a); return CMD_USAGE; }
         const char *val = argv[++i];
@@ -193,7 +194,7 @@ int cmd_train(int argc, char **argv)
 #undef DBLOPT
     }
     if ((o.tok_lowercase || o.tok_normalize) && o.tokenize_src < 0) {
-        fprintf(stderr, "nmt train: --lowercase and --normalize go with --tokenize SRC,TGT\n");
+        fprintf(stderr, "nmt train: --lowercase and --normalize-punct go with --tokenize SRC,TGT\n");
         return CMD_USAGE;
     }
     if (!o.src || !o.tgt || !o.model) {

@@ -174,8 +174,8 @@ static void usage_translate(FILE *f)
             "  --unk-copy           replace each output <unk> by the most-attended source word\n"
             "  --tokenize LANG      read raw text: Moses-tokenize each line (en, fr, de; default escaping)\n"
             "  --lowercase          with --tokenize: lowercase first (as lowercase.perl)\n"
-            "  --normalize          with --tokenize: normalize punctuation first (normalize-punctuation.perl);\n"
-            "                       --lowercase --normalize is the Multi30k preprocessing\n"
+            "  --normalize-punct    with --tokenize: normalize punctuation first (normalize-punctuation.perl);\n"
+            "                       --lowercase --normalize-punct is the Multi30k preprocessing\n"
             "  --detokenize LANG    write detokenized text (Moses detokenizer.perl; alignments still refer to tokens)\n"
             "  --batch N            sentences decoded together (default %d)\n"
             "  --threads N          threads (default: all cores)\n"
@@ -217,7 +217,7 @@ int cmd_translate(int argc, char **argv)
         if (!strcmp(a, "--scores")) { scores = 1; continue; }
         if (!strcmp(a, "--unk-copy")) { o.unk_replace = 1; continue; }
         if (!strcmp(a, "--lowercase")) { topt.lowercase = 1; continue; }
-        if (!strcmp(a, "--normalize")) { topt.normalize = 1; continue; }
+        if (!strcmp(a, "--normalize-punct")) { topt.normalize = 1; continue; }
         if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt translate: unexpected argument '%s' (input comes on stdin)\n", a); return CMD_USAGE; }
         if (i + 1 >= argc) { fprintf(stderr, "nmt translate: %s needs a value\n", a); return CMD_USAGE; }
         const char *val = argv[++i];
@@ -243,7 +243,7 @@ int cmd_translate(int argc, char **argv)
     }
     if (o.n_best > o.beam) { fprintf(stderr, "nmt translate: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
     if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
-        fprintf(stderr, "nmt translate: --lowercase and --normalize go with --tokenize LANG\n");
+        fprintf(stderr, "nmt translate: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;
     }
     topt.lang = tok_lang;

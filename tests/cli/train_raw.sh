@@ -1,5 +1,5 @@
 #!/bin/sh
-# train_raw.sh: `nmt train --tokenize en,fr --lowercase --normalize` on raw Multi30k text gives
+# train_raw.sh: `nmt train --tokenize en,fr --lowercase --normalize-punct` on raw Multi30k text gives
 # the very model that training on the dataset's own tokenized files gives (byte for byte).
 . tests/cli/lib.sh
 R=$NMT_SHARED/data/multi30k
@@ -7,7 +7,7 @@ head -n 300 "$R/train.en" > "$T/r.en"; head -n 300 "$R/train.fr" > "$T/r.fr"
 head -n 300 "$R/tok/train.en" > "$T/k.en"; head -n 300 "$R/tok/train.fr" > "$T/k.fr"
 A="--emb 8 --hid 8 --att 8 --maxout 4 --vocab 200 --batch 20 --max-updates 20 --threads 1"
 # shellcheck disable=SC2086
-"$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/raw.nmt" --tokenize en,fr --lowercase --normalize $A 2> /dev/null
+"$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/raw.nmt" --tokenize en,fr --lowercase --normalize-punct $A 2> /dev/null
 # shellcheck disable=SC2086
 "$NMT_BIN" train --src "$T/k.en" --tgt "$T/k.fr" --model "$T/tok.nmt" $A 2> /dev/null
 check "raw-text model written" test -s "$T/raw.nmt"

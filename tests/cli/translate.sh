@@ -90,16 +90,24 @@ if command -v mkfifo > /dev/null; then
     wait $pid
 fi
 
-# raw text in: --tokenize en --lowercase --normalize is the Multi30k preprocessing, so raw lines
+# raw text in: --tokenize en --lowercase --normalize-punct is the Multi30k preprocessing, so raw lines
 # translate exactly as the dataset's own tokenized lines; --detokenize fr = nmt detokenize -l fr
 head -n 8 "$NMT_SHARED/data/multi30k/test_2016_flickr.en" > "$T/raw8"
 head -n 8 "$D/test_2016_flickr.en" > "$T/tok8"
-$TR --tokenize en --lowercase --normalize < "$T/raw8" > "$T/fromraw"
+$TR --tokenize en --lowercase --normalize-punct < "$T/raw8" > "$T/fromraw"
 $TR < "$T/tok8" > "$T/fromtok"
 cmp -s "$T/fromraw" "$T/fromtok" && ok || bad "--tokenize differs from the tokenized data: $(diff "$T/fromraw" "$T/fromtok" | head -n 3)"
-$TR --tokenize en --lowercase --normalize --detokenize fr < "$T/raw8" > "$T/detok"
+$TR --tokenize en --lowercase --normalize-punct --detokenize fr < "$T/raw8" > "$T/detok"
 "$NMT_BIN" detokenize -l fr < "$T/fromtok" > "$T/detok_want"
 cmp -s "$T/detok" "$T/detok_want" && ok || bad "--detokenize differs from nmt detokenize: $(diff "$T/detok" "$T/detok_want" | head -n 3)"
+# --normalize-punct really normalizes (a line whose tokens change under normalize-punctuation)
+printf 'A man \342\200\224 said \342\200\234Hello\342\200\235 \302\253 there \302\273 .\n' > "$T/rawp"
+"$NMT_BIN" tokenize -l en --lowercase < "$T/rawp" > "$T/p_plain"
+"$NMT_BIN" tokenize -l en --lowercase --normalize < "$T/rawp" > "$T/p_norm"
+cmp -s "$T/p_plain" "$T/p_norm" && bad "test line is not changed by punctuation normalization" || ok
+$TR --tokenize en --lowercase --normalize-punct < "$T/rawp" > "$T/p_fromraw"
+$TR < "$T/p_norm" > "$T/p_fromtok"
+cmp -s "$T/p_fromraw" "$T/p_fromtok" && ok || bad "--normalize-punct does not normalize punctuation"
 expect_fail "--lowercase without --tokenize" 2 "go with --tokenize" "$NMT_BIN" translate --model "$T/m.nmt" --lowercase
 
 # valgrind: no leak and no invalid access on a few sentences
