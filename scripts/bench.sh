@@ -70,7 +70,7 @@ fi
 # Every library source compiled with the Makefile's flags into a private archive under
 # build/bench/ (the linker takes only the modules training needs), so that the benchmark
 # depends neither on a list of modules that goes stale nor on what else lies in build/.
-CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
+CFLAGS="-std=c11 -D_GNU_SOURCE -fno-math-errno -O2 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
 LDFLAGS="-fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR"
 LDLIBS="-lopenblas -lcjson -lpng -lz -lm"
 mkdir -p "$OUT/obj"

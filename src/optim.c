@@ -79,7 +79,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
     o->step++;
     switch (o->kind) {
     case OPT_ADADELTA:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             real gi = g[i] * scale;
             o->s1[i] = rho * o->s1[i] + (1 - rho) * gi * gi;
@@ -89,7 +89,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
         }
         break;
     case OPT_ADAGRAD:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             real gi = g[i] * scale;
             o->s1[i] += gi * gi;
@@ -99,7 +99,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
     case OPT_ADAM: {
         real b1 = (real)o->beta1, b2 = (real)o->beta2;
         real c1 = (real)(1 - pow(o->beta1, (double)o->step)), c2 = (real)(1 - pow(o->beta2, (double)o->step));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             real gi = g[i] * scale;
             o->s1[i] = b1 * o->s1[i] + (1 - b1) * gi;
@@ -109,7 +109,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
         break;
     }
     default:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) p[i] -= lr * g[i] * scale;
     }
     return NMT_OK;
