@@ -1,5 +1,7 @@
 /* vec.c: array forms of vec.h's element-wise functions (the softmax's exp over the vocabulary,
  * the GRU's gates); in the float64 build they are plain loops over libm. */
+#include <stddef.h>
+
 #include "vec.h"
 
 #if NMT_SIMD
