@@ -5,7 +5,7 @@
 # single-sentence latency at beam 12, peak RSS.
 #
 # usage: sh bench/bench_decode.sh MODEL.nmt SRC [N]      (N: first N lines of SRC, default 1000)
-#   env: NMT (default bin/nmt), SHARED (default ../shared, then /work/shared), THREADS (default 2),
+#   env: NMT (default bin/nmt), SHARED (default ../shared), THREADS (default 2),
 #        ROUNDS (default 2), LAT_N (sentences of the latency run, default 50), KEEP=DIR (keep the
 #        logs, outputs and per-run TSV there instead of a temporary directory)
 #
@@ -28,7 +28,6 @@ SRC=$2
 N=${3:-1000}
 NMT=${NMT:-bin/nmt}
 SHARED=${SHARED:-../shared}
-[ -d "$SHARED/peers/torch" ] || SHARED=/work/shared
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-2}
 LAT_N=${LAT_N:-50}

@@ -3,17 +3,17 @@
 # and translating the first N test pairs with `nmt` and with the PyTorch reference on the same
 # model. Exits non-zero when scores disagree beyond tolerance or a translation differs.
 #
-# usage: sh bench/check_nmt2torch.sh [MODEL.nmt [SRC TGT [N]]]
-#   defaults: /tmp/m.nmt, $SHARED/data/multi30k/tok/test_2016_flickr.{en,fr}, N=20
-#   env: SHARED (default ../shared, then /work/shared), NMT (default bin/nmt),
+# usage: sh bench/check_nmt2torch.sh MODEL.nmt [SRC TGT [N]]
+#   defaults: $SHARED/data/multi30k/tok/test_2016_flickr.{en,fr}, N=20
+#   env: SHARED (default ../shared), NMT (default bin/nmt),
 #        TOL (relative tolerance on perplexity and per-sentence log-probabilities, default 1e-4),
 #        MIN_SAME (translations per beam that must be identical, default N)
 # Runs everything with one thread; it is light (N sentences).
 set -eu
 cd "$(dirname "$0")/.."
 SHARED=${SHARED:-../shared}
-[ -d "$SHARED/peers/torch" ] || SHARED=/work/shared
-MODEL=${1:-/tmp/m.nmt}
+[ $# -ge 1 ] || { echo "usage: sh bench/check_nmt2torch.sh MODEL.nmt [SRC TGT [N]]" >&2; exit 2; }
+MODEL=$1
 SRC=${2:-$SHARED/data/multi30k/tok/test_2016_flickr.en}
 TGT=${3:-$SHARED/data/multi30k/tok/test_2016_flickr.fr}
 N=${4:-20}
