@@ -1,7 +1,8 @@
 #!/bin/sh
-# bench.sh: the training part of `make bench`: training speed (target tokens/s) and peak memory
-# of the C implementation side by side with the PyTorch reference (same data, sizes and thread
-# count, runs alternating), the machine's SGEMM peak, and a per-phase profile of C training.
+# bench.sh: `make bench`: training speed (target tokens/s) and peak memory of the C implementation
+# side by side with the PyTorch reference (same data, sizes and thread count, runs alternating),
+# the machine's SGEMM peak, a per-phase profile of C training, then decoding speed of both on the
+# same models (BENCH_DECODE=0 skips it).
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
 # BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
@@ -250,5 +251,35 @@ awk -F'\t' '$2 == "C" {
         printf "\n"
     }' "$RES"
 echo
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); logs and $RES in $OUT/"
+echo "load average at the end of training: $(cut -d' ' -f1-3 /proc/loadavg); logs and $RES in $OUT/"
+
+# ------------------------------------------------------------------ decoding
+# Decoding speed side by side on the SAME model, converted for the reference (bench/bench_decode.sh).
+# SMALL: a model trained for a few minutes (or BENCH_DECODE_MODEL), since an untrained one never
+# stops before the length limit; PAPER: an untrained model (one update), as the reference's
+# RUNS.md did, decoding to the length limit on both sides (the script checks that both sides
+# produce the same number of tokens).
+if [ "${BENCH_DECODE:-1}" = 1 ] && [ $HAVE_REF = 1 ]; then
+    DN=1000; DNP=50; DUP=400
+    [ "$QUICK" = 1 ] && { DN=20; DNP=3; DUP=20; }
+    for cfg in $CONFIGS; do
+        echo
+        echo "== make bench: decoding speed, $(echo "$cfg" | tr a-z A-Z) =="
+        if [ "$cfg" = small ]; then
+            DM=${BENCH_DECODE_MODEL:-$OUT/decode-small.nmt}; DSRC=$M30K/test_2016_flickr.en; N=$DN
+            if [ ! -s "$DM" ]; then
+                echo "training a SMALL RNNsearch to decode ($DUP Adam updates, 2 threads)"
+                # shellcheck disable=SC2046
+                bin/nmt train $(cfg_args small) --model "$DM" --optimizer adam --lr 0.002 --max-updates "$DUP" \
+                    --threads "$T" --log-every 100 > "$OUT/decode-small.train.log" 2>&1 || { echo "bench: training failed"; continue; }
+            fi
+        else
+            DM=$OUT/decode-paper.nmt; DSRC=$WMT/test.en; N=$DNP
+            # shellcheck disable=SC2046
+            [ -s "$DM" ] || bin/nmt train $(cfg_args paper) --model "$DM" --max-updates 1 --threads "$T" \
+                > "$OUT/decode-paper.train.log" 2>&1 || { echo "bench: PAPER model failed"; continue; }
+        fi
+        THREADS=$T SHARED=$SHARED sh bench/bench_decode.sh "$DM" "$DSRC" "$N" || echo "bench: decoding benchmark failed"
+    done
+fi
 exit 0
