@@ -103,5 +103,5 @@ int main(void)
     }
     CHECKF(worst < 4e-6, "log-softmax: %.3g", worst);
     free(want_lp); free(z); free(e);
-    return test_done("vec");
+    return test_done("test_vec");
 }
