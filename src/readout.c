@@ -18,6 +18,14 @@ static void maxout_row(real *t, unsigned char *which, const real *tt, const real
     }
 }
 
+/* Z[H,V] = the bias in every row: the softmax layer's product then adds onto it (beta = 1),
+ * which spares the BLAS its pass that zeroes the output and the softmax its pass adding b_w. */
+static void bias_rows(real *Z, const real *bias, int H, int V)
+{
+#pragma omp parallel for schedule(static)
+    for (int h = 0; h < H; h++) memcpy(Z + (size_t)h * V, bias, sizeof(real) * V);
+}
+
 void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H)
 {
@@ -26,9 +34,10 @@ void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const
     mm(0, 0, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
     mm(0, 0, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
     for (int h = 0; h < H; h++) maxout_row(t + (size_t)h * l, NULL, tt + (size_t)h * 2 * l, p->out_b, l);
-    mm(0, 0, H, V, l, t, l, p->out_W, V, 0, logp, V);
+    bias_rows(logp, p->out_bias, H, V);
+    mm(0, 0, H, V, l, t, l, p->out_W, V, 1, logp, V);
 #pragma omp parallel for schedule(static)
-    for (int h = 0; h < H; h++) vec_log_softmax(logp + (size_t)h * V, p->out_bias, V);
+    for (int h = 0; h < H; h++) vec_log_softmax(logp + (size_t)h * V, NULL, V);
 }
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
@@ -67,12 +76,13 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
             w->Tg[q] *= w->mask[q];
         }
     }
-    mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 0, w->logp, V);
+    bias_rows(w->logp, p->out_bias, w->N, V);
+    mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logp, V);
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
         real *z = w->logp + (size_t)r * V;
-        vec_log_softmax(z, p->out_bias, V);
+        vec_log_softmax(z, NULL, V);
         int row = w->rows[r];
         real lp = z[bt->y[row]];
         if (logp_tok) logp_tok[row] = lp;

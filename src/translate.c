@@ -21,7 +21,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 16, 0, NULL};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL};
     return o;
 }
 

@@ -46,11 +46,14 @@ void vec_log_softmax(real *z, const real *bias, int n)
     __m256 m = _mm256_set1_ps(-INFINITY);
     int k = 0;
     for (; k + 8 <= n; k += 8) {
-        __m256 v = _mm256_add_ps(_mm256_loadu_ps(z + k), _mm256_loadu_ps(bias + k));
-        _mm256_storeu_ps(z + k, v);
+        __m256 v = _mm256_loadu_ps(z + k);
+        if (bias) {
+            v = _mm256_add_ps(v, _mm256_loadu_ps(bias + k));
+            _mm256_storeu_ps(z + k, v);
+        }
         m = _mm256_max_ps(v, m);
     }
-    for (; k < n; k++) z[k] += bias[k];
+    for (; bias && k < n; k++) z[k] += bias[k];
     float b[8];
     _mm256_storeu_ps(b, m);
     real mx = -INFINITY;
@@ -95,7 +98,7 @@ double vec_exp_sum(real *y, const real *x, real shift, int n)
 
 void vec_log_softmax(real *z, const real *bias, int n)
 {
-    for (int k = 0; k < n; k++) z[k] += bias[k];
+    for (int k = 0; bias && k < n; k++) z[k] += bias[k];
     real mx = vec_max(z, n);
     real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, n));
     for (int k = 0; k < n; k++) z[k] -= lse;
