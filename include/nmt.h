@@ -218,7 +218,7 @@ typedef struct nmt_train_report {
     double tok_per_s;      /* target tokens (EOS included) per second, same window */
     double elapsed;        /* seconds of training, resumed runs included */
     double eta;            /* seconds to the nearest stopping limit; < 0 when none is set */
-    double dev_nll, dev_nll_tok, dev_ppl; /* VALID */
+    double dev_nll, dev_nll_tok, dev_ppl; /* VALID; all 0 when there is no dev set */
     int improved, bad_validations;        /* VALID */
     const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text */
 } nmt_train_report;

@@ -91,6 +91,11 @@ static void on_report(const nmt_train_report *r, void *user)
     switch (r->kind) {
     case NMT_REPORT_START: fprintf(stderr, "[train] %s\n", r->msg); break;
     case NMT_REPORT_VALID:
+        if (r->dev_ppl == 0) { /* no dev set: nothing was measured */
+            fprintf(stderr, "[valid] update %ld epoch %d: no dev set (--valid-src/--valid-tgt); the model is saved at the end\n",
+                    r->update, r->epoch);
+            break;
+        }
         fprintf(stderr, "[valid] update %ld epoch %d: dev NLL %.4f per sentence, %.4f per token, perplexity %.3f%s\n",
                 r->update, r->epoch, r->dev_nll, r->dev_nll_tok, r->dev_ppl,
                 r->improved ? " (best so far, saved)" : "");
