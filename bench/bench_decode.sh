@@ -31,22 +31,11 @@ SHARED=${SHARED:-../shared}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-2}
 LAT_N=${LAT_N:-50}
-REF=$SHARED/peers/torch/rnnsearch.py
-PY=/usr/bin/python3
 TIME=/usr/bin/time
-# torch's libblas.so.3 must resolve to OpenBLAS (pthread build), as in scripts/bench.sh
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export OMP_WAIT_POLICY=PASSIVE
-unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS GOTO_NUM_THREADS
-
-for f in "$MODEL" "$SRC" "$REF" "$NMT" "$TIME"; do
-    [ -e "$f" ] || { echo "bench_decode: $f not found" >&2; exit 2; }
-done
-if ! $PY -c "import torch, sys; sys.exit(0 if any('openblas-pthread' in l for l in open('/proc/self/maps')) else 1)" 2>/dev/null; then
-    echo "bench_decode: torch does not import, or does not load OpenBLAS from openblas-pthread/" >&2
-    echo "  (apt-get install python3-torch python3-numpy libopenblas0-pthread)" >&2
-    exit 2
-fi
+ME=bench_decode
+. bench/ref_env.sh
+need_files "$MODEL" "$SRC" "$REF" "$NMT" "$TIME"
+need_torch
 if [ -n "${KEEP:-}" ]; then
     T=$KEEP
     mkdir -p "$T"

@@ -20,15 +20,10 @@ N=${4:-20}
 NMT=${NMT:-bin/nmt}
 TOL=${TOL:-1e-4}
 MIN_SAME=${MIN_SAME:-$N}
-REF=$SHARED/peers/torch/rnnsearch.py
-PY=/usr/bin/python3
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export OMP_WAIT_POLICY=PASSIVE
-unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS GOTO_NUM_THREADS
-
-for f in "$MODEL" "$SRC" "$TGT" "$REF" "$NMT"; do
-    [ -e "$f" ] || { echo "check_nmt2torch: $f not found" >&2; exit 2; }
-done
+ME=check_nmt2torch
+. bench/ref_env.sh
+need_files "$MODEL" "$SRC" "$TGT" "$REF" "$NMT"
+need_torch
 T=$(mktemp -d "${TMPDIR:-/tmp}/check_nmt2torch.XXXXXX")
 trap 'rm -rf "$T"' EXIT INT TERM
 head -n "$N" "$SRC" > "$T/src"

@@ -73,9 +73,7 @@ static void push_row(cand *heap, int *nheap, int need, const real *lp, int V, do
     for (; v < V && *nheap < need; v++)
         if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + lp[v], off + v});
     while (v < V) {
-        double gap = heap[0].score - base;
-        real thr = (real)gap;
-        thr = nextafterf(nextafterf((float)thr, -INFINITY), -INFINITY);
+        float thr = nextafterf(nextafterf((float)(heap[0].score - base), -INFINITY), -INFINITY);
         if ((v = next_above(lp, v, V, thr)) < 0) break;
         if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + lp[v], off + v});
         v++;

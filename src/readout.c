@@ -37,7 +37,7 @@ void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const
     bias_rows(logp, p->out_bias, H, V);
     mm(0, 0, H, V, l, t, l, p->out_W, V, 1, logp, V);
 #pragma omp parallel for schedule(static)
-    for (int h = 0; h < H; h++) vec_log_softmax(logp + (size_t)h * V, NULL, V);
+    for (int h = 0; h < H; h++) vec_log_softmax(logp + (size_t)h * V, V);
 }
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
@@ -82,7 +82,7 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
         real *z = w->logp + (size_t)r * V;
-        vec_log_softmax(z, NULL, V);
+        vec_log_softmax(z, V);
         int row = w->rows[r];
         real lp = z[bt->y[row]];
         if (logp_tok) logp_tok[row] = lp;

@@ -41,28 +41,12 @@ double vec_exp_sum(real *y, const real *x, real shift, int n)
     return ((b[0] + c[0]) + (b[1] + c[1])) + ((b[2] + c[2]) + (b[3] + c[3])) + tail;
 }
 
-void vec_log_softmax(real *z, const real *bias, int n)
+void vec_log_softmax(real *z, int n)
 {
-    __m256 m = _mm256_set1_ps(-INFINITY);
-    int k = 0;
-    for (; k + 8 <= n; k += 8) {
-        __m256 v = _mm256_loadu_ps(z + k);
-        if (bias) {
-            v = _mm256_add_ps(v, _mm256_loadu_ps(bias + k));
-            _mm256_storeu_ps(z + k, v);
-        }
-        m = _mm256_max_ps(v, m);
-    }
-    for (; bias && k < n; k++) z[k] += bias[k];
-    float b[8];
-    _mm256_storeu_ps(b, m);
-    real mx = -INFINITY;
-    for (int i = 0; i < 8; i++)
-        if (b[i] > mx) mx = b[i];
-    for (k = n & ~7; k < n; k++)
-        if (z[k] > mx) mx = z[k];
+    real mx = vec_max(z, n);
     __m256 lse = _mm256_set1_ps(mx + (real)log(vec_exp_sum(NULL, z, mx, n)));
-    for (k = 0; k + 8 <= n; k += 8) _mm256_storeu_ps(z + k, _mm256_sub_ps(_mm256_loadu_ps(z + k), lse));
+    int k = 0;
+    for (; k + 8 <= n; k += 8) _mm256_storeu_ps(z + k, _mm256_sub_ps(_mm256_loadu_ps(z + k), lse));
     if (k < n) store_part(z + k, _mm256_sub_ps(load_part(z + k, n - k), lse), n - k);
 }
 
@@ -96,9 +80,8 @@ double vec_exp_sum(real *y, const real *x, real shift, int n)
     return s;
 }
 
-void vec_log_softmax(real *z, const real *bias, int n)
+void vec_log_softmax(real *z, int n)
 {
-    for (int k = 0; bias && k < n; k++) z[k] += bias[k];
     real mx = vec_max(z, n);
     real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, n));
     for (int k = 0; k < n; k++) z[k] -= lse;

@@ -123,8 +123,8 @@ void vec_sigmoid(real *y, const real *x, int n);
  * the sum is wanted. */
 double vec_exp_sum(real *y, const real *x, real shift, int n);
 
-/* z = log softmax(z + bias) (bias may be NULL): max-shifted, the sum of exponentials in double */
-void vec_log_softmax(real *z, const real *bias, int n);
+/* z = log softmax(z): max-shifted, the sum of exponentials accumulated in double */
+void vec_log_softmax(real *z, int n);
 
 /* the largest element (-inf for n = 0; NaN elements are skipped, as a scalar `>` scan does) */
 real vec_max(const real *x, int n);

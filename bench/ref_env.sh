@@ -1,0 +1,24 @@
+# ref_env.sh: sourced by the bench scripts that run the PyTorch reference beside nmt: the
+# reference's paths, the environment both sides run in, and the checks before a run.
+# The sourcing script sets SHARED and ME (its name, for messages).
+REF=$SHARED/peers/torch/rnnsearch.py
+PY=/usr/bin/python3
+# torch's libblas.so.3 must resolve to OpenBLAS (pthread build), as in scripts/bench.sh
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OMP_WAIT_POLICY=PASSIVE
+unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS GOTO_NUM_THREADS
+
+need_files() {
+    for f in "$@"; do
+        [ -e "$f" ] || { echo "$ME: $f not found" >&2; exit 2; }
+    done
+}
+
+# torch imports and takes its BLAS from OpenBLAS, not the 40x slower reference BLAS
+need_torch() {
+    if ! $PY -c "import torch, sys; sys.exit(0 if any('openblas-pthread' in l for l in open('/proc/self/maps')) else 1)" 2>/dev/null; then
+        echo "$ME: torch does not import, or does not load OpenBLAS from openblas-pthread/" >&2
+        echo "  (apt-get install python3-torch python3-numpy libopenblas0-pthread)" >&2
+        exit 2
+    fi
+}
