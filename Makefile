@@ -47,11 +47,12 @@ all: deps $(NMT_BIN) $(BUILD)/libnmt.a $(BUILD)/libnmt.so $(EXAMPLES)
 deps:
 	@sh scripts/install-deps.sh
 
-$(BUILD)/%.o: %.c
+# Order-only on deps: under make -j the compilers must wait for the headers the install brings.
+$(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/f64/%.o: %.c
+$(BUILD)/f64/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
 
@@ -73,7 +74,7 @@ $(NMT_BIN): $(CMD_OBJ) $(BUILD)/libnmt.a
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libnmt.a
 	$(CC) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%_f64.o: tests/%_f64.c
+$(BUILD)/tests/%_f64.o: tests/%_f64.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
 

@@ -575,6 +575,10 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     int stop = 0, validated_now = 0;
     double since_upd = now();
     long win_upd = 0;
+    /* the ETA uses the mean time per update of this run (validations included): a short window
+     * would swing with the length-sorted batches, which run from short to long in every block */
+    const double run_t0 = since_upd;
+    const long run_u0 = t->update;
     while (!stop) {
         int cnt;
         const int *ids = batcher_next(&t->bat, &cnt);
@@ -617,7 +621,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
             r.cost = t->win_sent ? t->win_nll / t->win_sent : NAN;
             r.grad_norm = norm;
             r.tok_per_s = t->win_tok / (tnow - since_upd);
-            r.eta = eta(t, (tnow - since_upd) / win_upd);
+            r.eta = eta(t, (tnow - run_t0) / (double)(t->update - run_u0 > 0 ? t->update - run_u0 : 1));
             report(t, &r);
             t->win_nll = 0; t->win_sent = t->win_tok = 0;
             since_upd = tnow;
