@@ -33,6 +33,8 @@ static void usage(FILE *f)
         "  --cell PX           side of a cell in pixels, %d..%d (default: from the sentence lengths,\n"
         "                      16..36); labels are sized to fit their cells\n"
         "  --eos               add the EOS row and column (--model only)\n"
+        "  --raw-labels        label with the tokens as given; by default Moses' escapes are undone\n"
+        "                      for display (l&apos; shows as l')\n"
         "  --title TEXT        a title line above the plot\n"
         "  --font FILE         TrueType font for the PNG labels (default: $NMT_FONT, else DejaVu Sans from\n"
         "                      fonts-dejavu-core, else the one fc-match names; CJK from fonts-droid-fallback\n"
@@ -234,11 +236,12 @@ int cmd_plot(int argc, char **argv)
 {
     const char *model = NULL, *matrix = NULL, *src = NULL, *tgt = NULL, *out = NULL, *title = NULL, *font = NULL;
     long line = 1, cell = 0;
-    int format = OUT_SVG | OUT_PNG, eos = 0;
+    int format = OUT_SVG | OUT_PNG, eos = 0, raw = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return CMD_OK; }
         if (!strcmp(a, "--eos")) { eos = 1; continue; }
+        if (!strcmp(a, "--raw-labels")) { raw = 1; continue; }
         if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt plot: unexpected argument '%s' (nmt plot --help)\n", a); return CMD_USAGE; }
         if (i + 1 >= argc) { fprintf(stderr, "nmt plot: %s needs a value\n", a); return CMD_USAGE; }
         const char *v = argv[++i];
@@ -273,7 +276,9 @@ int cmd_plot(int argc, char **argv)
     if (model ? from_model(model, sw, ns, tw, nt, eos, &w, &rows, &cols, &stride)
               : from_matrix(matrix, line, src, ns, tgt, nt, &w))
         goto done;
-    /* labels: the words, then "</s>" for the EOS row and column */
+    /* labels: the words as text (the model has read them as tokens), then "</s>" for EOS */
+    for (int k = 0; !raw && k < nt; k++) plot_unescape_moses(tw[k]);
+    for (int k = 0; !raw && k < ns; k++) plot_unescape_moses(sw[k]);
     const char **rl = malloc(sizeof *rl * (size_t)rows), **cl = malloc(sizeof *cl * (size_t)cols);
     if (!rl || !cl) fprintf(stderr, "nmt plot: error: out of memory\n");
     else {

@@ -131,12 +131,18 @@ EOF
 }
 
 # ---- odd tokens: quotes, < > &, a Moses entity, Cyrillic, Greek, CJK, Hebrew, Arabic
-printf '%s\n' "he said \" hello \" < b > & l&apos;homme ' Москва Ελλάδα 東京 שלום سلام ." > "$T/odd.en"
+printf '%s\n' "he said \" hello \" < b > & l&apos;homme &#124; &amp;lt; ' Москва Ελλάδα 東京 שלום سلام ." > "$T/odd.en"
 printf '%s\n' "il a dit « bonjour » < & > l&apos;homme Москва Αθήνα 北京 ." > "$T/odd.fr"
 "$NMT_BIN" plot --model "$T/m.nmt" --src "$T/odd.en" --tgt "$T/odd.fr" --out "$T/odd" --title 'odd < & " tokens' > "$T/out" 2> "$T/err"
 [ $? -eq 0 ] && ok || bad "odd tokens: $(cat "$T/err")"
 printf '%s\n%s\n' "$T/odd.svg" "$T/odd.png" | cmp -s - "$T/out" && ok || bad "files written not listed: $(cat "$T/out")"
-plots "$T/odd" "$T/odd.fr" "$T/odd.en"
+# labels undo Moses' escapes by default (in one pass: &amp;lt; shows as &lt;); --raw-labels keeps tokens
+sed "s/&apos;/'/g; s/&#124;/|/g; s/&amp;lt;/\&lt;/g" "$T/odd.en" > "$T/odd.en.text"
+sed "s/&apos;/'/g" "$T/odd.fr" > "$T/odd.fr.text"
+plots "$T/odd" "$T/odd.fr.text" "$T/odd.en.text"
+"$NMT_BIN" plot --model "$T/m.nmt" --src "$T/odd.en" --tgt "$T/odd.fr" --out "$T/oddraw" --raw-labels > /dev/null 2> "$T/err"
+[ $? -eq 0 ] && ok || bad "--raw-labels: $(cat "$T/err")"
+plots "$T/oddraw" "$T/odd.fr" "$T/odd.en"
 python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['title']; sys.exit(t != 'odd < & \" tokens')" "$T/odd.svgjson" \
     && ok || bad "title not kept"
 "$NMT_BIN" align --model "$T/m.nmt" --src "$T/odd.en" --tgt "$T/odd.fr" --soft > "$T/odd.soft"
