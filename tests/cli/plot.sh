@@ -221,7 +221,7 @@ expect_fail "unwritable" 1 "nodir/x.svg" "$NMT_BIN" plot --model "$T/m.nmt" --sr
 
 # valgrind: no leak and no invalid access while drawing both formats
 if command -v valgrind > /dev/null && [ "${1:-}" != "--quick" ]; then
-    OMP_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
         "$NMT_BIN" plot --model "$T/m.nmt" --src "$T/odd.en" --tgt "$T/odd.fr" --out "$T/vg" --eos > /dev/null 2> "$T/vg"
     rc=$?
     [ $rc -eq 0 ] && ok || bad "valgrind (exit $rc): $(head -n 20 "$T/vg")"

@@ -113,7 +113,7 @@ expect_fail "--lowercase without --tokenize" 2 "go with --tokenize" "$NMT_BIN" t
 # valgrind: no leak and no invalid access on a few sentences
 if command -v valgrind > /dev/null && [ "${1:-}" != "--quick" ]; then
     head -n 3 "$D/val.en" > "$T/v3"
-    OMP_NUM_THREADS=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
         "$NMT_BIN" translate --model "$T/m.nmt" --beam 3 --threads 1 --alignment soft < "$T/v3" > /dev/null 2> "$T/vg"
     rc=$?
     [ $rc -eq 0 ] && ok || bad "valgrind (exit $rc): $(head -n 20 "$T/vg")"

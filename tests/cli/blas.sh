@@ -1,0 +1,17 @@
+#!/bin/sh
+# blas.sh: nmt runs OpenBLAS's AVX2/AVX-512 kernels on a CPU that has them, even where OpenBLAS
+# does not know the CPU and would fall back to SSE3 ones (tools/nmt.c), and a user's
+# OPENBLAS_CORETYPE is left alone.
+. tests/cli/lib.sh
+# the last "Core:" line OpenBLAS prints is the one the final process runs with
+core() { env "$@" OPENBLAS_VERBOSE=2 "$NMT_BIN" --version 2>&1 | sed -n 's/^Core: //p' | tail -n 1; }
+if grep -q ' avx2 ' /proc/cpuinfo && grep -q ' fma ' /proc/cpuinfo; then
+    c=$(core)
+    case "$c" in Haswell|SkylakeX|Cooperlake|SapphireRapids|Zen) ok ;; *) bad "AVX2 CPU, kernels '$c'" ;; esac
+else
+    ok # nothing to choose on a CPU without AVX2
+fi
+c=$(core OPENBLAS_CORETYPE=Prescott)
+[ "$c" = Prescott ] && ok || bad "OPENBLAS_CORETYPE=Prescott gave '$c'"
+"$NMT_BIN" --version | grep -q '^nmt ' && ok || bad "--version after the restart"
+finish blas
