@@ -16,6 +16,12 @@
  * translates with its own nmt_decoder. Every function that can fail returns an int status
  * (0 = NMT_OK, negative = enum nmt_status) and, given a non-NULL struct nmt_err, a message that
  * names the problem. The library never exits and never prints; logs go to nmt_set_log's callback.
+ *
+ * Speed: OpenBLAS chooses its kernels when it loads, and an OpenBLAS older than the CPU (Debian
+ * 12's 0.3.21 on Emerald Rapids, say) falls back to SSE3 ones, several times slower. The `nmt`
+ * program corrects this by restarting itself; a program linking libnmt cannot be restarted by a
+ * library, so on such a CPU run it with OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2).
+ * `OPENBLAS_VERBOSE=2 program` prints the kernels in use.
  */
 #ifndef NMT_H
 #define NMT_H
