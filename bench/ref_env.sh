@@ -7,11 +7,7 @@ PY=/usr/bin/python3
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMP_WAIT_POLICY=PASSIVE
 unset OPENBLAS_NUM_THREADS OMP_NUM_THREADS GOTO_NUM_THREADS
-# both sides on the kernels nmt picks (it overrides OpenBLAS's SSE3 fallback: tools/nmt.c)
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-    c=$(OPENBLAS_VERBOSE=2 "${NMT:-bin/nmt}" --version 2>&1 | sed -n 's/^Core: //p' | tail -n 1)
-    [ -n "$c" ] && export OPENBLAS_CORETYPE="$c"
-fi
+. bench/kernels.sh
 
 need_files() {
     for f in "$@"; do

@@ -38,13 +38,7 @@ unset OPENBLAS_NUM_THREADS GOTO_NUM_THREADS OMP_NUM_THREADS
 # Spinning OpenMP waits make 2-thread runs on a shared 2-core machine several times slower;
 # the reference sets PASSIVE for itself, and the C side gets the same.
 export OMP_WAIT_POLICY=PASSIVE
-# Unless set, the kernels nmt itself ends up with (it restarts with OPENBLAS_CORETYPE named when
-# OpenBLAS does not know the CPU and falls back to SSE3: tools/nmt.c); every program here, the
-# reference included, then runs those.
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -x bin/nmt ]; then
-    c=$(OPENBLAS_VERBOSE=2 bin/nmt --version 2>&1 | sed -n 's/^Core: //p' | tail -n 1)
-    [ -n "$c" ] && export OPENBLAS_CORETYPE="$c"
-fi
+. bench/kernels.sh
 
 # ------------------------------------------------------------------ packages
 missing_pkgs() {

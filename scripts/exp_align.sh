@@ -20,16 +20,13 @@ A=$SHARED/data/alignment/en-fr
 THREADS=${THREADS:-1}
 export OMP_WAIT_POLICY=PASSIVE LC_ALL=C.UTF-8   # sed's \L lowercases UTF-8 letters
 DIR=$1; MODE=$2; shift 2
+. "$ROOT/scripts/exp_lib.sh"
 mkdir -p "$DIR"
 
 # the gold sentences as the models read them: lowercased, and ALIBI's typographic apostrophe as
 # the ASCII one that Moses' punctuation normalisation writes (token counts, so links, unchanged)
 gold_text() { # set lang
     sed "s/.*/\L&/; s/’/'/g" "$A/$1/test.$2"
-}
-unk_rate() { # vocabulary file, text file
-    awk 'NR == FNR { v[$0] = 1; next } { for (i = 1; i <= NF; i++) { n++; if (!($i in v)) u++ } }
-         END { printf "%.1f%%", 100 * u / n }' "$1" "$2"
 }
 aer_row() { # label, gold set, links, [soft]
     if [ -n "$4" ]; then "$NMT" aer --gold "$A/$2/test.talp" --test "$3" --soft "$4" > "$3.aer"
@@ -68,11 +65,7 @@ aer)
     done ;;
 unk)
     model=$1; T=$DIR/unk; mkdir -p "$T"
-    # one lexical table from the IBM aligner (grow-diag-final-and) on the training set
-    if [ ! -s "$T/ibm.lex" ]; then
-        "$NMT" ibm --src $M/train.en --tgt $M/train.fr --sym gdfa --threads "$THREADS" > "$T/ibm.links" 2> /dev/null
-        "$NMT" lex --src $M/train.en --tgt $M/train.fr --align "$T/ibm.links" --out "$T/ibm.lex" 2> /dev/null
-    fi
+    ibm_lexicon "$T"
     b=$(basename "$model" .nmt)
     "$NMT" translate --model "$model" --beam 12 --threads "$THREADS" < $M/test_2016_flickr.en > "$T/$b.hyp"
     "$NMT" translate --model "$model" --beam 12 --threads "$THREADS" --unk-replace "$T/ibm.lex" \

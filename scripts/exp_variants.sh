@@ -16,6 +16,7 @@ UPDATES=${UPDATES:-726}          # two epochs of Multi30k in batches of 80
 THREADS=${THREADS:-2}            # for evaluation; 1 while other runs share the cores
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2; shift 2
+. "$ROOT/scripts/exp_lib.sh"
 mkdir -p "$DIR"
 
 if [ "$MODE" = train ]; then
@@ -41,18 +42,11 @@ tr 'A-Z' 'a-z' < $G/test.fr > "$T/hans.fr"
 # unknown-word rate of the gold sets and the test set under the 10,000-entry vocabularies
 "$NMT" vocab --size 10000 $M/train.en 2> /dev/null | cut -f2 > "$T/voc.en"
 "$NMT" vocab --size 10000 $M/train.fr 2> /dev/null | cut -f2 > "$T/voc.fr"
-unk_rate() { # vocabulary file, text file
-    awk 'NR == FNR { v[$0] = 1; next } { for (i = 1; i <= NF; i++) { n++; if (!($i in v)) u++ } }
-         END { printf "%.1f%%", 100 * u / n }' "$1" "$2"
-}
 echo "# unknown words: hansards en $(unk_rate "$T/voc.en" "$T/hans.en"), fr $(unk_rate "$T/voc.fr" "$T/hans.fr");" \
      "test_2016_flickr en $(unk_rate "$T/voc.en" $M/test_2016_flickr.en), fr $(unk_rate "$T/voc.fr" $M/test_2016_flickr.fr)"
 # one lexical table for every model, so that only the attention (which source word an output <unk>
 # points at) differs: IBM Model 1 + diagonal prior, grow-diag-final-and, on the training set
-if [ ! -s "$T/ibm.lex" ]; then
-    "$NMT" ibm --src $M/train.en --tgt $M/train.fr --sym gdfa --threads "$THREADS" > "$T/ibm.links" 2> /dev/null
-    "$NMT" lex --src $M/train.en --tgt $M/train.fr --align "$T/ibm.links" --out "$T/ibm.lex" 2> /dev/null
-fi
+ibm_lexicon "$T"
 bleu() { "$NMT" bleu --tokenize none "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
 # sentences that repeat a 3-gram more often than the reference does
 repeats() { # hypotheses, references

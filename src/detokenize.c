@@ -10,6 +10,33 @@
 #include "tokenize.h"
 #include "unicode.h"
 
+/* The tokenizer's escapes and the older forms the script also reads, in its order of
+ * de-escaping (&amp; last, so that "&amp;lt;" becomes "&lt;", not "<"). */
+static const char *const entities[][2] = {
+    {"&bar;", "|"}, {"&#124;", "|"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&bra;", "["}, {"&ket;", "]"},
+    {"&quot;", "\""}, {"&apos;", "'"}, {"&#91;", "["}, {"&#93;", "]"}, {"&amp;", "&"},
+};
+#define NENT (sizeof entities / sizeof entities[0])
+
+void detok_unescape_word(char *word)
+{
+    /* one left-to-right pass: the same result as the script's passes, since no entity holds
+     * another and only &amp; can make one, which a single pass never rescans */
+    char *o = word;
+    for (const char *p = word; *p;) {
+        size_t k = NENT;
+        if (*p == '&')
+            for (k = 0; k < NENT && strncmp(p, entities[k][0], strlen(entities[k][0])); k++) {}
+        if (k < NENT) {
+            *o++ = entities[k][1][0];
+            p += strlen(entities[k][0]);
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+}
+
 /* s/LIT/REPL/g over code points (LIT and REPL ASCII); returns the buffer holding the result. */
 static tok_cpvec *replace_all(tok_cpvec *cur, tok_cpvec *nxt, const char *lit, const char *repl)
 {
@@ -117,15 +144,12 @@ int detok_line(int lang, const char *in, size_t n, tok_buf *b, nmt_err *err)
     tok_cv_push(nxt, ' ');
     { tok_cpvec *t = cur; cur = nxt; nxt = t; }
 
-    static const char *const subst[][2] = {
-        {" @-@ ", "-"},
-        /* de-escape special chars, in the script's order (&amp; last) */
-        {"&bar;", "|"}, {"&#124;", "|"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&bra;", "["},
-        {"&ket;", "]"}, {"&quot;", "\""}, {"&apos;", "'"}, {"&#91;", "["}, {"&#93;", "]"},
-        {"&amp;", "&"},
-    };
-    for (size_t k = 0; k < sizeof subst / sizeof subst[0]; k++) {
-        tok_cpvec *r = replace_all(cur, nxt, subst[k][0], subst[k][1]);
+    {
+        tok_cpvec *r = replace_all(cur, nxt, " @-@ ", "-");
+        if (r != cur) { nxt = cur; cur = r; }
+    }
+    for (size_t k = 0; k < NENT; k++) {
+        tok_cpvec *r = replace_all(cur, nxt, entities[k][0], entities[k][1]);
         if (r != cur) { nxt = cur; cur = r; }
     }
     if (cur->oom || nxt->oom) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");

@@ -32,29 +32,6 @@ uint8_t plot_grey(float w)
     return (uint8_t)lrintf(255.0f * w);
 }
 
-/* ------------------------------------------------------------------ Moses entities */
-void plot_unescape_moses(char *word)
-{
-    /* tokenizer.perl's escapes and the older forms detokenizer.perl also reads */
-    static const char *const ent[][2] = {
-        {"&amp;", "&"}, {"&#124;", "|"}, {"&bar;", "|"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&apos;", "'"},
-        {"&quot;", "\""}, {"&#91;", "["}, {"&#93;", "]"}, {"&bra;", "["}, {"&ket;", "]"},
-    };
-    char *o = word;
-    for (const char *p = word; *p;) {
-        size_t k = 0, n = sizeof ent / sizeof ent[0];
-        if (*p == '&')
-            while (k < n && strncmp(p, ent[k][0], strlen(ent[k][0]))) k++;
-        if (*p == '&' && k < n) {
-            *o++ = ent[k][1][0];
-            p += strlen(ent[k][0]);
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = 0;
-}
-
 /* ------------------------------------------------------------------ XML text */
 static void put(char *out, size_t cap, size_t *len, const char *s, size_t n)
 {

@@ -66,9 +66,6 @@ int plot_png_write(const plot_spec *s, const font_set *fonts, const char *path, 
  * CR or LF). *words (free it) points into *buf (free it too), a copy of s. Returns the number of
  * words, or -1 for lack of memory. */
 int plot_split_words(const char *s, char **buf, char ***words);
-/* Undoes Moses' escaping of one word in place (&apos; -> ', &amp; -> &, &#124; -> |, ...), so that
- * labels read as text; the word never grows. */
-void plot_unescape_moses(char *word);
 
 /* s as XML character data: & < > " ' become entities; invalid UTF-8 and the characters XML 1.0
  * forbids (controls, U+FFFE, U+FFFF) become U+FFFD. Writes at most cap bytes with the NUL into

@@ -74,6 +74,8 @@ int tok_line(const tok_opts *o, const char *in, size_t n, tok_buf *out, nmt_err 
 /* Detokenizes one line as detokenizer.perl -l LANG (un-escapes, joins "@-@", attaches
  * punctuation and quotes; French writes a space before ? ! : ; %). */
 int detok_line(int lang, const char *in, size_t n, tok_buf *out, nmt_err *err);
+/* Only the un-escaping of detok_line, of one word in place (l&apos; -> l'); it never grows. */
+void detok_unescape_word(char *word);
 
 /* The two stages of the .lc.norm.tok front end on their own, one line each: Perl lc() (full
  * lowercase mapping, so U+0130 becomes "i\u0307") and normalize-punctuation.perl -l LANG. */

@@ -621,7 +621,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
             r.cost = t->win_sent ? t->win_nll / t->win_sent : NAN;
             r.grad_norm = norm;
             r.tok_per_s = t->win_tok / (tnow - since_upd);
-            r.eta = eta(t, (tnow - run_t0) / (double)(t->update - run_u0 > 0 ? t->update - run_u0 : 1));
+            r.eta = eta(t, (tnow - run_t0) / (double)(t->update - run_u0)); /* >= 1: counted above */
             report(t, &r);
             t->win_nll = 0; t->win_sent = t->win_tok = 0;
             since_upd = tnow;

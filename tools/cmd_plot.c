@@ -11,6 +11,7 @@
 #include "font.h"
 #include "nmt.h"
 #include "plot.h"
+#include "tokenize.h"
 #include "unicode.h"
 
 enum { OUT_SVG = 1, OUT_PNG = 2 };
@@ -277,8 +278,8 @@ int cmd_plot(int argc, char **argv)
               : from_matrix(matrix, line, src, ns, tgt, nt, &w))
         goto done;
     /* labels: the words as text (the model has read them as tokens), then "</s>" for EOS */
-    for (int k = 0; !raw && k < nt; k++) plot_unescape_moses(tw[k]);
-    for (int k = 0; !raw && k < ns; k++) plot_unescape_moses(sw[k]);
+    for (int k = 0; !raw && k < nt; k++) detok_unescape_word(tw[k]);
+    for (int k = 0; !raw && k < ns; k++) detok_unescape_word(sw[k]);
     const char **rl = malloc(sizeof *rl * (size_t)rows), **cl = malloc(sizeof *cl * (size_t)cols);
     if (!rl || !cl) fprintf(stderr, "nmt plot: error: out of memory\n");
     else {
