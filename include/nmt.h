@@ -206,10 +206,22 @@ typedef struct nmt_train_opts {
     double max_memory;                  /* bytes; refuse larger configurations (0 = available RAM) */
     int tokenize_src, tokenize_tgt;     /* -1, or a language (0 en, 1 fr, 2 de): Moses-tokenize raw text */
     int tok_lowercase, tok_normalize;   /* with tokenizing: lowercase / normalize punctuation first */
+    const char *batch_log;              /* if set, each update's pairs as 1-based corpus line numbers, one
+                                           line per update (on resume, cut back to the checkpoint's update
+                                           and continued): the exact data order,
+                                           to replay a run in another implementation */
     volatile int *stop;                 /* set non-zero (e.g. from a signal handler) to checkpoint and stop */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);
+
+/* Overwrites o's settings with a named recipe; set single fields afterwards to change them.
+ *   "paper": Appendix B of Bahdanau et al. (the defaults above).
+ *   "hour":  the best dev perplexity found for one hour of training on a 2-core machine
+ *            (Multi30k en-fr; docs/RESULTS.md): the SMALL sizes (256 everywhere, 10,000 words
+ *            per side), Adam, dropout, validation every epoch, stop after one hour.
+ * Returns NMT_ERR_ARG for an unknown name. */
+int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err);
 
 enum nmt_report_kind { NMT_REPORT_START, NMT_REPORT_PROGRESS, NMT_REPORT_VALID, NMT_REPORT_SAVE,
                        NMT_REPORT_WARN, NMT_REPORT_END };

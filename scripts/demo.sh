@@ -16,8 +16,7 @@ done
 echo "== training a small RNNsearch for $MINUTES minutes (Multi30k en->fr, 29,000 pairs)"
 rm -f "$OUT/model.nmt" "$OUT/model.nmt.ckpt" "$OUT/model.nmt.log.tsv"
 $NMT train --src "$OUT/train.en" --tgt "$OUT/train.fr" --valid-src "$OUT/val.en" --valid-tgt "$OUT/val.fr" \
-    --model "$OUT/model.nmt" --emb 256 --hid 256 --att 256 --maxout 256 --vocab 10000 \
-    --optimizer adam --lr 0.002 --valid-every 150 --max-time "${MINUTES}m" --log-every 50
+    --model "$OUT/model.nmt" --preset hour --valid-every 150 --max-time "${MINUTES}m" --log-every 50
 echo "== translating test_2016_flickr (1,000 sentences, beam 5)"
 $NMT translate --model "$OUT/model.nmt" --beam 5 < "$OUT/test_2016_flickr.en" > "$OUT/test.hyp.fr"
 echo "first three test sentences and their translations:"

@@ -2,12 +2,14 @@
  * checkpoints that make a killed run resumable bit for bit: a checkpoint holds the model, the
  * optimizer state, the batch plan with the position in it, and the RNG state, and is written
  * atomically (temporary file, fsync, rename). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #ifdef _OPENMP
@@ -42,6 +44,31 @@ nmt_train_opts nmt_train_default_opts(void)
     return o;
 }
 
+#define HOUR_LR 0.002
+#define HOUR_DROPOUT 0.3
+
+int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err)
+{
+    if (!strcmp(name, "paper")) {
+        nmt_train_opts d = nmt_train_default_opts();
+        o->cfg = d.cfg;
+        o->optimizer = d.optimizer; o->lr = d.lr; o->clip = d.clip; o->dropout = d.dropout;
+        o->max_len = d.max_len; o->batch = d.batch; o->sort_blocks = d.sort_blocks;
+        o->max_time = d.max_time; o->valid_every = d.valid_every; o->patience = d.patience;
+        return NMT_OK;
+    }
+    if (!strcmp(name, "hour")) {
+        /* the one-hour search of docs/RESULTS.md: Adam and dropout against the paper's Adadelta,
+         * whose attention barely starts learning within an hour at this size */
+        o->cfg.emb = o->cfg.hid = o->cfg.att = o->cfg.maxout = 256;
+        o->cfg.src_vocab = o->cfg.tgt_vocab = 10000;
+        o->optimizer = OPT_ADAM; o->lr = HOUR_LR; o->clip = 1; o->dropout = HOUR_DROPOUT;
+        o->max_time = 3600; o->valid_every = 0; o->patience = 5;
+        return NMT_OK;
+    }
+    return nmt_fail(err, NMT_ERR_ARG, "unknown preset '%s' (expected paper or hour)", name);
+}
+
 typedef struct trainer {
     const nmt_train_opts *o;
     nmt_train_cb cb;
@@ -66,6 +93,7 @@ typedef struct trainer {
     double val_step, val_left;  /* FertDec's costs since the last validation (unweighted sums) */
     rng drop_rng;               /* dropout masks */
     uint64_t corpus_hash;
+    FILE *batch_log;
     char ckpt_path[4096], log_path[4096];
 } trainer;
 
@@ -402,6 +430,30 @@ static int tokenize_file(textfile *t, int lang, const nmt_train_opts *o, nmt_err
     return rc;
 }
 
+/* A resumed run keeps the log's first `update` lines and drops the rest: updates done after the
+ * checkpoint by the interrupted process are redone, so the log matches an uninterrupted run. */
+static int open_batch_log(trainer *t, nmt_err *err)
+{
+    const char *path = t->o->batch_log;
+    FILE *f = t->o->resume ? fopen(path, "r+") : NULL;
+    if (f) {
+        long lines = 0, pos = 0;
+        int ch;
+        while (lines < t->update && (ch = getc(f)) != EOF) {
+            pos++;
+            if (ch == '\n') lines++;
+        }
+        if (ferror(f) || fflush(f) || ftruncate(fileno(f), pos) || fseek(f, 0, SEEK_END)) {
+            fclose(f);
+            return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+        }
+    } else if (!(f = fopen(path, "w"))) {
+        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    t->batch_log = f;
+    return NMT_OK;
+}
+
 static int setup(trainer *t, st_file **ck, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
@@ -497,6 +549,7 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     t->best_dev = INFINITY;
     if (o->resume && (rc = restore_state(t, *ck, err))) return rc;
+    if (o->batch_log && (rc = open_batch_log(t, err))) return rc;
     return NMT_OK;
 }
 
@@ -511,8 +564,8 @@ static void summary(trainer *t, char *buf, size_t n)
                      t->m->pt.total * sizeof(real) / 1e6, p->nlines, p->n, p->empty, p->too_long, t->o->max_len,
                      100.0 * p->src_unk / (p->src_tokens ? p->src_tokens : 1), 100.0 * p->tgt_unk / (p->tgt_tokens ? p->tgt_tokens : 1));
     if (k > 0 && (size_t)k < n)
-        k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g), clip %g, batches of %d in blocks of %d, %s order, seed %llu",
-                      t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->clip, t->bat.B,
+        k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g), clip %g, dropout %g, batches of %d in blocks of %d, %s order, seed %llu",
+                      t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->clip, t->o->dropout, t->bat.B,
                       t->bat.B * t->bat.k, t->bat.reshuffle ? "reshuffled" : "paper", (unsigned long long)t->o->seed);
     if (t->o->resume && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - k, "\nresumed from %s at update %ld (epoch %d)", t->o->resume, t->update, t->bat.epoch);
@@ -520,6 +573,7 @@ static void summary(trainer *t, char *buf, size_t n)
 
 static void cleanup(trainer *t)
 {
+    if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     nmt_model_free(t->m);
     free(t->G);
     optim_free(&t->opt);
@@ -532,6 +586,16 @@ static void cleanup(trainer *t)
 }
 
 /* ------------------------------------------------------------------ the loop */
+/* One line per update, flushed, so that a killed run's log ends with the last update started. */
+static int log_batch(trainer *t, const int *ids, int cnt, nmt_err *err)
+{
+    for (int i = 0; i < cnt; i++) fprintf(t->batch_log, i ? " %ld" : "%ld", t->train.line[ids[i]]);
+    fputc('\n', t->batch_log);
+    if (fflush(t->batch_log) || ferror(t->batch_log))
+        return nmt_fail(err, NMT_ERR_IO, "%s: write failed: %s", t->o->batch_log, strerror(errno));
+    return NMT_OK;
+}
+
 static double eta(const trainer *t, double per_update)
 {
     const nmt_train_opts *o = t->o;
@@ -584,6 +648,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
         const int *ids = batcher_next(&t->bat, &cnt);
         batch_fill(&t->bb, &t->train, ids, cnt);
         batch *b = &t->bb.b;
+        if (t->batch_log && (rc = log_batch(t, ids, cnt, err))) break;
         memset(t->G, 0, sizeof(real) * t->m->pt.total);
         double nll = net_forward(&t->ws, c, &t->m->p, b, NULL);
         double extra = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */

@@ -33,9 +33,13 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --resume FILE              continue from a checkpoint (same corpus; its architecture,\n"
             "                             vocabularies, optimizer and batching are kept)\n"
             "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
+            "  --batch-log FILE           each update's pairs as corpus line numbers, one line per update\n"
             "  --tokenize SRC,TGT         the files are raw text: Moses-tokenize them (e.g. en,fr)\n"
             "  --lowercase, --normalize-punct  with --tokenize: lowercase / normalize punctuation first\n"
             "                             (both: the Multi30k preprocessing; translate with the same flags)\n"
+            "  --preset NAME              paper (Appendix B; the defaults below) | hour (SMALL sizes, Adam,\n"
+            "                             dropout, one hour: the best dev perplexity found for an hour on 2\n"
+            "                             cores); options given beside it override its values\n"
             "Model:\n"
             "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer |\n"
             "                             fertdec | recatt+fertdec (Feng et al. 2016; default %s)\n"
@@ -126,6 +130,12 @@ int cmd_train(int argc, char **argv)
     nmt_train_opts o = nmt_train_default_opts(), d = o;
     long log_every = 100, v;
     double x;
+    /* a preset first, wherever it stands, so that the options given beside it override it */
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--preset")) {
+            nmt_err e;
+            if (nmt_train_preset(&o, argv[i + 1], &e)) { fprintf(stderr, "nmt train: --preset: %s\n", e.msg); return CMD_USAGE; }
+        }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage_train(stdout, &d); return CMD_OK; }
@@ -146,6 +156,8 @@ int cmd_train(int argc, char **argv)
         else if (!strcmp(a, "--checkpoint")) o.checkpoint = val;
         else if (!strcmp(a, "--resume")) o.resume = val;
         else if (!strcmp(a, "--log")) o.log_tsv = val;
+        else if (!strcmp(a, "--batch-log")) o.batch_log = val;
+        else if (!strcmp(a, "--preset")) continue; /* applied above */
         else if (!strcmp(a, "--arch")) {
             if ((o.cfg.arch = nmt_arch_parse(val)) < 0) {
                 fprintf(stderr, "nmt train: --arch '%s': expected rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec\n", val);

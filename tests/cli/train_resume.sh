@@ -10,8 +10,12 @@ ARGS="--src $T/s --tgt $T/t --arch rnnsearch --emb 24 --hid 32 --att 24 --maxout
 export OMP_WAIT_POLICY=PASSIVE
 
 # shellcheck disable=SC2086
-"$NMT_BIN" train $ARGS --model "$T/a.nmt" 2> "$T/a.log"
+"$NMT_BIN" train $ARGS --model "$T/a.nmt" --batch-log "$T/a.batches" 2> "$T/a.log"
 check "uninterrupted run" test -s "$T/a.nmt"
+# the batch log: one line per update, each a minibatch of 1-based line numbers of the corpus
+[ "$(wc -l < "$T/a.batches")" -eq 150 ] && ok || bad "batch log has $(wc -l < "$T/a.batches") lines, expected 150"
+awk '{ if (NF < 1 || NF > 20) exit 1; for (i = 1; i <= NF; i++) if ($i < 1 || $i > 600) exit 1 }' "$T/a.batches" \
+    && ok || bad "batch log: a minibatch of more than 20 pairs or a line number outside 1..600"
 
 # kill -9 as soon as the first checkpoint is there, then resume
 wait_ckpt() { # file, pid: until the file exists or the process ended
@@ -21,7 +25,7 @@ wait_ckpt() { # file, pid: until the file exists or the process ended
 for sig in KILL TERM; do
     m="$T/$sig.nmt"
     # shellcheck disable=SC2086
-    "$NMT_BIN" train $ARGS --model "$m" 2> "$T/$sig.log" &
+    "$NMT_BIN" train $ARGS --model "$m" --batch-log "$T/$sig.batches" 2> "$T/$sig.log" &
     pid=$!
     wait_ckpt "$m.ckpt" $pid
     sleep 0.2
@@ -37,9 +41,11 @@ for sig in KILL TERM; do
     fi
     check "$sig: a checkpoint survived" test -s "$m.ckpt"
     # shellcheck disable=SC2086
-    "$NMT_BIN" train $ARGS --model "$m" --resume "$m.ckpt" 2>> "$T/$sig.log"
+    "$NMT_BIN" train $ARGS --model "$m" --resume "$m.ckpt" --batch-log "$T/$sig.batches" 2>> "$T/$sig.log"
     check "$sig: resumed run finished" test -s "$m"
     if cmp -s "$T/a.nmt" "$m"; then ok; else bad "$sig: resumed model differs from the uninterrupted one"; fi
     grep -q "resumed from" "$T/$sig.log" && ok || bad "$sig: no 'resumed from' line"
+    # updates redone after the checkpoint are not logged twice
+    if cmp -s "$T/a.batches" "$T/$sig.batches"; then ok; else bad "$sig: resumed batch log differs from the uninterrupted one"; fi
 done
 finish train_resume
