@@ -184,7 +184,8 @@ typedef struct nmt_train_opts {
     const char *valid_src, *valid_tgt;  /* dev set (optional) */
     const char *model;                  /* best model (by dev NLL) goes here */
     const char *checkpoint;             /* latest state; default MODEL.ckpt */
-    const char *resume;                 /* continue from this checkpoint */
+    const char *resume;                 /* continue from this checkpoint: its optimizer, learning rate,
+                                           clipping, dropout, decay and batching replace the ones here */
     const char *log_tsv;                /* Table-2 style log; default MODEL.log.tsv */
     nmt_config cfg;                     /* architecture and sizes; vocab sizes = shortlist K */
     int max_len;                        /* length filter in words (0 = none); 50 */
@@ -194,6 +195,8 @@ typedef struct nmt_train_opts {
     double lr;                          /* <= 0: the optimizer's default */
     double clip;                        /* 1 */
     double dropout;                     /* on the maxout output (Feng et al. use 0.5); 0 */
+    double lr_decay;                    /* multiply the learning rate by this after each validation
+                                           that does not improve the dev NLL; 0 = never */
     uint64_t seed;
     int threads;                        /* 0: leave as is */
     long max_updates;                   /* 0 = no limit */
@@ -238,6 +241,7 @@ typedef struct nmt_train_report {
     double eta;            /* seconds to the nearest stopping limit; < 0 when none is set */
     double dev_nll, dev_nll_tok, dev_ppl; /* VALID; all 0 when there is no dev set */
     int improved, bad_validations;        /* VALID */
+    double lr;             /* VALID: the learning rate from now on (lowered by lr_decay) */
     const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text */
 } nmt_train_report;
 

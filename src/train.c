@@ -46,13 +46,14 @@ nmt_train_opts nmt_train_default_opts(void)
 
 #define HOUR_LR 0.002
 #define HOUR_DROPOUT 0.3
+#define HOUR_LR_DECAY 0
 
 int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err)
 {
     if (!strcmp(name, "paper")) {
         nmt_train_opts d = nmt_train_default_opts();
         o->cfg = d.cfg;
-        o->optimizer = d.optimizer; o->lr = d.lr; o->clip = d.clip; o->dropout = d.dropout;
+        o->optimizer = d.optimizer; o->lr = d.lr; o->clip = d.clip; o->dropout = d.dropout; o->lr_decay = d.lr_decay;
         o->max_len = d.max_len; o->batch = d.batch; o->sort_blocks = d.sort_blocks;
         o->max_time = d.max_time; o->valid_every = d.valid_every; o->patience = d.patience;
         return NMT_OK;
@@ -62,7 +63,7 @@ int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err)
          * whose attention barely starts learning within an hour at this size */
         o->cfg.emb = o->cfg.hid = o->cfg.att = o->cfg.maxout = 256;
         o->cfg.src_vocab = o->cfg.tgt_vocab = 10000;
-        o->optimizer = OPT_ADAM; o->lr = HOUR_LR; o->clip = 1; o->dropout = HOUR_DROPOUT;
+        o->optimizer = OPT_ADAM; o->lr = HOUR_LR; o->clip = 1; o->dropout = HOUR_DROPOUT; o->lr_decay = HOUR_LR_DECAY;
         o->max_time = 3600; o->valid_every = 0; o->patience = 5;
         return NMT_OK;
     }
@@ -70,7 +71,8 @@ int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err)
 }
 
 typedef struct trainer {
-    const nmt_train_opts *o;
+    const nmt_train_opts *o;    /* &eff */
+    nmt_train_opts eff;         /* the caller's options, with a resumed checkpoint's settings */
     nmt_train_cb cb;
     void *user;
     nmt_model *m;
@@ -168,6 +170,7 @@ static char *state_json(const trainer *t)
     cJSON_AddNumberToObject(s, "dropout", o->dropout);
     cJSON_AddStringToObject(s, "optimizer", optim_name(t->opt.kind));
     cJSON_AddNumberToObject(s, "lr", t->opt.lr);
+    cJSON_AddNumberToObject(s, "lr_decay", o->lr_decay);
     cJSON_AddNumberToObject(s, "opt_step", (double)t->opt.step);
     cJSON_AddNumberToObject(s, "clip", o->clip);
     cJSON_AddNumberToObject(s, "batch", t->bat.B);
@@ -337,6 +340,7 @@ static int validate(trainer *t, int *stop, nmt_err *err)
             if ((rc = nmt_model_save(t->m, t->o->model, err))) return rc;
         } else {
             t->bad_valid++;
+            if (t->o->lr_decay > 0) t->opt.lr *= t->o->lr_decay;
         }
         r.bad_validations = t->bad_valid;
         if (t->o->patience > 0 && t->bad_valid >= t->o->patience) *stop = 1;
@@ -359,6 +363,7 @@ static int validate(trainer *t, int *stop, nmt_err *err)
     }
     t->val_nll = t->val_step = t->val_left = 0;
     t->val_sent = t->val_tok = 0;
+    r.lr = t->opt.lr;
     report(t, &r);
     return NMT_OK;
 }
@@ -430,6 +435,30 @@ static int tokenize_file(textfile *t, int lang, const nmt_train_opts *o, nmt_err
     return rc;
 }
 
+/* A resumed run goes on as it started: optimizer, learning rate (decayed so far), clipping, dropout
+ * and batching come from the checkpoint, whatever the command line says; only the stopping
+ * limits are new. A batch size other than the checkpoint's would not even fit its saved order. */
+static int resume_settings(trainer *t, const st_file *f, nmt_err *err)
+{
+    const char *js = st_meta(f, "train_state");
+    if (!js) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a model, not a training checkpoint (no train_state)", st_name(f));
+    cJSON *s = cJSON_Parse(js);
+    double lr, clip, drop, bsz, blocks, decay = 0;
+    cJSON *opt = cJSON_GetObjectItemCaseSensitive(s, "optimizer"), *re = cJSON_GetObjectItemCaseSensitive(s, "reshuffle");
+    int kind = cJSON_IsString(opt) ? optim_parse(opt->valuestring) : -1;
+    int bad = !cJSON_IsObject(s) || kind < 0 || !cJSON_IsBool(re) || json_num(s, "lr", &lr) || json_num(s, "clip", &clip) ||
+              json_num(s, "dropout", &drop) || json_num(s, "batch", &bsz) || json_num(s, "sort_blocks", &blocks) ||
+              !(lr > 0) || !(clip >= 0) || !(drop >= 0 && drop < 1) || bsz < 1 || blocks < 1;
+    json_num(s, "lr_decay", &decay); /* absent from checkpoints written before it existed */
+    if (!bad) {
+        nmt_train_opts *e = &t->eff;
+        e->optimizer = kind; e->lr = lr; e->clip = clip; e->dropout = drop; e->lr_decay = decay;
+        e->batch = (int)bsz; e->sort_blocks = (int)blocks; e->reshuffle = cJSON_IsTrue(re);
+    }
+    cJSON_Delete(s);
+    return bad ? nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state lacks the optimizer or batching settings", st_name(f)) : NMT_OK;
+}
+
 /* A resumed run keeps the log's first `update` lines and drops the rest: updates done after the
  * checkpoint by the interrupted process are redone, so the log matches an uninterrupted run. */
 static int open_batch_log(trainer *t, nmt_err *err)
@@ -484,7 +513,7 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
     nmt_config cfg = o->cfg;
     if (o->resume) {
         if ((rc = st_load(ck, o->resume, err))) return rc;
-        if ((rc = model_from_file(&t->m, *ck, err))) return rc;
+        if ((rc = model_from_file(&t->m, *ck, err)) || (rc = resume_settings(t, *ck, err))) return rc;
         sv = t->m->src;
         tv = t->m->tgt;
         cfg = t->m->cfg;
@@ -564,8 +593,8 @@ static void summary(trainer *t, char *buf, size_t n)
                      t->m->pt.total * sizeof(real) / 1e6, p->nlines, p->n, p->empty, p->too_long, t->o->max_len,
                      100.0 * p->src_unk / (p->src_tokens ? p->src_tokens : 1), 100.0 * p->tgt_unk / (p->tgt_tokens ? p->tgt_tokens : 1));
     if (k > 0 && (size_t)k < n)
-        k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g), clip %g, dropout %g, batches of %d in blocks of %d, %s order, seed %llu",
-                      t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->clip, t->o->dropout, t->bat.B,
+        k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g%s), clip %g, dropout %g, batches of %d in blocks of %d, %s order, seed %llu",
+                      t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->lr_decay > 0 ? ", decayed on plateaus" : "", t->o->clip, t->o->dropout, t->bat.B,
                       t->bat.B * t->bat.k, t->bat.reshuffle ? "reshuffled" : "paper", (unsigned long long)t->o->seed);
     if (t->o->resume && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - k, "\nresumed from %s at update %ld (epoch %d)", t->o->resume, t->update, t->bat.epoch);
@@ -616,7 +645,8 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
 {
     trainer *t = calloc(1, sizeof *t);
     if (!t) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    t->o = o;
+    t->eff = *o;
+    t->o = o = &t->eff;
     t->cb = cb;
     t->user = user;
     t->t0 = now();

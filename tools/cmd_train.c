@@ -31,7 +31,8 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --model FILE               where the best model (by dev NLL) is written\n"
             "  --checkpoint FILE          latest training state (default MODEL.ckpt)\n"
             "  --resume FILE              continue from a checkpoint (same corpus; its architecture,\n"
-            "                             vocabularies, optimizer and batching are kept)\n"
+            "                             vocabularies, optimizer, learning rate, dropout and batching are\n"
+            "                             kept; the stopping limits are the ones given now)\n"
             "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
             "  --batch-log FILE           each update's pairs as corpus line numbers, one line per update\n"
             "  --tokenize SRC,TGT         the files are raw text: Moses-tokenize them (e.g. en,fr)\n"
@@ -56,6 +57,8 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --lr X                     learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)\n"
             "  --clip X                   rescale the gradient to this L2 norm when larger (default %g)\n"
             "  --dropout P                dropout on the maxout output (default 0; Feng et al. use 0.5)\n"
+            "  --lr-decay F               multiply the learning rate by F after each validation that does\n"
+            "                             not improve the dev NLL (default 0: never)\n"
             "  --seed N (%llu)  --threads N (default: all cores)\n"
             "Stopping and saving:\n"
             "  --max-updates N  --max-epochs N  --max-time T   (T in seconds, or with s/m/h/d)\n"
@@ -74,7 +77,7 @@ static void hms(char *buf, size_t n, double s)
     snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
 }
 
-struct view { int tty; long log_every, last; int line_open; };
+struct view { int tty; long log_every, last; int line_open; double lr; };
 
 static void on_report(const nmt_train_report *r, void *user)
 {
@@ -103,6 +106,8 @@ static void on_report(const nmt_train_report *r, void *user)
         fprintf(stderr, "[valid] update %ld epoch %d: dev NLL %.4f per sentence, %.4f per token, perplexity %.3f%s\n",
                 r->update, r->epoch, r->dev_nll, r->dev_nll_tok, r->dev_ppl,
                 r->improved ? " (best so far, saved)" : "");
+        if (v->lr > 0 && r->lr != v->lr) fprintf(stderr, "[valid] learning rate lowered to %g\n", r->lr);
+        v->lr = r->lr;
         break;
     case NMT_REPORT_SAVE: fprintf(stderr, "[train] checkpoint %s at update %ld\n", r->msg, r->update); break;
     case NMT_REPORT_WARN: fprintf(stderr, "[W::train] %s\n", r->msg); break;
@@ -204,6 +209,7 @@ int cmd_train(int argc, char **argv)
         DBLOPT("--lr", 1e-12, 1e6, o.lr)
         DBLOPT("--clip", 0, 1e12, o.clip)
         DBLOPT("--dropout", 0, 0.99, o.dropout)
+        DBLOPT("--lr-decay", 0, 1, o.lr_decay)
         DBLOPT("--fert-step-weight", 0, 1e6, o.cfg.fert_step_w)
         DBLOPT("--fert-left-weight", 0, 1e6, o.cfg.fert_left_w)
         else { fprintf(stderr, "nmt train: unknown option '%s' (nmt train --help)\n", a); return CMD_USAGE; }
@@ -218,7 +224,7 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "nmt train: --src, --tgt and --model are required (nmt train --help)\n");
         return CMD_USAGE;
     }
-    struct view view = {isatty(2), log_every, 0, 0};
+    struct view view = {isatty(2), log_every, 0, 0, 0};
     o.stop = &stop_flag;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

@@ -5,13 +5,18 @@
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 600 "$D/train.en" > "$T/s"; head -n 600 "$D/train.fr" > "$T/t"
-ARGS="--src $T/s --tgt $T/t --arch rnnsearch --emb 24 --hid 32 --att 24 --maxout 16 --vocab 800 --batch 20
-      --sort-blocks 3 --max-updates 150 --save-every 7 --threads 1 --seed 5 --log-every 1000 --dropout 0.2"
+head -n 60 "$D/val.en" > "$T/vs"; head -n 60 "$D/val.fr" > "$T/vt"
+# Adam with a learning rate that decays on plateaus: the decayed rate is part of the state
+ARGS="--src $T/s --tgt $T/t --valid-src $T/vs --valid-tgt $T/vt --valid-every 25 --patience 0
+      --arch rnnsearch --emb 24 --hid 32 --att 24 --maxout 16 --vocab 800 --batch 20 --sort-blocks 3
+      --max-updates 150 --save-every 7 --threads 1 --seed 5 --log-every 1000 --dropout 0.2
+      --optimizer adam --lr 0.2 --lr-decay 0.5"
 export OMP_WAIT_POLICY=PASSIVE
 
 # shellcheck disable=SC2086
 "$NMT_BIN" train $ARGS --model "$T/a.nmt" --batch-log "$T/a.batches" 2> "$T/a.log"
 check "uninterrupted run" test -s "$T/a.nmt"
+grep -q "learning rate lowered to" "$T/a.log" && ok || bad "the learning rate never decayed: make the test's rate larger"
 # the batch log: one line per update, each a minibatch of 1-based line numbers of the corpus
 [ "$(wc -l < "$T/a.batches")" -eq 150 ] && ok || bad "batch log has $(wc -l < "$T/a.batches") lines, expected 150"
 awk '{ if (NF < 1 || NF > 20) exit 1; for (i = 1; i <= NF; i++) if ($i < 1 || $i > 600) exit 1 }' "$T/a.batches" \
@@ -41,7 +46,9 @@ for sig in KILL TERM; do
     fi
     check "$sig: a checkpoint survived" test -s "$m.ckpt"
     # shellcheck disable=SC2086
-    "$NMT_BIN" train $ARGS --model "$m" --resume "$m.ckpt" --batch-log "$T/$sig.batches" 2>> "$T/$sig.log"
+    # the checkpoint's optimizer, rate, dropout and batching win over what the command line says
+    "$NMT_BIN" train $ARGS --model "$m" --resume "$m.ckpt" --batch-log "$T/$sig.batches" \
+        --batch 7 --optimizer sgd --lr 1 --dropout 0 --lr-decay 0 2>> "$T/$sig.log"
     check "$sig: resumed run finished" test -s "$m"
     if cmp -s "$T/a.nmt" "$m"; then ok; else bad "$sig: resumed model differs from the uninterrupted one"; fi
     grep -q "resumed from" "$T/$sig.log" && ok || bad "$sig: no 'resumed from' line"
