@@ -42,7 +42,7 @@ expect_fail "truncated checkpoint" 1 "cut.ckpt" "$NMT_BIN" train --src "$T/s" --
 # they stand, and the rest of the preset holds
 expect_fail "unknown preset" 2 "unknown preset 'fast'" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
 check "preset hour" "$NMT_BIN" train --lr 0.0005 --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour $SMALL 2> "$T/log"
-grep -q "optimizer adam (lr 0.0005), clip 1, dropout 0.3," "$T/log" && ok || bad "preset hour with --lr: $(grep optimizer "$T/log")"
+grep -q "optimizer adam (lr 0.0005, decayed on plateaus), clip 1, dropout 0.5," "$T/log" && ok || bad "preset hour with --lr: $(grep optimizer "$T/log")"
 check "preset paper" "$NMT_BIN" train --preset paper --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" $SMALL 2> "$T/log"
 grep -q "optimizer adadelta (lr 1), clip 1, dropout 0," "$T/log" && ok || bad "preset paper: $(grep optimizer "$T/log")"
 check "help" "$NMT_BIN" train --help > /dev/null
