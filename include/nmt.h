@@ -209,10 +209,9 @@ typedef struct nmt_train_opts {
     double max_memory;                  /* bytes; refuse larger configurations (0 = available RAM) */
     int tokenize_src, tokenize_tgt;     /* -1, or a language (0 en, 1 fr, 2 de): Moses-tokenize raw text */
     int tok_lowercase, tok_normalize;   /* with tokenizing: lowercase / normalize punctuation first */
-    const char *batch_log;              /* if set, each update's pairs as 1-based corpus line numbers, one
-                                           line per update (on resume, cut back to the checkpoint's update
-                                           and continued): the exact data order,
-                                           to replay a run in another implementation */
+    const char *batch_log;              /* if set, each update's pairs as 1-based corpus line numbers,
+                                           one line per update, to replay the exact data order elsewhere;
+                                           on resume it is cut back to the checkpoint's update */
     volatile int *stop;                 /* set non-zero (e.g. from a signal handler) to checkpoint and stop */
 } nmt_train_opts;
 

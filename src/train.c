@@ -219,14 +219,24 @@ static int json_num(cJSON *s, const char *k, double *v)
 }
 
 /* Restores optimizer, batcher and counters from an opened checkpoint (model already loaded). */
+/* The checkpoint's train_state as a JSON object in *out (the caller deletes it). */
+static int train_state(const st_file *f, cJSON **out, nmt_err *err)
+{
+    const char *js = st_meta(f, "train_state");
+    if (!js) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a model, not a training checkpoint (no train_state)", st_name(f));
+    *out = cJSON_Parse(js);
+    if (cJSON_IsObject(*out)) return NMT_OK;
+    cJSON_Delete(*out);
+    *out = NULL;
+    return nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state is not a JSON object", st_name(f));
+}
+
 static int restore_state(trainer *t, const st_file *f, nmt_err *err)
 {
     const char *path = st_name(f);
-    const char *js = st_meta(f, "train_state");
-    if (!js) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a model, not a training checkpoint (no train_state)", path);
-    cJSON *s = cJSON_Parse(js);
-    if (!cJSON_IsObject(s)) { cJSON_Delete(s); return nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state is not a JSON object", path); }
-    int rc = NMT_OK;
+    cJSON *s;
+    int rc = train_state(f, &s, err);
+    if (rc) return rc;
     double upd, ep, next, nb, best, badv, el, vn, vs, vtk, step, pairs_n;
     cJSON *rng_a = cJSON_GetObjectItemCaseSensitive(s, "rng"), *hash = cJSON_GetObjectItemCaseSensitive(s, "corpus_hash");
     if (json_num(s, "update", &upd) || json_num(s, "epoch", &ep) || json_num(s, "next", &next) || json_num(s, "nb", &nb) ||
@@ -441,13 +451,13 @@ static int tokenize_file(textfile *t, int lang, const nmt_train_opts *o, nmt_err
  * limits are new. A batch size other than the checkpoint's would not even fit its saved order. */
 static int resume_settings(trainer *t, const st_file *f, nmt_err *err)
 {
-    const char *js = st_meta(f, "train_state");
-    if (!js) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a model, not a training checkpoint (no train_state)", st_name(f));
-    cJSON *s = cJSON_Parse(js);
+    cJSON *s;
+    int rc = train_state(f, &s, err);
+    if (rc) return rc;
     double lr, clip, drop, bsz, blocks, decay = 0;
     cJSON *opt = cJSON_GetObjectItemCaseSensitive(s, "optimizer"), *re = cJSON_GetObjectItemCaseSensitive(s, "reshuffle");
     int kind = cJSON_IsString(opt) ? optim_parse(opt->valuestring) : -1;
-    int bad = !cJSON_IsObject(s) || kind < 0 || !cJSON_IsBool(re) || json_num(s, "lr", &lr) || json_num(s, "clip", &clip) ||
+    int bad = kind < 0 || !cJSON_IsBool(re) || json_num(s, "lr", &lr) || json_num(s, "clip", &clip) ||
               json_num(s, "dropout", &drop) || json_num(s, "batch", &bsz) || json_num(s, "sort_blocks", &blocks) ||
               !(lr > 0) || !(clip >= 0) || !(drop >= 0 && drop < 1) || bsz < 1 || blocks < 1;
     json_num(s, "lr_decay", &decay); /* absent from checkpoints written before it existed */
