@@ -9,11 +9,14 @@ SHARED   ?= ../shared
 # differently-threaded OpenBLAS chosen by update-alternatives can stand in for it at run time.
 BLASDIR  ?= /usr/lib/x86_64-linux-gnu/openblas-openmp
 BLASINC  ?= /usr/include/x86_64-linux-gnu/openblas-openmp
-# AVX2 is the floor every x86-64 machine we target has; -O2 and no -ffast-math keep NaN checks
-# and bit-for-bit reproducibility (-fno-math-errno only lets sqrt become one instruction, so the
-# optimizer loops vectorise; nothing reads errno after a math call).
+# AVX2 is the floor every x86-64 machine we target has; no -ffast-math keeps NaN checks and
+# bit-for-bit reproducibility (-fno-math-errno only lets sqrt become one instruction, so the
+# optimizer loops vectorise; nothing reads errno after a math call). -O3, not -O2: gcc 12's -O2
+# vectorises only loops whose trip count needs no scalar tail, which leaves the element-wise
+# loops over rows of 256 or 10,000 scalar (SMALL training is 6% faster; the values are the same,
+# since nothing is reassociated).
 ARCHFLAGS ?= -mavx2 -mfma
-OPT      ?= -O2 -g
+OPT      ?= -O3 -g
 CFLAGS   := $(OPT) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
 LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)

@@ -9,8 +9,9 @@
 #        ROUNDS (default 2), LAT_N (sentences of the latency run, default 50), KEEP=DIR (keep the
 #        logs, outputs and per-run TSV there instead of a temporary directory)
 #
-# What is timed, per round (C, then reference; ROUNDS rounds), all with THREADS threads and
-# OMP_WAIT_POLICY=PASSIVE:
+# What is timed, per round (C, then reference; ROUNDS rounds), all with THREADS threads, each
+# side with its own OpenMP wait policy (nmt: libgomp's default; the reference: the PASSIVE it
+# sets for itself):
 #   C:   nmt translate --model MODEL --threads T --beam K < first-N > out     (K = 1, 12; its
 #        default --batch), wall clock minus the model load time (the median of 3 runs on empty
 #        input, measured first); target tokens = output words + 1 EOS per sentence.

@@ -225,7 +225,7 @@ static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], do
 {
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
-    memset(t->G, 0, sizeof(real) * t->m->pt.total);
+    /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
     double nll = net_forward(&t->ws, &t->m->cfg, &t->m->p, b, NULL);
     long tok = 0;
     for (int i = 0; i < b->B; i++) tok += b->ylen[i];

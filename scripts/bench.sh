@@ -35,9 +35,10 @@ mkdir -p "$OUT"
 # Thread counts are set per run, the same for both sides. OPENBLAS_CORETYPE (which kernels
 # OpenBLAS uses) is inherited, or set below: both sides run the same kernels.
 unset OPENBLAS_NUM_THREADS GOTO_NUM_THREADS OMP_NUM_THREADS
-# Spinning OpenMP waits make 2-thread runs on a shared 2-core machine several times slower;
-# the reference sets PASSIVE for itself, and the C side gets the same.
-export OMP_WAIT_POLICY=PASSIVE
+# Each side runs with its own OpenMP wait policy, as a user runs it: nmt with libgomp's default
+# (spin briefly, then sleep; it throttles itself when threads outnumber cores), the reference
+# with the PASSIVE it sets for itself (rnnsearch.py, unless the variable is set).
+unset OMP_WAIT_POLICY
 . bench/kernels.sh
 
 # ------------------------------------------------------------------ packages
@@ -72,7 +73,7 @@ fi
 # Every library source compiled with the Makefile's flags into a private archive under
 # build/bench/ (the linker takes only the modules training needs), so that the benchmark
 # depends neither on a list of modules that goes stale nor on what else lies in build/.
-CFLAGS="-std=c11 -D_GNU_SOURCE -fno-math-errno -O2 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
+CFLAGS="-std=c11 -D_GNU_SOURCE -fno-math-errno -O3 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
 LDFLAGS="-fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR"
 LDLIBS="-lopenblas -lcjson -lpng -lz -lm"
 mkdir -p "$OUT/obj"
@@ -180,7 +181,7 @@ echo "machine busy before the runs: $BUSY% of its cores"
 if [ $HAVE_REF = 0 ]; then
     echo "REFERENCE NOT AVAILABLE: $REF_WHY; measuring the C side only"
 fi
-echo "threads $T, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset: auto-detected)}; C $OUT/bench_train, reference $REF (libblas from $REF_BLAS)"
+echo "threads $T, OMP_WAIT_POLICY: C libgomp default, reference PASSIVE (its own), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset: auto-detected)}; C $OUT/bench_train, reference $REF (libblas from $REF_BLAS)"
 
 SG=$($OUT/sgemm 2048 $SGEMM_REPS 1 "$T")
 echo "$SG" | sed 's/^/  /'

@@ -3,6 +3,8 @@
  * score break by the lower (row, word) index, and the final ranking is stable, so results do
  * not depend on how sentences were batched. History is a tree of nodes (parent, word), so
  * nothing is copied when hypotheses branch. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,22 +64,58 @@ static int next_above(const real *lp, int from, int V, real thr)
     return -1;
 }
 
-/* Offers every word of one row (score base + lp[v], index off + v) to the heap. Once the heap is
- * full a word can enter only if its score reaches the worst kept one, so the row is scanned for
- * such words against a float bound rounded down (no candidate is missed; heap_push decides
- * exactly): most of the vocabulary is skipped eight words at a time. */
-static void push_row(cand *heap, int *nheap, int need, const real *lp, int V, double base, long off, int no_unk)
+/* Offers every word of one row to the heap: score base + lp(v) with lp(v) = z[v] - lse rounded to
+ * float (exactly what a log-softmax pass would have stored), index off + v. Once the heap is full
+ * a word can enter only if its score reaches the worst kept one, so the row is scanned for such
+ * words against a float bound on z rounded down by more than every rounding involved (no
+ * candidate is missed; heap_push decides exactly): most of the vocabulary is skipped eight words
+ * at a time. */
+static void push_row(cand *heap, int *nheap, int need, const real *z, int V, real lse, double base, long off,
+                     int no_unk)
 {
     if (need <= 0) return;
     int v = 0;
     for (; v < V && *nheap < need; v++)
-        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + lp[v], off + v});
+        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + (real)(z[v] - lse), off + v});
     while (v < V) {
-        float thr = nextafterf(nextafterf((float)(heap[0].score - base), -INFINITY), -INFINITY);
-        if ((v = next_above(lp, v, V, thr)) < 0) break;
-        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + lp[v], off + v});
+        double d = heap[0].score - base, t = d + lse;
+        double slack = 4 * FLT_EPSILON * (fabs(d) + fabs(lse)) + 1e-12 * (fabs(heap[0].score) + fabs(base)) + FLT_MIN;
+        float thr = nextafterf((float)(t - slack), -INFINITY);
+        if ((v = next_above(z, v, V, thr)) < 0) break;
+        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + (real)(z[v] - lse), off + v});
         v++;
     }
+}
+
+/* One row of logits z, on its own (rows run in parallel): lse = log Σ exp z, and the row's
+ * candidates: every allowed word whose lp(v) = z[v] - lse reaches the need-th best lp of the row.
+ * A word left out has `need` words of its own row strictly above it, so it cannot be among its
+ * sentence's best `need` whatever the row's base score: the sentence's choice among these lists
+ * is the choice over whole rows. Returns the count, or -1 when ties make more than cap (the
+ * caller then scans the row). heap: scratch for need candidates. */
+static int row_candidates(real *lp_out, int *v_out, int cap, real *lse_out, const real *z, int V, int need,
+                          int no_unk, cand *heap)
+{
+    real mx = vec_max(z, V);
+    real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, V)); /* as vec_log_softmax forms it */
+    *lse_out = lse;
+    int nheap = 0;
+    push_row(heap, &nheap, need, z, V, 0, 0.0, 0, no_unk); /* the need largest z: lp is monotone in z */
+    if (nheap == 0) return 0;
+    real lpk = (real)(z[heap[0].idx] - lse); /* the need-th best lp */
+    /* every z with fl(z - lse) >= lpk lies above this bound */
+    double slack = 4 * FLT_EPSILON * (fabs(lpk) + fabs(lse)) + FLT_MIN;
+    float lo = nextafterf((float)((double)lpk + lse - slack), -INFINITY);
+    int n = 0;
+    for (int v = next_above(z, 0, V, lo); v >= 0; v = v + 1 < V ? next_above(z, v + 1, V, lo) : -1) {
+        if (no_unk && v == VOCAB_UNK) continue;
+        real lp = (real)(z[v] - lse);
+        if (lp < lpk) continue;
+        if (n == cap) return -1;
+        lp_out[n] = lp;
+        v_out[n++] = v;
+    }
+    return n;
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -165,7 +203,13 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
     int *nrow_src = malloc(sizeof(int) * Hmax), *nrow_node = malloc(sizeof(int) * Hmax), *nyprev = malloc(sizeof(int) * Hmax);
     real *sa = malloc(sizeof(real) * Hmax * n), *sb = malloc(sizeof(real) * Hmax * n), *snew = malloc(sizeof(real) * Hmax * n);
     cand *heap = malloc(sizeof(cand) * K);
-    int ok = st && row_src && row_node && yprev && nrow_src && nrow_node && nyprev && sa && sb && snew && heap;
+    /* per row: lse, and its candidate list (cap words; more only on ties) with scratch for it */
+    int cap = K + 16;
+    real *lse = malloc(sizeof(real) * Hmax), *clp = malloc(sizeof(real) * Hmax * cap);
+    int *cv = malloc(sizeof(int) * Hmax * cap), *cn = malloc(sizeof(int) * Hmax);
+    cand *rheap = malloc(sizeof(cand) * Hmax * K);
+    int ok = st && row_src && row_node && yprev && nrow_src && nrow_node && nyprev && sa && sb && snew && heap &&
+             lse && clp && cv && cn && rheap;
     int maxsteps = 0;
     for (int b = 0; ok && b < S; b++) {
         sent_state *s = &st[b];
@@ -192,15 +236,26 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
     }
     for (int t = 0; t < maxsteps && H > 0; t++) {
         infer_step(w, m, src, H, row_src, yprev, sa, snew);
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < H; r++)
+            cn[r] = row_candidates(clp + (size_t)r * cap, cv + (size_t)r * cap, cap, &lse[r], w->logp + (size_t)r * V, V,
+                                   K - st[row_src[r]].nfin, o->no_unk, rheap + (size_t)r * K);
         int nh = 0;
         for (int r0 = 0; r0 < H;) {
             int b = row_src[r0], r1 = r0;
             while (r1 < H && row_src[r1] == b) r1++;
             sent_state *s = &st[b];
             int need = K - s->nfin, nheap = 0;
-            for (int r = r0; r < r1; r++)
-                push_row(heap, &nheap, need, w->logp + (size_t)r * V, V, s->nodes[row_node[r]].logprob,
-                         (long)(r - r0) * V, o->no_unk);
+            for (int r = r0; r < r1; r++) {
+                double base = s->nodes[row_node[r]].logprob;
+                long off = (long)(r - r0) * V;
+                if (cn[r] < 0) {
+                    push_row(heap, &nheap, need, w->logp + (size_t)r * V, V, lse[r], base, off, o->no_unk);
+                    continue;
+                }
+                for (int q = 0; q < cn[r]; q++)
+                    heap_push(heap, &nheap, need, (cand){base + clp[(size_t)r * cap + q], off + cv[(size_t)r * cap + q]});
+            }
             qsort(heap, nheap, sizeof(cand), cmp_cand);
             int first_new = nh;
             for (int k = 0; k < nheap; k++) {
@@ -243,6 +298,6 @@ out:
         for (int b = 0; b < S; b++) beam_sent_free(&out[b]);
     for (int b = 0; st && b < S; b++) { free(st[b].nodes); free(st[b].fin); free(st[b].attn); }
     free(st); free(row_src); free(row_node); free(yprev); free(nrow_src); free(nrow_node); free(nyprev);
-    free(sa); free(sb); free(snew); free(heap);
+    free(sa); free(sb); free(snew); free(heap); free(lse); free(clp); free(cv); free(cn); free(rheap);
     return rc;
 }

@@ -26,9 +26,12 @@ void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
         w->cache[d].rh = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
     }
     w->mask = arena_take(a, TB);
-    w->carry = arena_take(a, sizeof(real) * B * n);
-    w->dh = arena_take(a, sizeof(real) * B * n);
-    w->tmp = arena_take(a, sizeof(real) * B * 3 * n);
+    for (int d = 0; d < 2; d++) {
+        int on = d < w->D;
+        w->carry[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
+        w->dh[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
+        w->tmp[d] = on ? arena_take(a, sizeof(real) * B * 3 * n) : NULL;
+    }
 }
 
 static gru_cache cache_at(gru_cache c, size_t off)
@@ -37,9 +40,43 @@ static gru_cache cache_at(gru_cache c, size_t off)
     return r;
 }
 
+/* One direction's recurrence: d = 0 reads j = 1..Tx, d = 1 reads j = Tx..1 and writes the second
+ * half of each annotation row. */
+static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
+{
+    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
+    for (int s = 0; s < Tx; s++) {
+        size_t t = d == 0 ? (size_t)s : (size_t)(Tx - 1 - s);
+        int first = s == 0;
+        const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
+        gru_forward(w->H + t * B * hd + d * n, hd, cache_at(w->cache[d], t * B * n), w->X[d] + t * B * 3 * n, 3 * n,
+                    hp, hd, p->enc_U[d], p->enc_Uh[d], w->mask + t * B, B, n, w->tmp[d]);
+    }
+}
+
+/* Backward through one direction's recurrence: fills dA[d] (the gradient of its pre-activations). */
+static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
+{
+    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
+    real *carry = w->carry[d], *dh = w->dh[d];
+    memset(carry, 0, sizeof(real) * B * n);
+    for (int s = 0; s < Tx; s++) {
+        /* forward direction runs backward in time; the backward direction forward */
+        size_t t = d == 0 ? (size_t)(Tx - 1 - s) : (size_t)s;
+        int first = d == 0 ? t == 0 : (int)t == Tx - 1; /* the step that read h_0 = 0 */
+        const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < n; k++)
+                dh[(size_t)b * n + k] = w->dH[(t * B + b) * hd + d * n + k] + carry[(size_t)b * n + k];
+        memset(carry, 0, sizeof(real) * B * n);
+        gru_backward(w->dA[d] + t * B * 3 * n, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd,
+                     p->enc_U[d], p->enc_Uh[d], w->mask + t * B, B, n, w->tmp[d]);
+    }
+}
+
 void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt)
 {
-    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid;
     size_t TB = (size_t)Tx * B;
     for (size_t i = 0; i < TB; i++) {
         memcpy(w->ex + i * m, p->Es + (size_t)bt->x[i] * m, sizeof(real) * m);
@@ -50,39 +87,20 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
         for (size_t i = 0; i < TB; i++)
             for (int k = 0; k < 3 * n; k++) w->X[d][i * 3 * n + k] += p->enc_b[d][k];
     }
-    for (int s = 0; s < Tx; s++) { /* forward direction, j = 1..Tx */
-        size_t t = s;
-        const real *hp = t ? w->H + (t - 1) * B * hd : NULL;
-        gru_forward(w->H + t * B * hd, hd, cache_at(w->cache[0], t * B * n), w->X[0] + t * B * 3 * n, 3 * n,
-                    hp, hd, p->enc_U[0], p->enc_Uh[0], w->mask + t * B, B, n, w->tmp);
-    }
-    if (w->D == 2)
-        for (int s = Tx - 1; s >= 0; s--) { /* backward direction, j = Tx..1 */
-            size_t t = s;
-            const real *hp = s < Tx - 1 ? w->H + (t + 1) * B * hd + n : NULL;
-            gru_forward(w->H + t * B * hd + n, hd, cache_at(w->cache[1], t * B * n), w->X[1] + t * B * 3 * n,
-                        3 * n, hp, hd, p->enc_U[1], p->enc_Uh[1], w->mask + t * B, B, n, w->tmp);
-        }
+    /* The two directions are independent recurrences of small per-step products: one thread
+     * each (the BLAS runs single-threaded inside a parallel region) beats splitting every small
+     * product over both threads, which pays a synchronisation per step. */
+#pragma omp parallel for schedule(static, 1) if (w->D > 1)
+    for (int d = 0; d < w->D; d++) enc_direction_forward(w, c, p, bt, d);
 }
 
 void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
     size_t TB = (size_t)Tx * B;
+#pragma omp parallel for schedule(static, 1) if (w->D > 1)
+    for (int d = 0; d < w->D; d++) enc_direction_backward(w, c, p, bt, d);
     for (int d = 0; d < w->D; d++) {
-        memset(w->carry, 0, sizeof(real) * B * n);
-        for (int s = 0; s < Tx; s++) {
-            /* forward direction runs backward in time; the backward direction forward */
-            size_t t = d == 0 ? (size_t)(Tx - 1 - s) : (size_t)s;
-            int first = d == 0 ? t == 0 : (int)t == Tx - 1; /* the step that read h_0 = 0 */
-            const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
-            for (int b = 0; b < B; b++)
-                for (int k = 0; k < n; k++)
-                    w->dh[(size_t)b * n + k] = w->dH[(t * B + b) * hd + d * n + k] + w->carry[(size_t)b * n + k];
-            memset(w->carry, 0, sizeof(real) * B * n);
-            gru_backward(w->dA[d] + t * B * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache[d], t * B * n), hp, hd,
-                         p->enc_U[d], p->enc_Uh[d], w->mask + t * B, B, n, w->tmp);
-        }
         /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
          * that read the zero state contributes nothing. */
         if (Tx > 1) {

@@ -19,8 +19,8 @@ typedef struct enc_ws {
     real *dH;              /* [Tx*B, D*n] gradient reaching the annotations (filled by the decoder) */
     real *dA[2];           /* [Tx*B, 3n] */
     real *dex;             /* [Tx*B, m] */
-    real *carry, *dh;      /* [B, n] */
-    real *tmp;             /* [B, 3n] */
+    real *carry[2], *dh[2]; /* [B, n] per direction: the two directions run side by side */
+    real *tmp[2];          /* [B, 3n] per direction */
 } enc_ws;
 
 void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx);

@@ -72,7 +72,11 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
 {
     double nrm = grad_norm(g, o->n);
     if (norm) *norm = nrm;
-    if (!isfinite(nrm)) return NMT_ERR_NUMERIC;
+    if (!isfinite(nrm)) {
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < o->n; i++) g[i] = 0;
+        return NMT_ERR_NUMERIC;
+    }
     real scale = clip > 0 && nrm > clip ? (real)(clip / nrm) : 1;
     size_t n = o->n;
     real lr = (real)o->lr, rho = (real)o->rho, eps = (real)o->eps;
@@ -82,6 +86,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
 #pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             real gi = g[i] * scale;
+            g[i] = 0;
             o->s1[i] = rho * o->s1[i] + (1 - rho) * gi * gi;
             real d = rsqrt_(o->s2[i] + eps) / rsqrt_(o->s1[i] + eps) * gi;
             o->s2[i] = rho * o->s2[i] + (1 - rho) * d * d;
@@ -92,6 +97,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
 #pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             real gi = g[i] * scale;
+            g[i] = 0;
             o->s1[i] += gi * gi;
             p[i] -= lr * gi / (rsqrt_(o->s1[i]) + eps);
         }
@@ -102,6 +108,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
 #pragma omp parallel for simd schedule(static)
         for (size_t i = 0; i < n; i++) {
             real gi = g[i] * scale;
+            g[i] = 0;
             o->s1[i] = b1 * o->s1[i] + (1 - b1) * gi;
             o->s2[i] = b2 * o->s2[i] + (1 - b2) * gi * gi;
             p[i] -= lr * (o->s1[i] / c1) / (rsqrt_(o->s2[i] / c2) + eps);
@@ -110,7 +117,10 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
     }
     default:
 #pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) p[i] -= lr * g[i] * scale;
+        for (size_t i = 0; i < n; i++) {
+            p[i] -= lr * g[i] * scale;
+            g[i] = 0;
+        }
     }
     return NMT_OK;
 }

@@ -31,8 +31,9 @@ void optim_free(optim *o);
 double grad_norm(const real *g, size_t n);
 
 /* One update: if the global norm of g exceeds clip (> 0), g is rescaled to norm clip; then the
- * optimizer's step. A non-finite norm changes nothing and returns NMT_ERR_NUMERIC.
- * *norm (optional) receives the norm before clipping. */
+ * optimizer's step. A non-finite norm changes no parameter and returns NMT_ERR_NUMERIC.
+ * *norm (optional) receives the norm before clipping. Either way g is left all zeros, ready for
+ * the next update's gradients (zeroed in the same pass that reads it, sparing a pass of its own). */
 int optim_step(optim *o, real *p, real *g, double clip, double *norm);
 
 #endif

@@ -26,7 +26,7 @@ static void bias_rows(real *Z, const real *bias, int H, int V)
     for (int h = 0; h < H; h++) memcpy(Z + (size_t)h * V, bias, sizeof(real) * V);
 }
 
-void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H)
 {
     int n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
@@ -34,10 +34,8 @@ void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const
     mm(0, 0, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
     mm(0, 0, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
     for (int h = 0; h < H; h++) maxout_row(t + (size_t)h * l, NULL, tt + (size_t)h * 2 * l, p->out_b, l);
-    bias_rows(logp, p->out_bias, H, V);
-    mm(0, 0, H, V, l, t, l, p->out_W, V, 1, logp, V);
-#pragma omp parallel for schedule(static)
-    for (int h = 0; h < H; h++) vec_log_softmax(logp + (size_t)h * V, V);
+    bias_rows(z, p->out_bias, H, V);
+    mm(0, 0, H, V, l, t, l, p->out_W, V, 1, z, V);
 }
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
@@ -50,6 +48,8 @@ void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
     w->logp = arena_take(a, sizeof(real) * TB * c->tgt_vocab);
     w->dTg = arena_take(a, sizeof(real) * TB * l);
     w->nll = arena_take(a, sizeof(double) * TB);
+    w->rsum = arena_take(a, sizeof(double) * TB);
+    w->bias_part = arena_take(a, sizeof(real) * (TB / OUT_BLOCK + 1) * c->tgt_vocab);
     w->mask = arena_take(a, sizeof(real) * TB * l);
 }
 
@@ -65,6 +65,7 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     for (int i = 0; i < Ty; i++)
         for (int b = 0; b < B; b++)
             if (i < bt->ylen[b]) w->rows[w->N++] = i * B + b;
+#pragma omp parallel for schedule(static)
     for (int r = 0; r < w->N; r++) {
         size_t row = w->rows[r];
         maxout_row(w->Tg + (size_t)r * l, w->which + row * l, w->TT + row * 2 * l, p->out_b, l);
@@ -80,11 +81,13 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logp, V);
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
 #pragma omp parallel for schedule(static)
-    for (int r = 0; r < w->N; r++) {
+    for (int r = 0; r < w->N; r++) { /* log p(y) as vec_log_softmax forms it; the row keeps e^{z - max} for backward */
         real *z = w->logp + (size_t)r * V;
-        vec_log_softmax(z, V);
         int row = w->rows[r];
-        real lp = z[bt->y[row]];
+        real mx = vec_max(z, V), zy = z[bt->y[row]];
+        double sum = vec_exp_sum(z, z, mx, V);
+        real lp = zy - (mx + (real)log(sum));
+        w->rsum[r] = 1 / sum;
         if (logp_tok) logp_tok[row] = lp;
         w->nll[r] = -(double)lp;
     }
@@ -98,15 +101,27 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
 {
     int B = bt->B, Ty = bt->Ty, n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
     int TB = Ty * B;
+    /* dlogits = scale (p - onehot(y)), with the bias gradient's column sums taken in the same
+     * pass while each row is in cache: per block of OUT_BLOCK rows, then the blocks in order */
+    int nblk = (w->N + OUT_BLOCK - 1) / OUT_BLOCK;
 #pragma omp parallel for schedule(static)
-    for (int r = 0; r < w->N; r++) {
-        real *z = w->logp + (size_t)r * V;
-        vec_exp(z, z, V);
-        for (int k = 0; k < V; k++) z[k] *= scale;
-        z[bt->y[w->rows[r]]] -= scale;
+    for (int q = 0; q < nblk; q++) {
+        real *part = w->bias_part + (size_t)q * V;
+        memset(part, 0, sizeof(real) * V);
+        for (int r = q * OUT_BLOCK; r < w->N && r < (q + 1) * OUT_BLOCK; r++) {
+            real *z = w->logp + (size_t)r * V, f = (real)(scale * w->rsum[r]);
+            for (int k = 0; k < V; k++) {
+                real v = z[k] * f;
+                z[k] = v;
+                part[k] += v;
+            }
+            int y = bt->y[w->rows[r]];
+            z[y] -= scale;
+            part[y] -= scale;
+        }
     }
+    for (int q = 0; q < nblk; q++) vec_axpy(g->out_bias, 1, w->bias_part + (size_t)q * V, V);
     mm(1, 0, l, V, w->N, w->Tg, l, w->logp, V, 1, g->out_W, V);
-    colsum_add(g->out_bias, w->logp, w->N, V, V);
     mm(0, 1, w->N, l, V, w->logp, V, p->out_W, V, 0, w->dTg, l);
     if (w->dropout > 0 && w->drop_rng)
         for (size_t q = 0; q < (size_t)w->N * l; q++) w->dTg[q] *= w->mask[q];

@@ -10,13 +10,19 @@
 #include "model.h"
 #include "rng.h"
 
+/* rows per block of the bias gradient's partial sums: fixed, so that the sum's order does not
+ * depend on the thread count */
+#define OUT_BLOCK 64
+
 typedef struct out_ws {
     int N;                 /* real target tokens in the batch */
     int *rows;             /* [Ty*B] row index i*B+b of each real token, i-major as the reference */
     real *TT;              /* [Ty*B, 2l] t~_i */
     unsigned char *which;  /* [Ty*B, l]  which of the pair won (for backward) */
     real *Tg;              /* [N, l]    t_i of real tokens */
-    real *logp;            /* [N, Ky]   log-softmax (backward overwrites it with dlogits) */
+    real *logp;            /* [N, Ky]   e^{z - max z} per row (backward overwrites it with dlogits) */
+    double *rsum;          /* [N]       1 / Σ_k e^{z_k - max z}: p = logp · rsum */
+    real *bias_part;       /* [Ty*B / OUT_BLOCK + 1, Ky] the bias gradient's per-block sums */
     real *dTg;             /* [N, l] */
     double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
     real *mask;            /* [N, l] dropout mask: 0 or 1/(1-p) */
@@ -24,9 +30,10 @@ typedef struct out_ws {
     rng *drop_rng;         /* where masks come from while dropout is on */
 } out_ws;
 
-/* One decoding step for H hypothesis rows: logp [H,Ky] = log p(· | s_i, ȳ_{i-1}, c_i) from s [H,n],
- * E [H,m] (ȳ_{i-1}) and ctx [H,c]; tt [H,2l] and t [H,l] are scratch. */
-void out_step(real *logp, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+/* One decoding step for H hypothesis rows: z [H,Ky] = the softmax layer's logits W_o t_i + b_w,
+ * not normalised (log p = z - logsumexp z, which the caller forms while it scans the row), from
+ * s [H,n], E [H,m] (ȳ_{i-1}) and ctx [H,c]; tt [H,2l] and t [H,l] are scratch. */
+void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H);
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);

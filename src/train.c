@@ -690,7 +690,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
         batch_fill(&t->bb, &t->train, ids, cnt);
         batch *b = &t->bb.b;
         if (t->batch_log && (rc = log_batch(t, ids, cnt, err))) break;
-        memset(t->G, 0, sizeof(real) * t->m->pt.total);
+        /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
         double nll = net_forward(&t->ws, c, &t->m->p, b, NULL);
         double extra = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */
         double norm = NAN;

@@ -52,9 +52,17 @@ void vec_log_softmax(real *z, int n)
 
 real vec_max(const real *x, int n)
 {
-    __m256 m = _mm256_set1_ps(-INFINITY);
+    /* four running maxima: one would wait on its own latency every eight elements */
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
     int k = 0;
-    for (; k + 8 <= n; k += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + k), m); /* NaN x: keeps m */
+    for (; k + 32 <= n; k += 32) { /* NaN x: keeps m */
+        m0 = _mm256_max_ps(_mm256_loadu_ps(x + k), m0);
+        m1 = _mm256_max_ps(_mm256_loadu_ps(x + k + 8), m1);
+        m2 = _mm256_max_ps(_mm256_loadu_ps(x + k + 16), m2);
+        m3 = _mm256_max_ps(_mm256_loadu_ps(x + k + 24), m3);
+    }
+    for (; k + 8 <= n; k += 8) m0 = _mm256_max_ps(_mm256_loadu_ps(x + k), m0);
+    __m256 m = _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3));
     float b[8];
     _mm256_storeu_ps(b, m);
     real mx = -INFINITY;

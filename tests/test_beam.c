@@ -262,6 +262,41 @@ static void test_greedy_and_batching(int arch)
     nmt_model_free(m);
 }
 
+/* ---------------------------------------------------------------- ties */
+/* W_o = 0 and a bias of 1 on words 20..39: twenty words tie for the best log-probability at every
+ * step, more than a row's candidate list holds at beam 3 (its scan of the whole row takes over)
+ * and fewer than it holds at beam 5; ties go to the lower (row, word) index either way. */
+static void test_ties(int arch)
+{
+    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0};
+    nmt_model *m = model_of(c);
+    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
+    memset(m->p.out_W, 0, sizeof(real) * c.maxout * c.tgt_vocab);
+    for (int v = 0; v < c.tgt_vocab; v++) m->p.out_bias[v] = v >= 20 ? 1 : 0;
+    int src[4] = {3, 4, 2, 0}, sl = 4, *sp = src;
+    infer_ws w = {0};
+    batch b;
+    src_batch(&b, &sp, &sl, 1);
+    double lp1 = 1 - log(20 * exp(1.0) + 20); /* each step's log p of a tied word */
+    for (int K = 3; K <= 5; K += 2) {
+        beam_opts o = {K, 0, 0.75, 0, K, 0}; /* max length 3 */
+        beam_sent out;
+        NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
+        CHECKF(out.n == K, "beam %d: %d hypotheses", K, out.n);
+        const beam_hyp *h = &out.hyp[0];
+        CHECKF(h->len == 3 && h->tok[0] == 20 && h->tok[1] == 20 && h->tok[2] == 20 && !h->finished,
+               "beam %d: best is not the lowest-index tie 20 20 20 (length %d, first word %d)", K, h->len, h->tok[0]);
+        CHECKF(fabs(h->logprob - 3 * lp1) <= 1e-5, "beam %d: logprob %.8f, want %.8f", K, h->logprob, 3 * lp1);
+        for (int i = 1; i < out.n; i++) /* the runners-up differ in the last word only, in order */
+            CHECKF(out.hyp[i].len == 3 && out.hyp[i].tok[1] == 20 && out.hyp[i].tok[2] == 20 + i,
+                   "beam %d: hypothesis %d is not 20 20 %d", K, i, 20 + i);
+        beam_sent_free(&out);
+    }
+    free(b.x); free(b.xlen);
+    infer_free(&w);
+    nmt_model_free(m);
+}
+
 int main(void)
 {
     const char *shared = getenv("NMT_SHARED");
@@ -270,6 +305,7 @@ int main(void)
     for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
         test_exhaustive(arch);
         test_greedy_and_batching(arch);
+        test_ties(arch);
     }
     return test_done("test_beam");
 }
