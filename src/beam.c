@@ -99,15 +99,22 @@ static int row_candidates(real *lp_out, int *v_out, int cap, real *lse_out, cons
     real mx = vec_max(z, V);
     real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, V)); /* as vec_log_softmax forms it */
     *lse_out = lse;
-    int nheap = 0;
-    push_row(heap, &nheap, need, z, V, 0, 0.0, 0, no_unk); /* the need largest z: lp is monotone in z */
+    /* the need largest z (lp is monotone in z): the scores are the z themselves, exact in
+     * double, so the scan's bound is the worst kept z as it is */
+    int nheap = 0, v = 0;
+    for (; v < V && nheap < need; v++)
+        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, &nheap, need, (cand){z[v], v});
+    while (nheap && v < V && (v = next_above(z, v, V, (float)heap[0].score)) >= 0) {
+        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, &nheap, need, (cand){z[v], v});
+        v++;
+    }
     if (nheap == 0) return 0;
     real lpk = (real)(z[heap[0].idx] - lse); /* the need-th best lp */
     /* every z with fl(z - lse) >= lpk lies above this bound */
     double slack = 4 * FLT_EPSILON * (fabs(lpk) + fabs(lse)) + FLT_MIN;
     float lo = nextafterf((float)((double)lpk + lse - slack), -INFINITY);
     int n = 0;
-    for (int v = next_above(z, 0, V, lo); v >= 0; v = v + 1 < V ? next_above(z, v + 1, V, lo) : -1) {
+    for (v = next_above(z, 0, V, lo); v >= 0; v = next_above(z, v + 1, V, lo)) {
         if (no_unk && v == VOCAB_UNK) continue;
         real lp = (real)(z[v] - lse);
         if (lp < lpk) continue;
