@@ -2,9 +2,11 @@
 # reference's paths, the environment both sides run in, and the checks before a run.
 # The sourcing script sets SHARED and ME (its name, for messages).
 REF=$SHARED/peers/torch/rnnsearch.py
-PY=/usr/bin/python3
-# torch's libblas.so.3 must resolve to OpenBLAS (pthread build), as in scripts/bench.sh
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# torch's libblas.so.3 must resolve to OpenBLAS (pthread build), as in scripts/bench.sh: the
+# library path goes to the reference's processes only. Exported to all, it would reach nmt too,
+# whose run path (RUNPATH) yields to LD_LIBRARY_PATH: nmt would load the pthread OpenBLAS, whose
+# threads fight its OpenMP threads for the cores.
+PY="env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} /usr/bin/python3"
 # each side with its own OpenMP wait policy: nmt libgomp's default, the reference the PASSIVE
 # it sets for itself (as scripts/bench.sh explains)
 unset OMP_WAIT_POLICY

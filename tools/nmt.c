@@ -55,9 +55,23 @@ static void blas_kernels_check(char **argv)
     unsetenv("OPENBLAS_CORETYPE");
 }
 
+/* nmt's loops over the batch are OpenMP, and it is linked with OpenBLAS's OpenMP build, whose
+ * products then share the same threads. Its run path yields to LD_LIBRARY_PATH, which can bring
+ * in the pthreads build instead: two pools of threads on the same cores, several times slower
+ * when they spin. Say so rather than run slowly in silence. */
+int openblas_get_parallel(void);
+
+static void blas_threads_check(void)
+{
+    if (openblas_get_parallel() == 1)
+        fprintf(stderr, "[W::nmt] the OpenBLAS loaded is its pthreads build (LD_LIBRARY_PATH?), not the OpenMP one nmt "
+                        "was linked with: its threads and nmt's compete for the cores\n");
+}
+
 int main(int argc, char **argv)
 {
     blas_kernels_check(argv);
+    blas_threads_check();
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
