@@ -285,6 +285,7 @@ static int run(const opts *o)
     if (!t.G) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory for gradients"); goto out; }
     params_point(&t.g, &t.m->pt, t.G);
     if ((rc = optim_init(&t.opt, OPT_ADADELTA, t.m->pt.total, &err))) goto out;
+    if ((rc = optim_sparse_embeddings(&t.opt, &t.m->pt, &err))) goto out;
     if ((rc = batcher_init(&bat, &t.train, o->batch, o->sort_blocks, 0, o->seed, &err))) goto out;
     if ((rc = batch_buf_init(&t.bb, &t.train, o->batch, &err))) goto out;
     /* like src/train.c: one workspace for the longest pair of the corpus, reserved up front */

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "err.h"
+#include "model.h"
 #include "optim.h"
+#include "vec.h"
 
 static const char *names[] = {"adadelta", "adagrad", "adam", "sgd"};
 
@@ -39,9 +41,55 @@ oom:
     return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate optimizer state for %zu parameters", n);
 }
 
+int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err)
+{
+    if (o->nsparse == 4) return nmt_fail(err, NMT_ERR_ARG, "too many row-sparse regions");
+    unsigned *lag = calloc(rows > 0 ? rows : 1, sizeof(unsigned));
+    if (!lag) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    int i = o->nsparse++;
+    for (; i > 0 && o->sparse[i - 1].off > off; i--) o->sparse[i] = o->sparse[i - 1]; /* kept in order */
+    o->sparse[i] = (struct optim_rows){off, rows, cols, lag};
+    return NMT_OK;
+}
+
+int optim_sparse_embeddings(optim *o, const param_table *pt, nmt_err *err)
+{
+    const char *names_[2] = {"Es", "Et"};
+    for (int i = 0; i < 2; i++) {
+        const tensor_info *t = param_table_find(pt, names_[i]);
+        int rc = t ? optim_sparse_rows(o, t->offset, t->rows, t->cols, err) : NMT_OK;
+        if (rc) return rc;
+    }
+    return NMT_OK;
+}
+
+/* row r of region q pays its owed decays */
+static void settle_row(optim *o, const struct optim_rows *q, int r)
+{
+    unsigned k = q->lag[r];
+    if (!k) return;
+    real rho = (real)o->rho, *a = o->s1 + q->off + (size_t)r * q->cols, *b = o->s2 + q->off + (size_t)r * q->cols;
+    for (unsigned t = 0; t < k; t++)
+        for (int j = 0; j < q->cols; j++) {
+            a[j] = rho * a[j];
+            b[j] = rho * b[j];
+        }
+    q->lag[r] = 0;
+}
+
+void optim_settle(optim *o)
+{
+    for (int i = 0; i < o->nsparse; i++) {
+        const struct optim_rows *q = &o->sparse[i];
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < q->rows; r++) settle_row(o, q, r);
+    }
+}
+
 void optim_free(optim *o)
 {
     if (!o) return;
+    for (int i = 0; i < o->nsparse; i++) free(o->sparse[i].lag);
     free(o->s1);
     free(o->s2);
     o->s1 = o->s2 = NULL;
@@ -58,14 +106,94 @@ double grad_norm(const real *g, size_t n)
         size_t c1 = nch - c0 < 256 ? nch : c0 + 256;
 #pragma omp parallel for schedule(static)
         for (size_t c = c0; c < c1; c++) {
-            double s = 0;
-            size_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
-            for (size_t i = c * CH; i < e; i++) s += (double)g[i] * g[i];
-            part[c - c0] = s;
+            /* eight running sums (lane i mod 8), added in a fixed tree: one sum would wait on
+             * its own latency at every element; eight vectorise */
+            double acc[8] = {0}, s = 0;
+            size_t i = c * CH, e = (c + 1) * CH < n ? (c + 1) * CH : n;
+            for (; i + 8 <= e; i += 8)
+                for (int k = 0; k < 8; k++) acc[k] += (double)g[i + k] * g[i + k];
+            for (; i < e; i++) s += (double)g[i] * g[i];
+            part[c - c0] = (((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + s;
         }
         for (size_t c = c0; c < c1; c++) total += part[c - c0];
     }
     return sqrt(total);
+}
+
+/* what one step needs besides the arrays */
+typedef struct step_k { real lr, rho, eps, b1, b2, c1, c2, scale; } step_k;
+
+/* The update of parameters [lo, hi); g is read and left zero. */
+static void update_span(optim *o, const step_k *k, real *p, real *g, size_t lo, size_t hi)
+{
+    real *s1 = o->s1, *s2 = o->s2, lr = k->lr, scale = k->scale;
+    switch (o->kind) {
+    case OPT_ADADELTA: {
+        real rho = k->rho, eps = k->eps;
+#pragma omp simd
+        for (size_t i = lo; i < hi; i++) {
+            real gi = g[i] * scale;
+            g[i] = 0;
+            s1[i] = rho * s1[i] + (1 - rho) * gi * gi;
+            real d = rsqrt_(s2[i] + eps) / rsqrt_(s1[i] + eps) * gi;
+            s2[i] = rho * s2[i] + (1 - rho) * d * d;
+            p[i] -= lr * d;
+        }
+        break;
+    }
+    case OPT_ADAGRAD: {
+        real eps = k->eps;
+#pragma omp simd
+        for (size_t i = lo; i < hi; i++) {
+            real gi = g[i] * scale;
+            g[i] = 0;
+            s1[i] += gi * gi;
+            p[i] -= lr * gi / (rsqrt_(s1[i]) + eps);
+        }
+        break;
+    }
+    case OPT_ADAM: {
+        real b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2, eps = k->eps;
+#pragma omp simd
+        for (size_t i = lo; i < hi; i++) {
+            real gi = g[i] * scale;
+            g[i] = 0;
+            s1[i] = b1 * s1[i] + (1 - b1) * gi;
+            s2[i] = b2 * s2[i] + (1 - b2) * gi * gi;
+            p[i] -= lr * (s1[i] / c1) / (rsqrt_(s2[i] / c2) + eps);
+        }
+        break;
+    }
+    default:
+#pragma omp simd
+        for (size_t i = lo; i < hi; i++) {
+            p[i] -= lr * g[i] * scale;
+            g[i] = 0;
+        }
+    }
+}
+
+/* dense span [lo, hi), in blocks over the threads */
+static void update_dense(optim *o, const step_k *k, real *p, real *g, size_t lo, size_t hi)
+{
+    enum { BLK = 1 << 14 };
+    size_t nb = (hi - lo + BLK - 1) / BLK;
+#pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < nb; b++) update_span(o, k, p, g, lo + b * BLK, lo + b * BLK + BLK < hi ? lo + b * BLK + BLK : hi);
+}
+
+/* every element is ±0: the bits without the sign, OR-ed together, eight at a time */
+static int row_is_zero(const real *g, int n)
+{
+    int j = 0;
+#if NMT_SIMD
+    __m256 acc = _mm256_setzero_ps(), mag = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (; j + 8 <= n; j += 8) acc = _mm256_or_ps(acc, _mm256_and_ps(_mm256_loadu_ps(g + j), mag));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(acc, _mm256_setzero_ps(), _CMP_NEQ_UQ))) return 0; /* any bit set */
+#endif
+    for (; j < n; j++)
+        if (g[j] != 0) return 0;
+    return 1;
 }
 
 int optim_step(optim *o, real *p, real *g, double clip, double *norm)
@@ -77,50 +205,28 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
         for (size_t i = 0; i < o->n; i++) g[i] = 0;
         return NMT_ERR_NUMERIC;
     }
-    real scale = clip > 0 && nrm > clip ? (real)(clip / nrm) : 1;
-    size_t n = o->n;
-    real lr = (real)o->lr, rho = (real)o->rho, eps = (real)o->eps;
     o->step++;
-    switch (o->kind) {
-    case OPT_ADADELTA:
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            o->s1[i] = rho * o->s1[i] + (1 - rho) * gi * gi;
-            real d = rsqrt_(o->s2[i] + eps) / rsqrt_(o->s1[i] + eps) * gi;
-            o->s2[i] = rho * o->s2[i] + (1 - rho) * d * d;
-            p[i] -= lr * d;
+    step_k k = {(real)o->lr, (real)o->rho, (real)o->eps, (real)o->beta1, (real)o->beta2,
+                (real)(1 - pow(o->beta1, (double)o->step)), (real)(1 - pow(o->beta2, (double)o->step)),
+                clip > 0 && nrm > clip ? (real)(clip / nrm) : 1};
+    int lazy = o->kind != OPT_ADAM; /* Adam moves rows whose gradient is zero */
+    size_t at = 0;
+    for (int i = 0; lazy && i < o->nsparse; i++) {
+        const struct optim_rows *q = &o->sparse[i];
+        update_dense(o, &k, p, g, at, q->off);
+        /* the touched rows are the frequent words, at low ids: hand rows out in small chunks */
+#pragma omp parallel for schedule(dynamic, 64)
+        for (int r = 0; r < q->rows; r++) {
+            size_t lo = q->off + (size_t)r * q->cols;
+            if (row_is_zero(g + lo, q->cols)) {
+                if (o->kind == OPT_ADADELTA) q->lag[r]++; /* AdaGrad and SGD leave such a row as it is */
+                continue;
+            }
+            if (o->kind == OPT_ADADELTA) settle_row(o, q, r);
+            update_span(o, &k, p, g, lo, lo + q->cols);
         }
-        break;
-    case OPT_ADAGRAD:
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            o->s1[i] += gi * gi;
-            p[i] -= lr * gi / (rsqrt_(o->s1[i]) + eps);
-        }
-        break;
-    case OPT_ADAM: {
-        real b1 = (real)o->beta1, b2 = (real)o->beta2;
-        real c1 = (real)(1 - pow(o->beta1, (double)o->step)), c2 = (real)(1 - pow(o->beta2, (double)o->step));
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            o->s1[i] = b1 * o->s1[i] + (1 - b1) * gi;
-            o->s2[i] = b2 * o->s2[i] + (1 - b2) * gi * gi;
-            p[i] -= lr * (o->s1[i] / c1) / (rsqrt_(o->s2[i] / c2) + eps);
-        }
-        break;
+        at = q->off + (size_t)q->rows * q->cols;
     }
-    default:
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            p[i] -= lr * g[i] * scale;
-            g[i] = 0;
-        }
-    }
+    update_dense(o, &k, p, g, at, o->n);
     return NMT_OK;
 }

@@ -191,6 +191,7 @@ static int save_checkpoint(trainer *t, nmt_err *err)
     char *js = state_json(t);
     int64_t tot = (int64_t)t->m->pt.total, n = t->train.n, nb1 = t->bat.nb + 1;
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    optim_settle(&t->opt); /* the state eager updates would have left */
     if (!rc && t->opt.s1 && st_writer_add(w, "opt.s1", model_real_dtype(), 1, &tot, t->opt.s1)) rc = NMT_ERR_NOMEM;
     if (!rc && t->opt.s2 && st_writer_add(w, "opt.s2", model_real_dtype(), 1, &tot, t->opt.s2)) rc = NMT_ERR_NOMEM;
     if (!rc && (st_writer_add(w, "train.shuffled", ST_I32, 1, &n, t->bat.shuffled) ||
@@ -580,6 +581,7 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
     if (!t->G) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for gradients");
     params_point(&t->g, &t->m->pt, t->G);
     if ((rc = optim_init(&t->opt, o->optimizer, t->m->pt.total, err))) return rc;
+    if ((rc = optim_sparse_embeddings(&t->opt, &t->m->pt, err))) return rc;
     if (o->lr > 0) t->opt.lr = o->lr;
     if ((rc = batcher_init(&t->bat, &t->train, o->batch, o->sort_blocks, o->reshuffle, o->seed, err))) return rc;
     if (!(o->dropout >= 0 && o->dropout < 1)) return nmt_fail(err, NMT_ERR_ARG, "dropout %g out of range [0, 1)", o->dropout);

@@ -1,0 +1,74 @@
+/* test_optim.c: the optimizers' row-sparse regions (optim_sparse_rows) change no bit. Two copies
+ * of the same parameters take the same gradients, where most rows of the sparse region get an
+ * all-zero gradient at each step: one optimizer updates everything, the other skips those rows
+ * and owes their decay. Parameters must agree bit for bit after every step, and the state after
+ * optim_settle, for every optimizer kind, with and without clipping. The gradients are left
+ * zero by both. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "optim.h"
+#include "rng.h"
+#include "test.h"
+
+enum { HEAD = 37, ROWS = 50, COLS = 12, TAIL = 29, N = HEAD + ROWS * COLS + TAIL, STEPS = 40 };
+
+static rng R;
+
+static void run(int kind, double clip)
+{
+    optim eager, lazy;
+    NMT_ASSERT(optim_init(&eager, kind, N, NULL) == 0);
+    NMT_ASSERT(optim_init(&lazy, kind, N, NULL) == 0);
+    NMT_ASSERT(optim_sparse_rows(&lazy, HEAD, ROWS, COLS, NULL) == 0);
+    real p1[N], p2[N], g1[N], g2[N];
+    for (int i = 0; i < N; i++) p1[i] = p2[i] = (real)rng_normal(&R);
+    int bad_p = 0, dirty_g = 0, skipped = 0;
+    for (int step = 0; step < STEPS; step++) {
+        for (int i = 0; i < N; i++) g1[i] = (real)rng_normal(&R);
+        for (int r = 0; r < ROWS; r++) /* a row is touched one step in five, never at steps 30-39 */
+            if (step >= 30 || rng_below(&R, 5)) {
+                memset(g1 + HEAD + r * COLS, 0, sizeof(real) * COLS);
+                skipped++;
+            }
+        memcpy(g2, g1, sizeof g1);
+        double n1, n2;
+        optim_step(&eager, p1, g1, clip, &n1);
+        optim_step(&lazy, p2, g2, clip, &n2);
+        bad_p += memcmp(p1, p2, sizeof p1) != 0 || n1 != n2;
+        for (int i = 0; i < N; i++) dirty_g += g1[i] != 0 || g2[i] != 0;
+    }
+    optim_settle(&lazy);
+    int nstate = kind == OPT_ADADELTA || kind == OPT_ADAM ? 2 : kind == OPT_ADAGRAD ? 1 : 0;
+    int bad_s = (nstate >= 1 && memcmp(eager.s1, lazy.s1, sizeof(real) * N)) ||
+                (nstate >= 2 && memcmp(eager.s2, lazy.s2, sizeof(real) * N));
+    CHECKF(!bad_p, "%s, clip %g: parameters differ at %d of %d steps", optim_name(kind), clip, bad_p, STEPS);
+    CHECKF(!bad_s, "%s, clip %g: state differs after optim_settle", optim_name(kind), clip);
+    CHECKF(!dirty_g, "%s: %d gradient entries left non-zero", optim_name(kind), dirty_g);
+    CHECK(skipped > ROWS * 10); /* the skipping did happen */
+    /* the untouched rows' state really decayed (Adadelta): equal to eager is not equal to before */
+    if (kind == OPT_ADADELTA) CHECK(lazy.s1[HEAD] > 0 && lazy.s1[HEAD] < 1);
+    optim_free(&eager);
+    optim_free(&lazy);
+}
+int main(void)
+{
+    rng_seed(&R, 77);
+    for (int kind = 0; kind < 4; kind++) {
+        run(kind, 0);
+        run(kind, 1.0);
+    }
+    /* regions are kept in order whatever order they are given in, and at most four */
+    optim o;
+    NMT_ASSERT(optim_init(&o, OPT_ADADELTA, 100, NULL) == 0);
+    NMT_ASSERT(optim_sparse_rows(&o, 60, 4, 10, NULL) == 0);
+    NMT_ASSERT(optim_sparse_rows(&o, 10, 2, 5, NULL) == 0);
+    CHECK(o.nsparse == 2 && o.sparse[0].off == 10 && o.sparse[1].off == 60);
+    NMT_ASSERT(optim_sparse_rows(&o, 30, 1, 5, NULL) == 0);
+    NMT_ASSERT(optim_sparse_rows(&o, 40, 1, 5, NULL) == 0);
+    nmt_err err;
+    CHECK(optim_sparse_rows(&o, 50, 1, 5, &err) != 0);
+    optim_free(&o);
+    return test_done("test_optim");
+}
