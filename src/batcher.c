@@ -118,7 +118,8 @@ int batch_buf_init(batch_buf *bb, const pairs *p, int B, nmt_err *err)
     bb->b.y = malloc(sizeof(int) * (size_t)B * (bb->capTy ? bb->capTy : 1));
     bb->b.xlen = malloc(sizeof(int) * B);
     bb->b.ylen = malloc(sizeof(int) * B);
-    if (!bb->b.x || !bb->b.y || !bb->b.xlen || !bb->b.ylen) {
+    bb->order = malloc(sizeof(int) * B);
+    if (!bb->b.x || !bb->b.y || !bb->b.xlen || !bb->b.ylen || !bb->order) {
         batch_buf_free(bb);
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for batches");
     }
@@ -128,25 +129,31 @@ int batch_buf_init(batch_buf *bb, const pairs *p, int B, nmt_err *err)
 void batch_buf_free(batch_buf *bb)
 {
     if (!bb) return;
-    free(bb->b.x); free(bb->b.y); free(bb->b.xlen); free(bb->b.ylen);
+    free(bb->b.x); free(bb->b.y); free(bb->b.xlen); free(bb->b.ylen); free(bb->order);
     memset(bb, 0, sizeof *bb);
 }
 
 void batch_fill(batch_buf *bb, const pairs *p, const int *ids, int count)
 {
     batch *b = &bb->b;
+    int *ord = bb->order;
+    for (int r = 0; r < count; r++) { /* insertion sort, stable: a minibatch is 80 pairs */
+        int len = pair_src_len(p, ids[r]), q = r;
+        for (; q > 0 && pair_src_len(p, ids[ord[q - 1]]) < len; q--) ord[q] = ord[q - 1];
+        ord[q] = r;
+    }
     b->B = count;
     b->Tx = b->Ty = 0;
     for (int r = 0; r < count; r++) {
-        b->xlen[r] = pair_src_len(p, ids[r]);
-        b->ylen[r] = pair_tgt_len(p, ids[r]);
+        b->xlen[r] = pair_src_len(p, ids[ord[r]]);
+        b->ylen[r] = pair_tgt_len(p, ids[ord[r]]);
         if (b->xlen[r] > b->Tx) b->Tx = b->xlen[r];
         if (b->ylen[r] > b->Ty) b->Ty = b->ylen[r];
     }
     memset(b->x, 0, sizeof(int) * (size_t)b->Tx * count);
     memset(b->y, 0, sizeof(int) * (size_t)b->Ty * count);
     for (int r = 0; r < count; r++) {
-        const int *s = p->src + p->src_off[ids[r]], *t = p->tgt + p->tgt_off[ids[r]];
+        const int *s = p->src + p->src_off[ids[ord[r]]], *t = p->tgt + p->tgt_off[ids[ord[r]]];
         for (int i = 0; i < b->xlen[r]; i++) b->x[(size_t)i * count + r] = s[i];
         for (int i = 0; i < b->ylen[r]; i++) b->y[(size_t)i * count + r] = t[i];
     }

@@ -6,6 +6,7 @@
 
 #include "blas.h"
 #include "encoder.h"
+#include "fault.h"
 
 void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
 {
@@ -40,6 +41,19 @@ static gru_cache cache_at(gru_cache c, size_t off)
     return r;
 }
 
+/* The rows still inside their sentence at position t, when they form a prefix: rows sorted by
+ * source length, longest first (batch_fill does so). -1 otherwise: every row runs, and the
+ * mask makes padding copy the state. A step on the prefix alone skips the padding's products,
+ * a quarter of the encoder's work on Multi30k's minibatches. */
+static int active_prefix(const batch *bt, int t)
+{
+    for (int b = 1; b < bt->B; b++)
+        if (bt->xlen[b] > bt->xlen[b - 1]) return -1;
+    int n = 0;
+    while (n < bt->B && bt->xlen[n] > t) n++;
+    return n;
+}
+
 /* One direction's recurrence: d = 0 reads j = 1..Tx, d = 1 reads j = Tx..1 and writes the second
  * half of each annotation row. */
 static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
@@ -47,10 +61,16 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
     int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
     for (int s = 0; s < Tx; s++) {
         size_t t = d == 0 ? (size_t)s : (size_t)(Tx - 1 - s);
-        int first = s == 0;
+        int first = s == 0, Bt = active_prefix(bt, (int)t);
         const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
-        gru_forward(w->H + t * B * hd + d * n, hd, cache_at(w->cache[d], t * B * n), w->X[d] + t * B * 3 * n, 3 * n,
-                    hp, hd, p->enc_U[d], p->enc_Uh[d], w->mask + t * B, B, n, w->tmp[d]);
+        real *h = w->H + t * B * hd + d * n;
+        gru_cache ct = cache_at(w->cache[d], t * B * n);
+        gru_forward(h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, p->enc_U[d], p->enc_Uh[d],
+                    Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
+        for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding: the state carries on; r∘h is read by dU_h */
+            for (int k = 0; k < n; k++) h[(size_t)b * hd + k] = hp ? hp[(size_t)b * hd + k] : 0;
+            memset(ct.rh + (size_t)b * n, 0, sizeof(real) * n);
+        }
     }
 }
 
@@ -64,13 +84,20 @@ static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params 
         /* forward direction runs backward in time; the backward direction forward */
         size_t t = d == 0 ? (size_t)(Tx - 1 - s) : (size_t)s;
         int first = d == 0 ? t == 0 : (int)t == Tx - 1; /* the step that read h_0 = 0 */
+        int Bt = active_prefix(bt, (int)t);
         const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
         for (int b = 0; b < B; b++)
             for (int k = 0; k < n; k++)
                 dh[(size_t)b * n + k] = w->dH[(t * B + b) * hd + d * n + k] + carry[(size_t)b * n + k];
         memset(carry, 0, sizeof(real) * B * n);
-        gru_backward(w->dA[d] + t * B * 3 * n, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd,
-                     p->enc_U[d], p->enc_Uh[d], w->mask + t * B, B, n, w->tmp[d]);
+        real *dA = w->dA[d] + t * B * 3 * n;
+        gru_backward(dA, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd, p->enc_U[d], p->enc_Uh[d],
+                     Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
+        for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding copied h: the gradient passes straight through */
+            memset(dA + (size_t)b * 3 * n, 0, sizeof(real) * 3 * n);
+            if (!FAULT(FAULT_ENC_CARRY))
+                for (int k = 0; k < n; k++) carry[(size_t)b * n + k] += dh[(size_t)b * n + k];
+        }
     }
 }
 
