@@ -120,7 +120,9 @@ typedef struct nmt_translate_opts {
     int no_unk;          /* never generate UNK */
     int n_best;          /* hypotheses returned per sentence (default 1, at most beam) */
     int attention;       /* keep attention matrices */
-    int batch;           /* sentences decoded together (default 64); results do not depend on it */
+    int batch;           /* sentences decoded together (default 64), fewer when their hypotheses'
+                          * softmax outputs would pass 64 MiB (a 30,000-word vocabulary at beam 12:
+                          * 46); results do not depend on it */
     int unk_replace;     /* replace each output UNK by the lexicon's translation of the most-attended
                             source word, or by that word itself (RNNsearch-family models only) */
     const nmt_lexicon *lexicon; /* for unk_replace; NULL = always copy the source word */

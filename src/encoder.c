@@ -27,6 +27,7 @@ void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
         w->cache[d].rh = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
     }
     w->mask = arena_take(a, TB);
+    w->step_cache = 0;
     for (int d = 0; d < 2; d++) {
         int on = d < w->D;
         w->carry[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
@@ -64,7 +65,7 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
         int first = s == 0, Bt = active_prefix(bt, (int)t);
         const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
         real *h = w->H + t * B * hd + d * n;
-        gru_cache ct = cache_at(w->cache[d], t * B * n);
+        gru_cache ct = cache_at(w->cache[d], w->step_cache ? 0 : t * B * n);
         gru_forward(h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, p->enc_U[d], p->enc_Uh[d],
                     Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
         for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding: the state carries on; r∘h is read by dU_h */

@@ -14,6 +14,8 @@ typedef struct enc_ws {
     real *X[2];            /* [Tx*B, 3n] input pre-activations per direction (bias included) */
     real *H;               /* [Tx*B, D*n] annotations [h→ ; h←] (RNNencdec: h→) */
     gru_cache cache[2];    /* each field [Tx*B, n] */
+    int step_cache;        /* decoding (no backward): every step writes its gate values over the
+                            * same [B, n] rows, so that the rest of cache is never touched */
     unsigned char *mask;   /* [Tx*B] 1 at real positions */
     /* backward */
     real *dH;              /* [Tx*B, D*n] gradient reaching the annotations (filled by the decoder) */

@@ -18,6 +18,7 @@ static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
     arena a = {base, 0};
     size_t n = c->hid, na = c->att, cd = ctx_dim(c), m = c->emb, l = c->maxout;
     enc_layout(&w->enc, &a, c, S, Tx);
+    w->enc.step_cache = 1; /* decoding never runs the encoder backward */
     w->UaH = arena_take(&a, sizeof(real) * Tx * S * na);
     w->s0 = arena_take(&a, sizeof(real) * S * n);
     w->Q = arena_take(&a, sizeof(real) * H * na);

@@ -252,7 +252,7 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_err *err)
 {
     *out = NULL;
     st_file *f = NULL;
-    int rc = st_load(&f, path, err);
+    int rc = st_open(&f, path, err); /* tensors read straight into the arena: the model is never held twice */
     if (rc) return rc;
     rc = model_from_file(out, f, err);
     st_free(f);

@@ -125,7 +125,9 @@ static size_t utf8_bad(const unsigned char *s, size_t len)
 
 struct st_file {
     char *name;
-    unsigned char *buf;          /* the whole file */
+    int fd;                      /* st_open: the file, data read on demand; -1 when in memory */
+    size_t data_off;             /* st_open: where the data section starts in the file */
+    unsigned char *buf;          /* the whole file (st_open: the first 8 + N bytes only) */
     size_t len;
     const unsigned char *data;   /* buf + 8 + N */
     size_t data_len;
@@ -159,6 +161,7 @@ void st_free(st_file *f)
     free(f->mval);
     free(f->buf);
     free(f->name);
+    if (f->fd >= 0) close(f->fd);
     free(f);
 }
 
@@ -448,6 +451,7 @@ static st_file *file_new(const char *name)
 {
     st_file *f = calloc(1, sizeof *f);
     if (!f) return NULL;
+    f->fd = -1;
     if (!(f->name = dup_str(name ? name : "<memory>"))) { free(f); return NULL; }
     return f;
 }
@@ -478,10 +482,9 @@ int st_load_mem(st_file **out, const void *buf, size_t len, const char *name_for
     return finish_load(out, f, err);
 }
 
-int st_load(st_file **out, const char *path, nmt_err *err)
+/* Opens path as a regular file no larger than memory can index; *fd and *size on success. */
+static int open_regular(const char *path, int *fd_out, size_t *size, nmt_err *err)
 {
-    if (!out || !path) return nmt_fail(err, NMT_ERR_ARG, "st_load: NULL argument");
-    *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
     struct stat sb;
@@ -498,7 +501,69 @@ int st_load(st_file **out, const char *path, nmt_err *err)
         close(fd);
         return nmt_fail(err, NMT_ERR_NOMEM, "%s: file too large to hold in memory", path);
     }
-    size_t size = (size_t)sb.st_size, got = 0;
+    *fd_out = fd;
+    *size = (size_t)sb.st_size;
+    return NMT_OK;
+}
+
+/* n bytes at offset at of fd; 0, or -1 with errno (0 when the file ended first) */
+static int read_at(int fd, void *dst, size_t n, size_t at)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)dst + got, n - got, (off_t)(at + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = 0;
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int st_open(st_file **out, const char *path, nmt_err *err)
+{
+    if (!out || !path) return nmt_fail(err, NMT_ERR_ARG, "st_open: NULL argument");
+    *out = NULL;
+    int fd;
+    size_t size;
+    int rc = open_regular(path, &fd, &size, err);
+    if (rc) return rc;
+    /* the header length, then as much of the header as the checks of parse_file let it read */
+    unsigned char len8[8] = {0};
+    uint64_t n = 0;
+    if (size >= 8 && read_at(fd, len8, 8, 0) == 0)
+        for (int i = 7; i >= 0; i--) n = (n << 8) | len8[i];
+    size_t hb = size >= 8 && n <= ST_MAX_HEADER && n <= size - 8 ? (size_t)n : 0;
+    st_file *f = file_new(path);
+    if (!f || !(f->buf = malloc(8 + hb))) {
+        close(fd);
+        st_free(f);
+        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory (header of %zu bytes)", path, hb);
+    }
+    memcpy(f->buf, len8, 8);
+    if (hb && read_at(fd, f->buf + 8, hb, 8)) {
+        int e = errno;
+        close(fd);
+        st_free(f);
+        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, e ? strerror(e) : "file shrank while reading");
+    }
+    f->fd = fd;
+    f->len = size;
+    f->data_off = 8 + hb;
+    return finish_load(out, f, err);
+}
+
+int st_load(st_file **out, const char *path, nmt_err *err)
+{
+    if (!out || !path) return nmt_fail(err, NMT_ERR_ARG, "st_load: NULL argument");
+    *out = NULL;
+    int fd;
+    size_t sz;
+    int orc = open_regular(path, &fd, &sz, err);
+    if (orc) return orc;
+    size_t size = sz, got = 0;
     st_file *f = file_new(path);
     if (!f || !(f->buf = malloc(size ? size : 1))) {
         close(fd);
@@ -549,7 +614,80 @@ const st_tensor *st_find(const st_file *f, const char *name)
 
 const void *st_data(const st_file *f, const st_tensor *t)
 {
-    return f && t ? f->data + t->begin : NULL;
+    return f && t && f->fd < 0 ? f->data + t->begin : NULL;
+}
+
+/* Bytes [off, off + nb) of t's data into dst, from memory or from the file (st_open). */
+static int data_read(const st_file *f, const st_tensor *t, size_t off, void *dst, size_t nb, nmt_err *err)
+{
+    if (!nb) return NMT_OK;
+    if (f->fd < 0) {
+        memcpy(dst, f->data + t->begin + off, nb);
+        return NMT_OK;
+    }
+    if (read_at(f->fd, dst, nb, f->data_off + t->begin + off) == 0) return NMT_OK;
+    if (!errno) return ffail(f, NMT_ERR_IO, err, "file shrank while reading tensor '%s'", t->name);
+    return ffail(f, NMT_ERR_IO, err, "reading tensor '%s': %s", t->name, strerror(errno));
+}
+
+/* Reads t's n elements of `from` bytes each, chunk by chunk, and hands each chunk to conv, which
+ * converts elements [i0, i0 + k) from src (unaligned) into the destination. */
+typedef int (*conv_fn)(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
+                       nmt_err *err);
+static int read_converted(const st_file *f, const st_tensor *t, size_t n, size_t from, void *dst, conv_fn conv,
+                          nmt_err *err)
+{
+    unsigned char buf[1 << 15];
+    size_t per = sizeof buf / from;
+    for (size_t i0 = 0; i0 < n; i0 += per) {
+        size_t k = n - i0 < per ? n - i0 : per;
+        int rc = data_read(f, t, i0 * from, buf, k * from, err);
+        if (!rc) rc = conv(f, t, dst, buf, i0, k, err);
+        if (rc) return rc;
+    }
+    return NMT_OK;
+}
+
+static int f64_to_f32(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
+                      nmt_err *err)
+{
+    float *d = (float *)dst + i0;
+    for (size_t i = 0; i < k; i++) {
+        double v;
+        memcpy(&v, src + i * sizeof v, sizeof v);
+        /* Out-of-range double-to-float conversion is undefined in C: refuse it by name. */
+        if (isfinite(v) && fabs(v) > FLT_MAX)
+            return ffail(f, NMT_ERR_NUMERIC, err, "tensor '%s' element %zu = %g does not fit in float32", t->name,
+                         i0 + i, v);
+        d[i] = (float)v;
+    }
+    return NMT_OK;
+}
+
+static int f32_to_f64(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
+                      nmt_err *err)
+{
+    (void)f; (void)t; (void)err;
+    double *d = (double *)dst + i0;
+    for (size_t i = 0; i < k; i++) {
+        float v;
+        memcpy(&v, src + i * sizeof v, sizeof v);
+        d[i] = v;
+    }
+    return NMT_OK;
+}
+
+static int i32_to_i64(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
+                      nmt_err *err)
+{
+    (void)f; (void)t; (void)err;
+    int64_t *d = (int64_t *)dst + i0;
+    for (size_t i = 0; i < k; i++) {
+        int32_t v;
+        memcpy(&v, src + i * sizeof v, sizeof v);
+        d[i] = v;
+    }
+    return NMT_OK;
 }
 
 const char *st_meta(const st_file *f, const char *key)
@@ -622,22 +760,9 @@ int st_read_f32(const st_file *f, const char *name, float *dst, size_t n, nmt_er
     int rc = 0;
     const st_tensor *t = find_n(f, name, n, &rc, err);
     if (!t) return rc;
-    const unsigned char *p = st_data(f, t);
-    if (t->dtype == ST_F32) {
-        if (n) memcpy(dst, p, n * sizeof *dst);
-        return 0;
-    }
+    if (t->dtype == ST_F32) return data_read(f, t, 0, dst, n * sizeof *dst, err);
     if (t->dtype != ST_F64) return bad_dtype(f, t, "F32 or F64", err);
-    for (size_t i = 0; i < n; i++) {
-        double v;
-        memcpy(&v, p + i * sizeof v, sizeof v);
-        /* Out-of-range double-to-float conversion is undefined in C: refuse it by name. */
-        if (isfinite(v) && fabs(v) > FLT_MAX)
-            return ffail(f, NMT_ERR_NUMERIC, err, "tensor '%s' element %zu = %g does not fit in "
-                         "float32", name, i, v);
-        dst[i] = (float)v;
-    }
-    return 0;
+    return read_converted(f, t, n, sizeof(double), dst, f64_to_f32, err);
 }
 
 int st_read_f64(const st_file *f, const char *name, double *dst, size_t n, nmt_err *err)
@@ -645,18 +770,9 @@ int st_read_f64(const st_file *f, const char *name, double *dst, size_t n, nmt_e
     int rc = 0;
     const st_tensor *t = find_n(f, name, n, &rc, err);
     if (!t) return rc;
-    const unsigned char *p = st_data(f, t);
-    if (t->dtype == ST_F64) {
-        if (n) memcpy(dst, p, n * sizeof *dst);
-        return 0;
-    }
+    if (t->dtype == ST_F64) return data_read(f, t, 0, dst, n * sizeof *dst, err);
     if (t->dtype != ST_F32) return bad_dtype(f, t, "F64 or F32", err);
-    for (size_t i = 0; i < n; i++) {
-        float v;
-        memcpy(&v, p + i * sizeof v, sizeof v);
-        dst[i] = v;
-    }
-    return 0;
+    return read_converted(f, t, n, sizeof(float), dst, f32_to_f64, err);
 }
 
 int st_read_i64(const st_file *f, const char *name, int64_t *dst, size_t n, nmt_err *err)
@@ -664,18 +780,9 @@ int st_read_i64(const st_file *f, const char *name, int64_t *dst, size_t n, nmt_
     int rc = 0;
     const st_tensor *t = find_n(f, name, n, &rc, err);
     if (!t) return rc;
-    const unsigned char *p = st_data(f, t);
-    if (t->dtype == ST_I64) {
-        if (n) memcpy(dst, p, n * sizeof *dst);
-        return 0;
-    }
+    if (t->dtype == ST_I64) return data_read(f, t, 0, dst, n * sizeof *dst, err);
     if (t->dtype != ST_I32) return bad_dtype(f, t, "I64 or I32", err);
-    for (size_t i = 0; i < n; i++) {
-        int32_t v;
-        memcpy(&v, p + i * sizeof v, sizeof v);
-        dst[i] = v;
-    }
-    return 0;
+    return read_converted(f, t, n, sizeof(int32_t), dst, i32_to_i64, err);
 }
 
 /* ================================ writing ================================ */

@@ -34,12 +34,17 @@ int st_dtype_parse(const char *s);       /* enum value, or -1 */
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
-typedef struct st_file st_file;          /* opaque: the whole file, held in memory */
+typedef struct st_file st_file;          /* opaque: a file's header, and its data in memory or on disk */
 
 /* Reads and validates everything (see safetensors.c for the list); on failure *out is NULL,
  * the code is NMT_ERR_IO (cannot read), NMT_ERR_FORMAT (malformed) or NMT_ERR_NOMEM, and the
  * message starts with the path. */
 int st_load(st_file **out, const char *path, nmt_err *err);
+/* The same checks, reading only the header: tensor data are read from the file by st_read_*
+ * when asked for, straight into the caller's arrays, so that loading a model never holds it
+ * twice (st_data returns NULL for such a file). The file stays open until st_free; a file that
+ * shrinks meanwhile gives NMT_ERR_IO at the read. */
+int st_open(st_file **out, const char *path, nmt_err *err);
 /* The same from a buffer, which is copied (the caller may free it at once); name_for_errors
  * prefixes every message (NULL reads as "<memory>"). */
 int st_load_mem(st_file **out, const void *buf, size_t len, const char *name_for_errors,
@@ -50,7 +55,7 @@ const char *st_name(const st_file *f);   /* the path / name given at load */
 int st_count(const st_file *f);
 const st_tensor *st_get(const st_file *f, int i);                /* in header order; NULL if out of range */
 const st_tensor *st_find(const st_file *f, const char *name);    /* NULL if absent */
-const void *st_data(const st_file *f, const st_tensor *t);       /* may be unaligned: callers memcpy */
+const void *st_data(const st_file *f, const st_tensor *t);       /* may be unaligned: callers memcpy; NULL after st_open */
 const char *st_meta(const st_file *f, const char *key);          /* NULL if absent */
 int st_meta_count(const st_file *f);
 /* The i-th metadata pair in header order; returns 0, or NMT_ERR_ARG when i is out of range. */

@@ -524,7 +524,7 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
     vocab *sv = NULL, *tv = NULL;
     nmt_config cfg = o->cfg;
     if (o->resume) {
-        if ((rc = st_load(ck, o->resume, err))) return rc;
+        if ((rc = st_open(ck, o->resume, err))) return rc; /* tensors read on demand: never held twice */
         if ((rc = model_from_file(&t->m, *ck, err)) || (rc = resume_settings(t, *ck, err))) return rc;
         sv = t->m->src;
         tv = t->m->tgt;

@@ -160,6 +160,9 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     memset(out, 0, sizeof(nmt_translation) * (n > 0 ? n : 0));
     if (n <= 0) return NMT_OK;
     int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
+    /* the step's logits, hypotheses x vocabulary, are the largest buffer: keep them within a budget */
+    size_t per_sent = (size_t)o->beam * m->cfg.tgt_vocab * sizeof(real), budget = (size_t)64 << 20;
+    if ((size_t)B * per_sent > budget) B = budget / per_sent > 0 ? (int)(budget / per_sent) : 1;
     int *ids = malloc(sizeof(int) * (size_t)n * cap), *lens = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * 2 * n);
     int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
     beam_sent *res = calloc(B, sizeof(beam_sent));

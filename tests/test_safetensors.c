@@ -276,6 +276,28 @@ static void test_round_trip(void)
     for (int i = 0; f && f2 && i < nwant; i++)
         CHECK(st_get(f, i)->begin == st_get(f2, i)->begin && st_get(f, i)->end == st_get(f2, i)->end);
     st_free(f2);
+    /* st_open reads the header alone and the data on demand: the same table and the same values,
+     * conversions and refusals included; and a file cut short afterwards is an I/O error */
+    st_file *f3 = NULL;
+    rc = st_open(&f3, path, &e);
+    CHECKF(rc == 0, "st_open: %s", e.msg);
+    if (!rc) {
+        CHECK(st_count(f3) == nwant && st_meta_count(f3) == 3);
+        for (int i = 0; f && i < nwant && i < st_count(f3); i++)
+            CHECK(st_get(f, i)->begin == st_get(f3, i)->begin && st_get(f, i)->end == st_get(f3, i)->end);
+        CHECK(st_data(f3, st_find(f3, "f32")) == NULL);
+        float g[6];
+        double d6[6], d[4];
+        int64_t iv[6];
+        CHECK(st_read_f32(f3, "f32", g, 6, &e) == 0 && memcmp(g, f32, sizeof g) == 0);
+        CHECK(st_read_f64(f3, odd_name, d, 4, &e) == 0 && memcmp(d, f64, sizeof d) == 0);
+        CHECK(st_read_f64(f3, "f32", d6, 6, &e) == 0 && d6[3] == (double)1e-30f);
+        CHECK(st_read_i64(f3, "i32", iv, 6, &e) == 0 && iv[1] == -1 && iv[3] == INT32_MIN);
+        CHECK_ERR(st_read_f32(f3, odd_name, g, 4, &e), e, NMT_ERR_NUMERIC, "element 1 = -1e+300");
+        CHECK(truncate(path, 8 + (off_t)hn) == 0);
+        CHECK_ERR(st_read_f32(f3, "f32", g, 6, &e), e, NMT_ERR_IO, "file shrank while reading tensor 'f32'");
+        st_free(f3);
+    }
     st_free(f);
     free(raw);
     st_writer_free(w);
