@@ -664,31 +664,22 @@ static int f64_to_f32(const st_file *f, const st_tensor *t, void *dst, const uns
     return NMT_OK;
 }
 
-static int f32_to_f64(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
-                      nmt_err *err)
-{
-    (void)f; (void)t; (void)err;
-    double *d = (double *)dst + i0;
-    for (size_t i = 0; i < k; i++) {
-        float v;
-        memcpy(&v, src + i * sizeof v, sizeof v);
-        d[i] = v;
+/* exact widenings: F32 to F64, I32 to I64 */
+#define WIDEN(NAME, FROM, TO)                                                                                      \
+    static int NAME(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k, \
+                    nmt_err *err)                                                                                  \
+    {                                                                                                              \
+        (void)f; (void)t; (void)err;                                                                               \
+        TO *d = (TO *)dst + i0;                                                                                    \
+        for (size_t i = 0; i < k; i++) {                                                                           \
+            FROM v;                                                                                                \
+            memcpy(&v, src + i * sizeof v, sizeof v);                                                              \
+            d[i] = v;                                                                                              \
+        }                                                                                                          \
+        return NMT_OK;                                                                                             \
     }
-    return NMT_OK;
-}
-
-static int i32_to_i64(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
-                      nmt_err *err)
-{
-    (void)f; (void)t; (void)err;
-    int64_t *d = (int64_t *)dst + i0;
-    for (size_t i = 0; i < k; i++) {
-        int32_t v;
-        memcpy(&v, src + i * sizeof v, sizeof v);
-        d[i] = v;
-    }
-    return NMT_OK;
-}
+WIDEN(f32_to_f64, float, double)
+WIDEN(i32_to_i64, int32_t, int64_t)
 
 const char *st_meta(const st_file *f, const char *key)
 {
