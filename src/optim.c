@@ -44,6 +44,14 @@ oom:
 int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err)
 {
     if (o->nsparse == 4) return nmt_fail(err, NMT_ERR_ARG, "too many row-sparse regions");
+    size_t end = off + (size_t)(rows > 0 ? rows : 0) * (size_t)(cols > 0 ? cols : 0);
+    if (rows < 0 || cols < 0 || off > o->n || end > o->n)
+        return nmt_fail(err, NMT_ERR_ARG, "row-sparse region [%zu, %zu) outside the %zu parameters", off, end, o->n);
+    for (int i = 0; i < o->nsparse; i++) { /* optim_step walks the regions in order: no overlap */
+        const struct optim_rows *q = &o->sparse[i];
+        if (off < q->off + (size_t)q->rows * q->cols && q->off < end)
+            return nmt_fail(err, NMT_ERR_ARG, "row-sparse region [%zu, %zu) overlaps another", off, end);
+    }
     unsigned *lag = calloc(rows > 0 ? rows : 1, sizeof(unsigned));
     if (!lag) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     int i = o->nsparse++;
@@ -90,6 +98,7 @@ void optim_free(optim *o)
 {
     if (!o) return;
     for (int i = 0; i < o->nsparse; i++) free(o->sparse[i].lag);
+    o->nsparse = 0;
     free(o->s1);
     free(o->s2);
     o->s1 = o->s2 = NULL;
@@ -189,7 +198,8 @@ static int row_is_zero(const real *g, int n)
 #if NMT_SIMD
     __m256 acc = _mm256_setzero_ps(), mag = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     for (; j + 8 <= n; j += 8) acc = _mm256_or_ps(acc, _mm256_and_ps(_mm256_loadu_ps(g + j), mag));
-    if (_mm256_movemask_ps(_mm256_cmp_ps(acc, _mm256_setzero_ps(), _CMP_NEQ_UQ))) return 0; /* any bit set */
+    __m256i bits = _mm256_castps_si256(acc); /* an integer test: denormals count even under DAZ */
+    if (!_mm256_testz_si256(bits, bits)) return 0;
 #endif
     for (; j < n; j++)
         if (g[j] != 0) return 0;

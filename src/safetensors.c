@@ -533,8 +533,12 @@ int st_open(st_file **out, const char *path, nmt_err *err)
     /* the header length, then as much of the header as the checks of parse_file let it read */
     unsigned char len8[8] = {0};
     uint64_t n = 0;
-    if (size >= 8 && read_at(fd, len8, 8, 0) == 0)
-        for (int i = 7; i >= 0; i--) n = (n << 8) | len8[i];
+    if (size >= 8 && read_at(fd, len8, 8, 0)) {
+        int e = errno;
+        close(fd);
+        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, e ? strerror(e) : "file shrank while reading");
+    }
+    for (int i = 7; i >= 0; i--) n = (n << 8) | len8[i];
     size_t hb = size >= 8 && n <= ST_MAX_HEADER && n <= size - 8 ? (size_t)n : 0;
     st_file *f = file_new(path);
     if (!f || !(f->buf = malloc(8 + hb))) {

@@ -147,10 +147,12 @@ static int replace_unks(nmt_hypothesis *y, const beam_hyp *bh, int xlen, const c
     return 0;
 }
 
+/* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
+ * sentences still running alone */
 static int by_len(const void *a, const void *b)
 {
     const int *x = a, *y = b; /* pairs (length, index) */
-    return x[0] != y[0] ? x[0] - y[0] : x[1] - y[1];
+    return x[0] != y[0] ? y[0] - x[0] : x[1] - y[1];
 }
 
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)

@@ -70,5 +70,12 @@ int main(void)
     nmt_err err;
     CHECK(optim_sparse_rows(&o, 50, 1, 5, &err) != 0);
     optim_free(&o);
+    optim_free(&o); /* a second free is harmless */
+    NMT_ASSERT(optim_init(&o, OPT_ADADELTA, 100, NULL) == 0);
+    NMT_ASSERT(optim_sparse_rows(&o, 20, 3, 10, NULL) == 0);
+    CHECK(optim_sparse_rows(&o, 45, 1, 10, &err) != 0 && strstr(err.msg, "overlaps")); /* [45,55) meets [20,50) */
+    CHECK(optim_sparse_rows(&o, 95, 1, 10, &err) != 0 && strstr(err.msg, "outside"));  /* past the 100 */
+    CHECK(optim_sparse_rows(&o, 50, 5, 10, NULL) == 0);                               /* [50,100) touches, fits */
+    optim_free(&o);
     return test_done("test_optim");
 }
