@@ -96,8 +96,7 @@ static void push_row(cand *heap, int *nheap, int need, const real *z, int V, rea
 static int row_candidates(real *lp_out, int *v_out, int cap, real *lse_out, const real *z, int V, int need,
                           int no_unk, cand *heap)
 {
-    real mx = vec_max(z, V);
-    real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, V)); /* as vec_log_softmax forms it */
+    real lse = vec_logsumexp(NULL, z, V, NULL);
     *lse_out = lse;
     /* the need largest z (lp is monotone in z): the scores are the z themselves, exact in
      * double, so the scan's bound is the worst kept z as it is */

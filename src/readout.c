@@ -81,12 +81,12 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logp, V);
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
 #pragma omp parallel for schedule(static)
-    for (int r = 0; r < w->N; r++) { /* log p(y) as vec_log_softmax forms it; the row keeps e^{z - max} for backward */
+    for (int r = 0; r < w->N; r++) { /* the row keeps e^{z - max} for backward */
         real *z = w->logp + (size_t)r * V;
         int row = w->rows[r];
-        real mx = vec_max(z, V), zy = z[bt->y[row]];
-        double sum = vec_exp_sum(z, z, mx, V);
-        real lp = zy - (mx + (real)log(sum));
+        real zy = z[bt->y[row]];
+        double sum;
+        real lp = zy - vec_logsumexp(z, z, V, &sum);
         w->rsum[r] = 1 / sum;
         if (logp_tok) logp_tok[row] = lp;
         w->nll[r] = -(double)lp;

@@ -522,40 +522,57 @@ static int read_at(int fd, void *dst, size_t n, size_t at)
     return 0;
 }
 
+/* read_at's failure as a message naming the file; errno as read_at left it */
+static int read_fail(const char *path, nmt_err *err)
+{
+    return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, errno ? strerror(errno) : "file shrank while reading");
+}
+
+/* A new st_file for path that owns fd (st_free closes it) and holds buf_len bytes of the file
+ * from its start; NULL with *rc set on failure, fd closed. */
+static st_file *file_read(const char *path, int fd, size_t buf_len, int *rc, nmt_err *err)
+{
+    st_file *f = file_new(path);
+    if (!f) {
+        close(fd);
+        *rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    f->fd = fd;
+    if (!(f->buf = malloc(buf_len ? buf_len : 1))) {
+        st_free(f);
+        *rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, buf_len);
+        return NULL;
+    }
+    if (read_at(fd, f->buf, buf_len, 0)) {
+        *rc = read_fail(path, err);
+        st_free(f);
+        return NULL;
+    }
+    return f;
+}
+
 int st_open(st_file **out, const char *path, nmt_err *err)
 {
     if (!out || !path) return nmt_fail(err, NMT_ERR_ARG, "st_open: NULL argument");
     *out = NULL;
-    int fd;
-    size_t size;
-    int rc = open_regular(path, &fd, &size, err);
-    if (rc) return rc;
+    int fd = -1, rc;
+    size_t size = 0;
+    if ((rc = open_regular(path, &fd, &size, err))) return rc;
     /* the header length, then as much of the header as the checks of parse_file let it read */
     unsigned char len8[8] = {0};
-    uint64_t n = 0;
     if (size >= 8 && read_at(fd, len8, 8, 0)) {
-        int e = errno;
+        rc = read_fail(path, err);
         close(fd);
-        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, e ? strerror(e) : "file shrank while reading");
+        return rc;
     }
+    uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = (n << 8) | len8[i];
-    size_t hb = size >= 8 && n <= ST_MAX_HEADER && n <= size - 8 ? (size_t)n : 0;
-    st_file *f = file_new(path);
-    if (!f || !(f->buf = malloc(8 + hb))) {
-        close(fd);
-        st_free(f);
-        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory (header of %zu bytes)", path, hb);
-    }
-    memcpy(f->buf, len8, 8);
-    if (hb && read_at(fd, f->buf + 8, hb, 8)) {
-        int e = errno;
-        close(fd);
-        st_free(f);
-        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, e ? strerror(e) : "file shrank while reading");
-    }
-    f->fd = fd;
+    size_t hb = size >= 8 && n <= ST_MAX_HEADER && n <= size - 8 ? 8 + (size_t)n : size < 8 ? size : 8;
+    st_file *f = file_read(path, fd, hb, &rc, err);
+    if (!f) return rc;
     f->len = size;
-    f->data_off = 8 + hb;
+    f->data_off = hb;
     return finish_load(out, f, err);
 }
 
@@ -563,32 +580,13 @@ int st_load(st_file **out, const char *path, nmt_err *err)
 {
     if (!out || !path) return nmt_fail(err, NMT_ERR_ARG, "st_load: NULL argument");
     *out = NULL;
-    int fd;
-    size_t sz;
-    int orc = open_regular(path, &fd, &sz, err);
-    if (orc) return orc;
-    size_t size = sz, got = 0;
-    st_file *f = file_new(path);
-    if (!f || !(f->buf = malloc(size ? size : 1))) {
-        close(fd);
-        st_free(f);
-        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory (%zu bytes)", path, size);
-    }
-    while (got < size) {
-        ssize_t r = read(fd, f->buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            int e = errno;
-            close(fd);
-            st_free(f);
-            if (r == 0)
-                return nmt_fail(err, NMT_ERR_IO, "%s: file shrank while reading (%zu of %zu "
-                                "bytes)", path, got, size);
-            return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(e));
-        }
-        got += (size_t)r;
-    }
-    close(fd);
+    int fd = -1, rc;
+    size_t size = 0;
+    if ((rc = open_regular(path, &fd, &size, err))) return rc;
+    st_file *f = file_read(path, fd, size, &rc, err);
+    if (!f) return rc;
+    close(f->fd); /* all of it is in memory */
+    f->fd = -1;
     f->len = size;
     return finish_load(out, f, err);
 }

@@ -41,15 +41,6 @@ double vec_exp_sum(real *y, const real *x, real shift, int n)
     return ((b[0] + c[0]) + (b[1] + c[1])) + ((b[2] + c[2]) + (b[3] + c[3])) + tail;
 }
 
-void vec_log_softmax(real *z, int n)
-{
-    real mx = vec_max(z, n);
-    __m256 lse = _mm256_set1_ps(mx + (real)log(vec_exp_sum(NULL, z, mx, n)));
-    int k = 0;
-    for (; k + 8 <= n; k += 8) _mm256_storeu_ps(z + k, _mm256_sub_ps(_mm256_loadu_ps(z + k), lse));
-    if (k < n) store_part(z + k, _mm256_sub_ps(load_part(z + k, n - k), lse), n - k);
-}
-
 real vec_max(const real *x, int n)
 {
     /* four running maxima: one would wait on its own latency every eight elements */
@@ -88,13 +79,6 @@ double vec_exp_sum(real *y, const real *x, real shift, int n)
     return s;
 }
 
-void vec_log_softmax(real *z, int n)
-{
-    real mx = vec_max(z, n);
-    real lse = mx + (real)log(vec_exp_sum(NULL, z, mx, n));
-    for (int k = 0; k < n; k++) z[k] -= lse;
-}
-
 real vec_max(const real *x, int n)
 {
     real mx = -INFINITY;
@@ -103,3 +87,11 @@ real vec_max(const real *x, int n)
     return mx;
 }
 #endif
+
+real vec_logsumexp(real *e, const real *z, int n, double *sum)
+{
+    real mx = vec_max(z, n);
+    double s = vec_exp_sum(e, z, mx, n);
+    if (sum) *sum = s;
+    return mx + (real)log(s);
+}

@@ -123,8 +123,10 @@ void vec_sigmoid(real *y, const real *x, int n);
  * the sum is wanted. */
 double vec_exp_sum(real *y, const real *x, real shift, int n);
 
-/* z = log softmax(z): max-shifted, the sum of exponentials accumulated in double */
-void vec_log_softmax(real *z, int n);
+/* log Σ_k e^{z_k}, max-shifted, the sum accumulated in double: the softmax's normaliser, so that
+ * log p_k = z_k - the result. e (optional; may be z) receives e^{z_k - max}, *sum (optional)
+ * Σ_k e^{z_k - max}. */
+real vec_logsumexp(real *e, const real *z, int n, double *sum);
 
 /* the largest element (-inf for n = 0; NaN elements are skipped, as a scalar `>` scan does) */
 real vec_max(const real *x, int n);
