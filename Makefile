@@ -20,17 +20,27 @@ OPT      ?= -O3 -g
 CFLAGS   := $(OPT) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
 LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
-LDLIBS   += -lopenblas -lcjson -lpng -lz -lm
+# libnmt (the core: text, data, model, training, decoding, model files) needs OpenBLAS, OpenMP,
+# cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds libpng. A program that
+# only translates links the first alone.
+CORE_LIBS := -lopenblas -lcjson -lz -lm
+EVAL_LIBS := -lpng
+LDLIBS   += $(EVAL_LIBS) $(CORE_LIBS)
 
-LIB_SRC  := $(sort $(wildcard src/*.c))
+CORE_DIRS := base backend backend/cpu text data nn train decode io
+EVAL_DIRS := eval viz
+LIB_SRC  := $(sort $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c)))
+EVAL_SRC := $(sort $(foreach d,$(EVAL_DIRS),$(wildcard src/$(d)/*.c)))
 CMD_SRC  := $(sort $(wildcard tools/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+EVAL_OBJ := $(EVAL_SRC:%.c=$(BUILD)/%.o)
+LIBS_A   := $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # The float64 build of the library (with fault-injection switches) for the finite-difference
 # gradient checks: test programs named test_*_f64.c link against it.
-F64_OBJ  := $(LIB_SRC:%.c=$(BUILD)/f64/%.o)
+F64_OBJ  := $(LIB_SRC:%.c=$(BUILD)/f64/%.o) $(EVAL_SRC:%.c=$(BUILD)/f64/%.o)
 F64FLAGS := -DNMT_REAL_DOUBLE -DNMT_FAULTS
 
 # bin/nmt is the installed-by-hand program; sanitizer builds keep theirs inside BUILD.
@@ -44,7 +54,7 @@ endif
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
-all: deps $(NMT_BIN) $(BUILD)/libnmt.a $(BUILD)/libnmt.so $(EXAMPLES)
+all: deps $(NMT_BIN) $(LIBS_A) $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(EXAMPLES)
 	@cp -f $(BUILD)/libnmt.a libnmt.a 2>/dev/null || true
 
 deps:
@@ -67,15 +77,24 @@ $(BUILD)/libnmt.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/libnmt-eval.a: $(EVAL_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# --no-undefined: the core must not reach into the evaluation library (nor the reverse, but
+# through libnmt.so).
 $(BUILD)/libnmt.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) -shared -Wl,--no-undefined -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(NMT_BIN): $(CMD_OBJ) $(BUILD)/libnmt.a
+$(BUILD)/libnmt-eval.so: $(EVAL_OBJ) $(BUILD)/libnmt.so
+	$(CC) -shared -Wl,--no-undefined -o $@ $(EVAL_OBJ) -L$(BUILD) -lnmt -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(EVAL_LIBS) $(CORE_LIBS)
+
+$(NMT_BIN): $(CMD_OBJ) $(LIBS_A)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CMD_OBJ) $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+	$(CC) -o $@ $(CMD_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libnmt.a
-	$(CC) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
+	$(CC) -o $@ $< $(LIBS_A) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/%_f64.o: tests/%_f64.c | deps
 	@mkdir -p $(dir $@)
@@ -84,10 +103,10 @@ $(BUILD)/tests/%_f64.o: tests/%_f64.c | deps
 $(BUILD)/tests/%_f64: $(BUILD)/tests/%_f64.o $(BUILD)/libnmt_f64.a
 	$(CC) -o $@ $< $(BUILD)/libnmt_f64.a $(LDFLAGS) $(LDLIBS)
 
-# The example sees only the public header, as a user's program would.
+# The example sees only the public header and the core library, as a user's program would.
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libnmt.a include/nmt.h
 	@mkdir -p $(dir $@)
-	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(CORE_LIBS)
 
 check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
 	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) NMT_EXAMPLES=$(BUILD)/examples sh tests/run.sh $(BUILD) $(RUNFLAGS)
@@ -118,4 +137,4 @@ bench: all
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
--include $(LIB_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d)

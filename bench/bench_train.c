@@ -1,6 +1,6 @@
 /* bench_train.c: training speed, memory and per-phase profile of the C implementation for
  * `make bench` (scripts/bench.sh). Builds the vocabulary and model for a configuration, runs
- * warm-up updates and then timed updates in the Appendix-B order, exactly as src/train.c does. */
+ * warm-up updates and then timed updates in the Appendix-B order, exactly as src/train/train.c does. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,14 +13,14 @@
 #include <omp.h>
 #endif
 
-#include "batcher.h"
-#include "corpus.h"
-#include "err.h"
-#include "model.h"
-#include "net.h"
-#include "optim.h"
-#include "prof.h"
-#include "vocab.h"
+#include "data/batcher.h"
+#include "data/corpus.h"
+#include "base/err.h"
+#include "nn/model.h"
+#include "nn/net.h"
+#include "train/optim.h"
+#include "base/prof.h"
+#include "data/vocab.h"
 
 typedef struct opts {
     const char *src, *tgt;
@@ -220,7 +220,7 @@ typedef struct bench {
     double first_nll, last_nll; /* per target token: a sanity check that training trains */
 } bench;
 
-/* One update as src/train.c makes it; returns the batch's target tokens (EOS included). */
+/* One update as src/train/train.c makes it; returns the batch's target tokens (EOS included). */
 static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], double fl_exec[PH_N], const flop_model *f)
 {
     batch_fill(&t->bb, &t->train, ids, cnt);
@@ -288,7 +288,7 @@ static int run(const opts *o)
     if ((rc = optim_sparse_embeddings(&t.opt, &t.m->pt, &err))) goto out;
     if ((rc = batcher_init(&bat, &t.train, o->batch, o->sort_blocks, 0, o->seed, &err))) goto out;
     if ((rc = batch_buf_init(&t.bb, &t.train, o->batch, &err))) goto out;
-    /* like src/train.c: one workspace for the longest pair of the corpus, reserved up front */
+    /* like src/train/train.c: one workspace for the longest pair of the corpus, reserved up front */
     int mx = 1, my = 1;
     for (int i = 0; i < t.train.n; i++) {
         if (pair_src_len(&t.train, i) > mx) mx = pair_src_len(&t.train, i);

@@ -1,5 +1,5 @@
 /* sgemm.c: the machine's single-precision matrix-product peak for `make bench`, measured through
- * the library's own BLAS seam (src/blas.c, the OpenMP build of OpenBLAS it is linked against),
+ * the library's own BLAS seam (src/backend/cpu/blas.c, the OpenMP build of OpenBLAS it is linked against),
  * so that "share of the SGEMM peak" compares training with the BLAS training really uses. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include <omp.h>
 #endif
 
-#include "blas.h"
+#include "backend/cpu/blas.h"
 
 static double now(void)
 {

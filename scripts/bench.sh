@@ -79,7 +79,7 @@ LDLIBS="-lopenblas -lcjson -lpng -lz -lm"
 mkdir -p "$OUT/obj"
 rm -f "$OUT"/obj/*.o "$OUT/libnmt-bench.a"
 # shellcheck disable=SC2086,SC2016
-if ! printf '%s\n' src/*.c | xargs -P "$(nproc)" -I{} sh -c 'gcc '"$CFLAGS"' -c "$1" -o "$2/obj/$(basename "$1" .c).o"' _ {} "$OUT" ||
+if ! find src -name '*.c' | sort | xargs -P "$(nproc)" -I{} sh -c 'gcc '"$CFLAGS"' -c "$1" -o "$2/obj/$(echo "$1" | tr / _ | sed s/.c$//).o"' _ {} "$OUT" ||
    ! ar rcs "$OUT/libnmt-bench.a" "$OUT"/obj/*.o ||
    ! gcc $CFLAGS bench/bench_train.c "$OUT/libnmt-bench.a" $LDFLAGS $LDLIBS -o "$OUT/bench_train" ||
    ! gcc $CFLAGS bench/sgemm.c "$OUT/libnmt-bench.a" $LDFLAGS $LDLIBS -o "$OUT/sgemm"; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """aer_check.py: an independent AER / SAER calculator that tests/cli/aer.sh checks `nmt aer`
-against. It shares no code with src/aer.c: links are Python sets, matrices lists of rows.
+against. It shares no code with src/eval/aer.c: links are Python sets, matrices lists of rows.
 
   aer_check.py --gold G [--possible P] (--test T | --soft M | both) [--reverse]
       prints what `nmt aer` prints. G: 0-based "i-j" sure / "i?j" possible, one line per

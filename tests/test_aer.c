@@ -1,4 +1,4 @@
-/* test_aer.c: AER / SAER (src/aer.c) and the alignment readers (src/alignio.c): cases computed
+/* test_aer.c: AER / SAER (src/eval/aer.c) and the alignment readers (src/eval/alignio.c): cases computed
  * by hand, every row of data/alignment/aer_vectors/expected.tsv (an independent implementation),
  * each original gold format read back to the converted files link for link, and malformed
  * input, which must fail with the right code and a file:line message. */
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aer.h"
+#include "eval/aer.h"
 #include "test.h"
 
 static const char *shared_dir;

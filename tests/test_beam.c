@@ -7,12 +7,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "beam.h"
-#include "err.h"
-#include "net.h"
-#include "safetensors.h"
+#include "decode/beam.h"
+#include "base/err.h"
+#include "nn/net.h"
+#include "io/safetensors.h"
 #include "test.h"
-#include "vocab.h"
+#include "data/vocab.h"
 
 static rng R;
 

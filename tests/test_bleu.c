@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bleu.h"
-#include "chrf.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "test.h"
 
 /* Python floats printed with repr() round-trip exactly, so the library should reproduce them

@@ -7,10 +7,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
-#include "net.h"
-#include "optim.h"
-#include "safetensors.h"
+#include "base/err.h"
+#include "nn/net.h"
+#include "train/optim.h"
+#include "io/safetensors.h"
 #include "test.h"
 
 static char *slurp(const char *path)

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "err.h"
-#include "fault.h"
-#include "gru.h"
-#include "attention.h"
-#include "net.h"
+#include "backend/cpu/blas.h"
+#include "base/err.h"
+#include "base/fault.h"
+#include "nn/gru.h"
+#include "nn/attention.h"
+#include "nn/net.h"
 #include "test.h"
 
 #define EPS 1e-6

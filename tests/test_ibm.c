@@ -1,4 +1,4 @@
-/* test_ibm.c: the word aligner of src/ibm.c against values worked out by hand: two EM iterations
+/* test_ibm.c: the word aligner of src/eval/ibm.c against values worked out by hand: two EM iterations
  * of IBM Model 1 on the classic three-pair corpus, one iteration of the diagonal prior on a
  * two-word pair, Viterbi links of a corpus whose alignment is unambiguous, rising log-likelihood,
  * thread independence, and every symmetrisation mode on a hand-made pair of alignments. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ibm.h"
+#include "eval/ibm.h"
 #include "test.h"
 
 /* t(f | e) by the words; e == NULL for the NULL word. reverse: e is a target word. */

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "net.h"
-#include "safetensors.h"
+#include "base/err.h"
+#include "nn/net.h"
+#include "io/safetensors.h"
 #include "test.h"
-#include "vocab.h"
+#include "data/vocab.h"
 
 static rng R;
 static char dir[256];

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "optim.h"
-#include "rng.h"
+#include "base/err.h"
+#include "train/optim.h"
+#include "base/rng.h"
 #include "test.h"
 
 enum { HEAD = 37, ROWS = 50, COLS = 12, TAIL = 29, N = HEAD + ROWS * COLS + TAIL, STEPS = 40 };

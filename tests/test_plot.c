@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "font.h"
-#include "plot.h"
+#include "viz/font.h"
+#include "viz/plot.h"
 #include "test.h"
 
 static char tmpdir[256];

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bleu.h"
-#include "chart.h"
-#include "font.h"
-#include "report.h"
+#include "eval/bleu.h"
+#include "viz/chart.h"
+#include "viz/font.h"
+#include "eval/report.h"
 #include "test.h"
-#include "vocab.h"
+#include "data/vocab.h"
 
 static char tmpdir[256];
 

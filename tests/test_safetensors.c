@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "safetensors.h"
+#include "io/safetensors.h"
 #include "test.h"
 
 /* One pass and a code plus a distinctive piece of the message, or one failure saying what came. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 static int quick;
 

@@ -1,10 +1,10 @@
-/* test_unicode.c: checks src/unicode.c: categories and simple case mappings of code points from
+/* test_unicode.c: checks src/text/unicode.c: categories and simple case mappings of code points from
  * many scripts against python3 unicodedata values written here as literals, the Perl-regex
  * properties (Alphabetic, Lowercase, White_Space), and strict UTF-8 decoding/encoding. */
 #include <string.h>
 
 #include "test.h"
-#include "unicode.h"
+#include "text/unicode.h"
 
 /* {code point, category, simple lowercase, simple uppercase}, from python3 (Unicode 14.0):
  * unicodedata.category(c), c.lower(), c.upper(); where the full mapping expands (U+0130, U+00DF,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "vec.h"
+#include "backend/cpu/vec.h"
 
 /* error in units of the float spacing at the true value (floored at FLT_MIN) */
 static double ulps(double got, double want)

@@ -1,11 +1,11 @@
 /* cmd_aer.c: `nmt aer`, the alignment quality of hard links and of attention matrices against
- * a human gold alignment: precision, recall, AER and SAER over the whole corpus (src/aer.h).
+ * a human gold alignment: precision, recall, AER and SAER over the whole corpus (src/eval/aer.h).
  * It parses options, calls the readers and metrics, and prints one "name value" line each. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "aer.h"
+#include "eval/aer.h"
 #include "cmd.h"
 
 static void usage(FILE *f)

@@ -11,8 +11,8 @@
 
 #include "cmd.h"
 #include "nmt.h"
-#include "plot.h"
-#include "unicode.h"
+#include "viz/plot.h"
+#include "text/unicode.h"
 
 enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 

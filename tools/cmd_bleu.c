@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bleu.h"
-#include "chrf.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
 #include "cmd.h"
-#include "unicode.h"
+#include "text/unicode.h"
 
 #define MAX_REFS 64
 #define VERSION "nmt-" NMT_VERSION_STRING

@@ -1,16 +1,16 @@
 /* cmd_ibm.c: `nmt ibm`, a classical word aligner (IBM Model 1 with fast_align's diagonal prior,
- * src/ibm.h) whose Pharaoh links feed `nmt lex --align` and `nmt aer --test`, so that attention
+ * src/eval/ibm.h) whose Pharaoh links feed `nmt lex --align` and `nmt aer --test`, so that attention
  * alignments can be compared with it. Parses options, trains one or both directions, prints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "aer.h"
+#include "eval/aer.h"
 #include "cmd.h"
-#include "corpus.h"
-#include "err.h"
-#include "ibm.h"
+#include "data/corpus.h"
+#include "base/err.h"
+#include "eval/ibm.h"
 
 static void usage(FILE *f)
 {
@@ -36,7 +36,7 @@ static void usage(FILE *f)
         "                           (t(source|target)); links are still printed source first\n"
         "  --sym MODE               train both directions and combine their links: intersect,\n"
         "                           union, grow-diag, grow-diag-final, grow-diag-final-and (gdfa);\n"
-        "                           Koehn et al. 2003 as in Moses' pseudo-code (src/ibm.h)\n"
+        "                           Koehn et al. 2003 as in Moses' pseudo-code (src/eval/ibm.h)\n"
         "  --threads N              OpenMP threads (default: OpenMP's); output does not depend on it\n"
         "  --fwd-links FILE --rev-links FILE\n"
         "                           with --sym MODE: no training; combine these two alignments of\n"

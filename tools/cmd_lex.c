@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "corpus.h"
-#include "lexicon.h"
+#include "data/corpus.h"
+#include "decode/lexicon.h"
 #include "nmt.h"
 
 static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }

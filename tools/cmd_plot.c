@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aer.h"
+#include "eval/aer.h"
 #include "cmd.h"
-#include "font.h"
+#include "viz/font.h"
 #include "nmt.h"
-#include "plot.h"
-#include "tokenize.h"
-#include "unicode.h"
+#include "viz/plot.h"
+#include "text/tokenize.h"
+#include "text/unicode.h"
 
 enum { OUT_SVG = 1, OUT_PNG = 2 };
 

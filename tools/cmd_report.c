@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bleu.h"
-#include "chart.h"
+#include "eval/bleu.h"
+#include "viz/chart.h"
 #include "cmd.h"
-#include "corpus.h"
-#include "font.h"
-#include "model.h"
+#include "data/corpus.h"
+#include "viz/font.h"
+#include "nn/model.h"
 #include "nmt.h"
-#include "report.h"
-#include "unicode.h"
-#include "vocab.h"
+#include "eval/report.h"
+#include "text/unicode.h"
+#include "data/vocab.h"
 
 #define MAX_SYSTEMS 64
 

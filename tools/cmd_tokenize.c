@@ -1,5 +1,5 @@
 /* cmd_tokenize.c: `nmt tokenize` and `nmt detokenize`, stdin to stdout one line at a time, with
- * the output of Moses' tokenizer.perl / detokenizer.perl (src/tokenize.h). Lines are flushed as
+ * the output of Moses' tokenizer.perl / detokenizer.perl (src/text/tokenize.h). Lines are flushed as
  * they are written when stdout is a pipe or terminal, so the commands can sit in a pipeline. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
-#include "tokenize.h"
+#include "text/tokenize.h"
 
 #define MAX_UTF8_WARNINGS 10
 

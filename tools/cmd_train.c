@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "corpus.h"
+#include "data/corpus.h"
 #include "nmt.h"
-#include "optim.h"
-#include "tokenize.h"
+#include "train/optim.h"
+#include "text/tokenize.h"
 
 static volatile int stop_flag;
 

@@ -11,8 +11,8 @@
 
 #include "cmd.h"
 #include "nmt.h"
-#include "tokenize.h"
-#include "unicode.h"
+#include "text/tokenize.h"
+#include "text/unicode.h"
 
 /* ------------------------------------------------------------------ line input */
 typedef struct lines_in {

@@ -57,7 +57,7 @@ for sig in KILL TERM; do
 done
 
 # Adadelta, the default, skips the embedding rows a batch does not touch and owes them their
-# decay (src/optim.c): a checkpoint must hold what eager updates would have left
+# decay (src/train/optim.c): a checkpoint must hold what eager updates would have left
 # shellcheck disable=SC2086
 ADA=$(echo $ARGS | sed 's/--optimizer adam --lr 0.2 --lr-decay 0.5//')
 # shellcheck disable=SC2086

@@ -1,0 +1,30 @@
+/* blas.c: matrix products through OpenBLAS's CBLAS interface (float or double per real.h). */
+#include <cblas.h>
+
+#include "backend/cpu/blas.h"
+
+void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+        real beta, real *C, int ldc)
+{
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) { /* an empty sum: only the beta scaling remains */
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) C[(long)i * ldc + j] = beta == 0 ? 0 : beta * C[(long)i * ldc + j];
+        return;
+    }
+#ifdef NMT_REAL_DOUBLE
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
+#else
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+
+void colsum_add(real *C, const real *A, int M, int N, int lda)
+{
+    for (int i = 0; i < M; i++) {
+        const real *a = A + (long)i * lda;
+        for (int j = 0; j < N; j++) C[j] += a[j];
+    }
+}

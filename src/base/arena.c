@@ -1,0 +1,38 @@
+/* arena.c: growing a workspace block (arena.h): the one place where batch-shaped workspaces are
+ * (re)allocated, outside any per-step loop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+
+int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
+               nmt_err *err)
+{
+    int fits = blk->base != NULL;
+    for (int i = 0; i < 3; i++) fits &= want[i] <= blk->cap[i];
+    if (fits) {
+        layout(ws, blk->base, c, blk->cap);
+        return NMT_OK;
+    }
+    int dims[3];
+    for (int i = 0; i < 3; i++) dims[i] = blk->base && blk->cap[i] > want[i] ? blk->cap[i] : want[i];
+    size_t bytes = layout(ws, NULL, c, dims);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes))
+        return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of %s workspace for %d x %d x %d", bytes / 1e6, what,
+                        dims[0], dims[1], dims[2]);
+    free(blk->base);
+    blk->base = p;
+    blk->bytes = bytes;
+    memcpy(blk->cap, dims, sizeof dims);
+    layout(ws, blk->base, c, blk->cap);
+    return NMT_OK;
+}
+
+void ws_block_free(ws_block *blk)
+{
+    if (!blk) return;
+    free(blk->base);
+    memset(blk, 0, sizeof *blk);
+}

@@ -1,0 +1,62 @@
+/* corpus.h: plain-text parallel corpora: one sentence per line, tokens separated by spaces,
+ * UTF-8. Reads and checks files (invalid UTF-8 reported as file:line), builds shortlist
+ * vocabularies from counts, and maps sentence pairs to id sequences ending in EOS with the
+ * length filter of Appendix B. */
+#ifndef NMT_CORPUS_H
+#define NMT_CORPUS_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+#include "data/vocab.h"
+
+/* A text file in memory: lines NUL-terminated in place, tokens split on blanks at use. */
+typedef struct textfile {
+    char *path;
+    char *buf;
+    long nlines;
+    char **line;        /* [nlines] */
+} textfile;
+
+int textfile_read(textfile *t, const char *path, nmt_err *err);
+void textfile_free(textfile *t);
+
+/* Splits line into tokens in place (NUL-terminating them); returns the count, at most max,
+ * or the full count if tok is NULL (no writes then). */
+int split_tokens(char *line, char **tok, int max);
+/* Token count of a NUL-terminated line without changing it. */
+int count_tokens(const char *line);
+
+/* Word counts over one side of a corpus. */
+typedef struct wordcount {
+    long ntypes;        /* distinct words */
+    long ntokens;
+    char **word;        /* [ntypes], sorted by falling count, then byte order */
+    long *count;
+} wordcount;
+
+int wordcount_build(wordcount *wc, const textfile *t, nmt_err *err);
+void wordcount_free(wordcount *wc);
+/* The K-word shortlist (K counts EOS and UNK; fewer if the corpus has fewer types). */
+int vocab_from_counts(vocab **out, const wordcount *wc, int K, nmt_err *err);
+/* Share of the corpus's tokens that a K-word shortlist covers. */
+double wordcount_coverage(const wordcount *wc, int K);
+
+/* Sentence pairs as ids, each sentence followed by EOS. */
+typedef struct pairs {
+    int n;
+    long *src_off, *tgt_off;  /* [n+1] into the id arrays */
+    int *src, *tgt;
+    long *line;               /* [n] 1-based line number of each pair in the files */
+    long nlines, empty, too_long;
+    long src_tokens, tgt_tokens, src_unk, tgt_unk; /* words kept, EOS not counted */
+} pairs;
+
+/* max_len 0 = no limit (words, EOS not counted). Files must have equal line counts. */
+int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv, const vocab *tv, int max_len,
+                nmt_err *err);
+void pairs_free(pairs *p);
+static inline int pair_src_len(const pairs *p, int i) { return (int)(p->src_off[i + 1] - p->src_off[i]); }
+static inline int pair_tgt_len(const pairs *p, int i) { return (int)(p->tgt_off[i + 1] - p->tgt_off[i]); }
+
+#endif

@@ -1,0 +1,40 @@
+/* beam.h: beam search over a batch of source sentences (MODEL.md section 4): each sentence keeps
+ * up to K live hypotheses; a hypothesis that emits EOS is finished and the live beam shrinks by
+ * one; search stops when K have finished, none is live, or the length limit is reached, where
+ * the live ones compete with the finished. Final ranking by log-probability, optionally divided
+ * by the length in target words (EOS included). K = 1 is greedy decoding. */
+#ifndef NMT_BEAM_H
+#define NMT_BEAM_H
+
+#include "decode/infer.h"
+
+typedef struct beam_opts {
+    int K;              /* beam size, >= 1 */
+    int normalize;      /* rank by logprob / length */
+    double max_ratio;   /* length limit: max(1, floor(max_ratio × source length with EOS)) */
+    int no_unk;         /* never emit UNK */
+    int nbest;          /* hypotheses returned per sentence (<= K) */
+    int attn;           /* keep each hypothesis's attention rows */
+} beam_opts;
+
+typedef struct beam_hyp {
+    int len;            /* tokens, EOS included when finished */
+    int *tok;
+    double logprob;     /* Σ log p of the tokens */
+    double score;       /* what it was ranked by */
+    int finished;       /* ended with EOS */
+    real *attn;         /* [len, xlen] attention rows (source EOS included) or NULL */
+} beam_hyp;
+
+typedef struct beam_sent {
+    int n;              /* hypotheses, best first, distinct */
+    beam_hyp *hyp;
+} beam_sent;
+
+/* Decodes every sentence of src; out[0..src->B) receive the results (free with beam_sent_free). */
+int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err);
+void beam_sent_free(beam_sent *s);
+/* The length limit of a source of len tokens (EOS included). */
+int beam_max_len(double max_ratio, int len);
+
+#endif

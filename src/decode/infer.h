@@ -1,0 +1,45 @@
+/* infer.h: the model at translation time: encode a batch of source sentences once, then advance
+ * any set of hypotheses (rows), each reading one of those sentences, by one target word. No
+ * caches for backward are kept; the workspace is sized once for the largest batch. */
+#ifndef NMT_INFER_H
+#define NMT_INFER_H
+
+#include "data/batch.h"
+#include "nn/encoder.h"
+#include "nn/model.h"
+
+typedef struct infer_ws {
+    ws_block blk;        /* one allocation for up to blk.cap = {S sentences, Tx, H rows} */
+    enc_ws enc;          /* encoder of up to S sentences */
+    real *UaH;           /* [Tx*S, n'] */
+    real *s0;            /* [S, n] */
+    real *Q, *alpha, *ctx, *pre, *E, *tt, *t; /* per row: n', Tx, c, 3n, m, 2l, l */
+    real *logp;          /* [H, Ky] the step's logits (out_step: not normalised) */
+    gru_cache cache;     /* [H, n] each (written, not read back) */
+    real *tmp;           /* [H, 3n] */
+    real *xi;            /* [H, Tx, K] Markov / LocFer features */
+    int *rowlen;         /* [H] source length of each row */
+    real *d0;            /* [S, m] FertDec: d_1 of each sentence */
+    real *g, *th;        /* [H, m], [H, n] FertDec's extract gate and tanh(V_h d) */
+} infer_ws;
+
+/* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)
+ * if Markov | Σα (Tx) if LocFer | d_i (m) if FertDec], so that beam search can copy states
+ * without knowing what the variant keeps. The initial row is [s_0 | 0 ... | d_1]. */
+int infer_state_dim(const nmt_config *c, int Tx);
+/* Fills rows [S, dim] with each sentence's initial state (after infer_encode). */
+void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx);
+
+int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
+void infer_free(infer_ws *w);
+
+/* Encodes src (its y fields are not read) and computes s_0 of each sentence into w->s0. */
+void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
+
+/* One step for H rows: row h reads sentence src_of[h], previous word yprev[h] (-1: ȳ_0 = 0,
+ * the first step) and state rows st_prev [H, dim]; writes st_new [H, dim], w->logp [H,Ky] (logits) and
+ * w->alpha [H,Tx] (zero for RNNencdec, which has no attention). */
+void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
+                const real *st_prev, real *st_new);
+
+#endif

@@ -1,0 +1,314 @@
+/* translate.c: the public translation API: text in, beam search (beam.c), words, scores and
+ * attention out; and forced-decoding scores through the training forward pass. */
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "decode/beam.h"
+#include "base/err.h"
+#include "decode/lexicon.h"
+#include "nn/net.h"
+#include "data/vocab.h"
+
+struct nmt_decoder {
+    const nmt_model *m;
+    nmt_translate_opts o;
+    infer_ws w;
+    net_ws ws;     /* forced decoding */
+};
+
+nmt_translate_opts nmt_translate_default_opts(void)
+{
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL};
+    return o;
+}
+
+void nmt_set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n > 0 ? n : omp_get_num_procs());
+#else
+    (void)n;
+#endif
+}
+
+int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
+{
+    *out = NULL;
+    if (o->beam < 1 || o->beam > 1000) return nmt_fail(err, NMT_ERR_ARG, "beam size %d out of range [1, 1000]", o->beam);
+    if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
+    if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
+    if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
+    if (o->unk_replace && !has_attention(&m->cfg))
+        return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which an RNNencdec model does not have");
+    nmt_decoder *d = calloc(1, sizeof *d);
+    if (!d) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    d->m = m;
+    d->o = *o;
+    *out = d;
+    return NMT_OK;
+}
+
+void nmt_decoder_free(nmt_decoder *d)
+{
+    if (!d) return;
+    infer_free(&d->w);
+    net_ws_free(&d->ws);
+    free(d);
+}
+
+void nmt_translation_free(nmt_translation *t, int n)
+{
+    for (int i = 0; t && i < n; i++) {
+        for (int h = 0; h < t[i].n_hyps; h++) {
+            free(t[i].hyps[h].words);
+            free(t[i].hyps[h].ids);
+            free(t[i].hyps[h].attention);
+            free(t[i].hyps[h].pool);
+        }
+        free(t[i].hyps);
+        memset(&t[i], 0, sizeof t[i]);
+    }
+}
+
+/* Words of s mapped to ids, EOS appended; at most cap words kept. Returns the word count found. */
+static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, int *unk)
+{
+    int n = 0, k = 0;
+    *unk = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (!*p) break;
+        const char *b = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+        if (k < cap) {
+            ids[k] = vocab_id(v, b, (size_t)(p - b));
+            *unk += ids[k] == VOCAB_UNK;
+            k++;
+        }
+        n++;
+    }
+    ids[k] = VOCAB_EOS;
+    *kept = k;
+    return n;
+}
+
+/* The j-th blank-separated word of s (0-based) and its length; NULL past the end. */
+static const char *nth_word(const char *s, int j, size_t *len)
+{
+    for (const char *p = s; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (!*p) break;
+        const char *b = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+        if (j-- == 0) { *len = (size_t)(p - b); return b; }
+    }
+    return NULL;
+}
+
+/* UNK replacement (MODEL.md section 6): each output UNK becomes the lexicon's translation of
+ * the source word with the highest attention at that position (the source EOS never chosen),
+ * or that source word itself. Replacements are copied into the hypothesis's own pool. */
+static int replace_unks(nmt_hypothesis *y, const beam_hyp *bh, int xlen, const char *src, const nmt_lexicon *lx)
+{
+    size_t need = 0;
+    int nw = y->n_words;
+    const char **rep = malloc(sizeof(char *) * (nw ? nw : 1));
+    size_t *rlen = malloc(sizeof(size_t) * (nw ? nw : 1));
+    if (!rep || !rlen) { free(rep); free(rlen); return -1; }
+    for (int k = 0; k < nw; k++) {
+        rep[k] = NULL;
+        if (y->ids[k] != VOCAB_UNK || xlen < 2) continue;
+        const real *row = bh->attn + (size_t)k * xlen;
+        int best = 0;
+        for (int j = 1; j < xlen - 1; j++) if (row[j] > row[best]) best = j;
+        size_t sl;
+        const char *sw = nth_word(src, best, &sl);
+        if (!sw) continue;
+        const char *tr = nmt_lexicon_lookup(lx, sw, sl);
+        rep[k] = tr ? tr : sw;
+        rlen[k] = tr ? strlen(tr) : sl;
+        need += rlen[k] + 1;
+    }
+    char *p = need ? (y->pool = malloc(need)) : NULL;
+    if (need && !p) { free(rep); free(rlen); return -1; }
+    for (int k = 0; k < nw; k++) {
+        if (!rep[k]) continue;
+        memcpy(p, rep[k], rlen[k]);
+        p[rlen[k]] = 0;
+        y->words[k] = p;
+        p += rlen[k] + 1;
+        y->n_replaced++;
+    }
+    free(rep);
+    free(rlen);
+    return 0;
+}
+
+/* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
+ * sentences still running alone */
+static int by_len(const void *a, const void *b)
+{
+    const int *x = a, *y = b; /* pairs (length, index) */
+    return x[0] != y[0] ? y[0] - x[0] : x[1] - y[1];
+}
+
+int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)
+{
+    const nmt_model *m = d->m;
+    const nmt_translate_opts *o = &d->o;
+    memset(out, 0, sizeof(nmt_translation) * (n > 0 ? n : 0));
+    if (n <= 0) return NMT_OK;
+    int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
+    /* the step's logits, hypotheses x vocabulary, are the largest buffer: keep them within a budget */
+    size_t per_sent = (size_t)o->beam * m->cfg.tgt_vocab * sizeof(real), budget = (size_t)64 << 20;
+    if ((size_t)B * per_sent > budget) B = budget / per_sent > 0 ? (int)(budget / per_sent) : 1;
+    int *ids = malloc(sizeof(int) * (size_t)n * cap), *lens = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * 2 * n);
+    int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
+    beam_sent *res = calloc(B, sizeof(beam_sent));
+    if (!ids || !lens || !order || !bx || !bl || !which || !res) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
+    int nw = 0;
+    for (int i = 0; i < n; i++) {
+        int kept, unk, found = encode(m->src, sentences[i] ? sentences[i] : "", ids + (size_t)i * cap, NMT_MAX_SRC_WORDS, &kept, &unk);
+        lens[i] = kept + 1;
+        out[i].n_src = kept;
+        out[i].truncated = found > kept;
+        out[i].n_unk = unk;
+        if (kept > 0) { order[2 * nw] = lens[i]; order[2 * nw + 1] = i; nw++; }
+    }
+    /* similar lengths together: less padding; the results do not depend on the grouping */
+    qsort(order, nw, 2 * sizeof(int), by_len);
+    beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
+                    (o->attention || o->unk_replace) && has_attention(&m->cfg)};
+    for (int s0 = 0; s0 < nw && !rc; s0 += B) {
+        int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
+        for (int s = 0; s < S; s++) {
+            which[s] = order[2 * (s0 + s) + 1];
+            bl[s] = lens[which[s]];
+            if (bl[s] > Tx) Tx = bl[s];
+        }
+        memset(bx, 0, sizeof(int) * (size_t)S * Tx);
+        for (int s = 0; s < S; s++)
+            for (int t = 0; t < bl[s]; t++) bx[t * S + s] = ids[(size_t)which[s] * cap + t];
+        batch b = {S, Tx, 0, bx, NULL, bl, NULL};
+        if ((rc = beam_search(res, &d->w, m, &b, &bo, err))) break;
+        for (int s = 0; s < S && !rc; s++) {
+            nmt_translation *t = &out[which[s]];
+            t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
+            if (!t->hyps) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+            t->n_hyps = res[s].n;
+            for (int h = 0; h < res[s].n && !rc; h++) {
+                const beam_hyp *bh = &res[s].hyp[h];
+                nmt_hypothesis *y = &t->hyps[h];
+                y->finished = bh->finished;
+                y->n_words = bh->len - bh->finished;
+                y->logprob = bh->logprob;
+                y->score = bh->score;
+                y->words = malloc(sizeof(char *) * (y->n_words ? y->n_words : 1));
+                y->ids = malloc(sizeof(int) * (y->n_words ? y->n_words : 1));
+                if (!y->words || !y->ids) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+                for (int k = 0; k < y->n_words; k++) {
+                    y->ids[k] = bh->tok[k];
+                    y->words[k] = vocab_word(m->tgt, bh->tok[k]);
+                }
+                if (o->unk_replace && bh->attn &&
+                    replace_unks(y, bh, bl[s], sentences[which[s]] ? sentences[which[s]] : "", o->lexicon)) {
+                    rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                if (bh->attn && o->attention) {
+                    y->attn_rows = bh->len;
+                    y->attn_cols = bl[s];
+                    y->attention = malloc(sizeof(float) * (size_t)(bh->len ? bh->len : 1) * bl[s]);
+                    if (!y->attention) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+                    for (size_t k = 0; k < (size_t)bh->len * bl[s]; k++) y->attention[k] = (float)bh->attn[k];
+                }
+            }
+        }
+        for (int s = 0; s < S; s++) beam_sent_free(&res[s]);
+    }
+done:
+    if (rc) nmt_translation_free(out, n);
+    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res);
+    return rc;
+}
+
+/* Forced decoding of n pairs in batches: log-probabilities, lengths and (if al) attention. */
+static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
+                  int *n_tokens, nmt_alignment *al, nmt_err *err)
+{
+    const nmt_model *m = d->m;
+    int cap = NMT_MAX_SRC_WORDS + 1, B = d->o.batch, rc = NMT_OK;
+    /* targets are not truncated below the hard limit of 3 x the source limit */
+    int tcap = 3 * NMT_MAX_SRC_WORDS + 1;
+    int *bx = malloc(sizeof(int) * (size_t)B * cap), *by = malloc(sizeof(int) * (size_t)B * tcap);
+    int *sx = malloc(sizeof(int) * (size_t)B * cap), *sy = malloc(sizeof(int) * (size_t)B * tcap);
+    int *xl = malloc(sizeof(int) * B), *yl = malloc(sizeof(int) * B);
+    real *lp = malloc(sizeof(real) * (size_t)B * tcap);
+    if (!bx || !by || !sx || !sy || !xl || !yl || !lp) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
+    for (int s0 = 0; s0 < n && !rc; s0 += B) {
+        int S = n - s0 < B ? n - s0 : B, Tx = 0, Ty = 0, kept, unk;
+        for (int s = 0; s < S; s++) {
+            encode(m->src, src[s0 + s] ? src[s0 + s] : "", sx + (size_t)s * cap, NMT_MAX_SRC_WORDS, &kept, &unk);
+            xl[s] = kept + 1;
+            encode(m->tgt, tgt[s0 + s] ? tgt[s0 + s] : "", sy + (size_t)s * tcap, tcap - 1, &kept, &unk);
+            yl[s] = kept + 1;
+            if (xl[s] > Tx) Tx = xl[s];
+            if (yl[s] > Ty) Ty = yl[s];
+        }
+        memset(bx, 0, sizeof(int) * (size_t)S * Tx);
+        memset(by, 0, sizeof(int) * (size_t)S * Ty);
+        for (int s = 0; s < S; s++) {
+            for (int t = 0; t < xl[s]; t++) bx[t * S + s] = sx[(size_t)s * cap + t];
+            for (int t = 0; t < yl[s]; t++) by[t * S + s] = sy[(size_t)s * tcap + t];
+        }
+        batch b = {S, Tx, Ty, bx, by, xl, yl};
+        if ((rc = net_ws_reserve(&d->ws, &m->cfg, S, Tx, Ty, err))) break;
+        net_forward(&d->ws, &m->cfg, &m->p, &b, lp);
+        for (int s = 0; s < S; s++) {
+            double sum = 0;
+            for (int t = 0; t < yl[s]; t++) sum += lp[t * S + s];
+            if (logprob) logprob[s0 + s] = sum;
+            if (n_tokens) n_tokens[s0 + s] = yl[s];
+            if (!al) continue;
+            nmt_alignment *a = &al[s0 + s];
+            a->n_src = xl[s] - 1;
+            a->n_tgt = yl[s] - 1;
+            a->logprob = sum;
+            if (m->cfg.arch == NMT_ARCH_RNNENC) continue;
+            a->attention = malloc(sizeof(float) * (size_t)yl[s] * xl[s]);
+            if (!a->attention) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+            for (int i = 0; i < yl[s]; i++)
+                for (int j = 0; j < xl[s]; j++)
+                    a->attention[(size_t)i * xl[s] + j] = (float)d->ws.dec.alpha[((size_t)i * S + s) * Tx + j];
+        }
+    }
+done:
+    free(bx); free(by); free(sx); free(sy); free(xl); free(yl); free(lp);
+    return rc;
+}
+
+int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
+              int *n_tokens, nmt_err *err)
+{
+    return forced(d, src, tgt, n, logprob, n_tokens, NULL, err);
+}
+
+int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
+                    nmt_err *err)
+{
+    memset(out, 0, sizeof(nmt_alignment) * (n > 0 ? n : 0));
+    int rc = forced(d, src, tgt, n, NULL, NULL, out, err);
+    if (rc) nmt_alignment_free(out, n);
+    return rc;
+}
+
+void nmt_alignment_free(nmt_alignment *a, int n)
+{
+    for (int i = 0; a && i < n; i++) {
+        free(a[i].attention);
+        a[i].attention = NULL;
+    }
+}

@@ -1,0 +1,652 @@
+/* alignio.c: strict readers for alignment evaluation: gold links in every format of
+ * data/alignment/ (converted .talp/.sure/.possible, awesome-align .gold, ALIBI ali_w2w, NAACL
+ * .wa), Pharaoh test alignments, soft attention matrices, and tokenized sentences for lengths.
+ * Formats are described in aer.h; every error names the file and the line. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "eval/aer.h"
+#include "base/err.h"
+
+/* A NAACL sentence number above this is taken for a typo: it would make us allocate for
+ * millions of empty sentences. */
+#define MAX_SENT 10000000L
+/* The largest index or count a file may write, so that i + base, Tx * Ty and the like stay far
+ * from overflowing an int. */
+#define MAX_INDEX 10000000L
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+/* Makes room for `need` elements of `elem` bytes, doubling; -1 on overflow or no memory. */
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 2) return -1;
+        n *= 2;
+    }
+    if (n > SIZE_MAX / elem) return -1;
+    void *q = realloc(*p, n * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* The next field of s[*pos..len), fields being separated by runs of spaces or tabs (leading
+ * and trailing ones are allowed: the ALIBI and MGIZA files end their lines with a space). */
+static int next_field(const char *s, size_t len, size_t *pos, const char **f, size_t *flen)
+{
+    size_t k = *pos;
+    while (k < len && is_blank(s[k])) k++;
+    if (k == len) { *pos = k; return 0; }
+    size_t e = k;
+    while (e < len && !is_blank(s[e])) e++;
+    *f = s + k;
+    *flen = e - k;
+    *pos = e;
+    return 1;
+}
+
+/* A whole field of decimal digits (no sign, no space): 0; -1 if it is not; -2 if too large. */
+static int to_index(const char *p, size_t n, int *out)
+{
+    if (n == 0) return -1;
+    long v = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!is_digit(p[k])) return -1;
+        v = v * 10 + (p[k] - '0');
+        if (v > MAX_INDEX) return -2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* "x<sep>y" with sep '-' (sure) or `poss` (possible; 0 = none allowed): 0, -1 or -2 as above. */
+static int parse_pair(const char *t, size_t n, char poss, int *x, int *y, int *sure)
+{
+    size_t k = 0;
+    while (k < n && is_digit(t[k])) k++;
+    if (k == 0 || k == n) return -1;
+    if (t[k] == '-') *sure = 1;
+    else if (poss && t[k] == poss) *sure = 0;
+    else return -1;
+    int rx = to_index(t, k, x);
+    int ry = to_index(t + k + 1, n - k - 1, y);
+    if (rx == -1 || ry == -1) return -1;
+    return rx || ry ? -2 : 0;
+}
+
+/* Fields are quoted in messages, cut to a readable length. */
+#define QUOTE(f, n) (int)((n) > 40 ? 40 : (n)), (f)
+
+/* ---- line reader ------------------------------------------------------------------------ */
+
+typedef struct reader {
+    FILE *f;
+    const char *path;
+    char *buf;
+    size_t cap;
+    long line; /* number of the line last read */
+    nmt_err *err;
+} reader;
+
+static int rd_open(reader *r, const char *path, nmt_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->err = err;
+    r->f = fopen(path, "r");
+    if (!r->f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The next line, without "\n" and a "\r" before it (CRLF files read like LF files):
+ * 1, 0 at the end of the file, or an error code. */
+static int rd_next(reader *r, char **s, size_t *len)
+{
+    errno = 0;
+    ssize_t n = getline(&r->buf, &r->cap, r->f);
+    if (n < 0) {
+        if (ferror(r->f) || errno == ENOMEM)
+            return nmt_fail(r->err, errno == ENOMEM ? NMT_ERR_NOMEM : NMT_ERR_IO,
+                            "%s:%ld: cannot read: %s", r->path, r->line + 1,
+                            strerror(errno ? errno : EIO));
+        return 0;
+    }
+    r->line++;
+    size_t m = (size_t)n;
+    if (m && r->buf[m - 1] == '\n') m--;
+    if (m && r->buf[m - 1] == '\r') m--;
+    if (memchr(r->buf, '\0', m))
+        return nmt_fail(r->err, NMT_ERR_FORMAT, "%s:%ld: NUL byte in the line (not a text file?)",
+                        r->path, r->line);
+    r->buf[m] = '\0';
+    *s = r->buf;
+    *len = m;
+    return 1;
+}
+
+static void rd_close(reader *r)
+{
+    if (r->f) fclose(r->f); /* read-only: a failing fclose loses nothing */
+    free(r->buf);
+    r->f = NULL;
+    r->buf = NULL;
+}
+
+static int nomem(nmt_err *err, const char *path)
+{
+    return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+}
+
+/* ---- building an aer_align -------------------------------------------------------------- */
+
+/* Links are collected with their sentence, then sorted and grouped once at the end, so that a
+ * NAACL file may list its sentences in any order. */
+typedef struct rec {
+    size_t sent;
+    aer_link l;
+} rec;
+
+typedef struct builder {
+    rec *r;
+    size_t n, cap;
+    long *line;      /* per sentence, for line-per-sentence formats (NULL for NAACL) */
+    size_t n_sent, line_cap;
+} builder;
+
+static int b_add(builder *b, size_t sent, int i, int j, int sure, long line)
+{
+    if (grow((void **)&b->r, &b->cap, b->n + 1, sizeof *b->r)) return -1;
+    b->r[b->n++] = (rec){sent, {i, j, sure, line}};
+    return 0;
+}
+
+/* Starts the next sentence of a line-per-sentence file. */
+static int b_sentence(builder *b, long line)
+{
+    if (grow((void **)&b->line, &b->line_cap, b->n_sent + 1, sizeof *b->line)) return -1;
+    b->line[b->n_sent++] = line;
+    return 0;
+}
+
+static void b_free(builder *b)
+{
+    free(b->r);
+    free(b->line);
+    memset(b, 0, sizeof *b);
+}
+
+static int rec_cmp(const void *pa, const void *pb)
+{
+    const rec *a = pa, *b = pb;
+    if (a->sent != b->sent) return a->sent < b->sent ? -1 : 1;
+    if (a->l.i != b->l.i) return a->l.i < b->l.i ? -1 : 1;
+    if (a->l.j != b->l.j) return a->l.j < b->l.j ? -1 : 1;
+    /* Ties (duplicates) in file order, sure first, so that the message is always the same. */
+    if (a->l.line != b->l.line) return a->l.line < b->l.line ? -1 : 1;
+    return b->l.sure - a->l.sure;
+}
+
+/* Sorts, rejects duplicates and fills out (whose path, format, base and swapped are set). */
+static int b_finish(builder *b, aer_align *out, long n_lines, nmt_err *err)
+{
+    out->n_lines = n_lines;
+    if (b->n) qsort(b->r, b->n, sizeof *b->r, rec_cmp);
+    for (size_t k = 1; k < b->n; k++) {
+        const rec *p = &b->r[k - 1], *q = &b->r[k];
+        if (p->sent == q->sent && p->l.i == q->l.i && p->l.j == q->l.j) {
+            char t[64];
+            aer_link_text(t, sizeof t, out, &q->l);
+            if (p->l.line == q->l.line)
+                return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: link %s listed twice", out->path,
+                                q->l.line, t);
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: link %s of sentence %zu listed twice "
+                            "(also on line %ld)", out->path, q->l.line, t, q->sent + 1, p->l.line);
+        }
+    }
+    out->n_sent = b->n_sent;
+    out->off = calloc(b->n_sent + 1, sizeof *out->off);
+    out->line = calloc(b->n_sent ? b->n_sent : 1, sizeof *out->line);
+    out->links = malloc((b->n ? b->n : 1) * sizeof *out->links);
+    if (!out->off || !out->line || !out->links) return nomem(err, out->path);
+    for (size_t k = 0; k < b->n; k++) {
+        const rec *q = &b->r[k];
+        out->links[k] = q->l;
+        out->off[q->sent + 1]++;
+        /* NAACL: a sentence is where its first link is. */
+        if (!b->line && (!out->line[q->sent] || q->l.line < out->line[q->sent]))
+            out->line[q->sent] = q->l.line;
+    }
+    for (size_t s = 0; s < b->n_sent; s++) out->off[s + 1] += out->off[s];
+    if (b->line) memcpy(out->line, b->line, b->n_sent * sizeof *b->line);
+    return 0;
+}
+
+/* ---- gold and test readers -------------------------------------------------------------- */
+
+/* One line per sentence: talp, awesome, ALIBI (id<TAB>links) and test alignments (format -1). */
+static int read_pharaoh(aer_align *out, nmt_err *err)
+{
+    const int format = out->format;
+    const char poss = format == AER_GOLD_TALP ? '?'
+                    : format == AER_GOLD_AWESOME || format == AER_GOLD_ALIBI ? 'p' : 0;
+    const char *expect = format < 0 ? "i-j" : poss == '?' ? "i-j or i?j" : "i-j or ipj";
+    const char *path = out->path;
+    reader rd;
+    builder b = {0};
+    char *s;
+    size_t len;
+    int rc = rd_open(&rd, path, err);
+    while (rc == 0 && (rc = rd_next(&rd, &s, &len)) == 1) {
+        rc = 0;
+        size_t pos = 0;
+        if (format == AER_GOLD_ALIBI) {
+            size_t k = 0;
+            int id;
+            while (k < len && is_digit(s[k])) k++;
+            if (k == 0 || k == len || s[k] != '\t') {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: expected 'id<TAB>links'", path,
+                              rd.line);
+                break;
+            }
+            if (to_index(s, k, &id) || (size_t)id != b.n_sent) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence id %.*s, expected %zu (ids "
+                              "count 0, 1, 2, ..., one line each)", path, rd.line, QUOTE(s, k),
+                              b.n_sent);
+                break;
+            }
+            pos = k + 1;
+        }
+        if (b_sentence(&b, rd.line)) { rc = nomem(err, path); break; }
+        const char *f;
+        size_t fl;
+        while (rc == 0 && next_field(s, len, &pos, &f, &fl)) {
+            int x = 0, y = 0, sure = 0;
+            int pr = parse_pair(f, fl, poss, &x, &y, &sure);
+            if (pr == -1)
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a link (expected %s)",
+                              path, rd.line, QUOTE(f, fl), expect);
+            else if (pr == -2)
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': index too large (over %ld)",
+                              path, rd.line, QUOTE(f, fl), MAX_INDEX);
+            else if (out->base == 1 && (x == 0 || y == 0))
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': position 0 in a file that "
+                              "counts from 1", path, rd.line, QUOTE(f, fl));
+            else if (b_add(&b, b.n_sent - 1, out->swapped ? y - out->base : x - out->base,
+                           out->swapped ? x - out->base : y - out->base, sure, rd.line))
+                rc = nomem(err, path);
+        }
+    }
+    if (rc == 0) rc = b_finish(&b, out, rd.line, err);
+    rd_close(&rd);
+    b_free(&b);
+    return rc;
+}
+
+/* NAACL 2003 WPT: "sent pos_src pos_tgt [S|P] [confidence]", one link per line. */
+static int read_naacl(aer_align *out, nmt_err *err)
+{
+    const char *path = out->path;
+    reader rd;
+    builder b = {0};
+    char *s;
+    size_t len;
+    int rc = rd_open(&rd, path, err);
+    while (rc == 0 && (rc = rd_next(&rd, &s, &len)) == 1) {
+        rc = 0;
+        const char *f[6];
+        size_t fl[6], pos = 0;
+        int nf = 0;
+        while (nf < 6 && next_field(s, len, &pos, &f[nf], &fl[nf])) nf++;
+        if (nf < 3 || nf > 5) {
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: %s: expected 'sentence position position "
+                          "[S|P] [confidence]'", path, rd.line,
+                          nf < 3 ? "too few fields" : "too many fields");
+            break;
+        }
+        int v[3];
+        for (int k = 0; k < 3 && rc == 0; k++) {
+            int r = to_index(f[k], fl[k], &v[k]);
+            if (r)
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': %s", path, rd.line,
+                              QUOTE(f[k], fl[k]), r == -1 ? "not a number" : "too large");
+        }
+        if (rc) break;
+        if (v[0] == 0 || v[0] > MAX_SENT) {
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence number %d (they count from 1, "
+                          "up to %ld)", path, rd.line, v[0], MAX_SENT);
+            break;
+        }
+        int sure = 1; /* the flag is optional, S by default (WPT 2003 format) */
+        if (nf >= 4) {
+            if (fl[3] != 1 || (f[3][0] != 'S' && f[3][0] != 'P')) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': expected S or P", path,
+                              rd.line, QUOTE(f[3], fl[3]));
+                break;
+            }
+            sure = f[3][0] == 'S';
+        }
+        if (nf == 5) {
+            /* The line is NUL-terminated and the field ends at a blank or that NUL. */
+            char *end;
+            double c = strtod(f[4], &end);
+            if (end != f[4] + fl[4] || !isfinite(c)) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a confidence value",
+                              path, rd.line, QUOTE(f[4], fl[4]));
+                break;
+            }
+        }
+        if ((size_t)v[0] > b.n_sent) b.n_sent = (size_t)v[0];
+        /* Position 0 of a 1-based file is NULL: such links are in no set. */
+        if (out->base == 1 && (v[1] == 0 || v[2] == 0)) continue;
+        int x = v[1] - out->base, y = v[2] - out->base;
+        if (b_add(&b, (size_t)v[0] - 1, out->swapped ? y : x, out->swapped ? x : y, sure,
+                  rd.line))
+            rc = nomem(err, path);
+    }
+    if (rc == 0) rc = b_finish(&b, out, rd.line, err);
+    rd_close(&rd);
+    b_free(&b);
+    return rc;
+}
+
+aer_gold_opts aer_gold_opts_default(void)
+{
+    return (aer_gold_opts){AER_GOLD_TALP, -1, 0};
+}
+
+static const char *const format_names[] = {"talp", "awesome", "alibi", "naacl"};
+
+int aer_gold_format_parse(const char *name)
+{
+    for (int k = 0; k < (int)(sizeof format_names / sizeof *format_names); k++)
+        if (name && !strcmp(name, format_names[k])) return k;
+    return -1;
+}
+
+const char *aer_gold_format_name(int format)
+{
+    if (format < 0 || format >= (int)(sizeof format_names / sizeof *format_names)) return "?";
+    return format_names[format];
+}
+
+/* Zeroes out and records how `path` writes its links. */
+static int align_start(aer_align *out, const char *path, int format, int base, int swapped,
+                       nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->format = format;
+    out->base = base;
+    out->swapped = swapped;
+    out->path = dup_str(path ? path : "");
+    if (!out->path) return nomem(err, path);
+    return 0;
+}
+
+int aer_gold_read(aer_align *out, const char *path, const aer_gold_opts *opt, nmt_err *err)
+{
+    aer_gold_opts d = aer_gold_opts_default();
+    if (!opt) opt = &d;
+    memset(out, 0, sizeof *out);
+    if (!path) return nmt_fail(err, NMT_ERR_ARG, "aer_gold_read: no file name");
+    if (opt->format < 0 || opt->format > AER_GOLD_NAACL)
+        return nmt_fail(err, NMT_ERR_ARG, "%s: unknown gold format %d", path, opt->format);
+    int base = opt->base >= 0 ? opt->base
+             : opt->format == AER_GOLD_AWESOME || opt->format == AER_GOLD_NAACL;
+    if (base > 1) return nmt_fail(err, NMT_ERR_ARG, "%s: index base %d (0 or 1)", path, base);
+    int swapped = (opt->format == AER_GOLD_ALIBI) != (opt->reverse != 0);
+    int rc = align_start(out, path, opt->format, base, swapped, err);
+    if (rc == 0) rc = opt->format == AER_GOLD_NAACL ? read_naacl(out, err) : read_pharaoh(out, err);
+    if (rc) aer_align_free(out);
+    return rc;
+}
+
+int aer_test_read(aer_align *out, const char *path, int reverse, nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!path) return nmt_fail(err, NMT_ERR_ARG, "aer_test_read: no file name");
+    int rc = align_start(out, path, -1, 0, reverse != 0, err);
+    if (rc == 0) rc = read_pharaoh(out, err);
+    if (rc) aer_align_free(out);
+    return rc;
+}
+
+/* S from one file, P from the other: marks P's links sure where S has them. */
+static int merge_pair(aer_align *poss, const aer_align *sure, nmt_err *err)
+{
+    if (sure->n_sent != poss->n_sent) {
+        if (sure->n_sent < poss->n_sent)
+            return aer_count_mismatch(err, sure->path, sure->n_lines, 0, sure->n_sent, poss->path,
+                                      poss->n_sent);
+        return aer_count_mismatch(err, poss->path, poss->n_lines, 0, poss->n_sent, sure->path,
+                                  sure->n_sent);
+    }
+    for (size_t s = 0; s < poss->n_sent; s++) {
+        size_t p = poss->off[s];
+        for (size_t k = poss->off[s]; k < poss->off[s + 1]; k++) poss->links[k].sure = 0;
+        for (size_t k = sure->off[s]; k < sure->off[s + 1]; k++) {
+            const aer_link *l = &sure->links[k];
+            char t[64];
+            if (!l->sure) {
+                aer_link_text(t, sizeof t, sure, l);
+                return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: possible link %s in the file of "
+                                "sure links", sure->path, l->line, t);
+            }
+            /* Both sides are sorted by (i, j): one forward walk finds every sure link in P. */
+            while (p < poss->off[s + 1] && (poss->links[p].i < l->i ||
+                   (poss->links[p].i == l->i && poss->links[p].j < l->j)))
+                p++;
+            if (p == poss->off[s + 1] || poss->links[p].i != l->i || poss->links[p].j != l->j) {
+                aer_link_text(t, sizeof t, sure, l);
+                return nmt_fail(err, NMT_ERR_MISMATCH, "%s:%ld: sure link %s is not in %s (line "
+                                "%ld): the possible links must include the sure ones", sure->path,
+                                l->line, t, poss->path, poss->line[s]);
+            }
+            poss->links[p].sure = 1;
+        }
+    }
+    return 0;
+}
+
+int aer_gold_read_pair(aer_align *out, const char *sure_path, const char *possible_path,
+                       const aer_gold_opts *opt, nmt_err *err)
+{
+    aer_align sure;
+    memset(out, 0, sizeof *out);
+    int rc = aer_gold_read(&sure, sure_path, opt, err);
+    if (rc) return rc;
+    rc = aer_gold_read(out, possible_path, opt, err);
+    if (rc == 0) rc = merge_pair(out, &sure, err);
+    aer_align_free(&sure);
+    if (rc) aer_align_free(out);
+    return rc;
+}
+
+/* ---- soft matrices ---------------------------------------------------------------------- */
+
+/* Opens sentence n_sent; its rows follow. rows, cols, line and off share one capacity, *cap
+ * (off needs one entry more than the others; they all get it). */
+static int soft_begin(aer_soft *s, size_t *cap, long line)
+{
+    size_t need = s->n_sent + 2, c = *cap;
+    if (grow((void **)&s->rows, &c, need, sizeof *s->rows)) return -1;
+    c = *cap;
+    if (grow((void **)&s->cols, &c, need, sizeof *s->cols)) return -1;
+    c = *cap;
+    if (grow((void **)&s->line, &c, need, sizeof *s->line)) return -1;
+    c = *cap;
+    if (grow((void **)&s->off, &c, need, sizeof *s->off)) return -1;
+    *cap = c;
+    s->rows[s->n_sent] = 0;
+    s->cols[s->n_sent] = 0;
+    s->line[s->n_sent] = line;
+    s->off[s->n_sent + 1] = s->off[s->n_sent];
+    s->n_sent++;
+    return 0;
+}
+
+int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!path) return nmt_fail(err, NMT_ERR_ARG, "aer_soft_read: no file name");
+    out->path = dup_str(path);
+    out->off = calloc(1, sizeof *out->off);
+    if (!out->path || !out->off) { aer_soft_free(out); return nomem(err, path); }
+    size_t cap_sent = 1, cap_val = 0; /* off starts with its one entry */
+    reader rd;
+    char *s;
+    size_t len;
+    int open = 0; /* inside a sentence (its rows so far are in out) */
+    int rc = rd_open(&rd, path, err);
+    while (rc == 0 && (rc = rd_next(&rd, &s, &len)) == 1) {
+        rc = 0;
+        size_t pos = 0, k = out->n_sent - 1;
+        const char *f;
+        size_t fl;
+        if (!next_field(s, len, &pos, &f, &fl)) { /* a blank line ends the sentence */
+            if (!open) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: blank line where a matrix should "
+                              "start (a sentence has at least one row)", path, rd.line);
+                break;
+            }
+            open = 0;
+            continue;
+        }
+        if (!open) {
+            if (soft_begin(out, &cap_sent, rd.line)) { rc = nomem(err, path); break; }
+            open = 1;
+            k = out->n_sent - 1;
+        }
+        int cols = 0;
+        do {
+            if (cols >= MAX_INDEX) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld values in a row", path,
+                              rd.line, MAX_INDEX);
+                break;
+            }
+            char *end;
+            double v = strtod(f, &end); /* the CLI keeps the C locale: '.' is the point */
+            if (end != f + fl) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a number", path, rd.line,
+                              QUOTE(f, fl));
+                break;
+            }
+            if (!isfinite(v)) {
+                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s:%ld: '%.*s': not finite", path, rd.line,
+                              QUOTE(f, fl));
+                break;
+            }
+            if (v < 0 || v > 1) {
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': an attention weight must be "
+                              "in [0, 1]", path, rd.line, QUOTE(f, fl));
+                break;
+            }
+            size_t at = out->off[k + 1];
+            if (grow((void **)&out->val, &cap_val, at + 1, sizeof *out->val)) {
+                rc = nomem(err, path);
+                break;
+            }
+            out->val[at] = v;
+            out->off[k + 1]++;
+            cols++;
+        } while (next_field(s, len, &pos, &f, &fl));
+        if (rc) break;
+        if (out->rows[k] == 0) {
+            out->cols[k] = cols;
+        } else if (cols != out->cols[k]) {
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: row has %d values, the matrix's first row "
+                          "(line %ld) has %d", path, rd.line, cols, out->line[k], out->cols[k]);
+            break;
+        }
+        if (out->rows[k] >= MAX_INDEX) {
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld rows in a matrix", path,
+                          rd.line, MAX_INDEX);
+            break;
+        }
+        out->rows[k]++;
+    }
+    out->n_lines = rd.line;
+    rd_close(&rd);
+    if (rc) aer_soft_free(out);
+    return rc;
+}
+
+/* ---- sentence lengths ------------------------------------------------------------------- */
+
+static int count_tokens(const reader *r, const char *s, size_t len, int *n)
+{
+    if (len == 0) { *n = 0; return 0; }
+    if (s[0] == ' ' || s[len - 1] == ' ' || strstr(s, "  "))
+        return nmt_fail(r->err, NMT_ERR_FORMAT, "%s:%ld: empty token (two spaces in a row, or a "
+                        "space at an end): tokens are separated by single spaces", r->path,
+                        r->line);
+    long c = 1;
+    for (size_t k = 0; k < len; k++) c += s[k] == ' ';
+    if (c > MAX_INDEX)
+        return nmt_fail(r->err, NMT_ERR_FORMAT, "%s:%ld: more than %ld tokens", r->path, r->line,
+                        MAX_INDEX);
+    *n = (int)c;
+    return 0;
+}
+
+int aer_lengths_read(aer_lengths *out, const char *src_path, const char *tgt_path, nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!src_path || !tgt_path) return nmt_fail(err, NMT_ERR_ARG, "aer_lengths_read: no file name");
+    out->src_what = dup_str(src_path);
+    out->tgt_what = dup_str(tgt_path);
+    if (!out->src_what || !out->tgt_what) { aer_lengths_free(out); return nomem(err, src_path); }
+    reader rs, rt;
+    size_t cap_s = 0, cap_t = 0;
+    int rc = rd_open(&rs, src_path, err);
+    if (rc) { aer_lengths_free(out); return rc; }
+    rc = rd_open(&rt, tgt_path, err);
+    if (rc) { rd_close(&rs); aer_lengths_free(out); return rc; }
+    for (;;) {
+        char *s, *t;
+        size_t ls, lt;
+        int a, b, ns, nt;
+        if ((a = rd_next(&rs, &s, &ls)) < 0) { rc = a; break; }
+        if (a && (rc = count_tokens(&rs, s, ls, &ns))) break;
+        if ((b = rd_next(&rt, &t, &lt)) < 0) { rc = b; break; }
+        if (b && (rc = count_tokens(&rt, t, lt, &nt))) break;
+        if (!a && !b) break;
+        if (a != b) {
+            const reader *shorter = a ? &rt : &rs, *longer = a ? &rs : &rt;
+            rc = nmt_fail(err, NMT_ERR_MISMATCH, "%s:%ld: ends after %ld lines; %s has more",
+                          shorter->path, shorter->line, shorter->line, longer->path);
+            break;
+        }
+        if (grow((void **)&out->src, &cap_s, out->n_sent + 1, sizeof *out->src) ||
+            grow((void **)&out->tgt, &cap_t, out->n_sent + 1, sizeof *out->tgt)) {
+            rc = nomem(err, src_path);
+            break;
+        }
+        out->src[out->n_sent] = ns;
+        out->tgt[out->n_sent] = nt;
+        out->n_sent++;
+    }
+    rd_close(&rs);
+    rd_close(&rt);
+    if (rc) aer_lengths_free(out);
+    return rc;
+}

@@ -1,0 +1,260 @@
+/* modelfile.c: the nmt_model object and its file. The file is safetensors: float32 tensors in
+ * the parameter table's order and names, and in __metadata__ the format name and version, the
+ * config as JSON, and both vocabularies as JSON arrays. The loader trusts nothing in the file. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/err.h"
+#include "nn/model.h"
+#include "io/safetensors.h"
+#include "data/vocab.h"
+
+#define FORMAT_NAME "nmt-model"
+#define FORMAT_VERSION "1"
+
+int model_real_dtype(void) { return sizeof(real) == 4 ? ST_F32 : ST_F64; }
+
+int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err)
+{
+    *out = NULL;
+    int rc = nmt_config_check(c, err);
+    if (rc) return rc;
+    if (src->n != c->src_vocab || tgt->n != c->tgt_vocab)
+        return nmt_fail(err, NMT_ERR_MISMATCH, "vocabularies of %d and %d words for a config of %d and %d",
+                        src->n, tgt->n, c->src_vocab, c->tgt_vocab);
+    nmt_model *m = calloc(1, sizeof *m);
+    if (!m) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    m->cfg = *c;
+    param_table_build(&m->pt, c);
+    m->P = malloc(sizeof(real) * m->pt.total);
+    if (!m->P) {
+        double mb = sizeof(real) * m->pt.total / 1e6;
+        free(m);
+        return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of parameters", mb);
+    }
+    params_point(&m->p, &m->pt, m->P);
+    m->src = src;
+    m->tgt = tgt;
+    *out = m;
+    return NMT_OK;
+}
+
+void nmt_model_free(nmt_model *m)
+{
+    if (!m) return;
+    free(m->P);
+    vocab_free(m->src);
+    vocab_free(m->tgt);
+    free(m);
+}
+
+const nmt_config *nmt_model_config(const nmt_model *m) { return &m->cfg; }
+size_t nmt_model_num_params(const nmt_model *m) { return m->pt.total; }
+
+int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
+                     const char *const *tgt_words, uint64_t seed, nmt_err *err)
+{
+    *out = NULL;
+    int rc = nmt_config_check(c, err);
+    if (rc) return rc;
+    vocab *sv = NULL, *tv = NULL;
+    if ((rc = vocab_from_words(&sv, src_words, c->src_vocab, err))) return rc;
+    if ((rc = vocab_from_words(&tv, tgt_words, c->tgt_vocab, err))) { vocab_free(sv); return rc; }
+    nmt_model *m;
+    if ((rc = model_alloc(&m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+    rng r;
+    rng_seed(&r, seed);
+    if (params_init(&m->pt, m->P, c->hid, &r)) {
+        nmt_model_free(m);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while initialising");
+    }
+    *out = m;
+    return NMT_OK;
+}
+
+/* ------------------------------------------------------------------ writing */
+static char *config_json(const nmt_config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "arch", nmt_arch_name(c->arch));
+    cJSON_AddNumberToObject(o, "src_vocab", c->src_vocab);
+    cJSON_AddNumberToObject(o, "tgt_vocab", c->tgt_vocab);
+    cJSON_AddNumberToObject(o, "emb", c->emb);
+    cJSON_AddNumberToObject(o, "hid", c->hid);
+    cJSON_AddNumberToObject(o, "att", c->att);
+    cJSON_AddNumberToObject(o, "maxout", c->maxout);
+    cJSON_AddNumberToObject(o, "window", c->window);
+    cJSON_AddNumberToObject(o, "fert_step_w", c->fert_step_w);
+    cJSON_AddNumberToObject(o, "fert_left_w", c->fert_left_w);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static char *vocab_json(const vocab *v)
+{
+    cJSON *a = cJSON_CreateArray();
+    if (!a) return NULL;
+    for (int i = 0; i < v->n; i++) {
+        cJSON *s = cJSON_CreateString(v->words[i]);
+        if (!s) { cJSON_Delete(a); return NULL; }
+        cJSON_AddItemToArray(a, s);
+    }
+    char *s = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    return s;
+}
+
+int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err)
+{
+    char *cfg = config_json(&m->cfg), *sv = vocab_json(m->src), *tv = vocab_json(m->tgt);
+    int bad = !cfg || !sv || !tv || st_writer_meta(w, "format", FORMAT_NAME) ||
+              st_writer_meta(w, "format_version", FORMAT_VERSION) || st_writer_meta(w, "config", cfg) ||
+              st_writer_meta(w, "src_vocab", sv) || st_writer_meta(w, "tgt_vocab", tv);
+    cJSON_free(cfg);
+    cJSON_free(sv);
+    cJSON_free(tv);
+    if (bad) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while writing the model header");
+    for (int i = 0; i < m->pt.n; i++) {
+        const tensor_info *t = &m->pt.t[i];
+        int64_t shape[2] = {t->rows, t->cols};
+        if (st_writer_add(w, t->name, model_real_dtype(), t->ndim, t->ndim == 1 ? shape + 1 : shape, m->P + t->offset))
+            return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while writing the model header");
+    }
+    return NMT_OK;
+}
+
+int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err)
+{
+    st_writer *w = st_writer_init();
+    if (!w) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    int rc = model_to_writer(m, w, err);
+    if (!rc) rc = st_writer_save(w, path, err);
+    st_writer_free(w);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reading */
+static int config_parse(nmt_config *c, const char *json, const char *file, nmt_err *err)
+{
+    /* "window" came with the Markov/LocFer variants: optional, 2 when absent */
+    static const char *keys[] = {"arch", "src_vocab", "tgt_vocab", "emb", "hid", "att", "maxout", "window",
+                                 "fert_step_w", "fert_left_w"};
+    c->window = 2;
+    c->fert_step_w = c->fert_left_w = 1.0;
+    cJSON *o = cJSON_Parse(json);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: the config in the header is not a JSON object", file);
+    }
+    int rc = NMT_OK;
+    for (cJSON *it = o->child; it && !rc; it = it->next) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(it->string, keys[k]);
+        if (!known) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown config key '%s'", file, it->string);
+    }
+    int *fields[] = {NULL, &c->src_vocab, &c->tgt_vocab, &c->emb, &c->hid, &c->att, &c->maxout, &c->window};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys && !rc; k++) {
+        cJSON *it = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+        if (!it && k >= 7) continue; /* later additions, optional */
+        if (!it) { rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config lacks '%s'", file, keys[k]); break; }
+        if (k == 0) {
+            c->arch = cJSON_IsString(it) ? nmt_arch_parse(it->valuestring) : -1;
+            if (c->arch < 0) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown architecture in config", file);
+        } else if (k >= 8) {
+            if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0))
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config '%s' is not a valid weight", file, keys[k]);
+            else *(k == 8 ? &c->fert_step_w : &c->fert_left_w) = it->valuedouble;
+        } else if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
+                   it->valuedouble > 1e9) {
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config '%s' is not a valid size", file, keys[k]);
+        } else {
+            *fields[k] = (int)it->valuedouble;
+        }
+    }
+    cJSON_Delete(o);
+    nmt_err inner;
+    if (!rc && (rc = nmt_config_check(c, &inner)))
+        nmt_fail(err, NMT_ERR_FORMAT, "%s: bad config: %s", file, inner.msg);
+    return rc ? NMT_ERR_FORMAT : NMT_OK;
+}
+
+static int vocab_parse(vocab **out, const char *json, int expect, const char *which, const char *file, nmt_err *err)
+{
+    *out = NULL;
+    cJSON *a = json ? cJSON_Parse(json) : NULL;
+    if (!cJSON_IsArray(a)) {
+        cJSON_Delete(a);
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: %s vocabulary missing or not a JSON array", file, which);
+    }
+    int n = cJSON_GetArraySize(a), rc = NMT_OK;
+    if (n != expect) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: %s vocabulary has %d words, the config says %d", file, which, n, expect);
+    const char **words = rc ? NULL : malloc(sizeof(char *) * n);
+    if (!rc && !words) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    int i = 0;
+    for (cJSON *it = a->child; it && !rc; it = it->next, i++) {
+        if (!cJSON_IsString(it)) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: %s vocabulary entry %d is not a string", file, which, i);
+        else words[i] = it->valuestring;
+    }
+    nmt_err inner;
+    if (!rc && (rc = vocab_from_words(out, words, n, &inner)))
+        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: %s vocabulary: %s", file, which, inner.msg);
+    free(words);
+    cJSON_Delete(a);
+    return rc;
+}
+
+int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
+{
+    *out = NULL;
+    const char *file = st_name(f);
+    const char *fmt = st_meta(f, "format"), *ver = st_meta(f, "format_version"), *cfgs = st_meta(f, "config");
+    if (!fmt || strcmp(fmt, FORMAT_NAME))
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: not an nmt model (no \"format\": \"%s\" in its header)", file, FORMAT_NAME);
+    if (!ver || strcmp(ver, FORMAT_VERSION))
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: model format version %s, this program reads version %s", file,
+                        ver ? ver : "(none)", FORMAT_VERSION);
+    if (!cfgs) return nmt_fail(err, NMT_ERR_FORMAT, "%s: no config in the header", file);
+    nmt_config c;
+    int rc = config_parse(&c, cfgs, file, err);
+    if (rc) return rc;
+    vocab *sv = NULL, *tv = NULL;
+    if ((rc = vocab_parse(&sv, st_meta(f, "src_vocab"), c.src_vocab, "source", file, err))) return rc;
+    if ((rc = vocab_parse(&tv, st_meta(f, "tgt_vocab"), c.tgt_vocab, "target", file, err))) { vocab_free(sv); return rc; }
+    nmt_model *m;
+    if ((rc = model_alloc(&m, &c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+    for (int i = 0; i < st_count(f) && !rc; i++) {
+        const char *name = st_get(f, i)->name;
+        if (!param_table_find(&m->pt, name) && strncmp(name, "opt.", 4) && strncmp(name, "train.", 6))
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model", file, name, nmt_arch_name(c.arch));
+    }
+    for (int i = 0; i < m->pt.n && !rc; i++) {
+        const tensor_info *t = &m->pt.t[i];
+        int64_t shape[2] = {t->rows, t->cols};
+        size_t cnt = (size_t)t->rows * t->cols;
+        rc = st_expect(f, t->name, -1, t->ndim, t->ndim == 1 ? shape + 1 : shape, err);
+        if (!rc) rc = sizeof(real) == 4 ? st_read_f32(f, t->name, (float *)(void *)(m->P + t->offset), cnt, err)
+                                         : st_read_f64(f, t->name, (double *)(void *)(m->P + t->offset), cnt, err);
+        for (size_t k = 0; k < cnt && !rc; k++)
+            if (!isfinite(m->P[t->offset + k]))
+                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: tensor '%s' holds a non-finite value at element %zu", file, t->name, k);
+    }
+    if (rc) { nmt_model_free(m); return rc; }
+    *out = m;
+    return NMT_OK;
+}
+
+int nmt_model_load(nmt_model **out, const char *path, nmt_err *err)
+{
+    *out = NULL;
+    st_file *f = NULL;
+    int rc = st_open(&f, path, err); /* tensors read straight into the arena: the model is never held twice */
+    if (rc) return rc;
+    rc = model_from_file(out, f, err);
+    st_free(f);
+    return rc;
+}

@@ -1,0 +1,338 @@
+/* decoder.c: s_0 = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx), and the recurrence
+ *   c_i = attention(s_{i-1}, h)  (RNNencdec: h→_Tx),
+ *   s_i = GRU(s_{i-1}; ȳ_{i-1}·W + c_i·C + b)                      (MODEL.md sections 2, 3)
+ * with the variants of section 5 as small additions at marked points: RecAtt adds R_a c_{i-1} to
+ * the query, InputFeed F c_{i-1} to the GRU input, Markov / LocFer the window ξ to the energies.
+ * ȳ_{i-1}·W is one product over all positions before the loop (teacher forcing); the
+ * recurrent, attention and context products run per step. Weight gradients of per-step
+ * products are formed after the loop from stored per-step gradients, one product each. */
+#include <string.h>
+
+#include "backend/cpu/blas.h"
+#include "nn/decoder.h"
+#include "base/fault.h"
+#include "base/prof.h"
+
+void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
+{
+    size_t m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c), TB = (size_t)Ty * B, SB = (size_t)Tx * B;
+    int search = c->arch != NMT_ARCH_RNNENC;
+    w->Eprev = arena_take(a, sizeof(real) * TB * m);
+    w->Y = arena_take(a, sizeof(real) * TB * 3 * n);
+    w->S = arena_take(a, sizeof(real) * (TB + B) * n);
+    w->C = arena_take(a, sizeof(real) * TB * cd);
+    w->UaH = search ? arena_take(a, sizeof(real) * SB * na) : NULL;
+    w->Q = search ? arena_take(a, sizeof(real) * TB * na) : NULL;
+    w->alpha = search ? arena_take(a, sizeof(real) * TB * Tx) : NULL;
+    w->pre = arena_take(a, sizeof(real) * B * 3 * n);
+    w->cache.z = arena_take(a, sizeof(real) * TB * n);
+    w->cache.r = arena_take(a, sizeof(real) * TB * n);
+    w->cache.hc = arena_take(a, sizeof(real) * TB * n);
+    w->cache.rh = arena_take(a, sizeof(real) * TB * n);
+    w->dS = arena_take(a, sizeof(real) * TB * n);
+    w->dC = arena_take(a, sizeof(real) * TB * cd);
+    w->dEprev = arena_take(a, sizeof(real) * TB * m);
+    w->dA = arena_take(a, sizeof(real) * TB * 3 * n);
+    w->dQ = search ? arena_take(a, sizeof(real) * TB * na) : NULL;
+    w->dUaH = search ? arena_take(a, sizeof(real) * SB * na) : NULL;
+    w->dv_rows = search ? arena_take(a, sizeof(real) * B * na) : NULL;
+    w->carry = arena_take(a, sizeof(real) * B * n);
+    w->dh = arena_take(a, sizeof(real) * B * n);
+    w->tmp = arena_take(a, sizeof(real) * B * (3 * n > (size_t)Tx ? 3 * n : (size_t)Tx));
+    size_t K = xi_kind(c) ? (size_t)xi_width(c) : 0;
+    w->XI = K ? arena_take(a, sizeof(real) * TB * Tx * K) : NULL;
+    w->cum = K ? arena_take(a, sizeof(real) * B * Tx) : NULL;
+    w->dxi = K ? arena_take(a, sizeof(real) * B * Tx * K) : NULL;
+    w->dal = K ? arena_take(a, sizeof(real) * B * Tx) : NULL;
+    w->dM_rows = K ? arena_take(a, sizeof(real) * B * K * na) : NULL;
+    int fd = has_fertdec(c);
+    w->D = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
+    w->G = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
+    w->TH = fd ? arena_take(a, sizeof(real) * TB * n) : NULL;
+    w->YG = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
+    w->dGP = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
+    w->dTH = fd ? arena_take(a, sizeof(real) * TB * n) : NULL;
+    w->dDc = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
+    w->ddc = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
+    w->ddi = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
+}
+
+double dec_extra_cost(const dec_ws *w, const nmt_config *c)
+{
+    return has_fertdec(c) ? c->fert_step_w * w->cost_step + c->fert_left_w * w->cost_left : 0;
+}
+
+static double norm_diff(const real *a, const real *b, int m)
+{
+    double s = 0;
+    for (int k = 0; k < m; k++) s += (double)(a[k] - (b ? b[k] : 0)) * (a[k] - (b ? b[k] : 0));
+    return sqrt(s);
+}
+
+void xi_build(real *xi, const real *src, const int *xlen, int B, int Tx, int k)
+{
+    int K = 2 * k + 1;
+    memset(xi, 0, sizeof(real) * B * Tx * K);
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < xlen[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j + o - k;
+                if (p >= 0 && p < xlen[b]) xi[((size_t)b * Tx + j) * K + o] = src[(size_t)b * Tx + p];
+            }
+}
+
+void xi_scatter(real *dsrc, const real *dxi, const int *xlen, int B, int Tx, int k)
+{
+    int K = 2 * k + 1;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < xlen[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j + o - k;
+                if (p >= 0 && p < xlen[b]) dsrc[(size_t)b * Tx + p] += dxi[((size_t)b * Tx + j) * K + o];
+            }
+}
+
+static gru_cache cache_at(gru_cache c, size_t off)
+{
+    gru_cache r = {c.z + off, c.r + off, c.hc + off, c.rh + off};
+    return r;
+}
+
+/* The row block of the annotations that s_0 reads: h←_1, or h→_Tx for RNNencdec (padding
+ * carried the last real state to position Tx, so one block serves every row). */
+static size_t s0_source(const nmt_config *c, int B, int Tx, int hd)
+{
+    return c->arch == NMT_ARCH_RNNENC ? (size_t)(Tx - 1) * B * hd : (size_t)c->hid;
+}
+
+void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
+{
+    int n = c->hid, hd = e->D * n;
+    mm(0, 0, B, n, n, e->H + s0_source(c, B, Tx, hd), hd, p->init_W, n, 0, s0, n);
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < n; k++) s0[(size_t)b * n + k] = rtanh(s0[(size_t)b * n + k] + p->init_b[k]);
+}
+
+void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
+    int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
+    size_t TB = (size_t)Ty * B;
+    attn_dims ad = {B, Tx, B, na, hd, hd};
+
+    memset(w->Eprev, 0, sizeof(real) * B * m);
+    for (size_t i = B; i < TB; i++) memcpy(w->Eprev + i * m, p->Et + (size_t)bt->y[i - B] * m, sizeof(real) * m);
+    mm(0, 0, (int)TB, 3 * n, m, w->Eprev, m, p->dec_W, 3 * n, 0, w->Y, 3 * n);
+    for (size_t i = 0; i < TB; i++)
+        for (int k = 0; k < 3 * n; k++) w->Y[i * 3 * n + k] += p->dec_b[k];
+
+    dec_init_state(w->S, e, c, p, B, Tx);
+
+    if (search) {
+        mm(0, 0, Tx * B, na, hd, e->H, hd, p->att_U, na, 0, w->UaH, na);
+        for (size_t i = 0; i < (size_t)Tx * B; i++)
+            for (int k = 0; k < na; k++) w->UaH[i * na + k] += p->att_b[k];
+    }
+    int xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
+    if (xk == XI_LOCFER) memset(w->cum, 0, sizeof(real) * B * Tx);
+    if (fd) { /* d_1 = Σ_j x̄_j over the real source positions (EOS included) */
+        memset(w->D, 0, sizeof(real) * B * m);
+        for (int j = 0; j < Tx; j++)
+            for (int b = 0; b < B; b++)
+                if (j < bt->xlen[b])
+                    for (int k = 0; k < m; k++) w->D[(size_t)b * m + k] += e->ex[((size_t)j * B + b) * m + k];
+        mm(0, 0, (int)TB, m, m, w->Eprev, m, p->fer_Wg, m, 0, w->YG, m);
+        for (size_t i = 0; i < TB; i++)
+            for (int k = 0; k < m; k++) w->YG[i * m + k] += p->fer_bg[k];
+    }
+    for (int i = 0; i < Ty; i++) {
+        size_t o = (size_t)i * B;
+        const real *sp = w->S + o * n, *cprev = i ? w->C + (o - B) * cd : NULL;
+        real *ci = w->C + o * cd;
+        if (search) {
+            PROF_BEGIN(ta);
+            mm(0, 0, B, na, n, sp, n, p->att_W, na, 0, w->Q + o * na, na);
+            if (has_recatt(c) && cprev) /* RecAtt: + R_a c_{i-1} (c_0 = 0) */
+                mm(0, 0, B, na, cd, cprev, cd, p->att_R, na, 1, w->Q + o * na, na);
+            attn_xi x, *xp = NULL;
+            if (xk) { /* Markov: ξ from α_{i-1}; LocFer: from Σ_{i'<i} α_i' (α_0 = 0) */
+                real *XIi = w->XI + o * Tx * K;
+                if (xk == XI_LOCFER && i) for (size_t q = 0; q < (size_t)B * Tx; q++) w->cum[q] += w->alpha[(o - B) * Tx + q];
+                if (xk == XI_MARKOV && !i) memset(XIi, 0, sizeof(real) * B * Tx * K);
+                else xi_build(XIi, xk == XI_LOCFER ? w->cum : w->alpha + (o - B) * Tx, bt->xlen, B, Tx, c->window);
+                x = (attn_xi){K, p->att_M, XIi, NULL, NULL};
+                xp = &x;
+            }
+            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, NULL, xp, ad);
+            PROF_END(PROF_ATT_FWD, ta);
+        } else {
+            const real *cfix = e->H + (size_t)(Tx - 1) * B * hd;
+            memcpy(ci, cfix, sizeof(real) * B * cd);
+        }
+        memcpy(w->pre, w->Y + o * 3 * n, sizeof(real) * B * 3 * n);
+        mm(0, 0, B, 3 * n, cd, ci, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
+        if (has_inputfeed(c) && cprev) /* InputFeed: + F c_{i-1} */
+            mm(0, 0, B, 3 * n, cd, cprev, cd, p->dec_F, 3 * n, 1, w->pre, 3 * n);
+        const real *di = fd ? w->D + o * m : NULL;
+        if (fd) /* FertDec: + V d_i in every gate and the candidate */
+            mm(0, 0, B, 3 * n, m, di, m, p->fer_V, 3 * n, 1, w->pre, 3 * n);
+        real *si = w->S + o * n + (size_t)B * n;
+        gru_forward(si, n, cache_at(w->cache, o * n), w->pre, 3 * n, sp, n, p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+        if (fd) { /* s_i += tanh(V_h d_i);  g_i = σ(W_g ȳ + U_g s_{i-1} + C_g c_i + V_g d_i + b_g);  d_{i+1} = g_i ∘ d_i */
+            real *th = w->TH + o * n, *gi = w->G + o * m, *dn = w->D + (o + B) * m;
+            mm(0, 0, B, n, m, di, m, p->fer_Vh, n, 0, th, n);
+            for (size_t q = 0; q < (size_t)B * n; q++) { th[q] = rtanh(th[q]); si[q] += th[q]; }
+            memcpy(gi, w->YG + o * m, sizeof(real) * B * m);
+            mm(0, 0, B, m, n, sp, n, p->fer_Ug, m, 1, gi, m);
+            mm(0, 0, B, m, cd, ci, cd, p->fer_Cg, m, 1, gi, m);
+            mm(0, 0, B, m, m, di, m, p->fer_Vg, m, 1, gi, m);
+            for (size_t q = 0; q < (size_t)B * m; q++) { gi[q] = rsigmoid(gi[q]); dn[q] = gi[q] * di[q]; }
+        }
+    }
+    w->cost_step = w->cost_left = 0;
+    if (fd) /* the costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}|| */
+        for (int b = 0; b < B; b++) {
+            int L = bt->ylen[b];
+            double st = 0;
+            for (int i = 0; i < L; i++)
+                st += norm_diff(w->D + ((size_t)(i + 1) * B + b) * m, w->D + ((size_t)i * B + b) * m, m);
+            w->cost_step += st / L;
+            w->cost_left += norm_diff(w->D + ((size_t)L * B + b) * m, NULL, m);
+        }
+}
+
+void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+{
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
+    int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
+    size_t TB = (size_t)Ty * B;
+    attn_dims ad = {B, Tx, B, na, hd, hd};
+
+    if (search) {
+        memset(w->dUaH, 0, sizeof(real) * Tx * B * na);
+        memset(w->dv_rows, 0, sizeof(real) * B * na);
+    }
+    int xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    if (xk) {
+        memset(w->dal, 0, sizeof(real) * B * Tx);
+        memset(w->dM_rows, 0, sizeof(real) * B * K * na);
+    }
+    int fd = has_fertdec(c);
+    if (fd) { /* gradients of the FertDec costs w.r.t. each d_i (0 where the norm is 0) */
+        memset(w->dDc, 0, sizeof(real) * (TB + B) * m);
+        for (int b = 0; b < B; b++) {
+            int L = bt->ylen[b];
+            for (int i = 0; i < L; i++) {
+                real *dn = w->dDc + ((size_t)(i + 1) * B + b) * m, *dp = w->dDc + ((size_t)i * B + b) * m;
+                const real *a1 = w->D + ((size_t)(i + 1) * B + b) * m, *a0 = w->D + ((size_t)i * B + b) * m;
+                double nr = norm_diff(a1, a0, m);
+                if (nr <= 0) continue;
+                real u = (real)(scale * c->fert_step_w / L / nr);
+                for (int k = 0; k < m; k++) { dn[k] += u * (a1[k] - a0[k]); dp[k] -= u * (a1[k] - a0[k]); }
+            }
+            const real *dl = w->D + ((size_t)L * B + b) * m;
+            double nr = norm_diff(dl, NULL, m);
+            real *dd = w->dDc + ((size_t)L * B + b) * m;
+            if (nr > 0 && !FAULT(FAULT_FERTDEC_LEFT))
+                for (int k = 0; k < m; k++) dd[k] += (real)(scale * c->fert_left_w / nr) * dl[k];
+        }
+        memcpy(w->ddc, w->dDc + TB * m, sizeof(real) * B * m); /* dL/dd_{Ty+1} */
+    }
+    memset(w->carry, 0, sizeof(real) * B * n);
+    for (int i = Ty - 1; i >= 0; i--) {
+        size_t o = (size_t)i * B;
+        for (size_t k = 0; k < (size_t)B * n; k++) w->dh[k] = w->dS[o * n + k] + w->carry[k];
+        memset(w->carry, 0, sizeof(real) * B * n);
+        const real *di = fd ? w->D + o * m : NULL;
+        if (fd) { /* d_{i+1} = g_i ∘ d_i and s_i's tanh(V_h d_i) term */
+            real *dgp = w->dGP + o * m, *dth = w->dTH + o * n;
+            const real *gi = w->G + o * m, *th = w->TH + o * n;
+            for (size_t q = 0; q < (size_t)B * m; q++) {
+                dgp[q] = w->ddc[q] * di[q] * gi[q] * (1 - gi[q]);
+                w->ddi[q] = w->ddc[q] * gi[q];
+            }
+            for (size_t q = 0; q < (size_t)B * n; q++) dth[q] = w->dh[q] * (1 - th[q] * th[q]);
+            mm(0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
+            mm(0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
+            mm(0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
+            mm(0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
+        }
+        gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
+                     p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+        if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
+            mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
+            for (size_t q = 0; q < (size_t)B * m; q++) w->ddc[q] = w->ddi[q] + w->dDc[o * m + q];
+        }
+        real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
+        if (!FAULT(FAULT_DEC_CTX_GRU))
+            mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
+        if (has_inputfeed(c) && dcprev)
+            mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_F, 3 * n, 1, dcprev, cd);
+        if (search) {
+            PROF_BEGIN(ta);
+            attn_xi x = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
+            /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
+            attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
+                          w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, xk ? &x : NULL, ad, w->tmp);
+            if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
+                if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) memset(w->dal, 0, sizeof(real) * B * Tx);
+                if (i) xi_scatter(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
+            }
+            mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
+            if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
+                mm(0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
+            PROF_END(PROF_ATT_BWD, ta);
+        } else {
+            real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
+            for (size_t k = 0; k < (size_t)B * cd; k++) dcfix[k] += dci[k];
+        }
+    }
+    /* carry now holds dL/ds_0. */
+    mm(1, 0, m, 3 * n, (int)TB, w->Eprev, m, w->dA, 3 * n, 1, g->dec_W, 3 * n);
+    colsum_add(g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
+    mm(0, 1, (int)TB, m, 3 * n, w->dA, 3 * n, p->dec_W, 3 * n, 1, w->dEprev, m);
+    mm(1, 0, cd, 3 * n, (int)TB, w->C, cd, w->dA, 3 * n, 1, g->dec_C, 3 * n);
+    mm(1, 0, n, 2 * n, (int)TB, w->S, n, w->dA, 3 * n, 1, g->dec_U, 2 * n);
+    mm(1, 0, n, n, (int)TB, w->cache.rh, n, w->dA + 2 * n, 3 * n, 1, g->dec_Uh, n);
+    if (search) {
+        mm(1, 0, n, na, (int)TB, w->S, n, w->dQ, na, 1, g->att_W, na);
+        colsum_add(g->att_v, w->dv_rows, B, na, na);
+        mm(1, 0, hd, na, Tx * B, e->H, hd, w->dUaH, na, 1, g->att_U, na);
+        colsum_add(g->att_b, w->dUaH, Tx * B, na, na);
+        mm(0, 1, Tx * B, hd, na, w->dUaH, na, p->att_U, na, 1, e->dH, hd);
+        if (has_recatt(c) && Ty > 1) /* step i's query read c_{i-1} */
+            mm(1, 0, cd, na, (int)(TB - B), w->C, cd, w->dQ + (size_t)B * na, na, 1, g->att_R, na);
+        if (xk) colsum_add(g->att_M, w->dM_rows, B, K * na, K * na);
+    }
+    if (has_inputfeed(c) && Ty > 1)
+        mm(1, 0, cd, 3 * n, (int)(TB - B), w->C, cd, w->dA + (size_t)B * 3 * n, 3 * n, 1, g->dec_F, 3 * n);
+    if (fd) {
+        mm(1, 0, m, 3 * n, (int)TB, w->D, m, w->dA, 3 * n, 1, g->fer_V, 3 * n);
+        mm(1, 0, m, n, (int)TB, w->D, m, w->dTH, n, 1, g->fer_Vh, n);
+        mm(1, 0, m, m, (int)TB, w->Eprev, m, w->dGP, m, 1, g->fer_Wg, m);
+        mm(1, 0, n, m, (int)TB, w->S, n, w->dGP, m, 1, g->fer_Ug, m);
+        mm(1, 0, cd, m, (int)TB, w->C, cd, w->dGP, m, 1, g->fer_Cg, m);
+        mm(1, 0, m, m, (int)TB, w->D, m, w->dGP, m, 1, g->fer_Vg, m);
+        colsum_add(g->fer_bg, w->dGP, (int)TB, m, m);
+        mm(0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
+        /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding */
+        for (int j = 0; j < Tx; j++)
+            for (int b = 0; b < B; b++) {
+                if (j >= bt->xlen[b]) continue;
+                real *dst = g->Es + (size_t)bt->x[j * B + b] * m;
+                for (int k = 0; k < m; k++) dst[k] += w->ddc[(size_t)b * m + k];
+            }
+    }
+    /* s_0 = tanh(src·W_s + b_s) */
+    for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
+    size_t src = s0_source(c, B, Tx, hd);
+    mm(1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
+    colsum_add(g->init_b, w->carry, B, n, n);
+    mm(0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
+    /* ȳ_{i-1} = Ey[y_{i-1}] for i > 1; padding rows carry zero gradient */
+    for (size_t i = B; i < TB; i++) {
+        real *dst = g->Et + (size_t)bt->y[i - B] * m;
+        const real *s = w->dEprev + i * m;
+        for (int k = 0; k < m; k++) dst[k] += s[k];
+    }
+}

@@ -1,0 +1,151 @@
+/* encoder.c: embeddings and the (bi)directional GRU encoder (MODEL.md sections 1, 3). The input
+ * projections of all positions are one product per direction; only U·h runs per step. The
+ * backward direction reads j = Tx..1 and, since padding copies the previous state, stays at
+ * h←_{Tx+1} = 0 until it reaches each sentence's own last token. */
+#include <string.h>
+
+#include "backend/cpu/blas.h"
+#include "nn/encoder.h"
+#include "base/fault.h"
+
+void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
+{
+    size_t m = c->emb, n = c->hid, TB = (size_t)Tx * B;
+    w->D = c->arch == NMT_ARCH_RNNENC ? 1 : 2;
+    size_t hd = w->D * n;
+    w->ex = arena_take(a, sizeof(real) * TB * m);
+    w->H = arena_take(a, sizeof(real) * TB * hd);
+    w->dH = arena_take(a, sizeof(real) * TB * hd);
+    w->dex = arena_take(a, sizeof(real) * TB * m);
+    for (int d = 0; d < 2; d++) {
+        int on = d < w->D;
+        w->X[d] = on ? arena_take(a, sizeof(real) * TB * 3 * n) : NULL;
+        w->dA[d] = on ? arena_take(a, sizeof(real) * TB * 3 * n) : NULL;
+        w->cache[d].z = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+        w->cache[d].r = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+        w->cache[d].hc = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+        w->cache[d].rh = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
+    }
+    w->mask = arena_take(a, TB);
+    w->step_cache = 0;
+    for (int d = 0; d < 2; d++) {
+        int on = d < w->D;
+        w->carry[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
+        w->dh[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
+        w->tmp[d] = on ? arena_take(a, sizeof(real) * B * 3 * n) : NULL;
+    }
+}
+
+static gru_cache cache_at(gru_cache c, size_t off)
+{
+    gru_cache r = {c.z + off, c.r + off, c.hc + off, c.rh + off};
+    return r;
+}
+
+/* The rows still inside their sentence at position t, when they form a prefix: rows sorted by
+ * source length, longest first (batch_fill does so). -1 otherwise: every row runs, and the
+ * mask makes padding copy the state. A step on the prefix alone skips the padding's products,
+ * a quarter of the encoder's work on Multi30k's minibatches. */
+static int active_prefix(const batch *bt, int t)
+{
+    for (int b = 1; b < bt->B; b++)
+        if (bt->xlen[b] > bt->xlen[b - 1]) return -1;
+    int n = 0;
+    while (n < bt->B && bt->xlen[n] > t) n++;
+    return n;
+}
+
+/* One direction's recurrence: d = 0 reads j = 1..Tx, d = 1 reads j = Tx..1 and writes the second
+ * half of each annotation row. */
+static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
+{
+    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
+    for (int s = 0; s < Tx; s++) {
+        size_t t = d == 0 ? (size_t)s : (size_t)(Tx - 1 - s);
+        int first = s == 0, Bt = active_prefix(bt, (int)t);
+        const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
+        real *h = w->H + t * B * hd + d * n;
+        gru_cache ct = cache_at(w->cache[d], w->step_cache ? 0 : t * B * n);
+        gru_forward(h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, p->enc_U[d], p->enc_Uh[d],
+                    Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
+        for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding: the state carries on; r∘h is read by dU_h */
+            for (int k = 0; k < n; k++) h[(size_t)b * hd + k] = hp ? hp[(size_t)b * hd + k] : 0;
+            memset(ct.rh + (size_t)b * n, 0, sizeof(real) * n);
+        }
+    }
+}
+
+/* Backward through one direction's recurrence: fills dA[d] (the gradient of its pre-activations). */
+static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
+{
+    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
+    real *carry = w->carry[d], *dh = w->dh[d];
+    memset(carry, 0, sizeof(real) * B * n);
+    for (int s = 0; s < Tx; s++) {
+        /* forward direction runs backward in time; the backward direction forward */
+        size_t t = d == 0 ? (size_t)(Tx - 1 - s) : (size_t)s;
+        int first = d == 0 ? t == 0 : (int)t == Tx - 1; /* the step that read h_0 = 0 */
+        int Bt = active_prefix(bt, (int)t);
+        const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < n; k++)
+                dh[(size_t)b * n + k] = w->dH[(t * B + b) * hd + d * n + k] + carry[(size_t)b * n + k];
+        memset(carry, 0, sizeof(real) * B * n);
+        real *dA = w->dA[d] + t * B * 3 * n;
+        gru_backward(dA, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd, p->enc_U[d], p->enc_Uh[d],
+                     Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
+        for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding copied h: the gradient passes straight through */
+            memset(dA + (size_t)b * 3 * n, 0, sizeof(real) * 3 * n);
+            if (!FAULT(FAULT_ENC_CARRY))
+                for (int k = 0; k < n; k++) carry[(size_t)b * n + k] += dh[(size_t)b * n + k];
+        }
+    }
+}
+
+void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid;
+    size_t TB = (size_t)Tx * B;
+    for (size_t i = 0; i < TB; i++) {
+        memcpy(w->ex + i * m, p->Es + (size_t)bt->x[i] * m, sizeof(real) * m);
+        w->mask[i] = (int)(i / B) < bt->xlen[i % B];
+    }
+    for (int d = 0; d < w->D; d++) {
+        mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
+        for (size_t i = 0; i < TB; i++)
+            for (int k = 0; k < 3 * n; k++) w->X[d][i * 3 * n + k] += p->enc_b[d][k];
+    }
+    /* The two directions are independent recurrences of small per-step products: one thread
+     * each (the BLAS runs single-threaded inside a parallel region) beats splitting every small
+     * product over both threads, which pays a synchronisation per step. */
+#pragma omp parallel for schedule(static, 1) if (w->D > 1)
+    for (int d = 0; d < w->D; d++) enc_direction_forward(w, c, p, bt, d);
+}
+
+void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
+{
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
+    size_t TB = (size_t)Tx * B;
+#pragma omp parallel for schedule(static, 1) if (w->D > 1)
+    for (int d = 0; d < w->D; d++) enc_direction_backward(w, c, p, bt, d);
+    for (int d = 0; d < w->D; d++) {
+        /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
+         * that read the zero state contributes nothing. */
+        if (Tx > 1) {
+            if (d == 0)
+                mm(1, 0, n, 2 * n, (Tx - 1) * B, w->H, hd, w->dA[0] + (size_t)B * 3 * n, 3 * n, 1, g->enc_U[0], 2 * n);
+            else
+                mm(1, 0, n, 2 * n, (Tx - 1) * B, w->H + (size_t)B * hd + n, hd, w->dA[1], 3 * n, 1, g->enc_U[1], 2 * n);
+        }
+        mm(1, 0, n, n, (int)TB, w->cache[d].rh, n, w->dA[d] + 2 * n, 3 * n, 1, g->enc_Uh[d], n);
+        mm(1, 0, m, 3 * n, (int)TB, w->ex, m, w->dA[d], 3 * n, 1, g->enc_W[d], 3 * n);
+        colsum_add(g->enc_b[d], w->dA[d], (int)TB, 3 * n, 3 * n);
+        mm(0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
+    }
+    for (size_t i = 0; i < TB; i++) {
+        if (!w->mask[i]) continue;
+        real *dst = g->Es + (size_t)bt->x[i] * m;
+        const real *src = w->dex + i * m;
+        for (int k = 0; k < m; k++) dst[k] += src[k];
+    }
+}

@@ -1,0 +1,33 @@
+/* encoder.h: the source side (MODEL.md sections 1 and 3): embeddings, then a bidirectional GRU
+ * (RNNsearch) or a forward GRU (RNNencdec), over a padded batch. */
+#ifndef NMT_ENCODER_H
+#define NMT_ENCODER_H
+
+#include "base/arena.h"
+#include "data/batch.h"
+#include "nn/gru.h"
+#include "nn/model.h"
+
+typedef struct enc_ws {
+    int D;                 /* directions: 2 or 1 */
+    real *ex;              /* [Tx*B, m]  embedded source */
+    real *X[2];            /* [Tx*B, 3n] input pre-activations per direction (bias included) */
+    real *H;               /* [Tx*B, D*n] annotations [h→ ; h←] (RNNencdec: h→) */
+    gru_cache cache[2];    /* each field [Tx*B, n] */
+    int step_cache;        /* decoding (no backward): every step writes its gate values over the
+                            * same [B, n] rows, so that the rest of cache is never touched */
+    unsigned char *mask;   /* [Tx*B] 1 at real positions */
+    /* backward */
+    real *dH;              /* [Tx*B, D*n] gradient reaching the annotations (filled by the decoder) */
+    real *dA[2];           /* [Tx*B, 3n] */
+    real *dex;             /* [Tx*B, m] */
+    real *carry[2], *dh[2]; /* [B, n] per direction: the two directions run side by side */
+    real *tmp[2];          /* [B, 3n] per direction */
+} enc_ws;
+
+void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx);
+void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt);
+/* Reads w->dH; ADDS parameter gradients into g. */
+void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt);
+
+#endif

@@ -1,0 +1,27 @@
+/* gru.h: one time step of the GRU of MODEL.md sections 1-2 for a batch of rows, forward and
+ * backward. Input-side pre-activations (W x + C c + b ...) are computed by the caller, for all
+ * time steps at once where it can; the cell adds the recurrent products. */
+#ifndef NMT_GRU_H
+#define NMT_GRU_H
+
+#include "base/real.h"
+
+/* What backward needs from one step, each [B, n] with row stride n. */
+typedef struct gru_cache { real *z, *r, *hc, *rh; } gru_cache;
+
+/* h[B,n] (stride ldh) from hp[B,n] (stride ldhp; NULL = the zero state) and pre-activations
+ * a[B,3n] (stride lda) = [z | r | candidate]. U [n,2n] = U_z|U_r, Uh [n,n].
+ * mask[b] == 0 makes row b copy its previous state (padding); mask NULL = all rows real.
+ * tmp: scratch of 3n*B reals. */
+void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp,
+                 const real *U, const real *Uh, const unsigned char *mask, int B, int n, real *tmp);
+
+/* Given dh[B,n] (the whole gradient reaching h_t), writes da[B,3n] (stride ldda, the gradient of
+ * the pre-activations) and ADDS the gradient of hp into dhp[B,n]. Recurrent weight gradients are
+ * left to the caller, who forms them for all steps in one product each:
+ * dU += hp^T · da[:, 0:2n], dUh += rh^T · da[:, 2n:3n]. hp NULL = the zero state.
+ * tmp: scratch of n*B reals. */
+void gru_backward(real *da, int ldda, real *dhp, const real *dh, gru_cache c, const real *hp, int ldhp,
+                  const real *U, const real *Uh, const unsigned char *mask, int B, int n, real *tmp);
+
+#endif

@@ -1,0 +1,104 @@
+/* model.h: the parameter table of every architecture, the one-allocation parameter arena, and
+ * initialisation (MODEL.md sections 1-4). Gradients and optimizer state reuse the same layout,
+ * so optimizers and checkpoints are flat loops over the arena. */
+#ifndef NMT_MODEL_H
+#define NMT_MODEL_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+#include "base/real.h"
+#include "base/rng.h"
+
+/* Pointers into one arena; a tensor the architecture lacks is NULL. Every weight is stored
+ * [in, out] (y = x·W + b) and gate blocks are column blocks [z | r | candidate], the layout of
+ * the reference implementation, so its tensors load without transposes. */
+typedef struct params {
+    real *Es;                       /* [Kx, m]   source embeddings Ex */
+    real *enc_W[2], *enc_b[2];      /* [m, 3n], [3n]: W_z|W_r|W of the forward (0) and backward (1) GRU */
+    real *enc_U[2], *enc_Uh[2];     /* [n, 2n] U_z|U_r, [n, n] U */
+    real *init_W, *init_b;          /* [n or 2n.. see model.c, n], [n]: W_s, b_s of s_0 */
+    real *Et;                       /* [Ky, m]   target embeddings Ey */
+    real *dec_W, *dec_b;            /* [m, 3n], [3n] on y_{i-1} */
+    real *dec_U, *dec_Uh;           /* [n, 2n], [n, n] on s_{i-1} */
+    real *dec_C;                    /* [c, 3n]   C_z|C_r|C on c_i (c = 2n, RNNencdec n) */
+    real *att_W, *att_U, *att_b, *att_v; /* [n, n'], [2n, n'], [n'], [n'] */
+    real *att_R;                    /* [2n, n']  RecAtt: R_a on c_{i-1} */
+    real *att_M;                    /* [2k+1, n'] Markov / LocFer: M_a on the window ξ_j */
+    real *dec_F;                    /* [2n, 3n]  InputFeed: F_z|F_r|F on c_{i-1} */
+    real *fer_V, *fer_Vh;           /* [m, 3n], [m, n]  FertDec: d_i into the GRU and the state */
+    real *fer_Wg, *fer_Ug, *fer_Cg, *fer_Vg, *fer_bg; /* [m,m], [n,m], [c,m], [m,m], [m]: extract gate */
+    real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
+    real *out_W, *out_bias;         /* [l, Ky], [Ky] */
+} params;
+
+enum init_kind { INIT_NORMAL_001, INIT_NORMAL_0001, INIT_ZERO, INIT_ORTHO_BLOCKS };
+
+#define MAX_TENSORS 48
+
+typedef struct tensor_info {
+    const char *name;
+    int rows, cols;        /* a vector has rows = 1 */
+    int ndim;              /* 1 or 2, as stored in the model file */
+    int init;              /* enum init_kind */
+    size_t offset;         /* in elements from the arena's start */
+    size_t slot;           /* offsetof(params, field): where its pointer lives */
+} tensor_info;
+
+typedef struct param_table {
+    int n;
+    tensor_info t[MAX_TENSORS];
+    size_t total;          /* elements */
+} param_table;
+
+/* Builds the table for a config (which must pass nmt_config_check). */
+void param_table_build(param_table *pt, const nmt_config *c);
+/* Points every field of p into arena (which holds pt->total elements); absent tensors NULL. */
+void params_point(params *p, const param_table *pt, real *arena);
+const tensor_info *param_table_find(const param_table *pt, const char *name);
+
+/* Appendix B initialisation into arena; -1 on allocation failure (orthogonal scratch). */
+int params_init(const param_table *pt, real *arena, int hid, rng *r);
+
+typedef struct vocab vocab;
+typedef struct st_file st_file;
+typedef struct st_writer st_writer;
+
+/* The model object behind the public nmt_model handle. */
+struct nmt_model {
+    nmt_config cfg;
+    param_table pt;
+    real *P;            /* pt.total parameters, one allocation */
+    params p;           /* pointers into P */
+    vocab *src, *tgt;
+};
+
+/* Builds a model from an opened model or checkpoint file (validating config, vocabularies,
+ * names, dtypes, shapes and values); tensors whose names start with "opt." or "train." belong
+ * to checkpoints and are left to their reader. */
+int model_from_file(nmt_model **out, const st_file *f, nmt_err *err);
+/* Adds the model's metadata and tensors to w (tensors referenced, not copied). */
+int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err);
+/* An empty model of config c (parameters uninitialised) owning the two vocabularies. */
+int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err);
+/* The dtype a real is stored as. */
+int model_real_dtype(void);
+
+/* What each architecture adds (MODEL.md section 5). */
+static inline int has_attention(const nmt_config *c) { return c->arch != NMT_ARCH_RNNENC; }
+static inline int has_recatt(const nmt_config *c) { return c->arch == NMT_ARCH_RECATT || c->arch == NMT_ARCH_RECATT_FERTDEC; }
+static inline int has_fertdec(const nmt_config *c) { return c->arch == NMT_ARCH_FERTDEC || c->arch == NMT_ARCH_RECATT_FERTDEC; }
+static inline int has_inputfeed(const nmt_config *c) { return c->arch == NMT_ARCH_INPUTFEED; }
+enum { XI_NONE, XI_MARKOV, XI_LOCFER };
+static inline int xi_kind(const nmt_config *c)
+{
+    return c->arch == NMT_ARCH_MARKOV ? XI_MARKOV : c->arch == NMT_ARCH_LOCFER ? XI_LOCFER : XI_NONE;
+}
+static inline int xi_width(const nmt_config *c) { return 2 * c->window + 1; }
+/* Needs c_{i-1} (RecAtt, InputFeed). */
+static inline int needs_prev_ctx(const nmt_config *c) { return has_recatt(c) || has_inputfeed(c); }
+
+/* Context size c: 2n with attention, n for RNNencdec. */
+static inline int ctx_dim(const nmt_config *c) { return c->arch == NMT_ARCH_RNNENC ? c->hid : 2 * c->hid; }
+
+#endif

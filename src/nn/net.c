@@ -1,0 +1,68 @@
+/* net.c: the model's forward and backward passes over a minibatch, read bottom-up: encoder,
+ * decoder, readout, then the same in reverse (MODEL.md sections 1-3). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "nn/net.h"
+#include "base/prof.h"
+
+static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
+{
+    net_ws *w = ws;
+    arena a = {base, 0};
+    enc_layout(&w->enc, &a, c, d[0], d[1]);
+    dec_layout(&w->dec, &a, c, d[0], d[1], d[2]);
+    out_layout(&w->out, &a, c, d[0], d[2]);
+    return a.used;
+}
+
+size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty)
+{
+    net_ws tmp;
+    int d[3] = {B, Tx, Ty};
+    return layout(&tmp, NULL, c, d);
+}
+
+int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err)
+{
+    int want[3] = {B, Tx, Ty};
+    return ws_reserve(&w->blk, want, layout, w, c, "training", err);
+}
+
+void net_ws_free(net_ws *w)
+{
+    if (!w) return;
+    ws_block_free(&w->blk);
+    memset(w, 0, sizeof *w);
+}
+
+/* The layout is for blk.cap, but every kernel indexes with the batch's own B, Tx
+ * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
+double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok)
+{
+    PROF_BEGIN(t0);
+    enc_forward(&w->enc, c, p, bt);
+    PROF_END(PROF_ENC_FWD, t0);
+    PROF_BEGIN(t1);
+    dec_forward(&w->dec, &w->enc, c, p, bt); /* attention time is booked separately inside */
+    PROF_END(PROF_DEC_FWD, t1);
+    PROF_BEGIN(t2);
+    double loss = out_forward(&w->out, &w->dec, c, p, bt, logp_tok);
+    PROF_END(PROF_OUT_FWD, t2);
+    return loss;
+}
+
+void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+{
+    memset(w->enc.dH, 0, sizeof(real) * bt->Tx * bt->B * w->enc.D * c->hid);
+    PROF_BEGIN(t0);
+    out_backward(&w->out, &w->dec, c, p, g, bt, scale);
+    PROF_END(PROF_OUT_BWD, t0);
+    PROF_BEGIN(t1);
+    dec_backward(&w->dec, &w->enc, c, p, g, bt, scale);
+    PROF_END(PROF_DEC_BWD, t1);
+    PROF_BEGIN(t2);
+    enc_backward(&w->enc, c, p, g, bt);
+    PROF_END(PROF_ENC_BWD, t2);
+}

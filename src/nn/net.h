@@ -1,0 +1,39 @@
+/* net.h: a whole model over a minibatch: encoder, decoder and readout run forward for the loss
+ * and backward for the gradient of every parameter. The workspace is sized for the largest
+ * batch seen and reused, so training allocates nothing per batch once it is warm. */
+#ifndef NMT_NET_H
+#define NMT_NET_H
+
+#include "nn/decoder.h"
+#include "nn/encoder.h"
+#include "nn/readout.h"
+
+typedef struct net_ws {
+    ws_block blk;            /* one allocation, laid out for batches up to blk.cap = {B, Tx, Ty} */
+    enc_ws enc;
+    dec_ws dec;
+    out_ws out;
+} net_ws;
+
+/* Lays the workspace out for batches up to B x Tx x Ty (re-allocating only when it grows).
+ * Returns NMT_OK or NMT_ERR_NOMEM. */
+int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err);
+void net_ws_free(net_ws *w);
+/* Bytes a workspace for B x Tx x Ty would take (for refusing configurations up front). */
+size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty);
+
+/* Dropout on the maxout output during training (p = 0 turns it off); masks come from r, which
+ * the caller owns (the trainer saves it in checkpoints). */
+static inline void net_set_dropout(net_ws *w, double p, rng *r) { w->out.dropout = p; w->out.drop_rng = r; }
+
+/* Teacher-forced forward: returns the summed NLL of the batch's real target tokens (the
+ * batch cost of MODEL.md section 2 is this / B); logp_tok optional [Ty*B]. */
+double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok);
+/* FertDec's costs of the last net_forward, summed over sentences and weighted (0 for other
+ * models); the training loss is scale · (summed NLL + this). */
+static inline double net_extra_cost(const net_ws *w, const nmt_config *c) { return dec_extra_cost(&w->dec, c); }
+/* Backward of scale · (summed NLL + net_extra_cost), after net_forward on the same batch; ADDS
+ * into g. */
+void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
+
+#endif

@@ -1,0 +1,49 @@
+/* readout.h: the deep output with maxout and the softmax over the target vocabulary (MODEL.md
+ * section 2), with the masked negative log-likelihood loss. All time steps of a batch go
+ * through each product at once; the softmax layer sees only the real (unpadded) positions. */
+#ifndef NMT_READOUT_H
+#define NMT_READOUT_H
+
+#include "base/arena.h"
+#include "data/batch.h"
+#include "nn/decoder.h"
+#include "nn/model.h"
+#include "base/rng.h"
+
+/* rows per block of the bias gradient's partial sums: fixed, so that the sum's order does not
+ * depend on the thread count */
+#define OUT_BLOCK 64
+
+typedef struct out_ws {
+    int N;                 /* real target tokens in the batch */
+    int *rows;             /* [Ty*B] row index i*B+b of each real token, i-major as the reference */
+    real *TT;              /* [Ty*B, 2l] t~_i */
+    unsigned char *which;  /* [Ty*B, l]  which of the pair won (for backward) */
+    real *Tg;              /* [N, l]    t_i of real tokens */
+    real *logp;            /* [N, Ky]   e^{z - max z} per row (backward overwrites it with dlogits) */
+    double *rsum;          /* [N]       1 / Σ_k e^{z_k - max z}: p = logp · rsum */
+    real *bias_part;       /* [Ty*B / OUT_BLOCK + 1, Ky] the bias gradient's per-block sums */
+    real *dTg;             /* [N, l] */
+    double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
+    real *mask;            /* [N, l] dropout mask: 0 or 1/(1-p) */
+    double dropout;        /* p; 0 = off (translation, validation) */
+    rng *drop_rng;         /* where masks come from while dropout is on */
+} out_ws;
+
+/* One decoding step for H hypothesis rows: z [H,Ky] = the softmax layer's logits W_o t_i + b_w,
+ * not normalised (log p = z - logsumexp z, which the caller forms while it scans the row), from
+ * s [H,n], E [H,m] (ȳ_{i-1}) and ctx [H,c]; tt [H,2l] and t [H,l] are scratch. */
+void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+              const params *p, int H);
+
+void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
+
+/* Returns Σ -log p(y_i) over real tokens; logp_tok (optional, [Ty*B]) receives log p(y_i) at
+ * real positions and 0 at padding. */
+double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
+                   real *logp_tok);
+/* Loss = scale · Σ -log p. ADDS into g; WRITES d->dS, d->dC, d->dEprev. */
+void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, params *g, const batch *bt,
+                  real scale);
+
+#endif

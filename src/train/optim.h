@@ -1,0 +1,55 @@
+/* optim.h: gradient clipping and the optimizers (Adadelta of Appendix B, AdaGrad of Feng et al.,
+ * Adam), as flat loops over the parameter arena. Their state lives in one arena of the same
+ * layout, so checkpoints save it as two more tensors. */
+#ifndef NMT_OPTIM_H
+#define NMT_OPTIM_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+#include "base/real.h"
+
+enum optim_kind { OPT_ADADELTA = 0, OPT_ADAGRAD = 1, OPT_ADAM = 2, OPT_SGD = 3 };
+
+typedef struct optim {
+    int kind;
+    double lr;          /* Adadelta: 1 in the paper; AdaGrad 0.01; Adam 0.001 */
+    double rho, eps;    /* Adadelta ρ = 0.95, ε = 1e-6 (MODEL.md section 4) */
+    double beta1, beta2;/* Adam */
+    long step;          /* updates applied */
+    size_t n;
+    real *s1, *s2;      /* Adadelta E[g²], E[Δ²]; AdaGrad Σg²; Adam m, v */
+    /* Row-sparse regions (the embedding matrices: a batch touches a few hundred of their rows).
+     * A row whose gradient is all zero is left alone: under Adadelta its only change would be
+     * E[g²] and E[Δ²] times ρ, which is owed (lag) and paid, one multiplication at a time as
+     * the eager loop would, when the row is next touched or optim_settle runs. The result is
+     * the eager update's bits; Adam moves untouched rows, so it updates them as dense. */
+    int nsparse;
+    struct optim_rows { size_t off; int rows, cols; unsigned *lag; } sparse[4];
+} optim;
+
+int optim_parse(const char *name);      /* -1 when unknown */
+const char *optim_name(int kind);
+/* Paper defaults for the kind; then allocates zeroed state for n parameters. */
+int optim_init(optim *o, int kind, size_t n, nmt_err *err);
+void optim_free(optim *o);
+
+/* Marks g[off, off + rows·cols) as row-sparse (at most 4 regions, not overlapping). */
+int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err);
+/* The model's row-sparse regions: the embedding matrices Es and Et. */
+struct param_table;
+int optim_sparse_embeddings(optim *o, const struct param_table *pt, nmt_err *err);
+/* Pays every owed decay, so that s1 and s2 hold what eager updates would have left (before a
+ * checkpoint saves them). */
+void optim_settle(optim *o);
+
+/* L2 norm of g[0..n), accumulated in double. */
+double grad_norm(const real *g, size_t n);
+
+/* One update: if the global norm of g exceeds clip (> 0), g is rescaled to norm clip; then the
+ * optimizer's step. A non-finite norm changes no parameter and returns NMT_ERR_NUMERIC.
+ * *norm (optional) receives the norm before clipping. Either way g is left all zeros, ready for
+ * the next update's gradients (zeroed in the same pass that reads it, sparing a pass of its own). */
+int optim_step(optim *o, real *p, real *g, double clip, double *norm);
+
+#endif
