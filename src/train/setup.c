@@ -1,0 +1,246 @@
+/* setup.c: everything before the first update: the corpora read and checked (tokenized when
+ * raw), vocabularies, id pairs, a memory estimate refused up front, the model built or loaded
+ * from a checkpoint, the optimizer, batcher and workspace; and the tear-down. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "data/vocab.h"
+#include "text/tokenize.h"
+#include "train/trainer.h"
+
+static double mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024;
+}
+
+static int build_vocabs(trainer *t, vocab **sv, vocab **tv, nmt_err *err)
+{
+    wordcount ws_, wt_;
+    int rc = wordcount_build(&ws_, &t->ts, err);
+    if (rc) return rc;
+    if ((rc = wordcount_build(&wt_, &t->tt, err))) { wordcount_free(&ws_); return rc; }
+    rc = vocab_from_counts(sv, &ws_, t->o->cfg.src_vocab, err);
+    if (!rc) rc = vocab_from_counts(tv, &wt_, t->o->cfg.tgt_vocab, err);
+    wordcount_free(&ws_);
+    wordcount_free(&wt_);
+    return rc;
+}
+
+/* Replaces every line of t by its Moses tokenization (raw text in, as the model's data). */
+static int tokenize_file(textfile *t, int lang, const nmt_train_opts *o, nmt_err *err)
+{
+    if (lang < 0) return NMT_OK;
+    tok_opts to = tok_opts_default();
+    to.lang = lang;
+    to.lowercase = o->tok_lowercase;
+    to.normalize = o->tok_normalize;
+    tok_buf b;
+    tok_buf_init(&b);
+    size_t cap = 1 << 20, len = 0;
+    char *pool = malloc(cap);
+    size_t *off = malloc(sizeof(size_t) * (t->nlines ? t->nlines : 1));
+    int rc = pool && off ? NMT_OK : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (long i = 0; i < t->nlines && !rc; i++) {
+        if ((rc = tok_line(&to, t->line[i], strlen(t->line[i]), &b, err))) {
+            nmt_fail(err, rc, "%s:%ld: tokenizing failed", t->path, i + 1);
+            break;
+        }
+        if (len + b.len + 1 > cap) {
+            while (len + b.len + 1 > cap) cap *= 2;
+            char *np = realloc(pool, cap);
+            if (!np) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
+            pool = np;
+        }
+        memcpy(pool + len, b.s, b.len);
+        pool[len + b.len] = 0;
+        off[i] = len;
+        len += b.len + 1;
+    }
+    if (!rc) { /* the tokenized text takes the place of the raw text */
+        free(t->buf);
+        t->buf = pool;
+        for (long i = 0; i < t->nlines; i++) t->line[i] = pool + off[i];
+        pool = NULL;
+    }
+    free(pool);
+    free(off);
+    tok_buf_free(&b);
+    return rc;
+}
+
+/* A resumed run keeps the log's first `update` lines and drops the rest: updates done after the
+ * checkpoint by the interrupted process are redone, so the log matches an uninterrupted run. */
+static int open_batch_log(trainer *t, nmt_err *err)
+{
+    const char *path = t->o->batch_log;
+    FILE *f = t->o->resume ? fopen(path, "r+") : NULL;
+    if (f) {
+        long lines = 0, pos = 0;
+        int ch;
+        while (lines < t->update && (ch = getc(f)) != EOF) {
+            pos++;
+            if (ch == '\n') lines++;
+        }
+        if (ferror(f) || fflush(f) || ftruncate(fileno(f), pos) || fseek(f, 0, SEEK_END)) {
+            fclose(f);
+            return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+        }
+    } else if (!(f = fopen(path, "w"))) {
+        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    t->batch_log = f;
+    return NMT_OK;
+}
+
+/* Reads one parallel pair of files (training or dev), checks that the sides have as many
+ * lines, and tokenizes raw text. Every input is read and checked before any training starts. */
+static int read_side(textfile *s, textfile *tg, const char *sp, const char *tp, const nmt_train_opts *o, nmt_err *err)
+{
+    int rc;
+    if ((rc = textfile_read(s, sp, err)) || (rc = textfile_read(tg, tp, err))) return rc;
+    if (s->nlines != tg->nlines)
+        return nmt_fail(err, NMT_ERR_MISMATCH, "%s has %ld lines but %s has %ld", sp, s->nlines, tp, tg->nlines);
+    if ((rc = tokenize_file(s, o->tokenize_src, o, err)) || (rc = tokenize_file(tg, o->tokenize_tgt, o, err))) return rc;
+    return NMT_OK;
+}
+
+/* Refuses up front what cannot fit: the corpus is already in memory, what is left to allocate
+ * is the parameters, gradients, optimizer state and the workspace for the longest pair. */
+static int check_memory(trainer *t, const nmt_config *c, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    int mx = 1, my = 1;
+    const pairs *sets[2] = {&t->train, &t->dev};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < sets[s]->n; i++) {
+            if (pair_src_len(sets[s], i) > mx) mx = pair_src_len(sets[s], i);
+            if (pair_tgt_len(sets[s], i) > my) my = pair_tgt_len(sets[s], i);
+        }
+    t->max_src = mx;
+    t->max_tgt = my;
+    int nstate = o->optimizer == 0 || o->optimizer == 2 ? 2 : o->optimizer == 1 ? 1 : 0;
+    param_table pt;
+    param_table_build(&pt, c);
+    double pbytes = (double)sizeof(real) * pt.total * (2 + nstate);
+    double need = pbytes + (double)net_ws_bytes(c, o->batch, mx, my);
+    double avail = o->max_memory > 0 ? o->max_memory : mem_available();
+    if (avail > 0 && need > avail)
+        return nmt_fail(err, NMT_ERR_NOMEM,
+                        "this configuration needs about %.2f GB (%.2f GB of parameters, gradients and optimizer state, %.2f GB of workspace for batches of %d up to %d x %d tokens) but %.2f GB is available",
+                        need / 1e9, pbytes / 1e9, net_ws_bytes(c, o->batch, mx, my) / 1e9, o->batch, mx, my, avail / 1e9);
+    return NMT_OK;
+}
+
+int train_setup(trainer *t, st_file **ck, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    int rc;
+    if (!o->src || !o->tgt || !o->model) return nmt_fail(err, NMT_ERR_ARG, "training needs a source file, a target file and a model path");
+    if (!o->valid_src != !o->valid_tgt) return nmt_fail(err, NMT_ERR_ARG, "a dev set needs both a source and a target file");
+    if (o->batch < 1 || o->sort_blocks < 1) return nmt_fail(err, NMT_ERR_ARG, "batch size and sort blocks must be at least 1");
+    snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s", o->checkpoint ? o->checkpoint : "");
+    if (!o->checkpoint) snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s.ckpt", o->model);
+    if (o->log_tsv) snprintf(t->log_path, sizeof t->log_path, "%s", o->log_tsv);
+    else snprintf(t->log_path, sizeof t->log_path, "%s.log.tsv", o->model);
+    if ((rc = read_side(&t->ts, &t->tt, o->src, o->tgt, o, err))) return rc;
+    if (o->valid_src && (rc = read_side(&t->vs, &t->vt, o->valid_src, o->valid_tgt, o, err))) return rc;
+    /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
+    vocab *sv = NULL, *tv = NULL;
+    nmt_config cfg = o->cfg;
+    if (o->resume) {
+        if ((rc = st_open(ck, o->resume, err))) return rc; /* tensors read on demand: never held twice */
+        if ((rc = model_from_file(&t->m, *ck, err)) || (rc = ckpt_settings(t, *ck, err))) return rc;
+        sv = t->m->src;
+        tv = t->m->tgt;
+        cfg = t->m->cfg;
+    } else {
+        if ((rc = nmt_config_check(&o->cfg, err))) return rc;
+        if ((rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
+        cfg.src_vocab = sv->n; /* a corpus with fewer types than asked gives a smaller shortlist */
+        cfg.tgt_vocab = tv->n;
+    }
+    const nmt_config *c = &cfg;
+    rc = pairs_build(&t->train, &t->ts, &t->tt, sv, tv, o->max_len, err);
+    if (!rc && t->train.n == 0)
+        rc = nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty pairs and pairs over %d words",
+                      o->src, o->max_len);
+    if (!rc && o->valid_src) rc = pairs_build(&t->dev, &t->vs, &t->vt, sv, tv, 0, err);
+    if (!rc && !o->resume && (rc = nmt_config_check(c, err)))
+        nmt_fail(err, rc, "%s: the corpus yields too small a vocabulary (%d source and %d target entries)", o->src,
+                 c->src_vocab, c->tgt_vocab);
+    if (rc) {
+        if (!t->m) { vocab_free(sv); vocab_free(tv); }
+        return rc;
+    }
+    t->corpus_hash = train_corpus_hash(&t->train);
+    if ((rc = check_memory(t, c, err))) {
+        if (!o->resume) { vocab_free(sv); vocab_free(tv); }
+        return rc;
+    }
+    if (!o->resume) { /* the new model takes ownership of the vocabularies */
+        if ((rc = model_alloc(&t->m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+        rng r;
+        rng_seed(&r, o->seed);
+        if (params_init(&t->m->pt, t->m->P, c->hid, &r)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        c = &t->m->cfg;
+    }
+    t->G = calloc(t->m->pt.total, sizeof(real));
+    if (!t->G) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for gradients");
+    params_point(&t->g, &t->m->pt, t->G);
+    if ((rc = optim_init(&t->opt, o->optimizer, t->m->pt.total, err))) return rc;
+    if ((rc = optim_sparse_embeddings(&t->opt, &t->m->pt, err))) return rc;
+    if (o->lr > 0) t->opt.lr = o->lr;
+    if ((rc = batcher_init(&t->bat, &t->train, o->batch, o->sort_blocks, o->reshuffle, o->seed, err))) return rc;
+    if (!(o->dropout >= 0 && o->dropout < 1)) return nmt_fail(err, NMT_ERR_ARG, "dropout %g out of range [0, 1)", o->dropout);
+    rng_seed(&t->drop_rng, o->seed ^ 0xd0d0d0d0ULL);
+    if ((rc = batch_buf_init(&t->bb, &t->train, o->batch, err))) return rc;
+    if ((rc = net_ws_reserve(&t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
+    net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
+    t->best_dev = INFINITY;
+    if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    if (o->batch_log && (rc = open_batch_log(t, err))) return rc;
+    return NMT_OK;
+}
+
+void train_summary(trainer *t, char *buf, size_t n)
+{
+    const nmt_config *c = &t->m->cfg;
+    const pairs *p = &t->train;
+    int k = snprintf(buf, n,
+                     "%s model: vocab %d/%d, emb %d, hid %d, att %d, maxout %d: %zu parameters (%.1f MB)\n"
+                     "training: %ld lines, %d pairs kept, %ld skipped as empty, %ld over %d words; UNK rate src %.2f%%, tgt %.2f%%\n",
+                     nmt_arch_name(c->arch), c->src_vocab, c->tgt_vocab, c->emb, c->hid, c->att, c->maxout, t->m->pt.total,
+                     t->m->pt.total * sizeof(real) / 1e6, p->nlines, p->n, p->empty, p->too_long, t->o->max_len,
+                     100.0 * p->src_unk / (p->src_tokens ? p->src_tokens : 1), 100.0 * p->tgt_unk / (p->tgt_tokens ? p->tgt_tokens : 1));
+    if (k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g%s), clip %g, dropout %g, batches of %d in blocks of %d, %s order, seed %llu",
+                      t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->lr_decay > 0 ? ", decayed on plateaus" : "", t->o->clip, t->o->dropout, t->bat.B,
+                      t->bat.B * t->bat.k, t->bat.reshuffle ? "reshuffled" : "paper", (unsigned long long)t->o->seed);
+    if (t->o->resume && k > 0 && (size_t)k < n)
+        snprintf(buf + k, n - k, "\nresumed from %s at update %ld (epoch %d)", t->o->resume, t->update, t->bat.epoch);
+}
+
+void train_cleanup(trainer *t)
+{
+    if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
+    nmt_model_free(t->m);
+    free(t->G);
+    optim_free(&t->opt);
+    textfile_free(&t->ts); textfile_free(&t->tt); textfile_free(&t->vs); textfile_free(&t->vt);
+    pairs_free(&t->train);
+    pairs_free(&t->dev);
+    batcher_free(&t->bat);
+    batch_buf_free(&t->bb);
+    net_ws_free(&t->ws);
+}

@@ -1,0 +1,68 @@
+/* trainer.h: the state of one training run, shared by the files of src/train: the loop
+ * (train.c), set-up and tear-down (setup.c), checkpoints (checkpoint.c) and validation with its
+ * TSV log (validate.c). Internal to the library. */
+#ifndef NMT_TRAINER_H
+#define NMT_TRAINER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nmt.h"
+#include "data/batcher.h"
+#include "data/corpus.h"
+#include "io/safetensors.h"
+#include "nn/model.h"
+#include "nn/net.h"
+#include "train/optim.h"
+
+typedef struct trainer {
+    const nmt_train_opts *o;    /* &eff */
+    nmt_train_opts eff;         /* the caller's options, with a resumed checkpoint's settings */
+    nmt_train_cb cb;
+    void *user;
+    nmt_model *m;
+    real *G;
+    params g;
+    optim opt;
+    textfile ts, tt, vs, vt;
+    pairs train, dev;
+    batcher bat;
+    batch_buf bb;
+    net_ws ws;
+    long update;
+    double elapsed0, t0;        /* seconds before this process; clock at its start */
+    double best_dev;            /* best dev NLL per sentence */
+    int bad_valid, nonfinite;
+    double win_nll, win_t;      /* progress window */
+    long win_sent, win_tok;
+    double val_nll;             /* training NLL since the last validation (for the log) */
+    long val_sent, val_tok;
+    double val_step, val_left;  /* FertDec's costs since the last validation (unweighted sums) */
+    rng drop_rng;               /* dropout masks */
+    uint64_t corpus_hash;
+    FILE *batch_log;
+    int max_src, max_tgt;       /* the longest pair's sides (training and dev): the workspace's size */
+    char ckpt_path[4096], log_path[4096];
+} trainer;
+
+/* train.c: the clock, and the caller's callback */
+double train_now(void);
+double train_elapsed(const trainer *t);          /* seconds, earlier processes of a resumed run included */
+void train_report(trainer *t, nmt_train_report *r); /* fills update, epoch and time, then calls back */
+void train_warn(trainer *t, const char *msg);
+
+/* setup.c: reads and checks every input, builds or loads the model, allocates everything */
+int train_setup(trainer *t, st_file **ck, nmt_err *err);
+void train_summary(trainer *t, char *buf, size_t n);
+void train_cleanup(trainer *t);
+
+/* checkpoint.c */
+uint64_t train_corpus_hash(const pairs *p);     /* ties a checkpoint to its corpus */
+int ckpt_save(trainer *t, nmt_err *err);
+int ckpt_settings(trainer *t, const st_file *f, nmt_err *err); /* optimizer and batching, into t->eff */
+int ckpt_restore(trainer *t, const st_file *f, nmt_err *err);  /* position, counters, optimizer state */
+
+/* validate.c: dev NLL, the best model, patience and learning-rate decay, the TSV log */
+int train_validate(trainer *t, int *stop, nmt_err *err);
+
+#endif
