@@ -1,12 +1,16 @@
 /* test_model.c: a sentence gives the same log-probabilities alone and inside a padded batch
  * (both models); save -> load gives the same log-probabilities bit for bit; bad model files
  * (truncated, not a model, wrong shape, offset past the end, bad config, bad vocabulary,
- * NaN weights, missing tensor) are each refused with their own message. */
+ * NaN weights, missing tensor) are each refused with their own message; the decoding step fed
+ * the reference words gives training's log-probabilities (one decoder step serves both). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/err.h"
+#include "decode/infer.h"
+#include "backend/cpu/vec.h"
 #include "nn/net.h"
 #include "io/safetensors.h"
 #include "test.h"
@@ -361,6 +365,43 @@ static void test_bad_files(void)
     nmt_model_free(m);
 }
 
+/* Decoding's path (infer_encode, then infer_step row by row, each fed the reference word) must
+ * give the log-probabilities of training's teacher-forced forward pass: the two share
+ * dec_step, so any variant term added to one and not the other shows here. */
+static void test_step_matches_training(int arch)
+{
+    nmt_model *m = new_model(arch);
+    real ref[NS][8];
+    batch_logp(m, ref);
+    batch bt;
+    fill_batch(&bt, src, sl, tgt, tl, 0, NS);
+    infer_ws w = {0};
+    NMT_ASSERT(infer_reserve(&w, &m->cfg, NS, bt.Tx, NS, NULL) == 0);
+    infer_encode(&w, m, &bt);
+    int D = infer_state_dim(&m->cfg, bt.Tx), Ky = m->cfg.tgt_vocab, rows[NS], yprev[NS];
+    real *sa = malloc(sizeof(real) * NS * D), *sb = malloc(sizeof(real) * NS * D);
+    infer_init_states(&w, &m->cfg, sa, NS, bt.Tx);
+    double worst = 0;
+    for (int b = 0; b < NS; b++) { rows[b] = b; yprev[b] = -1; }
+    for (int t = 0; t < bt.Ty; t++) {
+        infer_step(&w, m, &bt, NS, rows, yprev, sa, sb);
+        for (int b = 0; b < NS; b++) {
+            if (t >= tl[b]) continue;
+            const real *z = w.logp + (size_t)b * Ky;
+            double lp = z[tgt[b][t]] - vec_logsumexp(NULL, z, Ky, NULL);
+            double d = fabs(lp - ref[b][t]) / (fabs(ref[b][t]) + 1e-30);
+            if (d > worst) worst = d;
+            yprev[b] = tgt[b][t];
+        }
+        real *x = sa; sa = sb; sb = x;
+    }
+    CHECKF(worst <= 1e-5, "%s: decoding step and training disagree by %.3g relative", nmt_arch_name(arch), worst);
+    free(sa); free(sb);
+    infer_free(&w);
+    free_batch(&bt);
+    nmt_model_free(m);
+}
+
 int main(void)
 {
     rng_seed(&R, 99);
@@ -373,6 +414,7 @@ int main(void)
         test_padding(arch);
         test_sorted_rows(arch);
         test_save_load(arch);
+        test_step_matches_training(arch);
     }
     test_zero_extras();
     test_bad_files();

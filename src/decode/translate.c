@@ -277,7 +277,7 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
             a->n_src = xl[s] - 1;
             a->n_tgt = yl[s] - 1;
             a->logprob = sum;
-            if (m->cfg.arch == NMT_ARCH_RNNENC) continue;
+            if (!has_attention(&m->cfg)) continue;
             a->attention = malloc(sizeof(float) * (size_t)yl[s] * xl[s]);
             if (!a->attention) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
             for (int i = 0; i < yl[s]; i++)

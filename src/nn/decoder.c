@@ -10,13 +10,14 @@
 
 #include "backend/cpu/blas.h"
 #include "nn/decoder.h"
+#include "nn/step.h"
 #include "base/fault.h"
 #include "base/prof.h"
 
 void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
 {
     size_t m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c), TB = (size_t)Ty * B, SB = (size_t)Tx * B;
-    int search = c->arch != NMT_ARCH_RNNENC;
+    int search = has_attention(c);
     w->Eprev = arena_take(a, sizeof(real) * TB * m);
     w->Y = arena_take(a, sizeof(real) * TB * 3 * n);
     w->S = arena_take(a, sizeof(real) * (TB + B) * n);
@@ -69,15 +70,15 @@ static double norm_diff(const real *a, const real *b, int m)
     return sqrt(s);
 }
 
-void xi_build(real *xi, const real *src, const int *xlen, int B, int Tx, int k)
+void xi_build_rows(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k)
 {
     int K = 2 * k + 1;
-    memset(xi, 0, sizeof(real) * B * Tx * K);
-    for (int b = 0; b < B; b++)
-        for (int j = 0; j < xlen[b]; j++)
+    memset(xi, 0, sizeof(real) * H * Tx * K);
+    for (int b = 0; b < H; b++)
+        for (int j = 0; j < len[b]; j++)
             for (int o = 0; o < K; o++) {
                 int p = j + o - k;
-                if (p >= 0 && p < xlen[b]) xi[((size_t)b * Tx + j) * K + o] = src[(size_t)b * Tx + p];
+                if (p >= 0 && p < len[b]) xi[((size_t)b * Tx + j) * K + o] = src[(size_t)b * ld + p];
             }
 }
 
@@ -102,7 +103,7 @@ static gru_cache cache_at(gru_cache c, size_t off)
  * carried the last real state to position Tx, so one block serves every row). */
 static size_t s0_source(const nmt_config *c, int B, int Tx, int hd)
 {
-    return c->arch == NMT_ARCH_RNNENC ? (size_t)(Tx - 1) * B * hd : (size_t)c->hid;
+    return has_attention(c) ? (size_t)c->hid : (size_t)(Tx - 1) * B * hd;
 }
 
 void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
@@ -113,81 +114,46 @@ void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params
         for (int k = 0; k < n; k++) s0[(size_t)b * n + k] = rtanh(s0[(size_t)b * n + k] + p->init_b[k]);
 }
 
+/* The pointers of step i into the stored sequences (training keeps every step for backward). */
+static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec_bufs *bf, dec_rows *prev, dec_rows *next)
+{
+    size_t o = (size_t)i * B, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
+    int xk = xi_kind(c), fd = has_fertdec(c), K = xk ? xi_width(c) : 0;
+    *bf = (dec_bufs){w->pre, fd ? w->G + o * m : NULL, w->Q ? w->Q + o * na : NULL, w->alpha ? w->alpha + o * Tx : NULL,
+                     w->C + o * cd, xk ? w->XI + o * Tx * K : NULL, fd ? w->TH + o * n : NULL, w->tmp,
+                     cache_at(w->cache, o * n), NULL};
+    /* Markov reads α_{i-1} and keeps α_i where it is; LocFer sums into cum in place */
+    real *aprev = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV && i ? w->alpha + (o - B) * Tx : NULL;
+    real *anext = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV ? bf->alpha : NULL;
+    *prev = (dec_rows){w->S + o * n, i ? w->C + (o - B) * cd : NULL, aprev, fd ? w->D + o * m : NULL, (int)n, (int)cd, Tx, (int)m};
+    *next = (dec_rows){w->S + (o + B) * n, bf->ctx, anext, fd ? w->D + (o + B) * m : NULL, (int)n, (int)cd, Tx, (int)m};
+}
+
 void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
 {
-    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
-    int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, hd = e->D * c->hid;
     size_t TB = (size_t)Ty * B;
-    attn_dims ad = {B, Tx, B, na, hd, hd};
 
     memset(w->Eprev, 0, sizeof(real) * B * m);
     for (size_t i = B; i < TB; i++) memcpy(w->Eprev + i * m, p->Et + (size_t)bt->y[i - B] * m, sizeof(real) * m);
-    mm(0, 0, (int)TB, 3 * n, m, w->Eprev, m, p->dec_W, 3 * n, 0, w->Y, 3 * n);
-    for (size_t i = 0; i < TB; i++)
-        for (int k = 0; k < 3 * n; k++) w->Y[i * 3 * n + k] += p->dec_b[k];
-
+    /* teacher forcing: the input-side terms of every step in one product */
+    dec_input_terms(w->Y, w->Eprev, p->dec_W, p->dec_b, (int)TB, m, 3 * n);
     dec_init_state(w->S, e, c, p, B, Tx);
-
-    if (search) {
-        mm(0, 0, Tx * B, na, hd, e->H, hd, p->att_U, na, 0, w->UaH, na);
-        for (size_t i = 0; i < (size_t)Tx * B; i++)
-            for (int k = 0; k < na; k++) w->UaH[i * na + k] += p->att_b[k];
+    if (has_attention(c)) dec_project_annotations(w->UaH, e->H, p, c, Tx * B, hd);
+    if (xi_kind(c) == XI_LOCFER) memset(w->cum, 0, sizeof(real) * B * Tx);
+    int fd = has_fertdec(c);
+    if (fd) {
+        dec_coverage_init(w->D, e->ex, bt->xlen, B, Tx, m);
+        dec_input_terms(w->YG, w->Eprev, p->fer_Wg, p->fer_bg, (int)TB, m, m);
     }
-    int xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
-    if (xk == XI_LOCFER) memset(w->cum, 0, sizeof(real) * B * Tx);
-    if (fd) { /* d_1 = Σ_j x̄_j over the real source positions (EOS included) */
-        memset(w->D, 0, sizeof(real) * B * m);
-        for (int j = 0; j < Tx; j++)
-            for (int b = 0; b < B; b++)
-                if (j < bt->xlen[b])
-                    for (int k = 0; k < m; k++) w->D[(size_t)b * m + k] += e->ex[((size_t)j * B + b) * m + k];
-        mm(0, 0, (int)TB, m, m, w->Eprev, m, p->fer_Wg, m, 0, w->YG, m);
-        for (size_t i = 0; i < TB; i++)
-            for (int k = 0; k < m; k++) w->YG[i * m + k] += p->fer_bg[k];
-    }
+    dec_src src = {e->H, w->UaH, bt->xlen, B, Tx, hd};
     for (int i = 0; i < Ty; i++) {
-        size_t o = (size_t)i * B;
-        const real *sp = w->S + o * n, *cprev = i ? w->C + (o - B) * cd : NULL;
-        real *ci = w->C + o * cd;
-        if (search) {
-            PROF_BEGIN(ta);
-            mm(0, 0, B, na, n, sp, n, p->att_W, na, 0, w->Q + o * na, na);
-            if (has_recatt(c) && cprev) /* RecAtt: + R_a c_{i-1} (c_0 = 0) */
-                mm(0, 0, B, na, cd, cprev, cd, p->att_R, na, 1, w->Q + o * na, na);
-            attn_xi x, *xp = NULL;
-            if (xk) { /* Markov: ξ from α_{i-1}; LocFer: from Σ_{i'<i} α_i' (α_0 = 0) */
-                real *XIi = w->XI + o * Tx * K;
-                if (xk == XI_LOCFER && i) for (size_t q = 0; q < (size_t)B * Tx; q++) w->cum[q] += w->alpha[(o - B) * Tx + q];
-                if (xk == XI_MARKOV && !i) memset(XIi, 0, sizeof(real) * B * Tx * K);
-                else xi_build(XIi, xk == XI_LOCFER ? w->cum : w->alpha + (o - B) * Tx, bt->xlen, B, Tx, c->window);
-                x = (attn_xi){K, p->att_M, XIi, NULL, NULL};
-                xp = &x;
-            }
-            attn_forward(w->alpha + o * Tx, ci, w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, NULL, xp, ad);
-            PROF_END(PROF_ATT_FWD, ta);
-        } else {
-            const real *cfix = e->H + (size_t)(Tx - 1) * B * hd;
-            memcpy(ci, cfix, sizeof(real) * B * cd);
-        }
-        memcpy(w->pre, w->Y + o * 3 * n, sizeof(real) * B * 3 * n);
-        mm(0, 0, B, 3 * n, cd, ci, cd, p->dec_C, 3 * n, 1, w->pre, 3 * n);
-        if (has_inputfeed(c) && cprev) /* InputFeed: + F c_{i-1} */
-            mm(0, 0, B, 3 * n, cd, cprev, cd, p->dec_F, 3 * n, 1, w->pre, 3 * n);
-        const real *di = fd ? w->D + o * m : NULL;
-        if (fd) /* FertDec: + V d_i in every gate and the candidate */
-            mm(0, 0, B, 3 * n, m, di, m, p->fer_V, 3 * n, 1, w->pre, 3 * n);
-        real *si = w->S + o * n + (size_t)B * n;
-        gru_forward(si, n, cache_at(w->cache, o * n), w->pre, 3 * n, sp, n, p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
-        if (fd) { /* s_i += tanh(V_h d_i);  g_i = σ(W_g ȳ + U_g s_{i-1} + C_g c_i + V_g d_i + b_g);  d_{i+1} = g_i ∘ d_i */
-            real *th = w->TH + o * n, *gi = w->G + o * m, *dn = w->D + (o + B) * m;
-            mm(0, 0, B, n, m, di, m, p->fer_Vh, n, 0, th, n);
-            for (size_t q = 0; q < (size_t)B * n; q++) { th[q] = rtanh(th[q]); si[q] += th[q]; }
-            memcpy(gi, w->YG + o * m, sizeof(real) * B * m);
-            mm(0, 0, B, m, n, sp, n, p->fer_Ug, m, 1, gi, m);
-            mm(0, 0, B, m, cd, ci, cd, p->fer_Cg, m, 1, gi, m);
-            mm(0, 0, B, m, m, di, m, p->fer_Vg, m, 1, gi, m);
-            for (size_t q = 0; q < (size_t)B * m; q++) { gi[q] = rsigmoid(gi[q]); dn[q] = gi[q] * di[q]; }
-        }
+        dec_bufs bf;
+        dec_rows prev, next;
+        step_views(w, c, B, Tx, i, &bf, &prev, &next);
+        memcpy(w->pre, w->Y + (size_t)i * B * 3 * n, sizeof(real) * B * 3 * n);
+        if (fd) memcpy(bf.g, w->YG + (size_t)i * B * m, sizeof(real) * B * m);
+        dec_step(&bf, c, p, &src, B, NULL, &prev, &next);
     }
     w->cost_step = w->cost_left = 0;
     if (fd) /* the costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}|| */
@@ -204,7 +170,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
 void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
-    int hd = e->D * n, search = c->arch != NMT_ARCH_RNNENC;
+    int hd = e->D * n, search = has_attention(c);
     size_t TB = (size_t)Ty * B;
     attn_dims ad = {B, Tx, B, na, hd, hd};
 

@@ -52,9 +52,10 @@ typedef struct dec_ws {
  * step_w · (1/Ty) Σ_i ||d_{i+1} - d_i|| + left_w · ||d_{Ty+1}||; 0 for other models. */
 double dec_extra_cost(const dec_ws *w, const nmt_config *c);
 
-/* ξ_ij of Markov / LocFer: for each real position j the values src[j-k .. j+k] of a per-sentence
- * vector (α_{i-1} or the summed earlier α), zero outside the sentence. xi [B, Tx, 2k+1]. */
-void xi_build(real *xi, const real *src, const int *xlen, int B, int Tx, int k);
+/* ξ_ij of Markov / LocFer: for each real position j < len[b] of row b the values src[j-k .. j+k]
+ * of that row's vector (α_{i-1} or the summed earlier α; rows ld apart), zero outside the
+ * sentence. xi [H, Tx, 2k+1]. */
+void xi_build_rows(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k);
 /* Backward of xi_build: ADDS dxi into dsrc [B, Tx]. */
 void xi_scatter(real *dsrc, const real *dxi, const int *xlen, int B, int Tx, int k);
 

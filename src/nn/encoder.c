@@ -11,7 +11,7 @@
 void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
 {
     size_t m = c->emb, n = c->hid, TB = (size_t)Tx * B;
-    w->D = c->arch == NMT_ARCH_RNNENC ? 1 : 2;
+    w->D = enc_dirs(c);
     size_t hd = w->D * n;
     w->ex = arena_take(a, sizeof(real) * TB * m);
     w->H = arena_take(a, sizeof(real) * TB * hd);

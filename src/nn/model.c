@@ -12,23 +12,9 @@ nmt_config nmt_config_default(void)
     return c;
 }
 
-static const char *arch_names[] = {"rnnsearch", "rnnenc", "recatt", "inputfeed", "markov", "locfer", "fertdec",
-                                   "recatt+fertdec"};
-#define N_ARCH (int)(sizeof arch_names / sizeof *arch_names)
-
-const char *nmt_arch_name(int arch) { return arch >= 0 && arch < N_ARCH ? arch_names[arch] : "unknown"; }
-
-int nmt_arch_parse(const char *name)
-{
-    for (int i = 0; i < N_ARCH; i++)
-        if (!strcmp(name, arch_names[i])) return i;
-    if (!strcmp(name, "rnnencdec")) return NMT_ARCH_RNNENC;
-    return -1;
-}
-
 int nmt_config_check(const nmt_config *c, nmt_err *err)
 {
-    if (c->arch < 0 || c->arch >= N_ARCH) return nmt_fail(err, NMT_ERR_ARG, "unknown architecture %d", c->arch);
+    if (!variant_get(c->arch)) return nmt_fail(err, NMT_ERR_ARG, "unknown architecture %d", c->arch);
     /* 3 ids at least: EOS, UNK and one word. The upper bounds keep every product of sizes
      * far inside size_t and int row strides. */
     if (c->src_vocab < 3 || c->src_vocab > 4000000) return nmt_fail(err, NMT_ERR_ARG, "source vocabulary %d out of range [3, 4000000]", c->src_vocab);
@@ -64,7 +50,7 @@ static void add(param_table *pt, const char *name, int rows, int cols, int ndim,
 void param_table_build(param_table *pt, const nmt_config *c)
 {
     int m = c->emb, n = c->hid, na = c->att, l = c->maxout, cd = ctx_dim(c);
-    int search = c->arch != NMT_ARCH_RNNENC;
+    int search = has_attention(c);
     memset(pt, 0, sizeof *pt);
     /* Order = the reference's order, so that a model file lists tensors as it does. */
     MAT("Es", c->src_vocab, m, INIT_NORMAL_001, Es);

@@ -9,6 +9,7 @@
 #include "nmt.h"
 #include "base/real.h"
 #include "base/rng.h"
+#include "nn/variant.h"
 
 /* Pointers into one arena; a tensor the architecture lacks is NULL. Every weight is stored
  * [in, out] (y = x·W + b) and gate blocks are column blocks [z | r | candidate], the layout of
@@ -83,22 +84,5 @@ int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err);
 int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err);
 /* The dtype a real is stored as. */
 int model_real_dtype(void);
-
-/* What each architecture adds (MODEL.md section 5). */
-static inline int has_attention(const nmt_config *c) { return c->arch != NMT_ARCH_RNNENC; }
-static inline int has_recatt(const nmt_config *c) { return c->arch == NMT_ARCH_RECATT || c->arch == NMT_ARCH_RECATT_FERTDEC; }
-static inline int has_fertdec(const nmt_config *c) { return c->arch == NMT_ARCH_FERTDEC || c->arch == NMT_ARCH_RECATT_FERTDEC; }
-static inline int has_inputfeed(const nmt_config *c) { return c->arch == NMT_ARCH_INPUTFEED; }
-enum { XI_NONE, XI_MARKOV, XI_LOCFER };
-static inline int xi_kind(const nmt_config *c)
-{
-    return c->arch == NMT_ARCH_MARKOV ? XI_MARKOV : c->arch == NMT_ARCH_LOCFER ? XI_LOCFER : XI_NONE;
-}
-static inline int xi_width(const nmt_config *c) { return 2 * c->window + 1; }
-/* Needs c_{i-1} (RecAtt, InputFeed). */
-static inline int needs_prev_ctx(const nmt_config *c) { return has_recatt(c) || has_inputfeed(c); }
-
-/* Context size c: 2n with attention, n for RNNencdec. */
-static inline int ctx_dim(const nmt_config *c) { return c->arch == NMT_ARCH_RNNENC ? c->hid : 2 * c->hid; }
 
 #endif

@@ -1,0 +1,116 @@
+/* step.c: the decoder step of step.h, shared by training and decoding. Every product runs on
+ * all H rows at once; the variants add their terms at the points MODEL.md section 5 names. */
+#include <string.h>
+
+#include "backend/cpu/blas.h"
+#include "base/prof.h"
+#include "nn/attention.h"
+#include "nn/decoder.h"
+#include "nn/step.h"
+
+void dec_input_terms(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols)
+{
+    mm(0, 0, rows, cols, m, E, m, W, cols, 0, y, cols);
+    for (size_t i = 0; i < (size_t)rows; i++)
+        for (int k = 0; k < cols; k++) y[i * cols + k] += b[k];
+}
+
+void dec_project_annotations(real *UaH, const real *H, const params *p, const nmt_config *c, int rows, int hd)
+{
+    dec_input_terms(UaH, H, p->att_U, p->att_b, rows, hd, c->att);
+}
+
+void dec_coverage_init(real *d, const real *ex, const int *xlen, int S, int Tx, int m)
+{
+    memset(d, 0, sizeof(real) * S * m);
+    for (int j = 0; j < Tx; j++)
+        for (int b = 0; b < S; b++)
+            if (j < xlen[b])
+                for (int k = 0; k < m; k++) d[(size_t)b * m + k] += ex[((size_t)j * S + b) * m + k];
+}
+
+/* q_i, then α_i and c_i; RNNencdec copies its fixed context h→_Tx of each row's sentence. */
+static void step_attention(const dec_bufs *b, const nmt_config *c, const params *p, const dec_src *src, int H,
+                           const int *src_of, const dec_rows *prev)
+{
+    int n = c->hid, na = c->att, cd = ctx_dim(c), Tx = src->Tx, xk = xi_kind(c);
+    if (!has_attention(c)) {
+        const real *cfix = src->H + (size_t)(Tx - 1) * src->S * src->hd;
+        for (int h = 0; h < H; h++)
+            memcpy(b->ctx + (size_t)h * cd, cfix + (size_t)(src_of ? src_of[h] : h) * src->hd, sizeof(real) * cd);
+        if (b->alpha) memset(b->alpha, 0, sizeof(real) * H * Tx); /* decoding reports no attention */
+        return;
+    }
+    PROF_BEGIN(t0);
+    mm(0, 0, H, na, n, prev->s, prev->ld_s, p->att_W, na, 0, b->q, na);
+    if (has_recatt(c) && prev->c) /* RecAtt: + R_a c_{i-1} (c_0 = 0) */
+        mm(0, 0, H, na, cd, prev->c, prev->ld_c, p->att_R, na, 1, b->q, na);
+    attn_xi x, *xp = NULL;
+    if (xk) { /* ξ from α_{i-1} (Markov) or Σ_{i'<i} α_i' (LocFer); zero at the first step */
+        int K = xi_width(c);
+        const int *len = src->xlen; /* each row's source length */
+        if (src_of) {
+            for (int h = 0; h < H; h++) b->rowlen[h] = src->xlen[src_of[h]];
+            len = b->rowlen;
+        }
+        if (prev->a) xi_build_rows(b->xi, prev->a, prev->ld_a, len, H, Tx, c->window);
+        else memset(b->xi, 0, sizeof(real) * H * Tx * K);
+        x = (attn_xi){K, p->att_M, b->xi, NULL, NULL};
+        xp = &x;
+    }
+    attn_dims ad = {H, Tx, src->S, na, src->hd, src->hd};
+    attn_forward(b->alpha, b->ctx, src->UaH, b->q, p->att_v, src->H, src->xlen, src_of, xp, ad);
+    PROF_END(PROF_ATT_FWD, t0);
+}
+
+/* FertDec after the GRU: s_i += tanh(V_h d_i); g_i = σ(ȳ·W_g + b_g + U_g s_{i-1} + C_g c_i +
+ * V_g d_i); d_{i+1} = g_i ∘ d_i. */
+static void step_coverage(const dec_bufs *b, const nmt_config *c, const params *p, int H, const dec_rows *prev,
+                          const dec_rows *next)
+{
+    int n = c->hid, m = c->emb, cd = ctx_dim(c);
+    mm(0, 0, H, n, m, prev->d, prev->ld_d, p->fer_Vh, n, 0, b->th, n);
+    for (int h = 0; h < H; h++) {
+        real *th = b->th + (size_t)h * n, *s = next->s + (size_t)h * next->ld_s;
+        for (int k = 0; k < n; k++) { th[k] = rtanh(th[k]); s[k] += th[k]; }
+    }
+    mm(0, 0, H, m, n, prev->s, prev->ld_s, p->fer_Ug, m, 1, b->g, m);
+    mm(0, 0, H, m, cd, b->ctx, cd, p->fer_Cg, m, 1, b->g, m);
+    mm(0, 0, H, m, m, prev->d, prev->ld_d, p->fer_Vg, m, 1, b->g, m);
+    for (int h = 0; h < H; h++) {
+        real *g = b->g + (size_t)h * m, *dn = next->d + (size_t)h * next->ld_d;
+        const real *dp = prev->d + (size_t)h * prev->ld_d;
+        for (int k = 0; k < m; k++) { g[k] = rsigmoid(g[k]); dn[k] = g[k] * dp[k]; }
+    }
+}
+
+/* What the next step reads besides s_i: c_i, and α_i (Markov) or the running Σα (LocFer). */
+static void step_carry(const dec_bufs *b, const nmt_config *c, int H, int Tx, const dec_rows *prev, const dec_rows *next)
+{
+    int cd = ctx_dim(c), xk = xi_kind(c);
+    if (next->c && next->c != b->ctx)
+        for (int h = 0; h < H; h++) memcpy(next->c + (size_t)h * next->ld_c, b->ctx + (size_t)h * cd, sizeof(real) * cd);
+    if (xk == XI_MARKOV && next->a != b->alpha)
+        for (int h = 0; h < H; h++) memcpy(next->a + (size_t)h * next->ld_a, b->alpha + (size_t)h * Tx, sizeof(real) * Tx);
+    if (xk == XI_LOCFER)
+        for (int h = 0; h < H; h++) {
+            real *an = next->a + (size_t)h * next->ld_a;
+            const real *ap = prev->a ? prev->a + (size_t)h * prev->ld_a : NULL, *al = b->alpha + (size_t)h * Tx;
+            for (int j = 0; j < Tx; j++) an[j] = (ap ? ap[j] : 0) + al[j];
+        }
+}
+
+void dec_step(const dec_bufs *b, const nmt_config *c, const params *p, const dec_src *src, int H, const int *src_of,
+              const dec_rows *prev, const dec_rows *next)
+{
+    int n = c->hid, m = c->emb, cd = ctx_dim(c);
+    step_attention(b, c, p, src, H, src_of, prev);
+    mm(0, 0, H, 3 * n, cd, b->ctx, cd, p->dec_C, 3 * n, 1, b->pre, 3 * n);
+    if (has_inputfeed(c) && prev->c) /* InputFeed: + F c_{i-1} */
+        mm(0, 0, H, 3 * n, cd, prev->c, prev->ld_c, p->dec_F, 3 * n, 1, b->pre, 3 * n);
+    if (has_fertdec(c)) /* FertDec: + V d_i in every gate and the candidate */
+        mm(0, 0, H, 3 * n, m, prev->d, prev->ld_d, p->fer_V, 3 * n, 1, b->pre, 3 * n);
+    gru_forward(next->s, next->ld_s, b->cache, b->pre, 3 * n, prev->s, prev->ld_s, p->dec_U, p->dec_Uh, NULL, H, n, b->tmp);
+    if (has_fertdec(c)) step_coverage(b, c, p, H, prev, next);
+    step_carry(b, c, H, src->Tx, prev, next);
+}
