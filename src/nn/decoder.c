@@ -167,93 +167,94 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         }
 }
 
-void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+/* Gradients of FertDec's costs w.r.t. each d_i into dDc (0 where a norm is 0), and
+ * dL/dd_{Ty+1} into ddc, where the backward loop starts. */
+static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, real scale)
+{
+    int B = bt->B, m = c->emb;
+    size_t TB = (size_t)bt->Ty * B;
+    memset(w->dDc, 0, sizeof(real) * (TB + B) * m);
+    for (int b = 0; b < B; b++) {
+        int L = bt->ylen[b];
+        for (int i = 0; i < L; i++) {
+            real *dn = w->dDc + ((size_t)(i + 1) * B + b) * m, *dp = w->dDc + ((size_t)i * B + b) * m;
+            const real *a1 = w->D + ((size_t)(i + 1) * B + b) * m, *a0 = w->D + ((size_t)i * B + b) * m;
+            double nr = norm_diff(a1, a0, m);
+            if (nr <= 0) continue;
+            real u = (real)(scale * c->fert_step_w / L / nr);
+            for (int k = 0; k < m; k++) { dn[k] += u * (a1[k] - a0[k]); dp[k] -= u * (a1[k] - a0[k]); }
+        }
+        const real *dl = w->D + ((size_t)L * B + b) * m;
+        double nr = norm_diff(dl, NULL, m);
+        real *dd = w->dDc + ((size_t)L * B + b) * m;
+        if (nr > 0 && !FAULT(FAULT_FERTDEC_LEFT))
+            for (int k = 0; k < m; k++) dd[k] += (real)(scale * c->fert_left_w / nr) * dl[k];
+    }
+    memcpy(w->ddc, w->dDc + TB * m, sizeof(real) * B * m); /* dL/dd_{Ty+1} */
+}
+
+/* Step i of the backward recurrence: from dh = dL/ds_i (the readout's share plus what step i+1
+ * sent back) to the GRU pre-activation gradients dA_i, dQ_i, dc_i's shares, and carry =
+ * dL/ds_{i-1}. */
+static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, const batch *bt, int i)
+{
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
+    int hd = e->D * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
+    attn_dims ad = {B, Tx, B, na, hd, hd};
+    size_t o = (size_t)i * B;
+    for (size_t k = 0; k < (size_t)B * n; k++) w->dh[k] = w->dS[o * n + k] + w->carry[k];
+    memset(w->carry, 0, sizeof(real) * B * n);
+    const real *di = fd ? w->D + o * m : NULL;
+    if (fd) { /* d_{i+1} = g_i ∘ d_i and s_i's tanh(V_h d_i) term */
+        real *dgp = w->dGP + o * m, *dth = w->dTH + o * n;
+        const real *gi = w->G + o * m, *th = w->TH + o * n;
+        for (size_t q = 0; q < (size_t)B * m; q++) {
+            dgp[q] = w->ddc[q] * di[q] * gi[q] * (1 - gi[q]);
+            w->ddi[q] = w->ddc[q] * gi[q];
+        }
+        for (size_t q = 0; q < (size_t)B * n; q++) dth[q] = w->dh[q] * (1 - th[q] * th[q]);
+        mm(0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
+        mm(0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
+        mm(0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
+        mm(0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
+    }
+    gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
+                 p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+    if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
+        mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
+        for (size_t q = 0; q < (size_t)B * m; q++) w->ddc[q] = w->ddi[q] + w->dDc[o * m + q];
+    }
+    real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
+    if (!FAULT(FAULT_DEC_CTX_GRU))
+        mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
+    if (has_inputfeed(c) && dcprev)
+        mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_F, 3 * n, 1, dcprev, cd);
+    if (search) {
+        PROF_BEGIN(ta);
+        attn_xi x = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
+        /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
+        attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
+                      w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, xk ? &x : NULL, ad, w->tmp);
+        if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
+            if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) memset(w->dal, 0, sizeof(real) * B * Tx);
+            if (i) xi_scatter(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
+        }
+        mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
+        if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
+            mm(0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
+        PROF_END(PROF_ATT_BWD, ta);
+    } else {
+        real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
+        for (size_t k = 0; k < (size_t)B * cd; k++) dcfix[k] += dci[k];
+    }
+}
+
+/* The weight gradients of the per-step products, one product each over all steps. */
+static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
-    int hd = e->D * n, search = has_attention(c);
+    int hd = e->D * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     size_t TB = (size_t)Ty * B;
-    attn_dims ad = {B, Tx, B, na, hd, hd};
-
-    if (search) {
-        memset(w->dUaH, 0, sizeof(real) * Tx * B * na);
-        memset(w->dv_rows, 0, sizeof(real) * B * na);
-    }
-    int xk = xi_kind(c), K = xk ? xi_width(c) : 0;
-    if (xk) {
-        memset(w->dal, 0, sizeof(real) * B * Tx);
-        memset(w->dM_rows, 0, sizeof(real) * B * K * na);
-    }
-    int fd = has_fertdec(c);
-    if (fd) { /* gradients of the FertDec costs w.r.t. each d_i (0 where the norm is 0) */
-        memset(w->dDc, 0, sizeof(real) * (TB + B) * m);
-        for (int b = 0; b < B; b++) {
-            int L = bt->ylen[b];
-            for (int i = 0; i < L; i++) {
-                real *dn = w->dDc + ((size_t)(i + 1) * B + b) * m, *dp = w->dDc + ((size_t)i * B + b) * m;
-                const real *a1 = w->D + ((size_t)(i + 1) * B + b) * m, *a0 = w->D + ((size_t)i * B + b) * m;
-                double nr = norm_diff(a1, a0, m);
-                if (nr <= 0) continue;
-                real u = (real)(scale * c->fert_step_w / L / nr);
-                for (int k = 0; k < m; k++) { dn[k] += u * (a1[k] - a0[k]); dp[k] -= u * (a1[k] - a0[k]); }
-            }
-            const real *dl = w->D + ((size_t)L * B + b) * m;
-            double nr = norm_diff(dl, NULL, m);
-            real *dd = w->dDc + ((size_t)L * B + b) * m;
-            if (nr > 0 && !FAULT(FAULT_FERTDEC_LEFT))
-                for (int k = 0; k < m; k++) dd[k] += (real)(scale * c->fert_left_w / nr) * dl[k];
-        }
-        memcpy(w->ddc, w->dDc + TB * m, sizeof(real) * B * m); /* dL/dd_{Ty+1} */
-    }
-    memset(w->carry, 0, sizeof(real) * B * n);
-    for (int i = Ty - 1; i >= 0; i--) {
-        size_t o = (size_t)i * B;
-        for (size_t k = 0; k < (size_t)B * n; k++) w->dh[k] = w->dS[o * n + k] + w->carry[k];
-        memset(w->carry, 0, sizeof(real) * B * n);
-        const real *di = fd ? w->D + o * m : NULL;
-        if (fd) { /* d_{i+1} = g_i ∘ d_i and s_i's tanh(V_h d_i) term */
-            real *dgp = w->dGP + o * m, *dth = w->dTH + o * n;
-            const real *gi = w->G + o * m, *th = w->TH + o * n;
-            for (size_t q = 0; q < (size_t)B * m; q++) {
-                dgp[q] = w->ddc[q] * di[q] * gi[q] * (1 - gi[q]);
-                w->ddi[q] = w->ddc[q] * gi[q];
-            }
-            for (size_t q = 0; q < (size_t)B * n; q++) dth[q] = w->dh[q] * (1 - th[q] * th[q]);
-            mm(0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
-            mm(0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
-            mm(0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
-            mm(0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
-        }
-        gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
-                     p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
-        if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
-            mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
-            for (size_t q = 0; q < (size_t)B * m; q++) w->ddc[q] = w->ddi[q] + w->dDc[o * m + q];
-        }
-        real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
-        if (!FAULT(FAULT_DEC_CTX_GRU))
-            mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
-        if (has_inputfeed(c) && dcprev)
-            mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_F, 3 * n, 1, dcprev, cd);
-        if (search) {
-            PROF_BEGIN(ta);
-            attn_xi x = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
-            /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
-            attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
-                          w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, xk ? &x : NULL, ad, w->tmp);
-            if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
-                if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) memset(w->dal, 0, sizeof(real) * B * Tx);
-                if (i) xi_scatter(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
-            }
-            mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
-            if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
-                mm(0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
-            PROF_END(PROF_ATT_BWD, ta);
-        } else {
-            real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
-            for (size_t k = 0; k < (size_t)B * cd; k++) dcfix[k] += dci[k];
-        }
-    }
-    /* carry now holds dL/ds_0. */
     mm(1, 0, m, 3 * n, (int)TB, w->Eprev, m, w->dA, 3 * n, 1, g->dec_W, 3 * n);
     colsum_add(g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
     mm(0, 1, (int)TB, m, 3 * n, w->dA, 3 * n, p->dec_W, 3 * n, 1, w->dEprev, m);
@@ -289,6 +290,26 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
                 for (int k = 0; k < m; k++) dst[k] += w->ddc[(size_t)b * m + k];
             }
     }
+}
+
+void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+{
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att;
+    int hd = e->D * n, xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    size_t TB = (size_t)Ty * B;
+    if (has_attention(c)) {
+        memset(w->dUaH, 0, sizeof(real) * Tx * B * na);
+        memset(w->dv_rows, 0, sizeof(real) * B * na);
+    }
+    if (xk) {
+        memset(w->dal, 0, sizeof(real) * B * Tx);
+        memset(w->dM_rows, 0, sizeof(real) * B * K * na);
+    }
+    if (has_fertdec(c)) fert_cost_grads(w, c, bt, scale);
+    memset(w->carry, 0, sizeof(real) * B * n);
+    for (int i = Ty - 1; i >= 0; i--) step_backward(w, e, c, p, bt, i);
+    /* carry now holds dL/ds_0. */
+    weight_grads(w, e, c, p, g, bt);
     /* s_0 = tanh(src·W_s + b_s) */
     for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
     size_t src = s0_source(c, B, Tx, hd);
