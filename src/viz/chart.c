@@ -248,49 +248,155 @@ static void y_axis(chart_layout *l, const chart_spec *s)
     l->n_yticks = (int)floor((y1 - y0) / step + 1e-9) + 1;
 }
 
-int chart_layout_make(chart_layout *out, const chart_spec *s, const draw_fonts *fonts, nmt_err *err)
+/* x ticks: the caller's, or round numbers over the range (*xstep their step, else 0). */
+static int x_ticks(chart_layout *l, const chart_spec *s, double *xstep)
 {
-    memset(out, 0, sizeof *out);
-    int rc = check_spec(s, err);
-    if (rc) return rc;
-    chart_layout *l = out;
-    int cap = 0;
-    l->width = s->width ? s->width : CHART_DEFAULT_WIDTH;
-    l->height = s->height ? s->height : CHART_DEFAULT_HEIGHT;
-    l->x_min = s->x_min;
-    l->x_max = s->x_max;
-    y_axis(l, s);
-    int ydec = step_decimals(l->y_step);
-
-    /* x ticks: the caller's, or round numbers over the range */
     int nx = s->n_xticks;
-    double xstep = 0;
+    *xstep = 0;
     if (nx == 0) {
-        xstep = nice_step(s->x_max - s->x_min, 10);
-        double first = ceil(s->x_min / xstep - 1e-9) * xstep;
-        nx = (int)floor((s->x_max - first) / xstep + 1e-9) + 1;
+        *xstep = nice_step(s->x_max - s->x_min, 10);
+        double first = ceil(s->x_min / *xstep - 1e-9) * *xstep;
+        nx = (int)floor((s->x_max - first) / *xstep + 1e-9) + 1;
         if (nx < 0) nx = 0;
-        l->xtick = malloc(sizeof *l->xtick * (size_t)(nx ? nx : 1));
-        if (!l->xtick) goto oom;
-        for (int k = 0; k < nx; k++) l->xtick[k] = first + k * xstep;
+        if (!(l->xtick = malloc(sizeof *l->xtick * (size_t)(nx ? nx : 1)))) return -1;
+        for (int k = 0; k < nx; k++) l->xtick[k] = first + k * *xstep;
     } else {
-        l->xtick = malloc(sizeof *l->xtick * (size_t)nx);
-        if (!l->xtick) goto oom;
+        if (!(l->xtick = malloc(sizeof *l->xtick * (size_t)nx))) return -1;
         memcpy(l->xtick, s->xtick, sizeof *l->xtick * (size_t)nx);
     }
     l->n_xticks = nx;
+    return 0;
+}
 
+/* The series' legend labels, each cut to max_w pixels (free each and the array); *widest gets the
+ * widest one's width. NULL for lack of memory. */
+static char **fit_legend(const chart_spec *s, const draw_fonts *fonts, double max_w, double *widest)
+{
+    char **legend = calloc((size_t)s->nseries, sizeof *legend);
+    *widest = 0;
+    for (int k = 0; legend && k < s->nseries; k++) {
+        legend[k] = fit_text(fonts, s->series[k].label ? s->series[k].label : "", LEGEND_PX, max_w);
+        if (!legend[k]) {
+            for (int j = 0; j < k; j++) free(legend[j]);
+            free(legend);
+            return NULL;
+        }
+        *widest = fmax(*widest, draw_text_width(fonts, legend[k], LEGEND_PX));
+    }
+    return legend;
+}
+
+/* The legend's labels as text items; takes the strings (and frees the array) in any case. */
+static int legend_texts(chart_layout *l, int *cap, char **legend, int n, const draw_fonts *fonts)
+{
+    double asc, desc;
+    draw_vmetrics(fonts, LEGEND_PX, &asc, &desc);
+    int bad = 0;
+    for (int k = 0; k < n; k++) {
+        double cy = l->legend_y + (LEGEND_PAD - 3) + (k + 0.5) * l->legend_row;
+        double x = l->legend_x + LEGEND_PAD + LEGEND_SAMPLE + 8;
+        if (bad) free(legend[k]);
+        else bad = add_text(l, cap, legend[k], x, cy + (asc - desc) / 2, LEGEND_PX, DRAW_LEFT, 0, INK, "legend");
+    }
+    free(legend);
+    return bad ? -1 : 0;
+}
+
+/* Title, axis labels and y tick labels as text items. */
+static int axis_texts(chart_layout *l, int *cap, const chart_spec *s, const draw_fonts *fonts)
+{
+    double t_asc, t_desc, l_asc, l_desc, k_asc, k_desc;
+    draw_vmetrics(fonts, TITLE_PX, &t_asc, &t_desc);
+    draw_vmetrics(fonts, LABEL_PX, &l_asc, &l_desc);
+    draw_vmetrics(fonts, TICK_PX, &k_asc, &k_desc);
+    if (s->title && *s->title) {
+        double w = draw_text_width(fonts, s->title, TITLE_PX), cx = (l->px0 + l->px1) / 2.0;
+        if (cx - w / 2 < MARGIN) cx = MARGIN + w / 2;
+        if (add_text(l, cap, strdup(s->title), cx, MARGIN + t_asc, TITLE_PX, DRAW_CENTER, 0, INK, "title")) return -1;
+    }
+    if (s->x_label && *s->x_label &&
+        add_text(l, cap, strdup(s->x_label), (l->px0 + l->px1) / 2.0, l->height - MARGIN - l_desc, LABEL_PX,
+                 DRAW_CENTER, 0, INK, "x-label"))
+        return -1;
+    if (s->y_label && *s->y_label &&
+        add_text(l, cap, strdup(s->y_label), MARGIN + l_asc, (l->py0 + l->py1) / 2.0, LABEL_PX, DRAW_CENTER, 1,
+                 INK, "y-label"))
+        return -1;
+    int ydec = step_decimals(l->y_step);
+    for (int k = 0; k < l->n_yticks; k++) {
+        double y = chart_map_y(l, l->y_min + k * l->y_step);
+        if (add_text(l, cap, format_number(l->y_min + k * l->y_step, ydec), l->px0 - TICK_LEN - 4,
+                     y + (k_asc - k_desc) / 2, TICK_PX, DRAW_RIGHT, 0, INK, "y-tick"))
+            return -1;
+    }
+    return 0;
+}
+
+/* The smallest k such that every k-th x tick label (widths w, centred on its tick) keeps 8
+ * pixels from the next one labelled. */
+static int label_every(const chart_layout *l, const double *w, int nx)
+{
+    int every = 1;
+    for (; every < nx; every++) {
+        int fits = 1;
+        for (int k = every; k < nx && fits; k += every)
+            fits = chart_map_x(l, l->xtick[k]) - w[k] / 2 >= chart_map_x(l, l->xtick[k - every]) + w[k - every] / 2 + 8;
+        if (fits) break;
+    }
+    return every;
+}
+
+/* x tick labels (and the grey second lines under them) as text items: every `every`-th one, a
+ * label's width being the wider of its two lines. */
+static int xtick_texts(chart_layout *l, int *cap, const chart_spec *s, const draw_fonts *fonts, double xstep)
+{
+    int nx = l->n_xticks;
+    if (nx == 0) return 0;
+    double k_asc, k_desc, s_asc, s_desc;
+    draw_vmetrics(fonts, TICK_PX, &k_asc, &k_desc);
+    draw_vmetrics(fonts, SUB_PX, &s_asc, &s_desc);
+    double *w = malloc(sizeof *w * (size_t)nx);
+    char **lab = calloc((size_t)nx, sizeof *lab);
+    int xdec = step_decimals(xstep > 0 ? xstep : 1), bad = !w || !lab;
+    for (int k = 0; !bad && k < nx; k++) {
+        lab[k] = s->n_xticks ? strdup(s->xtick_label[k] ? s->xtick_label[k] : "") : format_number(l->xtick[k], xdec);
+        if (!lab[k]) { bad = 1; break; }
+        w[k] = draw_text_width(fonts, lab[k], TICK_PX);
+        const char *sub = s->n_xticks && s->xtick_sub ? s->xtick_sub[k] : NULL;
+        if (sub) w[k] = fmax(w[k], draw_text_width(fonts, sub, SUB_PX));
+    }
+    int every = bad ? 1 : label_every(l, w, nx);
+    double base = l->py1 + TICK_LEN + 4 + k_asc;
+    for (int k = 0; !bad && k < nx; k += every) {
+        double x = chart_map_x(l, l->xtick[k]);
+        bad = add_text(l, cap, lab[k], x, base, TICK_PX, DRAW_CENTER, 0, INK, "x-tick");
+        lab[k] = NULL; /* taken, or freed by add_text */
+        const char *sub = s->n_xticks && s->xtick_sub ? s->xtick_sub[k] : NULL;
+        if (!bad && sub && *sub)
+            bad = add_text(l, cap, strdup(sub), x, base + k_desc + 2 + s_asc, SUB_PX, DRAW_CENTER, 0, SUB_INK,
+                           "x-tick-sub");
+    }
+    for (int k = 0; lab && k < nx; k++) free(lab[k]);
+    free(lab);
+    free(w);
+    return bad ? -1 : 0;
+}
+
+/* The plot area's edges: room above for the title, below for the tick labels (one or two lines)
+ * and the x-axis label, left for the y-axis label and tick labels; the legend right of it, label_w
+ * its widest label. */
+static int place_frame(chart_layout *l, const chart_spec *s, const draw_fonts *fonts, double label_w, nmt_err *err)
+{
     double t_asc, t_desc, l_asc, l_desc, k_asc, k_desc, s_asc, s_desc, g_asc, g_desc;
     draw_vmetrics(fonts, TITLE_PX, &t_asc, &t_desc);
     draw_vmetrics(fonts, LABEL_PX, &l_asc, &l_desc);
     draw_vmetrics(fonts, TICK_PX, &k_asc, &k_desc);
     draw_vmetrics(fonts, SUB_PX, &s_asc, &s_desc);
     draw_vmetrics(fonts, LEGEND_PX, &g_asc, &g_desc);
-    int has_title = s->title && *s->title, has_sub = 0;
+    int has_sub = 0;
     for (int k = 0; s->xtick_sub && k < s->n_xticks; k++) has_sub |= s->xtick_sub[k] && *s->xtick_sub[k];
-
     /* vertical: title, plot area, tick labels (one or two lines), x-axis label */
-    double top = MARGIN + (has_title ? t_asc + t_desc + 10 : k_asc / 2 + 4);
+    double top = MARGIN + (s->title && *s->title ? t_asc + t_desc + 10 : k_asc / 2 + 4);
     double xlab_h = s->x_label && *s->x_label ? l_asc + l_desc + 8 : 0;
     double ticks_h = TICK_LEN + 4 + k_asc + k_desc + (has_sub ? 2 + s_asc + s_desc : 0);
     l->py0 = (int)ceil(top);
@@ -298,36 +404,20 @@ int chart_layout_make(chart_layout *out, const chart_spec *s, const draw_fonts *
     l->legend_row = (int)ceil(fmax(g_asc + g_desc, 2 * MARKER_R + 4) + 6);
     l->legend_h = 2 * (LEGEND_PAD - 3) + s->nseries * l->legend_row;
     if (!s->height && l->py0 + l->legend_h + MARGIN > l->height) l->height = l->py0 + l->legend_h + MARGIN;
-    if (l->height > CHART_MAX_SIDE) {
-        chart_layout_free(l);
+    if (l->height > CHART_MAX_SIDE)
         return nmt_fail(err, NMT_ERR_ARG, "chart: %d series make the legend too tall", s->nseries);
-    }
     l->py1 = (int)floor(l->height - MARGIN - xlab_h - ticks_h);
-
     /* horizontal: y-axis label, y tick labels, plot area, legend */
     double ytick_w = 0;
+    int ydec = step_decimals(l->y_step);
     for (int k = 0; k < l->n_yticks; k++) {
         char *t = format_number(l->y_min + k * l->y_step, ydec);
-        if (!t) goto oom;
-        double w = draw_text_width(fonts, t, TICK_PX);
-        if (w > ytick_w) ytick_w = w;
+        if (!t) return nmt_fail(err, NMT_ERR_NOMEM, "chart: out of memory");
+        ytick_w = fmax(ytick_w, draw_text_width(fonts, t, TICK_PX));
         free(t);
     }
     double ylab_w = s->y_label && *s->y_label ? l_asc + l_desc + 8 : 0;
     l->px0 = (int)ceil(MARGIN + ylab_w + ytick_w + 4 + TICK_LEN);
-    double max_label = l->width * 0.28, label_w = 0;
-    char **legend = calloc((size_t)s->nseries, sizeof *legend);
-    if (!legend) goto oom;
-    for (int k = 0; k < s->nseries; k++) {
-        legend[k] = fit_text(fonts, s->series[k].label ? s->series[k].label : "", LEGEND_PX, max_label);
-        if (!legend[k]) {
-            for (int j = 0; j < k; j++) free(legend[j]);
-            free(legend);
-            goto oom;
-        }
-        double w = draw_text_width(fonts, legend[k], LEGEND_PX);
-        if (w > label_w) label_w = w;
-    }
     l->legend_w = (int)ceil(2 * LEGEND_PAD + LEGEND_SAMPLE + 8 + label_w);
     /* the gap to the legend also holds half of the last x tick label, which may sit at the
      * plot's right edge and below the legend's top */
@@ -341,87 +431,43 @@ int chart_layout_make(chart_layout *out, const chart_spec *s, const draw_fonts *
     l->px1 = (int)floor(l->width - MARGIN - l->legend_w - gap);
     l->legend_x = (int)ceil(l->px1 + gap);
     l->legend_y = l->py0;
-    if (l->px1 - l->px0 < 80 || l->py1 - l->py0 < 60) {
+    if (l->px1 - l->px0 < 80 || l->py1 - l->py0 < 60)
+        return nmt_fail(err, NMT_ERR_ARG, "chart: %dx%d is too small for its labels and legend", l->width, l->height);
+    return NMT_OK;
+}
+
+int chart_layout_make(chart_layout *out, const chart_spec *s, const draw_fonts *fonts, nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_spec(s, err);
+    if (rc) return rc;
+    chart_layout *l = out;
+    int cap = 0;
+    l->width = s->width ? s->width : CHART_DEFAULT_WIDTH;
+    l->height = s->height ? s->height : CHART_DEFAULT_HEIGHT;
+    l->x_min = s->x_min;
+    l->x_max = s->x_max;
+    y_axis(l, s);
+    double xstep, label_w;
+    if (x_ticks(l, s, &xstep)) goto oom;
+    char **legend = fit_legend(s, fonts, l->width * 0.28, &label_w);
+    if (!legend) goto oom;
+    if ((rc = place_frame(l, s, fonts, label_w, err))) {
         for (int k = 0; k < s->nseries; k++) free(legend[k]);
         free(legend);
         chart_layout_free(l);
-        return nmt_fail(err, NMT_ERR_ARG, "chart: %dx%d is too small for its labels and legend",
-                        l->width, l->height);
+        return rc;
     }
-
-    /* text items: legend labels first (they own the fitted strings) */
-    for (int k = 0; k < s->nseries; k++) {
-        double cy = l->legend_y + (LEGEND_PAD - 3) + (k + 0.5) * l->legend_row;
-        double x = l->legend_x + LEGEND_PAD + LEGEND_SAMPLE + 8;
-        if (add_text(l, &cap, legend[k], x, cy + (g_asc - g_desc) / 2, LEGEND_PX, DRAW_LEFT, 0, INK, "legend")) {
-            for (int j = k + 1; j < s->nseries; j++) free(legend[j]);
-            free(legend);
-            goto oom;
-        }
-    }
-    free(legend);
-    if (has_title) {
-        double w = draw_text_width(fonts, s->title, TITLE_PX), cx = (l->px0 + l->px1) / 2.0;
-        if (cx - w / 2 < MARGIN) cx = MARGIN + w / 2;
-        if (add_text(l, &cap, strdup(s->title), cx, MARGIN + t_asc, TITLE_PX, DRAW_CENTER, 0, INK, "title")) goto oom;
-    }
-    if (s->x_label && *s->x_label &&
-        add_text(l, &cap, strdup(s->x_label), (l->px0 + l->px1) / 2.0, l->height - MARGIN - l_desc, LABEL_PX,
-                 DRAW_CENTER, 0, INK, "x-label"))
+    /* text items: legend labels first (they take the fitted strings) */
+    if (legend_texts(l, &cap, legend, s->nseries, fonts) || axis_texts(l, &cap, s, fonts) ||
+        xtick_texts(l, &cap, s, fonts, xstep))
         goto oom;
-    if (s->y_label && *s->y_label &&
-        add_text(l, &cap, strdup(s->y_label), MARGIN + l_asc, (l->py0 + l->py1) / 2.0, LABEL_PX, DRAW_CENTER, 1,
-                 INK, "y-label"))
-        goto oom;
-    for (int k = 0; k < l->n_yticks; k++) {
-        double y = chart_map_y(l, l->y_min + k * l->y_step);
-        if (add_text(l, &cap, format_number(l->y_min + k * l->y_step, ydec), l->px0 - TICK_LEN - 4,
-                     y + (k_asc - k_desc) / 2, TICK_PX, DRAW_RIGHT, 0, INK, "y-tick"))
-            goto oom;
-    }
-    /* x tick labels: every `every`-th one, the smallest step at which neighbours keep 8 pixels
-     * apart (a label's width is the wider of its two lines) */
-    if (nx > 0) {
-        double *w = malloc(sizeof *w * (size_t)nx);
-        char **lab = calloc((size_t)nx, sizeof *lab);
-        int xdec = step_decimals(xstep > 0 ? xstep : 1), bad = !w || !lab;
-        for (int k = 0; !bad && k < nx; k++) {
-            lab[k] = s->n_xticks ? strdup(s->xtick_label[k] ? s->xtick_label[k] : "")
-                                 : format_number(l->xtick[k], xdec);
-            if (!lab[k]) { bad = 1; break; }
-            w[k] = draw_text_width(fonts, lab[k], TICK_PX);
-            const char *sub = s->n_xticks && s->xtick_sub ? s->xtick_sub[k] : NULL;
-            if (sub && draw_text_width(fonts, sub, SUB_PX) > w[k]) w[k] = draw_text_width(fonts, sub, SUB_PX);
-        }
-        int every = 1;
-        for (; !bad && every < nx; every++) {
-            int fits = 1;
-            for (int k = every; k < nx && fits; k += every)
-                fits = chart_map_x(l, l->xtick[k]) - w[k] / 2 >=
-                       chart_map_x(l, l->xtick[k - every]) + w[k - every] / 2 + 8;
-            if (fits) break;
-        }
-        double base = l->py1 + TICK_LEN + 4 + k_asc;
-        for (int k = 0; !bad && k < nx; k++) {
-            if (k % every) continue;
-            double x = chart_map_x(l, l->xtick[k]);
-            if (add_text(l, &cap, lab[k], x, base, TICK_PX, DRAW_CENTER, 0, INK, "x-tick")) { lab[k] = NULL; bad = 1; break; }
-            lab[k] = NULL;
-            const char *sub = s->n_xticks && s->xtick_sub ? s->xtick_sub[k] : NULL;
-            if (sub && *sub &&
-                add_text(l, &cap, strdup(sub), x, base + k_desc + 2 + s_asc, SUB_PX, DRAW_CENTER, 0, SUB_INK, "x-tick-sub"))
-                bad = 1;
-        }
-        for (int k = 0; lab && k < nx; k++) free(lab[k]);
-        free(lab);
-        free(w);
-        if (bad) goto oom;
-    }
     return NMT_OK;
 oom:
     chart_layout_free(l);
     return nmt_fail(err, NMT_ERR_NOMEM, "chart: out of memory");
 }
+
 
 /* Does the line of series c break between points i-1 and i? */
 static int breaks_before(const chart_spec *s, const chart_series *c, int i)
