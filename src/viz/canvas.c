@@ -1,11 +1,11 @@
 /* canvas.c: cairo surfaces for SVG, PNG and PDF behind one drawing interface (canvas.h). PDF goes
  * straight to the file; PNG is drawn into an RGB image and encoded by cairo at the end; SVG is
- * held in memory until the end, when the <title> and the text layer are put into it. */
+ * held in a memory stream until the end, when it is copied to the file with the <title> and the
+ * text layer (kept in a second memory stream) put into it. */
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +14,13 @@
 #include "text/unicode.h"
 #include "viz/canvas.h"
 
-typedef struct buf {
+/* A growing buffer behind a FILE (open_memstream): text is added with stdio; p and n are valid
+ * once f is closed. */
+typedef struct memfile {
+    FILE *f;
     char *p;
-    size_t n, cap;
-    int oom;                  /* an append failed: the contents are incomplete */
-} buf;
+    size_t n;
+} memfile;
 
 struct canvas {
     int format;               /* enum draw_format */
@@ -26,52 +28,23 @@ struct canvas {
     char *path, *title;
     FILE *f;
     int write_errno;          /* the first failed write's errno, 0 if none */
+    int oom;                  /* memory ran out: the drawing is incomplete */
     cairo_surface_t *surface;
     cairo_t *cr;
     PangoContext *ctx;
     const draw_fonts *fonts;
-    buf svg;                  /* SVG: cairo's output */
-    buf layer;                /* SVG: the text layer's <text> elements */
+    memfile svg;              /* SVG: cairo's output */
+    memfile layer;            /* SVG: the text layer's <text> elements */
 };
 
-/* ------------------------------------------------------------------ buffers */
-static void buf_add(buf *b, const char *s, size_t n)
+/* Closes m's stream (once); 0, or -1 when the stream ran out of memory. */
+static int memfile_close(memfile *m)
 {
-    if (b->oom) return;
-    if (n > b->cap - b->n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (n > cap - b->n) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-
-static void buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(buf *b, const char *fmt, ...)
-{
-    char tmp[256]; /* only numbers and fixed names go through here */
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp) { b->oom = 1; return; }
-    buf_add(b, tmp, (size_t)n);
-}
-
-static void buf_str(buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-static void buf_xml(buf *b, const char *s)
-{
-    size_t n = canvas_xml_escape(NULL, 0, s);
-    char *e = malloc(n + 1);
-    if (!e) { b->oom = 1; return; }
-    canvas_xml_escape(e, n + 1, s);
-    buf_add(b, e, n);
-    free(e);
+    if (!m->f) return 0;
+    int bad = ferror(m->f);
+    if (fclose(m->f) != 0) bad = 1;
+    m->f = NULL;
+    return bad ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ XML text */
@@ -110,6 +83,18 @@ size_t canvas_xml_escape(char *out, size_t cap, const char *s)
     return len;
 }
 
+/* s escaped into f; -1 for lack of memory. */
+static int put_xml(FILE *f, const char *s)
+{
+    size_t n = canvas_xml_escape(NULL, 0, s);
+    char *e = malloc(n + 1);
+    if (!e) return -1;
+    canvas_xml_escape(e, n + 1, s);
+    fwrite(e, 1, n, f);
+    free(e);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ streams */
 static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned int n)
 {
@@ -125,8 +110,7 @@ static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned
 static cairo_status_t to_memory(void *closure, const unsigned char *data, unsigned int n)
 {
     canvas *c = closure;
-    buf_add(&c->svg, (const char *)data, n);
-    return c->svg.oom ? CAIRO_STATUS_NO_MEMORY : CAIRO_STATUS_SUCCESS;
+    return fwrite(data, 1, n, c->svg.f) == n ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_NO_MEMORY;
 }
 
 /* ------------------------------------------------------------------ open, close */
@@ -170,6 +154,11 @@ int canvas_open(canvas **out, const char *path, int width, int height, const dra
         canvas_discard(c);
         return rc;
     }
+    if (format == DRAW_SVG &&
+        (!(c->svg.f = open_memstream(&c->svg.p, &c->svg.n)) || !(c->layer.f = open_memstream(&c->layer.p, &c->layer.n)))) {
+        canvas_discard(c);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
     c->surface = make_surface(c);
     c->cr = cairo_create(c->surface);
     if (cairo_status(c->cr) != CAIRO_STATUS_SUCCESS) {
@@ -197,6 +186,8 @@ void canvas_discard(canvas *c)
     if (c->cr) cairo_destroy(c->cr);
     if (c->surface) cairo_surface_destroy(c->surface);
     if (c->ctx) g_object_unref(c->ctx);
+    memfile_close(&c->svg);
+    memfile_close(&c->layer);
     if (c->f) fclose(c->f);
     if (c->path) remove(c->path);
     free(c->path);
@@ -206,36 +197,31 @@ void canvas_discard(canvas *c)
     free(c);
 }
 
-/* The SVG as cairo wrote it, with <title> first inside <svg> and the text layer last. */
+/* The SVG as cairo wrote it, copied to the file with <title> first inside <svg> and the text
+ * layer last; write errors show in the file's error flag. */
 static void write_svg(canvas *c)
 {
-    buf_add(&c->svg, "", 1); /* a NUL after the text, for the searches */
-    if (c->svg.oom) return;
-    c->svg.n--;
-    const char *d = c->svg.p, *open = c->svg.n ? strstr(d, "<svg") : NULL;
+    if (memfile_close(&c->svg) || memfile_close(&c->layer)) { c->oom = 1; return; }
+    const char *d = c->svg.p, *open = strstr(d, "<svg"); /* a memory stream's text ends in a NUL */
     const char *start = open ? strchr(open, '>') : NULL, *end = NULL;
     for (const char *p = start; p && (p = strstr(p, "</svg>")); p++) end = p;
     if (!start || !end) { /* not what cairo writes: leave it as it is */
-        to_file(c, (const unsigned char *)d, (unsigned)c->svg.n);
+        fwrite(d, 1, c->svg.n, c->f);
         return;
     }
-    buf head = {0};
-    buf_add(&head, d, (size_t)(start + 1 - d));
+    fwrite(d, 1, (size_t)(start + 1 - d), c->f);
     if (c->title) {
-        buf_str(&head, "\n<title>");
-        buf_xml(&head, c->title);
-        buf_str(&head, "</title>");
+        fputs("\n<title>", c->f);
+        c->oom |= put_xml(c->f, c->title);
+        fputs("</title>", c->f);
     }
-    buf_add(&head, start + 1, (size_t)(end - start - 1));
-    buf_str(&head, "<g class=\"text-layer\" fill=\"#000000\" fill-opacity=\"0\" font-family=\"");
-    buf_xml(&head, draw_fonts_family(c->fonts));
-    buf_str(&head, "\">\n");
-    if (c->layer.n) buf_add(&head, c->layer.p, c->layer.n);
-    buf_str(&head, "</g>\n");
-    buf_add(&head, end, c->svg.n - (size_t)(end - d));
-    if (head.oom) c->svg.oom = 1;
-    else to_file(c, (const unsigned char *)head.p, (unsigned)head.n);
-    free(head.p);
+    fwrite(start + 1, 1, (size_t)(end - start - 1), c->f);
+    fputs("<g class=\"text-layer\" fill=\"#000000\" fill-opacity=\"0\" font-family=\"", c->f);
+    c->oom |= put_xml(c->f, draw_fonts_family(c->fonts));
+    fputs("\">\n", c->f);
+    fwrite(c->layer.p, 1, c->layer.n, c->f);
+    fputs("</g>\n", c->f);
+    fwrite(end, 1, c->svg.n - (size_t)(end - d), c->f);
 }
 
 int canvas_close(canvas *c, nmt_err *err)
@@ -251,10 +237,9 @@ int canvas_close(canvas *c, nmt_err *err)
             st = cairo_surface_status(c->surface);
         }
     }
-    if (st == CAIRO_STATUS_SUCCESS && c->format == DRAW_SVG && !c->svg.oom && !c->layer.oom) write_svg(c);
+    if (st == CAIRO_STATUS_SUCCESS && c->format == DRAW_SVG && !c->oom) write_svg(c);
     int rc = NMT_OK;
-    if (c->svg.oom || c->layer.oom || st == CAIRO_STATUS_NO_MEMORY)
-        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", c->path);
+    if (c->oom || st == CAIRO_STATUS_NO_MEMORY) rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", c->path);
     else if (c->write_errno) rc = nmt_fail(err, NMT_ERR_IO, "%s: write error: %s", c->path, strerror(c->write_errno));
     else if (st != CAIRO_STATUS_SUCCESS) rc = nmt_fail(err, NMT_ERR_IO, "%s: cairo: %s", c->path, cairo_status_to_string(st));
     int bad = ferror(c->f);
@@ -291,10 +276,10 @@ void canvas_text(canvas *c, const char *s, double x, double y, double px, int an
     cairo_restore(cr);
     if (c->format != DRAW_SVG) return;
     static const char *anchors[] = {"start", "middle", "end"};
-    buf_printf(&c->layer, "<text class=\"%s\" x=\"%.2f\" y=\"%.2f\" font-size=\"%g\" text-anchor=\"%s\"", cls, x, y,
-               px, anchors[anchor]);
-    if (rotate) buf_printf(&c->layer, " transform=\"rotate(-90 %.2f %.2f)\"", x, y);
-    buf_str(&c->layer, ">");
-    buf_xml(&c->layer, s);
-    buf_str(&c->layer, "</text>\n");
+    fprintf(c->layer.f, "<text class=\"%s\" x=\"%.2f\" y=\"%.2f\" font-size=\"%g\" text-anchor=\"%s\"", cls, x, y, px,
+            anchors[anchor]);
+    if (rotate) fprintf(c->layer.f, " transform=\"rotate(-90 %.2f %.2f)\"", x, y);
+    fputc('>', c->layer.f);
+    c->oom |= put_xml(c->layer.f, s);
+    fputs("</text>\n", c->layer.f);
 }
