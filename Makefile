@@ -21,10 +21,16 @@ CFLAGS   := $(OPT) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror 
             -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
 LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
 # libnmt (the core: text, data, model, training, decoding, model files) needs OpenBLAS, OpenMP,
-# cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds libpng. A program that
-# only translates links the first alone.
+# cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds cairo and pango, with
+# pangoft2 and fontconfig for a font map of its own. A program that only translates links the
+# first alone. The drawing code and its tests compile with their headers, as system headers.
+# Expanded when used (=, not :=), so that a first build sees what `deps` has just installed.
 CORE_LIBS := -lopenblas -lcjson -lz -lm
-EVAL_LIBS := -lpng
+VIZ_PKGS  := pangocairo pangoft2 fontconfig
+VIZ_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(VIZ_PKGS)))
+EVAL_LIBS = $(shell pkg-config --libs $(VIZ_PKGS))
+$(BUILD)/src/viz/%.o $(BUILD)/f64/src/viz/%.o $(BUILD)/tests/test_plot.o $(BUILD)/tests/test_report.o: \
+    CFLAGS += $(VIZ_CFLAGS)
 LDLIBS   += $(EVAL_LIBS) $(CORE_LIBS)
 
 CORE_DIRS := base backend backend/cpu text data nn train decode io

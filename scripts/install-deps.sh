@@ -5,7 +5,9 @@ set -eu
 
 # The OpenMP build of OpenBLAS: a BLAS call made inside one of our OpenMP regions then runs on
 # one thread instead of starting a second layer of threads on the same two cores.
-PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev libpng-dev zlib1g-dev python3 fonts-dejavu-core fonts-droid-fallback"
+# Drawing (libnmt-eval): cairo and pango, found through pkg-config; fontconfig finds the fonts,
+# DejaVu Sans for Latin, Greek, Cyrillic, Hebrew and Arabic, Droid Sans Fallback for CJK.
+PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback"
 
 missing=""
 for p in $PKGS; do

@@ -1,6 +1,7 @@
-/* cmd_plot.c: `nmt plot`, the attention of one sentence pair as a grey-scale heat map (SVG and/or
- * PNG, like Figure 3 of Bahdanau et al.), from a model by forced decoding or from a soft-matrix
- * file written by `nmt align --soft`. It reads only the one line it plots from each file. */
+/* cmd_plot.c: `nmt plot`, the attention of one sentence pair as a grey-scale heat map (SVG, PNG
+ * and/or PDF, like Figure 3 of Bahdanau et al.), from a model by forced decoding or from a
+ * soft-matrix file written by `nmt align --soft`. It reads only the one line it plots from each
+ * file. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +9,11 @@
 
 #include "eval/aer.h"
 #include "cmd.h"
-#include "viz/font.h"
+#include "viz/draw.h"
 #include "nmt.h"
 #include "viz/plot.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
-
-enum { OUT_SVG = 1, OUT_PNG = 2 };
 
 static void usage(FILE *f)
 {
@@ -29,17 +28,20 @@ static void usage(FILE *f)
         "  --src FILE          source sentences, tokenized, one per line\n"
         "  --tgt FILE          target sentences, tokenized, one per line\n"
         "  --line N            the pair to plot, 1-based (default 1)\n"
-        "  --out PREFIX        writes PREFIX.svg and/or PREFIX.png\n"
-        "  --format FMT        svg, png or both (default both)\n"
+        "  --out PREFIX|FILE   writes PREFIX.svg, PREFIX.png and/or PREFIX.pdf (see --format); a name\n"
+        "                      ending in .svg, .png or .pdf is written alone, in that format\n"
+        "  --format FMT        svg, png, pdf, a comma list of them (svg,pdf), both (svg,png) or all\n"
+        "                      (default both)\n"
         "  --cell PX           side of a cell in pixels, %d..%d (default: from the sentence lengths,\n"
         "                      16..36); labels are sized to fit their cells\n"
         "  --eos               add the EOS row and column (--model only)\n"
         "  --raw-labels        label with the tokens as given; by default Moses' escapes are undone\n"
         "                      for display (l&apos; shows as l')\n"
         "  --title TEXT        a title line above the plot\n"
-        "  --font FILE         TrueType font for the PNG labels (default: $NMT_FONT, else DejaVu Sans from\n"
-        "                      fonts-dejavu-core, else the one fc-match names; CJK from fonts-droid-fallback\n"
-        "                      when installed); characters no font has are drawn as boxes\n"
+        "  --font FILE         a font file (TrueType, OpenType) for the labels (default: $NMT_FONT, else\n"
+        "                      DejaVu Sans from fonts-dejavu-core); characters it lacks come from the\n"
+        "                      other installed fonts (CJK from fonts-droid-fallback), and characters no\n"
+        "                      font has are drawn as boxes\n"
         "\n"
         "Words longer than 18 ems are shortened with an ellipsis. Prints the files written.\n",
         PLOT_MIN_CELL, PLOT_MAX_CELL);
@@ -183,53 +185,61 @@ static int from_matrix(const char *path, long want, const char *src, int ns, con
     return rc;
 }
 
-/* The file of the sans-serif TrueType font that fontconfig's fc-match names (malloc'd), or NULL
- * when fc-match is not installed or names none. */
-static char *fc_match(void)
+/* --format: svg, png, pdf or a comma list of them; both = svg,png; all = the three. Returns the
+ * set of enum draw_format bits, or 0 for anything else. */
+static int parse_format(const char *v)
 {
-    FILE *p = popen("fc-match --format='%{file}' 'sans-serif:fontformat=TrueType' 2>/dev/null", "r");
-    if (!p) return NULL;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    int st = pclose(p);
-    buf[n] = 0;
-    return st == 0 && n > 0 ? strdup(buf) : NULL;
+    if (!strcmp(v, "both")) return DRAW_SVG | DRAW_PNG;
+    if (!strcmp(v, "all")) return DRAW_SVG | DRAW_PNG | DRAW_PDF;
+    int set = 0;
+    for (const char *p = v;;) {
+        size_t n = strcspn(p, ",");
+        int f = n == 3 && !strncmp(p, "svg", 3) ? DRAW_SVG : n == 3 && !strncmp(p, "png", 3) ? DRAW_PNG
+              : n == 3 && !strncmp(p, "pdf", 3) ? DRAW_PDF : 0;
+        if (!f) return 0;
+        set |= f;
+        if (!p[n]) return set;
+        p += n + 1;
+    }
 }
 
-static int write_outputs(const plot_spec *spec, const char *prefix, int format, const char *font)
+/* Labels with characters no installed font has are drawn with boxes: say so once. */
+static void warn_missing(const draw_fonts *fonts, const plot_spec *spec)
+{
+    int n = 0;
+    for (int r = 0; r < spec->rows; r++) n += draw_missing_glyphs(fonts, spec->row_words[r]) > 0;
+    for (int c = 0; c < spec->cols; c++) n += draw_missing_glyphs(fonts, spec->col_words[c]) > 0;
+    if (n)
+        fprintf(stderr, "[W::plot] %d label%s hold%s characters that no installed font has (drawn as boxes)\n", n,
+                n == 1 ? "" : "s", n == 1 ? "s" : "");
+}
+
+/* out is a PREFIX (format: the files to write) or a FILE with its format's extension (format 0). */
+static int write_outputs(const plot_spec *spec, const char *out, int format, const char *font)
 {
     nmt_err err;
-    font_set *fonts = NULL;
+    draw_fonts *fonts = NULL;
     if (!font) font = getenv("NMT_FONT");
     if (font && !*font) font = NULL;
-    /* the PNG cannot do without a font; the SVG only measures its labels with one */
-    int frc = font_set_open(&fonts, font, &err);
-    char *fc;
-    if (frc && !font && (fc = fc_match())) { /* none where Debian puts them: ask fontconfig */
-        frc = font_set_open(&fonts, fc, &err);
-        free(fc);
-    }
-    if (frc && (format & OUT_PNG)) {
-        fprintf(stderr, "nmt plot: error: %s (--format svg needs no font)\n", err.msg);
+    if (draw_fonts_open(&fonts, font, &err)) {
+        fprintf(stderr, "nmt plot: error: %s\n", err.msg);
         return CMD_ERR;
     }
-    if (frc && font) fprintf(stderr, "[W::plot] %s: label widths are estimated\n", err.msg);
-    size_t n = strlen(prefix) + 5;
+    warn_missing(fonts, spec);
+    size_t n = strlen(out) + 5;
     char *path = malloc(n);
     int rc = CMD_OK;
     if (!path) { fprintf(stderr, "nmt plot: error: out of memory\n"); rc = CMD_ERR; }
-    if (!rc && (format & OUT_SVG)) {
-        snprintf(path, n, "%s.svg", prefix);
-        if (plot_svg_write(spec, fonts, path, &err)) { fprintf(stderr, "nmt plot: error: %s\n", err.msg); rc = CMD_ERR; }
-        else printf("%s\n", path);
-    }
-    if (!rc && (format & OUT_PNG)) {
-        snprintf(path, n, "%s.png", prefix);
-        if (plot_png_write(spec, fonts, path, &err)) { fprintf(stderr, "nmt plot: error: %s\n", err.msg); rc = CMD_ERR; }
+    for (int f = DRAW_SVG; !rc && f <= DRAW_PDF; f <<= 1) {
+        if (format && !(format & f)) continue;
+        if (format) snprintf(path, n, "%s.%s", out, draw_format_name(f));
+        else if (f == draw_format_of(out)) snprintf(path, n, "%s", out);
+        else continue;
+        if (plot_write(spec, fonts, path, &err)) { fprintf(stderr, "nmt plot: error: %s\n", err.msg); rc = CMD_ERR; }
         else printf("%s\n", path);
     }
     free(path);
-    font_set_free(fonts);
+    draw_fonts_free(fonts);
     return rc;
 }
 
@@ -237,7 +247,7 @@ int cmd_plot(int argc, char **argv)
 {
     const char *model = NULL, *matrix = NULL, *src = NULL, *tgt = NULL, *out = NULL, *title = NULL, *font = NULL;
     long line = 1, cell = 0;
-    int format = OUT_SVG | OUT_PNG, eos = 0, raw = 0;
+    int format = 0, eos = 0, raw = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return CMD_OK; }
@@ -256,10 +266,10 @@ int cmd_plot(int argc, char **argv)
         else if (!strcmp(a, "--line")) { if (cmd_parse_long("plot", a, v, 1, 1L << 40, &line)) return CMD_USAGE; }
         else if (!strcmp(a, "--cell")) { if (cmd_parse_long("plot", a, v, PLOT_MIN_CELL, PLOT_MAX_CELL, &cell)) return CMD_USAGE; }
         else if (!strcmp(a, "--format")) {
-            if (!strcmp(v, "svg")) format = OUT_SVG;
-            else if (!strcmp(v, "png")) format = OUT_PNG;
-            else if (!strcmp(v, "both")) format = OUT_SVG | OUT_PNG;
-            else { fprintf(stderr, "nmt plot: --format '%s': expected svg, png or both\n", v); return CMD_USAGE; }
+            if (!(format = parse_format(v))) {
+                fprintf(stderr, "nmt plot: --format '%s': expected svg, png, pdf, a comma list of them, both or all\n", v);
+                return CMD_USAGE;
+            }
         } else { fprintf(stderr, "nmt plot: unknown option '%s' (nmt plot --help)\n", a); return CMD_USAGE; }
     }
     if (!model == !matrix) {
@@ -267,6 +277,13 @@ int cmd_plot(int argc, char **argv)
         return CMD_USAGE;
     }
     if (!src || !tgt || !out) { fprintf(stderr, "nmt plot: --src, --tgt and --out are required (nmt plot --help)\n"); return CMD_USAGE; }
+    /* --out FILE.png: that file alone (a --format with it must say the same) */
+    int named = draw_format_of(out);
+    if (named && format && format != named) {
+        fprintf(stderr, "nmt plot: --out %s names its format, but --format asks for another: give a prefix\n", out);
+        return CMD_USAGE;
+    }
+    format = named ? 0 : format ? format : DRAW_SVG | DRAW_PNG;
     if (eos && matrix) { fprintf(stderr, "nmt plot: --eos needs --model: soft matrices have no EOS row or column\n"); return CMD_USAGE; }
 
     char *sbuf = NULL, *tbuf = NULL, **sw = NULL, **tw = NULL;

@@ -11,7 +11,7 @@
 #include "viz/chart.h"
 #include "cmd.h"
 #include "data/corpus.h"
-#include "viz/font.h"
+#include "viz/draw.h"
 #include "nn/model.h"
 #include "nmt.h"
 #include "eval/report.h"
@@ -46,7 +46,8 @@ static const char usage_text[] =
     "  --out PREFIX          write Figure 2 as PREFIX.tsv (bucket, sentences, one BLEU column per\n"
     "                        system), PREFIX.svg and PREFIX.png\n"
     "  --title TEXT          the figure's title (default \"BLEU by source sentence length\")\n"
-    "  --font FILE           TrueType font for the PNG text (default: $NMT_FONT, else DejaVu Sans)\n"
+    "  --font FILE           a font file (TrueType, OpenType) for the figure's text (default:\n"
+    "                        $NMT_FONT, else DejaVu Sans)\n"
     "  -h, --help            show this help\n"
     "\n"
     "Prints both tables as Markdown with the sentence count of every subset.\n"
@@ -260,9 +261,9 @@ static void print_figure2(const report *r, const char *const *labels)
     putchar('\n');
 }
 
-/* PREFIX.tsv, PREFIX.svg and PREFIX.png. fonts NULL (none found): the SVG, which only measures
- * its text with a font, is written all the same, and the PNG refused after it with font_msg. */
-static int write_figure(const report *r, const struct args *a, const char *const *labels, const font_set *fonts,
+/* PREFIX.tsv, PREFIX.svg and PREFIX.png. fonts NULL (none found): the TSV is written all the
+ * same, and the drawings refused after it with font_msg. */
+static int write_figure(const report *r, const struct args *a, const char *const *labels, const draw_fonts *fonts,
                         const char *font_msg)
 {
     nmt_err err;
@@ -275,15 +276,19 @@ static int write_figure(const report *r, const struct args *a, const char *const
     snprintf(svg, n, "%s.svg", a->out);
     snprintf(png, n, "%s.png", a->out);
     if (report_write_tsv(r, labels, tsv, &err)) { rc = runtime_error("%s", err.msg); goto done; }
-    if (report_figure_make(&fig, r, labels, a->title, &err)) { rc = runtime_error("%s", err.msg); goto done; }
-    have_fig = 1;
-    if (chart_svg_write(&fig.spec, fonts, svg, &err)) { rc = runtime_error("%s", err.msg); goto done; }
     if (!fonts) {
-        printf("Figure 2: %s, %s\n", tsv, svg);
-        rc = runtime_error("%s: not written: %s (--font FILE names a TrueType font)", png, font_msg);
+        printf("Figure 2: %s\n", tsv);
+        rc = runtime_error("%s, %s: not written: %s (--font FILE names a font file)", svg, png, font_msg);
         goto done;
     }
-    if (chart_png_write(&fig.spec, fonts, png, &err)) {
+    if (report_figure_make(&fig, r, labels, a->title, &err)) { rc = runtime_error("%s", err.msg); goto done; }
+    have_fig = 1;
+    if (chart_write(&fig.spec, fonts, svg, &err)) {
+        printf("Figure 2: %s\n", tsv);
+        rc = runtime_error("%s", err.msg);
+        goto done;
+    }
+    if (chart_write(&fig.spec, fonts, png, &err)) {
         printf("Figure 2: %s, %s\n", tsv, svg);
         rc = runtime_error("%s", err.msg);
         goto done;
@@ -343,7 +348,7 @@ int cmd_report(int argc, char **argv)
     const vocab *sv = NULL, *tv = NULL;
     report r = {0};
     report_system sys[MAX_SYSTEMS];
-    font_set *fonts = NULL;
+    draw_fonts *fonts = NULL;
     nmt_err err;
 
     rc = read_text(&src, a.src);
@@ -377,7 +382,7 @@ int cmd_report(int argc, char **argv)
     if (!rc && a.out) {
         const char *font = a.font ? a.font : getenv("NMT_FONT");
         if (font && !*font) font = NULL;
-        if (font_set_open(&fonts, font, &font_err) && font)
+        if (draw_fonts_open(&fonts, font, &font_err) && font)
             rc = runtime_error("%s: %s", a.font ? "--font" : "$NMT_FONT", font_err.msg);
     }
     if (rc) goto done;
@@ -399,7 +404,7 @@ int cmd_report(int argc, char **argv)
 
 done:
     report_free(&r);
-    font_set_free(fonts);
+    draw_fonts_free(fonts);
     nmt_model_free(model);
     vocab_free(own_sv);
     vocab_free(own_tv);

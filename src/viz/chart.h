@@ -1,12 +1,12 @@
 /* chart.h: line charts (one polyline with markers per series, axes with ticks and labels, a
- * legend, a title) written as SVG and as PNG, for Figure 2 of Bahdanau et al. (BLEU against
+ * legend, a title) written as SVG, PNG or PDF, for Figure 2 of Bahdanau et al. (BLEU against
  * sentence length) and any other small x/y comparison of a few systems. */
 #ifndef NMT_CHART_H
 #define NMT_CHART_H
 
-/* One layout (plot area, ticks, every text item with its position) is computed for both formats,
- * so the SVG and the PNG agree in geometry. Text is measured with a font_set when one is given
- * (the PNG draws it through font.h) and estimated otherwise. Series k has colour chart_color(k)
+/* One layout (plot area, ticks, every text item with its position), measured with the fonts the
+ * text is drawn in, is drawn once through cairo onto the surface of the file's format, so the
+ * formats agree in geometry. Series k has colour chart_color(k)
  * and marker shape chart_marker(k): eight colours (Okabe-Ito, minus the pale yellow) and seven
  * shapes, so two series differ in colour or in shape up to 56 series. Nothing is printed; a file
  * that cannot be written whole is removed. */
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "viz/font.h"
+#include "viz/draw.h"
 #include "nmt.h"
 
 #define CHART_DEFAULT_WIDTH 880
@@ -48,16 +48,15 @@ typedef struct chart_spec {
                                    * a long legend) */
 } chart_spec;
 
-enum chart_anchor { CHART_LEFT, CHART_CENTER, CHART_RIGHT };
-
 /* One text item of the layout. (x, y) is the baseline point that `anchor` refers to; a rotated
- * item reads upwards and is centred on (x, y) along its baseline when anchor is CHART_CENTER. */
+ * item reads upwards and is centred on (x, y) along its baseline when anchor is DRAW_CENTER. */
 typedef struct chart_text {
     char *s;
     double x, y, px;              /* px: font size, pixels per em */
-    int anchor;                   /* enum chart_anchor */
+    int anchor;                   /* enum draw_anchor */
     int rotate;                   /* 1: turned 90 degrees counter-clockwise */
     uint32_t rgb;                 /* 0xRRGGBB */
+    const char *cls;              /* its part ("legend", "x-tick"), a class in the SVG */
 } chart_text;
 
 typedef struct chart_layout {
@@ -79,29 +78,20 @@ enum chart_marker_shape { CHART_CIRCLE, CHART_SQUARE, CHART_TRIANGLE, CHART_DIAM
 uint32_t chart_color(int k);      /* 0xRRGGBB of series k */
 int chart_marker(int k);          /* enum chart_marker_shape of series k */
 
-/* Checks the spec (NMT_ERR_ARG naming the problem) and computes the layout; fonts may be NULL. */
-int chart_layout_make(chart_layout *out, const chart_spec *s, const font_set *fonts, nmt_err *err);
+/* Checks the spec (NMT_ERR_ARG naming the problem) and computes the layout. */
+int chart_layout_make(chart_layout *out, const chart_spec *s, const draw_fonts *fonts, nmt_err *err);
 void chart_layout_free(chart_layout *l);
 /* Data coordinates to pixel coordinates (y grows downwards). */
 double chart_map_x(const chart_layout *l, double x);
 double chart_map_y(const chart_layout *l, double y);
 
 /* The pieces a series' line falls into: 1 + the number of gaps wider than max_gap (0 for no
- * point); each piece is one <polyline> in the SVG. */
+ * point); each piece is drawn as one stroke. */
 int chart_series_runs(const chart_spec *s, int k);
 
-/* Writes the chart as SVG: each series' line is a <g class="series"> holding one
- * <polyline class="line"> per run (chart_series_runs), then its markers, one element of class
- * "marker" per point; the legend's samples have class "legend-line" and "legend-marker". fonts
- * may be NULL (they only measure text). */
-int chart_svg_write(const chart_spec *s, const font_set *fonts, const char *path, nmt_err *err);
-
-/* Draws the chart into a new RGB canvas (3 bytes a pixel, row-major, stride 3 * width; free it)
- * and fills *layout (chart_layout_free it). fonts NULL leaves the text out: a geometry-only
- * image, for tests on machines without fonts; the PNG writer insists on fonts. */
-int chart_render(const chart_spec *s, const font_set *fonts, uint8_t **rgb, chart_layout *layout,
-                 nmt_err *err);
-/* Writes the chart as an 8-bit RGB PNG; fonts must not be NULL. */
-int chart_png_write(const chart_spec *s, const font_set *fonts, const char *path, nmt_err *err);
+/* Writes the chart to path as SVG, PNG (8-bit RGB) or PDF, by the name's extension (draw.h):
+ * grid, frame and ticks, each series' line runs, then every marker (no line hides a marker),
+ * the legend, the text. */
+int chart_write(const chart_spec *s, const draw_fonts *fonts, const char *path, nmt_err *err);
 
 #endif

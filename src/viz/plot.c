@@ -1,19 +1,15 @@
-/* plot.c: attention heat maps as SVG and PNG (plot.h). The layout is computed once; the SVG
- * writer prints it as rectangles and text elements, the PNG writer fills a grey canvas (cells,
- * then labels through font.h) and hands it to libpng's simplified writer. */
-#include <errno.h>
+/* plot.c: attention heat maps (plot.h). The layout is computed once with the fonts' measures and
+ * drawn through a canvas (canvas.h): grey cells, a frame, then the labels, onto the SVG, PNG or
+ * PDF surface the file's name asks for. */
 #include <math.h>
-#include <png.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "viz/canvas.h"
 #include "viz/plot.h"
 #include "text/unicode.h"
 
-/* Larger images are refused: 268 million pixels of canvas is already 256 MiB. */
-#define MAX_PIXELS ((size_t)1 << 28)
 /* Automatic cells: the matrix side aims at this many pixels, with cells in [AUTO_MIN, AUTO_MAX]. */
 #define AUTO_SIDE 600
 #define AUTO_MIN 16
@@ -32,42 +28,7 @@ uint8_t plot_grey(float w)
     return (uint8_t)lrintf(255.0f * w);
 }
 
-/* ------------------------------------------------------------------ XML text */
-static void put(char *out, size_t cap, size_t *len, const char *s, size_t n)
-{
-    if (*len < cap) {
-        size_t room = cap - 1 - *len; /* cap >= 1 here: keep one byte for the NUL */
-        memcpy(out + *len, s, n < room ? n : room);
-    }
-    *len += n;
-}
-
-size_t plot_xml_escape(char *out, size_t cap, const char *s)
-{
-    size_t len = 0, n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        int k = utf8_decode(s + i, n - i, &cp);
-        if (k < 0) { put(out, cap, &len, "\xEF\xBF\xBD", 3); i++; continue; }
-        switch (cp) {
-        case '&': put(out, cap, &len, "&amp;", 5); break;
-        case '<': put(out, cap, &len, "&lt;", 4); break;
-        case '>': put(out, cap, &len, "&gt;", 4); break;
-        case '"': put(out, cap, &len, "&quot;", 6); break;
-        case '\'': put(out, cap, &len, "&apos;", 6); break;
-        default:
-            /* XML 1.0 allows tab, newline and carriage return among the controls, and no
-             * U+FFFE / U+FFFF (surrogates cannot come out of the decoder) */
-            if ((cp < 0x20 && cp != 0x9 && cp != 0xA && cp != 0xD) || cp == 0xFFFE || cp == 0xFFFF)
-                put(out, cap, &len, "\xEF\xBF\xBD", 3);
-            else put(out, cap, &len, s + i, (size_t)k);
-        }
-        i += (size_t)k;
-    }
-    if (cap) out[len < cap ? len : cap - 1] = 0;
-    return len;
-}
-
+/* ------------------------------------------------------------------ words */
 int plot_split_words(const char *s, char **buf, char ***words)
 {
     *words = NULL;
@@ -91,33 +52,6 @@ int plot_split_words(const char *s, char **buf, char ***words)
 }
 
 /* ------------------------------------------------------------------ layout */
-static int is_wide(uint32_t cp)
-{
-    return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-           (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x20000 && cp <= 0x3FFFD);
-}
-
-/* Without fonts: a generous guess (an average Latin advance is about 0.6 em, CJK 1 em). */
-static double estimate_width(const char *s, double px)
-{
-    size_t n = strlen(s);
-    double w = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        int k = utf8_decode(s + i, n - i, &cp);
-        if (k < 0) { cp = 0xFFFD; k = 1; }
-        i += (size_t)k;
-        w += uni_is_mark(cp) ? 0 : is_wide(cp) ? 1.0 : 0.65;
-    }
-    return w * px;
-}
-
-static double text_width(const font_set *fonts, const char *s, double px)
-{
-    return fonts ? font_text_width(fonts, s, px) : estimate_width(s, px);
-}
-
 /* Byte offsets just past each of the first `max` code points of s (invalid bytes count one). */
 static size_t cp_prefix(const char *s, size_t n, size_t max, size_t *ends)
 {
@@ -133,11 +67,11 @@ static size_t cp_prefix(const char *s, size_t n, size_t max, size_t *ends)
 
 /* The label as drawn: s itself when it fits in max_w pixels, else its longest prefix (whole code
  * points) that fits with an ellipsis after it. */
-static char *fit_label(const font_set *fonts, const char *s, double px, double max_w, double *width)
+static char *fit_label(const draw_fonts *fonts, const char *s, double px, double max_w, double *width)
 {
     size_t n = strlen(s), ends[MAX_LABEL_CP];
     size_t m = cp_prefix(s, n, MAX_LABEL_CP, ends);
-    double w = m == 0 || ends[m - 1] == n ? text_width(fonts, s, px) : INFINITY;
+    double w = m == 0 || ends[m - 1] == n ? draw_text_width(fonts, s, px) : INFINITY;
     if (w <= max_w) {
         *width = w;
         return strdup(s);
@@ -148,7 +82,7 @@ static char *fit_label(const font_set *fonts, const char *s, double px, double m
         size_t b = keep ? ends[keep - 1] : 0;
         memcpy(buf, s, b);
         memcpy(buf + b, ELLIPSIS, sizeof ELLIPSIS);
-        w = text_width(fonts, buf, px);
+        w = draw_text_width(fonts, buf, px);
         if (w <= max_w || keep == 0) break;
     }
     *width = w;
@@ -185,7 +119,7 @@ static int check_spec(const plot_spec *s, nmt_err *err)
     return NMT_OK;
 }
 
-int plot_layout_make(plot_layout *l, const plot_spec *s, const font_set *fonts, nmt_err *err)
+int plot_layout_make(plot_layout *l, const plot_spec *s, const draw_fonts *fonts, nmt_err *err)
 {
     memset(l, 0, sizeof *l);
     int rc = check_spec(s, err);
@@ -204,15 +138,9 @@ int plot_layout_make(plot_layout *l, const plot_spec *s, const font_set *fonts, 
     if (l->font_px < 6) l->font_px = 6;
     if (l->font_px > MAX_FONT_PX) l->font_px = MAX_FONT_PX;
     l->title_px = l->font_px + 3 < 11 ? 11 : l->font_px + 3;
-    if (fonts) {
-        font_vmetrics(fonts, l->font_px, &l->ascent, &l->descent);
-        double d;
-        font_vmetrics(fonts, l->title_px, &l->title_ascent, &d);
-    } else { /* DejaVu Sans' */
-        l->ascent = 0.928 * l->font_px;
-        l->descent = 0.236 * l->font_px;
-        l->title_ascent = 0.928 * l->title_px;
-    }
+    double d;
+    draw_vmetrics(fonts, l->font_px, &l->ascent, &l->descent);
+    draw_vmetrics(fonts, l->title_px, &l->title_ascent, &d);
     l->margin = 8;
     l->gap = cell / 5 < 3 ? 3 : cell / 5;
     l->row_text = calloc((size_t)s->rows, sizeof *l->row_text);
@@ -233,16 +161,16 @@ int plot_layout_make(plot_layout *l, const plot_spec *s, const font_set *fonts, 
     }
     if (s->title && *s->title) {
         if (!(l->title_text = strdup(s->title))) goto nomem;
-        title_w = text_width(fonts, s->title, l->title_px);
+        title_w = draw_text_width(fonts, s->title, l->title_px);
     }
     int title_h = l->title_text ? (int)ceil(1.5 * l->title_px) : 0;
     l->x0 = l->margin + (int)ceil(row_max) + l->gap;
     l->y0 = l->margin + title_h + (int)ceil(col_max) + l->gap;
     double w = (double)l->x0 + (double)s->cols * cell + l->margin, h = (double)l->y0 + (double)s->rows * cell + l->margin;
     if (w < 2 * l->margin + ceil(title_w)) w = 2 * l->margin + ceil(title_w);
-    if (w * h > (double)MAX_PIXELS) {
-        rc = nmt_fail(err, NMT_ERR_ARG, "plot: %.0f x %.0f pixels is too large an image (at most %zu pixels): "
-                      "use a smaller cell", w, h, MAX_PIXELS);
+    if (w * h > (double)CANVAS_MAX_PIXELS || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE) {
+        rc = nmt_fail(err, NMT_ERR_ARG, "plot: %.0f x %.0f pixels is too large an image (at most %zu pixels, "
+                      "%d a side): use a smaller cell", w, h, CANVAS_MAX_PIXELS, CANVAS_MAX_SIDE);
         plot_layout_free(l);
         return rc;
     }
@@ -264,142 +192,41 @@ static double col_baseline(const plot_layout *l, int c)
     return l->x0 + (c + 0.5) * l->cell + (l->ascent - l->descent) / 2;
 }
 
-/* ------------------------------------------------------------------ SVG */
-static void fput_xml(FILE *f, const char *s)
+/* ------------------------------------------------------------------ drawing */
+/* The matrix: a mid-grey frame just outside it (black cells at its edge stay visible), then one
+ * square per weight on whole pixels, so that a PNG's cells are flat and seamless. */
+static void draw_cells(cairo_t *cr, const plot_spec *s, const plot_layout *l)
 {
-    char small[512];
-    size_t n = plot_xml_escape(small, sizeof small, s);
-    if (n < sizeof small) { fputs(small, f); return; }
-    char *big = malloc(n + 1);
-    if (!big) { fputs("\xEF\xBF\xBD", f); return; } /* the file still parses */
-    plot_xml_escape(big, n + 1, s);
-    fputs(big, f);
-    free(big);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, l->x0 - 0.5, l->y0 - 0.5, s->cols * l->cell + 1, s->rows * l->cell + 1);
+    canvas_rgb(cr, 0x808080);
+    cairo_stroke(cr);
+    for (int r = 0; r < s->rows; r++)
+        for (int c = 0; c < s->cols; c++) {
+            uint32_t g = plot_grey(s->weight[(size_t)r * s->stride + c]);
+            cairo_rectangle(cr, l->x0 + c * l->cell, l->y0 + r * l->cell, l->cell, l->cell);
+            canvas_rgb(cr, g << 16 | g << 8 | g);
+            cairo_fill(cr);
+        }
 }
 
-int plot_svg_write(const plot_spec *s, const font_set *fonts, const char *path, nmt_err *err)
+int plot_write(const plot_spec *s, const draw_fonts *fonts, const char *path, nmt_err *err)
 {
     plot_layout l;
     int rc = plot_layout_make(&l, s, fonts, err);
     if (rc) return rc;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    canvas *cv;
+    if ((rc = canvas_open(&cv, path, l.width, l.height, fonts, l.title_text ? l.title_text : "attention", err))) {
         plot_layout_free(&l);
         return rc;
     }
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-            l.width, l.height, l.width, l.height);
-    fputs("<title>", f);
-    fput_xml(f, l.title_text ? l.title_text : "attention");
-    fputs("</title>\n", f);
-    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", l.width, l.height);
-    /* the fonts the PNG is drawn with, so that both look alike where they are installed */
-    fprintf(f, "<g font-family=\"DejaVu Sans, Droid Sans Fallback, sans-serif\" font-size=\"%g\" fill=\"#000000\">\n",
-            l.font_px);
-    if (l.title_text) {
-        fprintf(f, "<text class=\"title\" x=\"%d\" y=\"%.2f\" font-size=\"%g\">", l.margin,
-                l.margin + l.title_ascent, l.title_px);
-        fput_xml(f, l.title_text);
-        fputs("</text>\n", f);
-    }
-    /* classes name the parts for style sheets and for programs that read the plot back */
-    fputs("<g class=\"rows\" text-anchor=\"end\">\n", f);
-    for (int r = 0; r < s->rows; r++) {
-        fprintf(f, "<text x=\"%d\" y=\"%.2f\">", l.x0 - l.gap, row_baseline(&l, r));
-        fput_xml(f, l.row_text[r]);
-        fputs("</text>\n", f);
-    }
-    fputs("</g>\n<g class=\"cols\">\n", f);
-    for (int c = 0; c < s->cols; c++) {
-        double x = col_baseline(&l, c);
-        int y = l.y0 - l.gap;
-        fprintf(f, "<text x=\"%.2f\" y=\"%d\" transform=\"rotate(-90 %.2f %d)\">", x, y, x, y);
-        fput_xml(f, l.col_text[c]);
-        fputs("</text>\n", f);
-    }
-    fputs("</g>\n</g>\n<g class=\"cells\" shape-rendering=\"crispEdges\">\n", f);
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#808080\"/>\n",
-            l.x0 - 0.5, l.y0 - 0.5, s->cols * l.cell + 1, s->rows * l.cell + 1);
+    draw_cells(canvas_cairo(cv), s, &l);
+    if (l.title_text)
+        canvas_text(cv, l.title_text, l.margin, l.margin + l.title_ascent, l.title_px, DRAW_LEFT, 0, 0, "title");
     for (int r = 0; r < s->rows; r++)
-        for (int c = 0; c < s->cols; c++) {
-            unsigned g = plot_grey(s->weight[(size_t)r * s->stride + c]);
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n",
-                    l.x0 + c * l.cell, l.y0 + r * l.cell, l.cell, l.cell, g, g, g);
-        }
-    fputs("</g>\n</svg>\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        rc = nmt_fail(err, NMT_ERR_IO, "%s: write error: %s", path, strerror(errno));
-        remove(path);
-    }
+        canvas_text(cv, l.row_text[r], l.x0 - l.gap, row_baseline(&l, r), l.font_px, DRAW_RIGHT, 0, 0, "row");
+    for (int c = 0; c < s->cols; c++)
+        canvas_text(cv, l.col_text[c], col_baseline(&l, c), l.y0 - l.gap, l.font_px, DRAW_LEFT, 1, 0, "col");
     plot_layout_free(&l);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ PNG */
-int plot_render(const plot_spec *s, const font_set *fonts, uint8_t **canvas, plot_layout *l, nmt_err *err)
-{
-    *canvas = NULL;
-    if (!fonts || font_set_count(fonts) == 0) {
-        memset(l, 0, sizeof *l);
-        return nmt_fail(err, NMT_ERR_ARG, "plot: a PNG needs a font for its labels");
-    }
-    int rc = plot_layout_make(l, s, fonts, err);
-    if (rc) return rc;
-    size_t W = (size_t)l->width, H = (size_t)l->height;
-    uint8_t *p = malloc(W * H);
-    if (!p) {
-        plot_layout_free(l);
-        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for a %zu x %zu image", W, H);
-    }
-    memset(p, 255, W * H);
-    /* a mid-grey frame just outside the matrix, so that black cells at its edge stay visible */
-    int fx0 = l->x0 - 1, fy0 = l->y0 - 1, fx1 = l->x0 + s->cols * l->cell, fy1 = l->y0 + s->rows * l->cell;
-    for (int x = fx0; x <= fx1; x++) p[(size_t)fy0 * W + x] = p[(size_t)fy1 * W + x] = 128;
-    for (int y = fy0; y <= fy1; y++) p[(size_t)y * W + fx0] = p[(size_t)y * W + fx1] = 128;
-    for (int r = 0; r < s->rows; r++)
-        for (int c = 0; c < s->cols; c++) {
-            uint8_t g = plot_grey(s->weight[(size_t)r * s->stride + c]);
-            for (int y = 0; y < l->cell; y++)
-                memset(p + (size_t)(l->y0 + r * l->cell + y) * W + l->x0 + c * l->cell, g, (size_t)l->cell);
-        }
-    int w = l->width, h = l->height;
-    if (l->title_text)
-        rc = font_draw_text(fonts, p, w, h, l->margin, l->margin + l->title_ascent, l->title_text, l->title_px, 0, 0, err);
-    for (int r = 0; r < s->rows && !rc; r++)
-        rc = font_draw_text(fonts, p, w, h, l->x0 - l->gap - l->row_w[r], row_baseline(l, r), l->row_text[r],
-                            l->font_px, 0, 0, err);
-    for (int c = 0; c < s->cols && !rc; c++)
-        rc = font_draw_text(fonts, p, w, h, col_baseline(l, c), l->y0 - l->gap, l->col_text[c], l->font_px, 1, 0, err);
-    if (rc) {
-        free(p);
-        plot_layout_free(l);
-        return rc;
-    }
-    *canvas = p;
-    return NMT_OK;
-}
-
-int plot_png_write(const plot_spec *s, const font_set *fonts, const char *path, nmt_err *err)
-{
-    uint8_t *p;
-    plot_layout l;
-    int rc = plot_render(s, fonts, &p, &l, err);
-    if (rc) return rc;
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    img.width = (png_uint_32)l.width;
-    img.height = (png_uint_32)l.height;
-    img.format = PNG_FORMAT_GRAY;
-    if (!png_image_write_to_file(&img, path, 0, p, l.width, NULL)) {
-        rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", path, img.message[0] ? img.message : "cannot write the PNG");
-        remove(path);
-    }
-    png_image_free(&img);
-    free(p);
-    plot_layout_free(&l);
-    return rc;
+    return canvas_close(cv, err);
 }

@@ -1,19 +1,19 @@
 /* plot.h: attention matrices drawn as grey-scale heat maps like Figure 3 of Bahdanau et al. 2014
  * (weight 0 black, 1 white; one cell per target word x source word, source words along the top
- * turned to read upwards, target words down the left), written as SVG and as PNG.
+ * turned to read upwards, target words down the left), written as SVG, PNG or PDF.
  *
- * One layout (cell size, label size, margins) is computed for both formats, so the two files
- * agree pixel for pixel in geometry. Labels are measured with the fonts when a font_set is given
- * (always for PNG, which draws them with font.h) and estimated otherwise; a word too long for
- * the margin is shortened with an ellipsis, and cells are never smaller than a label's line
- * height, so labels never overlap. Nothing is printed; files are written whole or removed. */
+ * One layout (cell size, label size, margins), measured with the fonts the labels are drawn in,
+ * is drawn once through cairo onto the surface of the file's format, so the three files agree in
+ * geometry. A word too long for the margin is shortened with an ellipsis, and cells are never
+ * smaller than a label's line height, so labels never overlap. Nothing is printed; files are
+ * written whole or removed. */
 #ifndef NMT_PLOT_H
 #define NMT_PLOT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "viz/font.h"
+#include "viz/draw.h"
 #include "nmt.h"
 
 /* Bounds of plot_spec.cell (pixels). A label's line is at most 0.75 of a cell, so at 8 pixels
@@ -46,30 +46,19 @@ typedef struct plot_layout {
     double *row_w, *col_w;         /* their widths in pixels */
 } plot_layout;
 
-/* Computes the layout of s; fonts may be NULL (label widths are then estimated). */
-int plot_layout_make(plot_layout *out, const plot_spec *s, const font_set *fonts, nmt_err *err);
+/* Checks s and computes its layout with the fonts' measures. */
+int plot_layout_make(plot_layout *out, const plot_spec *s, const draw_fonts *fonts, nmt_err *err);
 void plot_layout_free(plot_layout *l);
 
 /* The grey level of a weight: 0 -> 0 (black), 1 -> 255 (white), clamped into [0, 1]. */
 uint8_t plot_grey(float w);
 
-/* Writes the plot as an SVG file; fonts may be NULL (they only measure the labels). */
-int plot_svg_write(const plot_spec *s, const font_set *fonts, const char *path, nmt_err *err);
-
-/* Draws the plot into a new 8-bit grey canvas (layout->width x layout->height, row-major; free
- * it) and fills *layout (plot_layout_free it). */
-int plot_render(const plot_spec *s, const font_set *fonts, uint8_t **canvas, plot_layout *layout, nmt_err *err);
-/* Writes the plot as an 8-bit greyscale PNG file. */
-int plot_png_write(const plot_spec *s, const font_set *fonts, const char *path, nmt_err *err);
+/* Writes the plot to path as SVG, PNG (8-bit RGB) or PDF, by the name's extension (draw.h). */
+int plot_write(const plot_spec *s, const draw_fonts *fonts, const char *path, nmt_err *err);
 
 /* Splits a tokenized sentence into its words as the model reads them (separated by spaces, tabs,
  * CR or LF). *words (free it) points into *buf (free it too), a copy of s. Returns the number of
  * words, or -1 for lack of memory. */
 int plot_split_words(const char *s, char **buf, char ***words);
-
-/* s as XML character data: & < > " ' become entities; invalid UTF-8 and the characters XML 1.0
- * forbids (controls, U+FFFE, U+FFFF) become U+FFFD. Writes at most cap bytes with the NUL into
- * out (cap may be 0) and returns the length of the whole result, as snprintf does. */
-size_t plot_xml_escape(char *out, size_t cap, const char *s);
 
 #endif
