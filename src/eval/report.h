@@ -7,7 +7,7 @@
 /* Usage: report_input in = {...};  report r;  report_compute(&r, &in, &err);
  *        ... r.bleu_all[s], r.bleu_nounk[s], r.bucket_bleu[b * r.nsys + s] ...
  *        report_write_tsv(&r, labels, "out.tsv", &err);
- *        report_figure fig;  report_figure_make(&fig, &r, labels, NULL, &err);  chart_svg_write(&fig.spec, ...);
+ *        report_figure fig;  report_figure_make(&fig, &r, labels, NULL, &err);  chart_write(&fig.spec, ...);
  *        report_figure_free(&fig);  report_free(&r);
  * BLEU is sacreBLEU's (bleu.h): a subset's score comes from the sum of its sentences' statistics,
  * exactly what bleu_compute gives on those sentences alone. Words are what the model reads:
