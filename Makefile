@@ -56,7 +56,7 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps test asan check-tests clean demo bench
+.PHONY: all deps test asan check-tests clean demo bench bench-ab
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
@@ -139,6 +139,12 @@ demo: all
 
 bench: all
 	@sh scripts/bench.sh
+
+# Two revisions side by side: make bench-ab A=<rev> B=<rev> (default: HEAD's parent against HEAD)
+A ?= HEAD~1
+B ?= HEAD
+bench-ab: deps
+	@sh scripts/bench_ab.sh $(A) $(B)
 
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
