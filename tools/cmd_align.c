@@ -4,6 +4,7 @@
  * written, so that an error never leaves a partial, misaligned output behind. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,8 @@
 
 #include "cmd.h"
 #include "nmt.h"
-#include "viz/plot.h"
 #include "text/unicode.h"
+#include "text/words.h"
 
 enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 
@@ -109,15 +110,6 @@ static int read_corpus(const char *path, corpus *c)
     return rc;
 }
 
-static int count_words(const char *s)
-{
-    char *buf, **w;
-    int n = plot_split_words(s, &buf, &w);
-    free(buf);
-    free(w);
-    return n;
-}
-
 /* Is (s, t) a link: the arg-max of row t (ties to the lower s, never the EOS column), or at
  * least the threshold (thr < 0: none)? */
 static int is_link(const float *row, int s, int best, double thr)
@@ -143,10 +135,11 @@ static double round9(double v)
     return strtod(b, NULL);
 }
 
+/* The words of a line (split as the model reads them) as a JSON array; NULL for lack of memory. */
 static cJSON *word_array(const char *s)
 {
-    char *buf, **w;
-    int n = plot_split_words(s, &buf, &w);
+    char *buf = strdup(s), **w = malloc(sizeof *w * ((size_t)text_count_words(s) + 1));
+    int n = buf && w ? text_split_words(buf, w, INT_MAX) : -1;
     cJSON *a = n < 0 ? NULL : cJSON_CreateArray();
     for (int k = 0; a && k < n; k++) {
         cJSON *x = cJSON_CreateString(w[k]);
@@ -284,9 +277,8 @@ int cmd_align(int argc, char **argv)
     al = calloc(CHUNK, sizeof *al);
     if (!nsw || !ntw || !al) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
     for (long k = 0; k < S.n; k++) {
-        nsw[k] = count_words(S.line[k]);
-        ntw[k] = count_words(T.line[k]);
-        if (nsw[k] < 0 || ntw[k] < 0) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
+        nsw[k] = text_count_words(S.line[k]);
+        ntw[k] = text_count_words(T.line[k]);
         if (fmt == FMT_SOFT && (nsw[k] == 0 || ntw[k] == 0)) {
             fprintf(stderr, "nmt align: error: %s:%ld: empty sentence: the soft-matrix format cannot hold it "
                     "(remove the pair, or use the pharaoh or json output)\n", nsw[k] ? tgt : src, k + 1);

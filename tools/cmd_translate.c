@@ -13,6 +13,7 @@
 #include "nmt.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
+#include "text/words.h"
 
 /* ------------------------------------------------------------------ line input */
 typedef struct lines_in {
@@ -82,18 +83,6 @@ static int utf8_repair(const char *s, char **out)
     *p = 0;
     *out = o;
     return bad;
-}
-
-static int count_words(const char *s)
-{
-    int n = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        n++;
-        while (*p && *p != ' ' && *p != '\t') p++;
-    }
-    return n;
 }
 
 /* ------------------------------------------------------------------ output */
@@ -307,7 +296,7 @@ int cmd_translate(int argc, char **argv)
                 free(fixed);
                 fixed = t;
             }
-            int w = count_words(fixed);
+            int w = text_count_words(fixed);
             if (w > NMT_MAX_SRC_WORDS)
                 fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", iname, in.lineno, w, NMT_MAX_SRC_WORDS);
             batch[nb++] = fixed;

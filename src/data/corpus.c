@@ -9,8 +9,7 @@
 #include "data/corpus.h"
 #include "base/err.h"
 #include "text/unicode.h"
-
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+#include "text/words.h"
 
 int textfile_read(textfile *t, const char *path, nmt_err *err)
 {
@@ -70,36 +69,6 @@ void textfile_free(textfile *t)
     memset(t, 0, sizeof *t);
 }
 
-int split_tokens(char *line, char **tok, int max)
-{
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        while (is_blank(*p)) p++;
-        if (!*p) break;
-        char *s = p;
-        while (*p && !is_blank(*p)) p++;
-        if (tok) {
-            if (n < max) tok[n] = s;
-            if (*p) *p++ = 0;
-        }
-        n++;
-    }
-    return n;
-}
-
-int count_tokens(const char *line)
-{
-    int n = 0;
-    for (const char *p = line; *p;) {
-        while (is_blank(*p)) p++;
-        if (!*p) break;
-        n++;
-        while (*p && !is_blank(*p)) p++;
-    }
-    return n;
-}
-
 /* ------------------------------------------------------------------ word counts */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
@@ -128,13 +97,9 @@ int wordcount_build(wordcount *wc, const textfile *t, nmt_err *err)
     if (!slot || !word || !count) goto oom;
     memset(slot, 0, sizeof(long) * tsize);
     for (long li = 0; li < t->nlines; li++) {
-        const char *p = t->line[li];
-        for (;;) {
-            while (is_blank(*p)) p++;
-            if (!*p) break;
-            const char *s = p;
-            while (*p && !is_blank(*p)) p++;
-            size_t len = (size_t)(p - s);
+        const char *p = t->line[li], *s;
+        size_t len;
+        while ((s = text_next_word(&p, &len))) {
             size_t mask = tsize - 1, h = hash_bytes(s, len) & mask;
             while (slot[h] && !(strncmp(word[slot[h] - 1], s, len) == 0 && word[slot[h] - 1][len] == 0))
                 h = (h + 1) & mask;
@@ -240,12 +205,9 @@ void pairs_free(pairs *p)
 static long map_line(const char *line, const vocab *v, int *out, long *unk)
 {
     long n = 0;
-    for (const char *p = line; *p;) {
-        while (is_blank(*p)) p++;
-        if (!*p) break;
-        const char *s = p;
-        while (*p && !is_blank(*p)) p++;
-        int id = vocab_id(v, s, (size_t)(p - s));
+    size_t len;
+    for (const char *w; (w = text_next_word(&line, &len));) {
+        int id = vocab_id(v, w, len);
         *unk += id == VOCAB_UNK;
         out[n++] = id;
     }
@@ -263,7 +225,7 @@ int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv,
     long ns = 0, nt = 0, keep = 0;
     p->nlines = s->nlines;
     for (long i = 0; i < s->nlines; i++) {
-        int a = count_tokens(s->line[i]), b = count_tokens(t->line[i]);
+        int a = text_count_words(s->line[i]), b = text_count_words(t->line[i]);
         if (!a || !b) { p->empty++; continue; }
         if (max_len && (a > max_len || b > max_len)) { p->too_long++; continue; }
         ns += a + 1;
@@ -283,7 +245,7 @@ int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv,
     long so = 0, to = 0;
     int k = 0;
     for (long i = 0; i < s->nlines; i++) {
-        int a = count_tokens(s->line[i]), b = count_tokens(t->line[i]);
+        int a = text_count_words(s->line[i]), b = text_count_words(t->line[i]);
         if (!a || !b || (max_len && (a > max_len || b > max_len))) continue;
         p->src_off[k] = so;
         p->tgt_off[k] = to;

@@ -11,6 +11,7 @@
 #include "decode/lexicon.h"
 #include "nn/net.h"
 #include "data/vocab.h"
+#include "text/words.h"
 
 struct nmt_decoder {
     const nmt_model *m;
@@ -77,35 +78,25 @@ void nmt_translation_free(nmt_translation *t, int n)
 static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, int *unk)
 {
     int n = 0, k = 0;
+    size_t len;
     *unk = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-        if (!*p) break;
-        const char *b = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-        if (k < cap) {
-            ids[k] = vocab_id(v, b, (size_t)(p - b));
-            *unk += ids[k] == VOCAB_UNK;
-            k++;
-        }
-        n++;
+    for (const char *w; (w = text_next_word(&s, &len)); n++) {
+        if (k == cap) continue;
+        ids[k] = vocab_id(v, w, len);
+        *unk += ids[k] == VOCAB_UNK;
+        k++;
     }
     ids[k] = VOCAB_EOS;
     *kept = k;
     return n;
 }
 
-/* The j-th blank-separated word of s (0-based) and its length; NULL past the end. */
+/* The j-th word of s (0-based) and its length; NULL past the end. */
 static const char *nth_word(const char *s, int j, size_t *len)
 {
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-        if (!*p) break;
-        const char *b = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-        if (j-- == 0) { *len = (size_t)(p - b); return b; }
-    }
-    return NULL;
+    const char *w;
+    while ((w = text_next_word(&s, len)) && j-- > 0) {}
+    return w;
 }
 
 /* UNK replacement (MODEL.md section 6): each output UNK becomes the lexicon's translation of
