@@ -3,7 +3,6 @@
  * `nmt aer --soft` reads, or as JSON lines. Every input line is checked before anything is
  * written, so that an error never leaves a partial, misaligned output behind. */
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,8 +10,8 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "data/corpus.h"
 #include "nmt.h"
-#include "text/unicode.h"
 #include "text/words.h"
 
 enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
@@ -49,65 +48,6 @@ static void usage(FILE *f)
         "--soft refuses it, as the matrix format cannot hold an empty sentence. Source lines over %d\n"
         "words are read up to that length (warned): later words get no links and weight 0.\n",
         d.batch, NMT_MAX_SRC_WORDS);
-}
-
-typedef struct corpus {
-    char **line;
-    long n;
-} corpus;
-
-static void corpus_free(corpus *c)
-{
-    for (long k = 0; k < c->n; k++) free(c->line[k]);
-    free(c->line);
-}
-
-/* Every line of path, without newlines (nor a CR before one), checked for UTF-8. Prints the
- * error and returns -1 when it cannot. */
-static int read_corpus(const char *path, corpus *c)
-{
-    memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "nmt align: error: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL;
-    size_t lcap = 0;
-    long cap = 0;
-    ssize_t n;
-    int rc = 0;
-    while ((n = getline(&line, &lcap, f)) >= 0) {
-        if (n > 0 && line[n - 1] == '\n') line[--n] = 0;
-        if (n > 0 && line[n - 1] == '\r') line[--n] = 0;
-        long at = c->n + 1;
-        if ((size_t)n != strlen(line)) {
-            fprintf(stderr, "nmt align: error: %s:%ld: NUL byte in the line\n", path, at);
-            rc = -1;
-            break;
-        }
-        if (utf8_find_invalid(line, (size_t)n) >= 0) {
-            fprintf(stderr, "nmt align: error: %s:%ld: invalid UTF-8\n", path, at);
-            rc = -1;
-            break;
-        }
-        if (c->n == cap) {
-            cap = cap ? 2 * cap : 1024;
-            char **nl = realloc(c->line, sizeof *nl * (size_t)cap);
-            if (!nl) { rc = -1; fprintf(stderr, "nmt align: error: out of memory\n"); break; }
-            c->line = nl;
-        }
-        if (!(c->line[c->n] = strdup(line))) { rc = -1; fprintf(stderr, "nmt align: error: out of memory\n"); break; }
-        c->n++;
-    }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "nmt align: error: %s: read error\n", path);
-        rc = -1;
-    }
-    fclose(f);
-    free(line);
-    if (rc) corpus_free(c);
-    return rc;
 }
 
 /* Is (s, t) a link: the arg-max of row t (ties to the lower s, never the EOS column), or at
@@ -259,24 +199,27 @@ int cmd_align(int argc, char **argv)
     if (soft && thr >= 0) { fprintf(stderr, "nmt align: --threshold selects links: it has no meaning with --soft\n"); return CMD_USAGE; }
     fmt = soft ? FMT_SOFT : json ? FMT_JSON : FMT_PHARAOH;
 
-    corpus S, T;
-    if (read_corpus(src, &S)) return CMD_ERR;
-    if (read_corpus(tgt, &T)) { corpus_free(&S); return CMD_ERR; }
+    textfile S = {0}, T = {0};
+    nmt_err err;
     int rc = CMD_ERR;
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     nmt_alignment *al = NULL;
     int *nsw = NULL, *ntw = NULL;
-    nmt_err err;
-    if (S.n != T.n) {
-        fprintf(stderr, "nmt align: error: %s has %ld lines but %s has %ld\n", src, S.n, tgt, T.n);
+    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err)) {
+        fprintf(stderr, "nmt align: error: %s\n", err.msg);
         goto out;
     }
-    nsw = malloc(sizeof *nsw * (size_t)(S.n ? S.n : 1));
-    ntw = malloc(sizeof *ntw * (size_t)(S.n ? S.n : 1));
+    long n_lines = S.nlines;
+    if (n_lines != T.nlines) {
+        fprintf(stderr, "nmt align: error: %s has %ld lines but %s has %ld\n", src, n_lines, tgt, T.nlines);
+        goto out;
+    }
+    nsw = malloc(sizeof *nsw * (size_t)(n_lines ? n_lines : 1));
+    ntw = malloc(sizeof *ntw * (size_t)(n_lines ? n_lines : 1));
     al = calloc(CHUNK, sizeof *al);
     if (!nsw || !ntw || !al) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
-    for (long k = 0; k < S.n; k++) {
+    for (long k = 0; k < n_lines; k++) {
         nsw[k] = text_count_words(S.line[k]);
         ntw[k] = text_count_words(T.line[k]);
         if (fmt == FMT_SOFT && (nsw[k] == 0 || ntw[k] == 0)) {
@@ -296,8 +239,8 @@ int cmd_align(int argc, char **argv)
                 nmt_arch_name(NMT_ARCH_RNNENC));
         goto out;
     }
-    for (long k0 = 0; k0 < S.n; k0 += CHUNK) {
-        int n = S.n - k0 < CHUNK ? (int)(S.n - k0) : CHUNK;
+    for (long k0 = 0; k0 < n_lines; k0 += CHUNK) {
+        int n = n_lines - k0 < CHUNK ? (int)(n_lines - k0) : CHUNK;
         if (nmt_force_align(d, (const char *const *)S.line + k0, (const char *const *)T.line + k0, n, al, &err)) {
             fprintf(stderr, "nmt align: error: %s (lines %ld-%ld)\n", err.msg, k0 + 1, k0 + n);
             goto out;
@@ -333,7 +276,7 @@ out:
     free(ntw);
     nmt_decoder_free(d);
     nmt_model_free(m);
-    corpus_free(&S);
-    corpus_free(&T);
+    textfile_free(&S);
+    textfile_free(&T);
     return rc;
 }

@@ -2,70 +2,16 @@
  * but a batch is decoded as soon as no more input is waiting, so that a user or a program
  * driving the command line by line gets each answer at once. One output line per input line,
  * in order; an empty line gives an empty line. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
+#include "data/corpus.h"
 #include "nmt.h"
+#include "text/linereader.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 #include "text/words.h"
-
-/* ------------------------------------------------------------------ line input */
-typedef struct lines_in {
-    int fd;
-    char *buf;
-    size_t len, cap, pos;
-    int eof;
-    long lineno;
-} lines_in;
-
-/* Is a whole line (or the end of input) available without blocking? */
-static int line_ready(lines_in *r)
-{
-    if ((r->buf && memchr(r->buf + r->pos, '\n', r->len - r->pos)) || r->eof) return 1;
-    struct pollfd p = {r->fd, POLLIN, 0};
-    return poll(&p, 1, 0) > 0;
-}
-
-/* The next line without its newline (NUL-terminated, valid until the next call), or NULL at
- * the end of input. Blocks until a line is there. */
-static char *line_next(lines_in *r)
-{
-    for (;;) {
-        char *nl = r->buf ? memchr(r->buf + r->pos, '\n', r->len - r->pos) : NULL; /* no buffer before the first read */
-        if (nl || (r->eof && r->pos < r->len)) {
-            char *s = r->buf + r->pos;
-            size_t n = nl ? (size_t)(nl - s) : r->len - r->pos;
-            s[n] = 0;
-            r->pos += n + (nl != NULL);
-            r->lineno++;
-            if (n && s[n - 1] == '\r') s[n - 1] = 0;
-            return s;
-        }
-        if (r->eof) return NULL;
-        if (r->pos > 0) { /* keep the partial line at the start of the buffer */
-            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-            r->len -= r->pos;
-            r->pos = 0;
-        }
-        if (r->len + 65536 + 1 > r->cap) {
-            size_t nc = r->cap ? r->cap * 2 : 1 << 17;
-            char *nb = realloc(r->buf, nc);
-            if (!nb) return NULL;
-            r->buf = nb;
-            r->cap = nc;
-        }
-        ssize_t got = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) r->eof = 1;
-        else r->len += (size_t)got;
-    }
-}
 
 /* Copies s with every invalid UTF-8 sequence replaced by U+FFFD; returns the count replaced. */
 static int utf8_repair(const char *s, char **out)
@@ -137,6 +83,100 @@ static void print_alignment(const nmt_hypothesis *h, int mode)
             for (int j = 0; j < cols; j++) printf(" %.4f", row[j]);
         }
     }
+}
+
+/* ------------------------------------------------------------------ the input stream */
+
+/* What one run of `nmt translate` reads, decodes and writes with. */
+typedef struct stream {
+    linereader in;
+    tok_opts topt;   /* with tok_lang >= 0: raw text in */
+    int tok_lang, detok_lang;
+    tok_buf tb;
+    nmt_decoder *d;
+    int cap;         /* lines gathered at most before decoding */
+    int align, scores, nbest;
+} stream;
+
+/* The next input line as the model reads it, in *out (to free): 1; 0 at the end of the input;
+ * -1 after printing an error. */
+static int next_sentence(stream *st, char **out)
+{
+    char *line, *fixed;
+    size_t len;
+    nmt_err err;
+    int got = linereader_next(&st->in, &line, &len, &err);
+    if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+    if (got <= 0) return got < 0 ? -1 : 0;
+    int bad = utf8_repair(line, &fixed);
+    if (bad < 0) { fprintf(stderr, "nmt translate: error: out of memory\n"); return -1; }
+    if (bad) fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, bad);
+    if (st->tok_lang >= 0) { /* raw text in: the Moses pipeline the model's data went through */
+        int rc = tok_line(&st->topt, fixed, strlen(fixed), &st->tb, &err);
+        free(fixed);
+        if (rc) {
+            fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", st->in.name, st->in.lineno, err.msg);
+            return -1;
+        }
+        if (!(fixed = strdup(st->tb.s))) { fprintf(stderr, "nmt translate: error: out of memory\n"); return -1; }
+    }
+    int w = text_count_words(fixed);
+    if (w > NMT_MAX_SRC_WORDS)
+        fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", st->in.name, st->in.lineno, w, NMT_MAX_SRC_WORDS);
+    *out = fixed;
+    return 1;
+}
+
+/* One input's answer: its 1-best line, or its n-best lines. */
+static void print_translation(stream *st, const nmt_translation *t, long index)
+{
+    if (!st->nbest) {
+        if (t->n_hyps) {
+            print_words(&t->hyps[0], st->detok_lang);
+            if (st->scores) printf(" ||| %.6f", t->hyps[0].score);
+            if (st->align) print_alignment(&t->hyps[0], st->align);
+        }
+        putchar('\n');
+        return;
+    }
+    for (int h = 0; h < t->n_hyps; h++) {
+        printf("%ld ||| ", index);
+        print_words(&t->hyps[h], st->detok_lang);
+        printf(" ||| %.6f", t->hyps[h].score);
+        if (st->align) print_alignment(&t->hyps[h], st->align);
+        putchar('\n');
+    }
+    if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
+}
+
+/* Gathers lines while more are waiting (up to cap), decodes them together and prints their
+ * answers at once; until the end of the input or an error (the lines before it are answered). */
+static int run_stream(stream *st)
+{
+    char **batch = calloc(st->cap, sizeof *batch);
+    nmt_translation *tr = calloc(st->cap, sizeof *tr);
+    int rc = batch && tr ? CMD_OK : CMD_ERR, got = 1;
+    if (rc) fprintf(stderr, "nmt translate: error: out of memory\n");
+    long index = 0;
+    nmt_err err;
+    while (!rc && got > 0) {
+        int nb = 0;
+        do nb += (got = next_sentence(st, &batch[nb])) > 0;
+        while (got > 0 && nb < st->cap && linereader_ready(&st->in));
+        if (got < 0) rc = CMD_ERR;
+        int failed = nb && nmt_translate(st->d, (const char *const *)batch, nb, tr, &err);
+        if (failed) {
+            fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
+            rc = CMD_ERR;
+        }
+        for (int i = 0; i < nb && !failed; i++) print_translation(st, &tr[i], index++);
+        fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
+        nmt_translation_free(tr, nb); /* a failed nmt_translate has left them empty */
+        for (int i = 0; i < nb; i++) free(batch[i]);
+    }
+    free(batch);
+    free(tr);
+    return rc;
 }
 
 static void usage_translate(FILE *f)
@@ -236,138 +276,40 @@ int cmd_translate(int argc, char **argv)
         fprintf(stderr, "nmt translate: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;
     }
-    topt.lang = tok_lang;
     o.attention = align != ALIGN_NONE;
-    nmt_model *m = NULL;
-    int rc = load_model("translate", model, &m);
-    if (rc) return rc;
-    if (align != ALIGN_NONE && nmt_model_config(m)->arch == NMT_ARCH_RNNENC)
-        fprintf(stderr, "[W::translate] an RNNencdec model has no attention: alignments will be empty\n");
-    lines_in in = {0, NULL, 0, 0, 0, 0, 0};
-    if (input && (in.fd = open(input, O_RDONLY)) < 0) {
-        fprintf(stderr, "nmt translate: error: %s: %s\n", input, strerror(errno));
-        nmt_model_free(m);
+    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out, .topt = topt,
+                 .tok_lang = tok_lang, .detok_lang = detok_lang};
+    st.topt.lang = tok_lang;
+    nmt_err err;
+    /* the input first: a closed standard input is seen before a file opened later takes its number */
+    if (input ? linereader_init(&st.in, input, 0, &err) : linereader_init_fd(&st.in, 0, "stdin", 0, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         return CMD_ERR;
     }
-    const char *iname = input ? input : "stdin";
-    nmt_err err;
-    nmt_decoder *d = NULL;
+    nmt_model *m = NULL;
     nmt_lexicon *lx = NULL;
-    if (lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
+    int rc = load_model("translate", model, &m);
+    if (!rc && align != ALIGN_NONE && nmt_model_config(m)->arch == NMT_ARCH_RNNENC)
+        fprintf(stderr, "[W::translate] an RNNencdec model has no attention: alignments will be empty\n");
+    if (!rc && lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        nmt_model_free(m);
-        return CMD_ERR;
+        rc = CMD_ERR;
     }
     o.lexicon = lx;
-    if (nmt_decoder_init(&d, m, &o, &err)) {
+    if (!rc && nmt_decoder_init(&st.d, m, &o, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        nmt_lexicon_free(lx);
-        nmt_model_free(m);
-        return CMD_USAGE;
+        rc = CMD_USAGE;
     }
-    int cap = o.batch * 4;
-    tok_buf tb;
-    tok_buf_init(&tb);
-    char **batch = calloc(cap, sizeof(char *));
-    nmt_translation *tr = calloc(cap, sizeof(nmt_translation));
-    long first_line = 1, index = 0;
-    int done = 0;
-    while (!done && !rc) {
-        int nb = 0;
-        /* gather lines while more are waiting, up to a few batches' worth */
-        do {
-            char *line = line_next(&in);
-            if (!line) { done = 1; break; }
-            char *fixed;
-            int bad = utf8_repair(line, &fixed);
-            if (bad < 0) { rc = CMD_ERR; fprintf(stderr, "nmt translate: out of memory\n"); break; }
-            if (bad) fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", iname, in.lineno, bad);
-            if (tok_lang >= 0) { /* raw text in: the Moses pipeline the model's data went through */
-                if (tok_line(&topt, fixed, strlen(fixed), &tb, &err)) {
-                    fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", iname, in.lineno, err.msg);
-                    free(fixed);
-                    rc = CMD_ERR;
-                    break;
-                }
-                char *t = malloc(tb.len + 1);
-                if (!t) { free(fixed); rc = CMD_ERR; break; }
-                memcpy(t, tb.s, tb.len);
-                t[tb.len] = 0;
-                free(fixed);
-                fixed = t;
-            }
-            int w = text_count_words(fixed);
-            if (w > NMT_MAX_SRC_WORDS)
-                fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", iname, in.lineno, w, NMT_MAX_SRC_WORDS);
-            batch[nb++] = fixed;
-        } while (nb < cap && line_ready(&in));
-        if (rc || nb == 0) { for (int i = 0; i < nb; i++) free(batch[i]); break; }
-        if (nmt_translate(d, (const char *const *)batch, nb, tr, &err)) {
-            fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, first_line, first_line + nb - 1);
-            rc = CMD_ERR;
-        }
-        for (int i = 0; i < nb && !rc; i++, index++) {
-            const nmt_translation *t = &tr[i];
-            if (nbest_out) {
-                for (int h = 0; h < t->n_hyps; h++) {
-                    printf("%ld ||| ", index);
-                    print_words(&t->hyps[h], detok_lang);
-                    printf(" ||| %.6f", t->hyps[h].score);
-                    if (align) print_alignment(&t->hyps[h], align);
-                    putchar('\n');
-                }
-                if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
-            } else {
-                if (t->n_hyps) {
-                    print_words(&t->hyps[0], detok_lang);
-                    if (scores) printf(" ||| %.6f", t->hyps[0].score);
-                    if (align) print_alignment(&t->hyps[0], align);
-                }
-                putchar('\n');
-            }
-        }
-        fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
-        nmt_translation_free(tr, nb);
-        for (int i = 0; i < nb; i++) free(batch[i]);
-        first_line += nb;
-    }
-    free(batch);
-    free(tr);
-    free(in.buf);
-    tok_buf_free(&tb);
-    if (input) close(in.fd);
-    nmt_decoder_free(d);
+    if (!rc) rc = run_stream(&st);
+    linereader_free(&st.in);
+    tok_buf_free(&st.tb);
+    nmt_decoder_free(st.d);
     nmt_lexicon_free(lx);
     nmt_model_free(m);
     return rc;
 }
 
 /* ------------------------------------------------------------------ nmt score */
-static int read_all_lines(const char *path, char ***lines, long *n)
-{
-    lines_in r = {open(path, O_RDONLY), NULL, 0, 0, 0, 0, 0};
-    if (r.fd < 0) { fprintf(stderr, "nmt score: error: %s: %s\n", path, strerror(errno)); return -1; }
-    long cap = 1024;
-    *lines = malloc(sizeof(char *) * cap);
-    *n = 0;
-    char *l;
-    while ((l = line_next(&r))) {
-        if (*n == cap) { cap *= 2; *lines = realloc(*lines, sizeof(char *) * cap); }
-        char *fixed;
-        if (utf8_repair(l, &fixed) > 0) {
-            fprintf(stderr, "nmt score: error: %s:%ld: invalid UTF-8\n", path, r.lineno);
-            free(fixed);
-            close(r.fd);
-            free(r.buf);
-            return -1;
-        }
-        (*lines)[(*n)++] = fixed;
-    }
-    close(r.fd);
-    free(r.buf);
-    return 0;
-}
-
 int cmd_score(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL;
@@ -392,20 +334,23 @@ int cmd_score(int argc, char **argv)
     if (!src || !tgt) { fprintf(stderr, "nmt score: --src and --tgt are required\n"); return CMD_USAGE; }
     nmt_model *m = NULL;
     if ((rc = load_model("score", model, &m))) return rc;
-    char **S = NULL, **T = NULL;
-    long ns = 0, nt = 0;
+    textfile S = {0}, T = {0};
+    nmt_err err;
     rc = CMD_ERR;
-    if (read_all_lines(src, &S, &ns) || read_all_lines(tgt, &T, &nt)) goto out;
-    if (ns != nt) {
-        fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, nt);
+    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err)) {
+        fprintf(stderr, "nmt score: error: %s\n", err.msg);
+        goto out;
+    }
+    long ns = S.nlines;
+    if (ns != T.nlines) {
+        fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, T.nlines);
         goto out;
     }
     nmt_translate_opts o = nmt_translate_default_opts();
     nmt_decoder *d = NULL;
-    nmt_err err;
     double *lp = malloc(sizeof(double) * (ns ? ns : 1));
     int *nt_ = malloc(sizeof(int) * (ns ? ns : 1));
-    if (nmt_decoder_init(&d, m, &o, &err) || nmt_score(d, (const char *const *)S, (const char *const *)T, (int)ns, lp, nt_, &err)) {
+    if (nmt_decoder_init(&d, m, &o, &err) || nmt_score(d, (const char *const *)S.line, (const char *const *)T.line, (int)ns, lp, nt_, &err)) {
         fprintf(stderr, "nmt score: error: %s\n", err.msg);
     } else {
         for (long i = 0; i < ns; i++) printf("%.6f\t%.6f\t%d\n", lp[i], lp[i] / nt_[i], nt_[i]);
@@ -415,10 +360,8 @@ int cmd_score(int argc, char **argv)
     free(nt_);
     nmt_decoder_free(d);
 out:
-    for (long i = 0; S && i < ns; i++) free(S[i]);
-    for (long i = 0; T && i < nt; i++) free(T[i]);
-    free(S);
-    free(T);
+    textfile_free(&S);
+    textfile_free(&T);
     nmt_model_free(m);
     return rc;
 }

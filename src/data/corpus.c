@@ -1,6 +1,5 @@
 /* corpus.c: reading corpora, counting words, building vocabularies and id sequences. Every
  * input error names the file and the line. */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,55 +7,83 @@
 
 #include "data/corpus.h"
 #include "base/err.h"
-#include "text/unicode.h"
+#include "text/linereader.h"
 #include "text/words.h"
+
+/* Lines collected one by one: appended to one pool, remembered by offset since the pool moves
+ * as it grows, and pointed at once all are in. */
+typedef struct pool {
+    char *buf;
+    size_t cap, used;
+    size_t *off;
+    long n, off_cap;
+} pool;
+
+static int pool_add(pool *p, const char *s, size_t n)
+{
+    if (p->n == p->off_cap) {
+        long nc = p->off_cap ? p->off_cap * 2 : 1024;
+        size_t *no = realloc(p->off, sizeof *no * (size_t)nc);
+        if (!no) return -1;
+        p->off = no;
+        p->off_cap = nc;
+    }
+    if (p->used + n + 1 > p->cap) {
+        size_t nc = p->cap ? p->cap : 1 << 20;
+        while (p->used + n + 1 > nc) nc *= 2;
+        char *nb = realloc(p->buf, nc);
+        if (!nb) return -1;
+        p->buf = nb;
+        p->cap = nc;
+    }
+    memcpy(p->buf + p->used, s, n);
+    p->buf[p->used + n] = 0;
+    p->off[p->n++] = p->used;
+    p->used += n + 1;
+    return 0;
+}
+
+/* Hands the pool's text to t (whose line array has room for p->n lines) and frees the rest. */
+static void pool_to_textfile(pool *p, textfile *t)
+{
+    free(t->buf);
+    t->buf = p->buf;
+    t->nlines = p->n;
+    for (long i = 0; i < p->n; i++) t->line[i] = p->buf + p->off[i];
+    free(p->off);
+    memset(p, 0, sizeof *p);
+}
+
+static void pool_free(pool *p)
+{
+    free(p->buf);
+    free(p->off);
+    memset(p, 0, sizeof *p);
+}
 
 int textfile_read(textfile *t, const char *path, nmt_err *err)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) { fclose(f); return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path); }
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        char *nb = realloc(buf, cap * 2 + 1);
-        if (!nb) free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) { free(buf); return nmt_fail(err, NMT_ERR_IO, "%s: read error", path); }
-    buf[len] = 0;
-    long n = 0;
-    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
-    if (len && buf[len - 1] != '\n') n++; /* a last line without its newline still counts */
-    t->line = malloc(sizeof(char *) * (n ? n : 1));
-    t->path = strdup(path);
-    if (!t->line || !t->path) { free(buf); textfile_free(t); return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path); }
-    t->buf = buf;
-    char *p = buf;
-    for (long i = 0; i < n; i++) {
-        char *e = strchr(p, '\n');
-        if (e) *e = 0;
-        size_t ll = e ? (size_t)(e - p) : strlen(p);
-        if (memchr(p, 0, ll)) { /* strchr stops at a NUL; a NUL inside a line is not text */
-            textfile_free(t);
-            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: NUL byte in line", path, i + 1);
+    linereader r;
+    int rc = linereader_init(&r, path, LINEREADER_UTF8, err);
+    if (rc) return rc;
+    pool p = {0};
+    char *s;
+    size_t n;
+    while ((rc = linereader_next(&r, &s, &n, err)) == 1)
+        if (pool_add(&p, s, n)) {
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+            break;
         }
-        long bad = utf8_find_invalid(p, ll);
-        if (bad >= 0) {
-            nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: invalid UTF-8 at byte %ld of the line", path, i + 1, bad + 1);
-            textfile_free(t);
-            return NMT_ERR_FORMAT;
-        }
-        t->line[i] = p;
-        p = e ? e + 1 : p + ll;
+    linereader_free(&r);
+    if (!rc && (!(t->line = malloc(sizeof(char *) * (p.n ? p.n : 1))) || !(t->path = strdup(path))))
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+    if (rc) {
+        pool_free(&p);
+        textfile_free(t);
+        return rc;
     }
-    t->nlines = n;
+    pool_to_textfile(&p, t);
     return NMT_OK;
 }
 

@@ -19,6 +19,7 @@ typedef struct textfile {
     char **line;        /* [nlines] */
 } textfile;
 
+/* Every line of path (text/linereader.h: no NUL byte, valid UTF-8, a final "\r" dropped). */
 int textfile_read(textfile *t, const char *path, nmt_err *err);
 void textfile_free(textfile *t);
 
