@@ -3,7 +3,6 @@
  * `nmt aer --soft` reads, or as JSON lines. Every input line is checked before anything is
  * written, so that an error never leaves a partial, misaligned output behind. */
 #include <cjson/cJSON.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "nmt.h"
-#include "text/words.h"
 
 enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 
@@ -75,26 +73,31 @@ static double round9(double v)
     return strtod(b, NULL);
 }
 
-/* The words of a line (split as the model reads them) as a JSON array; NULL for lack of memory. */
-static cJSON *word_array(const char *s)
+/* The words of a line as the model reads them (the text pipeline's); -1 for lack of memory. */
+static int count_words(nmt_text *tp, const char *s)
 {
-    char *buf = strdup(s), **w = malloc(sizeof *w * ((size_t)text_count_words(s) + 1));
-    int n = buf && w ? text_split_words(buf, w, INT_MAX) : -1;
-    cJSON *a = n < 0 ? NULL : cJSON_CreateArray();
-    for (int k = 0; a && k < n; k++) {
-        cJSON *x = cJSON_CreateString(w[k]);
+    nmt_text_line l;
+    return nmt_text_encode(tp, s, strlen(s), &l, NULL) ? -1 : l.n_words;
+}
+
+/* The same words as a JSON array; NULL for lack of memory. */
+static cJSON *word_array(nmt_text *tp, const char *s)
+{
+    nmt_text_line l;
+    if (nmt_text_encode(tp, s, strlen(s), &l, NULL)) return NULL;
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; a && k < l.n_words; k++) {
+        cJSON *x = cJSON_CreateString(l.words[k]);
         if (!x) { cJSON_Delete(a); a = NULL; break; }
         cJSON_AddItemToArray(a, x);
     }
-    free(buf);
-    free(w);
     return a;
 }
 
 /* One record; returns -1 for lack of memory. nsw, ntw: the words of the lines (the model may
  * have read fewer source words: the others get weight 0). */
-static int print_record(const nmt_alignment *a, const char *src, const char *tgt, int nsw, int ntw, int fmt,
-                        double thr)
+static int print_record(nmt_text *tp, const nmt_alignment *a, const char *src, const char *tgt, int nsw, int ntw,
+                        int fmt, double thr)
 {
     int ns = a->n_src, nt = a->n_tgt < ntw ? a->n_tgt : ntw, cols = a->n_src + 1;
     if (fmt == FMT_SOFT) {
@@ -123,7 +126,7 @@ static int print_record(const nmt_alignment *a, const char *src, const char *tgt
         return 0;
     }
     cJSON *o = cJSON_CreateObject(), *att = cJSON_CreateArray(), *links = cJSON_CreateArray();
-    cJSON *sw = word_array(src), *tw = word_array(tgt);
+    cJSON *sw = word_array(tp, src), *tw = word_array(tp, tgt);
     int rc = -1;
     if (!o || !att || !links || !sw || !tw) {
         cJSON_Delete(o); cJSON_Delete(att); cJSON_Delete(links); cJSON_Delete(sw); cJSON_Delete(tw);
@@ -205,8 +208,10 @@ int cmd_align(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     nmt_alignment *al = NULL;
+    nmt_text *tp = NULL; /* tokenized lines to words, as the model reads them */
+    nmt_text_opts to = nmt_text_default_opts();
     int *nsw = NULL, *ntw = NULL;
-    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err)) {
+    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err) || nmt_text_init(&tp, &to, NULL, 0, &err)) {
         fprintf(stderr, "nmt align: error: %s\n", err.msg);
         goto out;
     }
@@ -220,8 +225,9 @@ int cmd_align(int argc, char **argv)
     al = calloc(CHUNK, sizeof *al);
     if (!nsw || !ntw || !al) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
     for (long k = 0; k < n_lines; k++) {
-        nsw[k] = text_count_words(S.line[k]);
-        ntw[k] = text_count_words(T.line[k]);
+        nsw[k] = count_words(tp, S.line[k]);
+        ntw[k] = count_words(tp, T.line[k]);
+        if (nsw[k] < 0 || ntw[k] < 0) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
         if (fmt == FMT_SOFT && (nsw[k] == 0 || ntw[k] == 0)) {
             fprintf(stderr, "nmt align: error: %s:%ld: empty sentence: the soft-matrix format cannot hold it "
                     "(remove the pair, or use the pharaoh or json output)\n", nsw[k] ? tgt : src, k + 1);
@@ -261,7 +267,7 @@ int cmd_align(int argc, char **argv)
                     nmt_alignment_free(al, n);
                     goto out;
                 }
-            if (print_record(a, S.line[k0 + i], T.line[k0 + i], nsw[k0 + i], ntw[k0 + i], fmt, thr)) {
+            if (print_record(tp, a, S.line[k0 + i], T.line[k0 + i], nsw[k0 + i], ntw[k0 + i], fmt, thr)) {
                 fprintf(stderr, "nmt align: error: out of memory\n");
                 nmt_alignment_free(al, n);
                 goto out;
@@ -276,6 +282,7 @@ out:
     free(ntw);
     nmt_decoder_free(d);
     nmt_model_free(m);
+    nmt_text_free(tp);
     textfile_free(&S);
     textfile_free(&T);
     return rc;

@@ -10,57 +10,18 @@
 #include "nmt.h"
 #include "text/linereader.h"
 #include "text/tokenize.h"
-#include "text/unicode.h"
-#include "text/words.h"
-
-/* Copies s with every invalid UTF-8 sequence replaced by U+FFFD; returns the count replaced. */
-static int utf8_repair(const char *s, char **out)
-{
-    size_t n = strlen(s);
-    char *o = malloc(3 * n + 1), *p = o;
-    int bad = 0;
-    if (!o) return -1;
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        int k = utf8_decode(s + i, n - i, &cp);
-        if (k < 0) { memcpy(p, "\xEF\xBF\xBD", 3); p += 3; i++; bad++; }
-        else { memcpy(p, s + i, k); p += k; i += k; }
-    }
-    *p = 0;
-    *out = o;
-    return bad;
-}
 
 /* ------------------------------------------------------------------ output */
 enum { ALIGN_NONE, ALIGN_HARD, ALIGN_SOFT };
 
-/* Prints the words, detokenized for language detok_lang when it is >= 0. */
-static void print_words(const nmt_hypothesis *h, int detok_lang)
+/* Prints the words through the target side's text pipeline (joined, detokenized if asked). */
+static int print_words(nmt_text *tgt, const nmt_hypothesis *h, nmt_err *err)
 {
-    if (detok_lang < 0) {
-        for (int k = 0; k < h->n_words; k++) {
-            if (k) putchar(' ');
-            fputs(h->words[k], stdout);
-        }
-        return;
-    }
-    size_t n = 0;
-    for (int k = 0; k < h->n_words; k++) n += strlen(h->words[k]) + 1;
-    char *s = malloc(n + 1), *p = s;
-    if (!s) return;
-    for (int k = 0; k < h->n_words; k++) {
-        size_t l = strlen(h->words[k]);
-        if (k) *p++ = ' ';
-        memcpy(p, h->words[k], l);
-        p += l;
-    }
-    *p = 0;
-    tok_buf out;
-    tok_buf_init(&out);
-    if (detok_line(detok_lang, s, (size_t)(p - s), &out, NULL) == NMT_OK) fwrite(out.s, 1, out.len, stdout);
-    else fputs(s, stdout);
-    tok_buf_free(&out);
-    free(s);
+    const char *s;
+    size_t n;
+    int rc = nmt_text_decode_words(tgt, h->words, h->n_words, &s, &n, err);
+    if (!rc) fwrite(s, 1, n, stdout);
+    return rc;
 }
 
 /* Hard: each target word to its most-attended source word (the source EOS never chosen; ties
@@ -90,63 +51,76 @@ static void print_alignment(const nmt_hypothesis *h, int mode)
 /* What one run of `nmt translate` reads, decodes and writes with. */
 typedef struct stream {
     linereader in;
-    tok_opts topt;   /* with tok_lang >= 0: raw text in */
-    int tok_lang, detok_lang;
-    tok_buf tb;
+    nmt_text *src;   /* input line -> the tokenized text the model reads */
+    nmt_text *tgt;   /* output words -> text */
     nmt_decoder *d;
     int cap;         /* lines gathered at most before decoding */
     int align, scores, nbest;
 } stream;
 
+/* The source side reads raw text through the Moses pipeline the model's data went through (with
+ * --tokenize); the target side detokenizes the output (with --detokenize). */
+static int text_sides(stream *st, const nmt_model *m, int tok_lang, const tok_opts *topt, int detok_lang, nmt_err *err)
+{
+    nmt_text_opts so = nmt_text_default_opts(), to = nmt_text_default_opts();
+    so.lang = tok_lang;
+    so.tokenize = tok_lang >= 0;
+    so.lowercase = topt->lowercase;
+    so.normalize_punct = topt->normalize;
+    to.lang = detok_lang;
+    to.detokenize = detok_lang >= 0;
+    int rc = nmt_text_init_model(&st->src, &so, m, NMT_SOURCE, err);
+    return rc ? rc : nmt_text_init_model(&st->tgt, &to, m, NMT_TARGET, err);
+}
+
 /* The next input line as the model reads it, in *out (to free): 1; 0 at the end of the input;
  * -1 after printing an error. */
 static int next_sentence(stream *st, char **out)
 {
-    char *line, *fixed;
+    char *line;
     size_t len;
     nmt_err err;
+    nmt_text_line tl;
     int got = linereader_next(&st->in, &line, &len, &err);
     if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
     if (got <= 0) return got < 0 ? -1 : 0;
-    int bad = utf8_repair(line, &fixed);
-    if (bad < 0) { fprintf(stderr, "nmt translate: error: out of memory\n"); return -1; }
-    if (bad) fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, bad);
-    if (st->tok_lang >= 0) { /* raw text in: the Moses pipeline the model's data went through */
-        int rc = tok_line(&st->topt, fixed, strlen(fixed), &st->tb, &err);
-        free(fixed);
-        if (rc) {
-            fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", st->in.name, st->in.lineno, err.msg);
-            return -1;
-        }
-        if (!(fixed = strdup(st->tb.s))) { fprintf(stderr, "nmt translate: error: out of memory\n"); return -1; }
+    if (nmt_text_encode(st->src, line, len, &tl, &err)) {
+        fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", st->in.name, st->in.lineno, err.msg);
+        return -1;
     }
-    int w = text_count_words(fixed);
-    if (w > NMT_MAX_SRC_WORDS)
-        fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", st->in.name, st->in.lineno, w, NMT_MAX_SRC_WORDS);
-    *out = fixed;
+    if (tl.n_invalid)
+        fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, tl.n_invalid);
+    if (tl.n_words > NMT_MAX_SRC_WORDS)
+        fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words, NMT_MAX_SRC_WORDS);
+    if (!(*out = strdup(tl.text))) {
+        fprintf(stderr, "nmt translate: error: out of memory\n");
+        return -1;
+    }
     return 1;
 }
 
 /* One input's answer: its 1-best line, or its n-best lines. */
-static void print_translation(stream *st, const nmt_translation *t, long index)
+static int print_translation(stream *st, const nmt_translation *t, long index, nmt_err *err)
 {
+    int rc = 0;
     if (!st->nbest) {
         if (t->n_hyps) {
-            print_words(&t->hyps[0], st->detok_lang);
+            rc = print_words(st->tgt, &t->hyps[0], err);
             if (st->scores) printf(" ||| %.6f", t->hyps[0].score);
             if (st->align) print_alignment(&t->hyps[0], st->align);
         }
         putchar('\n');
-        return;
+        return rc;
     }
-    for (int h = 0; h < t->n_hyps; h++) {
+    for (int h = 0; h < t->n_hyps && !rc; h++) {
         printf("%ld ||| ", index);
-        print_words(&t->hyps[h], st->detok_lang);
+        rc = print_words(st->tgt, &t->hyps[h], err);
         printf(" ||| %.6f", t->hyps[h].score);
         if (st->align) print_alignment(&t->hyps[h], st->align);
         putchar('\n');
     }
     if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
+    return rc;
 }
 
 /* Gathers lines while more are waiting (up to cap), decodes them together and prints their
@@ -169,7 +143,11 @@ static int run_stream(stream *st)
             fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
             rc = CMD_ERR;
         }
-        for (int i = 0; i < nb && !failed; i++) print_translation(st, &tr[i], index++);
+        for (int i = 0; i < nb && !failed; i++)
+            if ((failed = print_translation(st, &tr[i], index++, &err))) {
+                fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+                rc = CMD_ERR;
+            }
         fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
         nmt_translation_free(tr, nb); /* a failed nmt_translate has left them empty */
         for (int i = 0; i < nb; i++) free(batch[i]);
@@ -277,9 +255,7 @@ int cmd_translate(int argc, char **argv)
         return CMD_USAGE;
     }
     o.attention = align != ALIGN_NONE;
-    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out, .topt = topt,
-                 .tok_lang = tok_lang, .detok_lang = detok_lang};
-    st.topt.lang = tok_lang;
+    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out};
     nmt_err err;
     /* the input first: a closed standard input is seen before a file opened later takes its number */
     if (input ? linereader_init(&st.in, input, 0, &err) : linereader_init_fd(&st.in, 0, "stdin", 0, &err)) {
@@ -300,9 +276,14 @@ int cmd_translate(int argc, char **argv)
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_USAGE;
     }
+    if (!rc && text_sides(&st, m, tok_lang, &topt, detok_lang, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        rc = CMD_ERR;
+    }
     if (!rc) rc = run_stream(&st);
     linereader_free(&st.in);
-    tok_buf_free(&st.tb);
+    nmt_text_free(st.src);
+    nmt_text_free(st.tgt);
     nmt_decoder_free(st.d);
     nmt_lexicon_free(lx);
     nmt_model_free(m);

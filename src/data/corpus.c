@@ -1,5 +1,6 @@
 /* corpus.c: reading corpora, counting words, building vocabularies and id sequences. Every
  * input error names the file and the line. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "data/corpus.h"
 #include "base/err.h"
 #include "text/linereader.h"
+#include "text/pipeline.h"
 #include "text/words.h"
 
 /* Lines collected one by one: appended to one pool, remembered by offset since the pool moves
@@ -94,6 +96,25 @@ void textfile_free(textfile *t)
     free(t->buf);
     free(t->line);
     memset(t, 0, sizeof *t);
+}
+
+int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err)
+{
+    if (!text_pipe_has_stages(tp)) return NMT_OK;
+    pool p = {0};
+    int rc = NMT_OK;
+    for (long i = 0; i < t->nlines && !rc; i++) {
+        const char *s;
+        size_t n;
+        int bad;
+        if ((rc = text_pipe_text(tp, t->line[i], strlen(t->line[i]), &s, &n, &bad, err)))
+            nmt_fail(err, rc, "%s:%ld: tokenizing failed", t->path, i + 1);
+        else if (pool_add(&p, s, n))
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
+    if (rc) pool_free(&p);
+    else pool_to_textfile(&p, t); /* the encoded text takes the place of the raw text */
+    return rc;
 }
 
 /* ------------------------------------------------------------------ word counts */
@@ -229,17 +250,13 @@ void pairs_free(pairs *p)
     memset(p, 0, sizeof *p);
 }
 
+/* One side of a pair as ids, EOS appended; returns the ids written. */
 static long map_line(const char *line, const vocab *v, int *out, long *unk)
 {
-    long n = 0;
-    size_t len;
-    for (const char *w; (w = text_next_word(&line, &len));) {
-        int id = vocab_id(v, w, len);
-        *unk += id == VOCAB_UNK;
-        out[n++] = id;
-    }
-    out[n++] = VOCAB_EOS;
-    return n;
+    int n;
+    text_pipe_ids(v, line, out, INT_MAX, &n, unk);
+    out[n] = VOCAB_EOS;
+    return n + 1;
 }
 
 int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv, const vocab *tv, int max_len,

@@ -22,6 +22,9 @@ typedef struct textfile {
 /* Every line of path (text/linereader.h: no NUL byte, valid UTF-8, a final "\r" dropped). */
 int textfile_read(textfile *t, const char *path, nmt_err *err);
 void textfile_free(textfile *t);
+/* Replaces every line by its text through tp's text stages (raw text Moses-tokenized as the
+ * model's data was); nothing to do when tp has none. */
+int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err);
 
 /* The word count of text/words.h under its former name, for src/eval/report.c until it includes
  * text/words.h itself. */

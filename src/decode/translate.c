@@ -11,6 +11,7 @@
 #include "decode/lexicon.h"
 #include "nn/net.h"
 #include "data/vocab.h"
+#include "text/pipeline.h"
 #include "text/words.h"
 
 struct nmt_decoder {
@@ -74,20 +75,14 @@ void nmt_translation_free(nmt_translation *t, int n)
     }
 }
 
-/* Words of s mapped to ids, EOS appended; at most cap words kept. Returns the word count found. */
+/* Words of s mapped to ids through the text pipeline's last stage, EOS appended; at most cap
+ * words kept. Returns the word count found. */
 static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, int *unk)
 {
-    int n = 0, k = 0;
-    size_t len;
-    *unk = 0;
-    for (const char *w; (w = text_next_word(&s, &len)); n++) {
-        if (k == cap) continue;
-        ids[k] = vocab_id(v, w, len);
-        *unk += ids[k] == VOCAB_UNK;
-        k++;
-    }
-    ids[k] = VOCAB_EOS;
-    *kept = k;
+    long u = 0;
+    int n = text_pipe_ids(v, s, ids, cap, kept, &u);
+    ids[*kept] = VOCAB_EOS;
+    *unk = (int)u;
     return n;
 }
 
