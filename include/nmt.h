@@ -102,6 +102,69 @@ void nmt_model_free(nmt_model *m);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
 
+/* ------------------------------------------------------------------ text pipeline
+ * The one road between a language's text and a model's ids, used by training, translation,
+ * scoring and alignment:
+ *   encode: a line -> invalid UTF-8 bytes replaced by U+FFFD -> [lowercase.perl ->
+ *           normalize-punctuation.perl ->] [tokenizer.perl] -> words -> ids (unknown: UNK)
+ *   decode: ids -> words -> one line, words joined by spaces -> [detokenizer.perl]
+ * Words are separated by runs of the blanks " \t\n\v\f\r". The Moses stages are byte-identical
+ * to the scripts (moses-smt/mosesdecoder 3a0631a) on the reference vectors. Without Moses stages
+ * a line is taken as tokenized text.
+ *
+ *     nmt_text_opts o = nmt_text_default_opts();
+ *     o.lang = NMT_LANG_EN; o.tokenize = o.lowercase = o.normalize_punct = 1;   // Multi30k's
+ *     nmt_text *src;
+ *     nmt_text_init_model(&src, &o, model, NMT_SOURCE, &err);
+ *     nmt_text_line l;
+ *     if (!nmt_text_encode(src, "A man's bike.", 13, &l, &err)) ... l.words: a man &apos;s bike .
+ *
+ * Thread safety: an nmt_text keeps its results in itself; give each thread its own. */
+enum nmt_lang { NMT_LANG_NONE = -1, NMT_LANG_EN = 0, NMT_LANG_FR = 1, NMT_LANG_DE = 2 };
+enum nmt_side { NMT_SOURCE = 0, NMT_TARGET = 1 };
+
+typedef struct nmt_text_opts {
+    int lang;            /* enum nmt_lang: the language's Moses rules; NONE (default) for none */
+    int tokenize;        /* encode raw text: Moses-tokenize it (needs lang) */
+    int lowercase;       /* with tokenize: lowercase.perl (Perl lc) first */
+    int normalize_punct; /* with tokenize: normalize-punctuation.perl -l LANG, after lowercasing */
+    int aggressive;      /* with tokenize: tokenizer.perl -a (dirt-bikes -> dirt @-@ bikes) */
+    int escape;          /* with tokenize: HTML-escape & | < > ' " [ ] (default 1; 0 = -no-escape) */
+    int detokenize;      /* decode to raw text: detokenizer.perl -l LANG (needs lang) */
+} nmt_text_opts;
+
+nmt_text_opts nmt_text_default_opts(void);
+
+typedef struct nmt_text nmt_text;
+
+/* A pipeline whose ids index words[0..n_words) (copied; the first two "</s>" and "<unk>"), or
+ * with no vocabulary when words is NULL: encode then gives words and no ids. */
+int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *words, int n_words, nmt_err *err);
+/* A pipeline over the source or target (enum nmt_side) vocabulary of m, which must outlive it.
+ * Model files store no text settings: the stages come from o. */
+int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model *m, int side, nmt_err *err);
+void nmt_text_free(nmt_text *t);
+
+/* One encoded line; every pointer is into the nmt_text and valid until its next call. */
+typedef struct nmt_text_line {
+    const char *text;    /* the line after the text stages (the tokenized line), NUL-terminated */
+    size_t len;
+    int n_words;
+    const char *const *words;
+    const int *ids;      /* [n_words]; NULL without a vocabulary */
+    int n_unk;           /* words mapped to UNK */
+    int n_invalid;       /* invalid UTF-8 bytes of the input, each replaced by U+FFFD */
+} nmt_text_line;
+
+/* Encodes line[0..len) (one line: a final "\n" is dropped; a NUL byte ends it), which must not
+ * point into t's own results. */
+int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *out, nmt_err *err);
+/* Decodes ids[0..n) (no EOS) into *text (NUL-terminated, *len bytes; valid until the next call). */
+int nmt_text_decode(nmt_text *t, const int *ids, int n, const char **text, size_t *len, nmt_err *err);
+/* Decodes words (say, a hypothesis whose UNKs were replaced by source words) the same way. */
+int nmt_text_decode_words(nmt_text *t, const char *const *words, int n, const char **text, size_t *len,
+                          nmt_err *err);
+
 /* ------------------------------------------------------------------ translation
  * Thread safety: a loaded nmt_model is read-only and may be shared by any number of threads;
  * each thread decodes with its own nmt_decoder. Sentences are tokenized text (words separated

@@ -3,16 +3,14 @@
  * `nmt aer --soft` reads, or as JSON lines. Every input line is checked before anything is
  * written, so that an error never leaves a partial, misaligned output behind. */
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "data/corpus.h"
 #include "nmt.h"
-#include "viz/plot.h"
-#include "text/unicode.h"
 
 enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 
@@ -50,74 +48,6 @@ static void usage(FILE *f)
         d.batch, NMT_MAX_SRC_WORDS);
 }
 
-typedef struct corpus {
-    char **line;
-    long n;
-} corpus;
-
-static void corpus_free(corpus *c)
-{
-    for (long k = 0; k < c->n; k++) free(c->line[k]);
-    free(c->line);
-}
-
-/* Every line of path, without newlines (nor a CR before one), checked for UTF-8. Prints the
- * error and returns -1 when it cannot. */
-static int read_corpus(const char *path, corpus *c)
-{
-    memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "nmt align: error: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL;
-    size_t lcap = 0;
-    long cap = 0;
-    ssize_t n;
-    int rc = 0;
-    while ((n = getline(&line, &lcap, f)) >= 0) {
-        if (n > 0 && line[n - 1] == '\n') line[--n] = 0;
-        if (n > 0 && line[n - 1] == '\r') line[--n] = 0;
-        long at = c->n + 1;
-        if ((size_t)n != strlen(line)) {
-            fprintf(stderr, "nmt align: error: %s:%ld: NUL byte in the line\n", path, at);
-            rc = -1;
-            break;
-        }
-        if (utf8_find_invalid(line, (size_t)n) >= 0) {
-            fprintf(stderr, "nmt align: error: %s:%ld: invalid UTF-8\n", path, at);
-            rc = -1;
-            break;
-        }
-        if (c->n == cap) {
-            cap = cap ? 2 * cap : 1024;
-            char **nl = realloc(c->line, sizeof *nl * (size_t)cap);
-            if (!nl) { rc = -1; fprintf(stderr, "nmt align: error: out of memory\n"); break; }
-            c->line = nl;
-        }
-        if (!(c->line[c->n] = strdup(line))) { rc = -1; fprintf(stderr, "nmt align: error: out of memory\n"); break; }
-        c->n++;
-    }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "nmt align: error: %s: read error\n", path);
-        rc = -1;
-    }
-    fclose(f);
-    free(line);
-    if (rc) corpus_free(c);
-    return rc;
-}
-
-static int count_words(const char *s)
-{
-    char *buf, **w;
-    int n = plot_split_words(s, &buf, &w);
-    free(buf);
-    free(w);
-    return n;
-}
-
 /* Is (s, t) a link: the arg-max of row t (ties to the lower s, never the EOS column), or at
  * least the threshold (thr < 0: none)? */
 static int is_link(const float *row, int s, int best, double thr)
@@ -143,25 +73,31 @@ static double round9(double v)
     return strtod(b, NULL);
 }
 
-static cJSON *word_array(const char *s)
+/* The words of a line as the model reads them (the text pipeline's); -1 for lack of memory. */
+static int count_words(nmt_text *tp, const char *s)
 {
-    char *buf, **w;
-    int n = plot_split_words(s, &buf, &w);
-    cJSON *a = n < 0 ? NULL : cJSON_CreateArray();
-    for (int k = 0; a && k < n; k++) {
-        cJSON *x = cJSON_CreateString(w[k]);
+    nmt_text_line l;
+    return nmt_text_encode(tp, s, strlen(s), &l, NULL) ? -1 : l.n_words;
+}
+
+/* The same words as a JSON array; NULL for lack of memory. */
+static cJSON *word_array(nmt_text *tp, const char *s)
+{
+    nmt_text_line l;
+    if (nmt_text_encode(tp, s, strlen(s), &l, NULL)) return NULL;
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; a && k < l.n_words; k++) {
+        cJSON *x = cJSON_CreateString(l.words[k]);
         if (!x) { cJSON_Delete(a); a = NULL; break; }
         cJSON_AddItemToArray(a, x);
     }
-    free(buf);
-    free(w);
     return a;
 }
 
 /* One record; returns -1 for lack of memory. nsw, ntw: the words of the lines (the model may
  * have read fewer source words: the others get weight 0). */
-static int print_record(const nmt_alignment *a, const char *src, const char *tgt, int nsw, int ntw, int fmt,
-                        double thr)
+static int print_record(nmt_text *tp, const nmt_alignment *a, const char *src, const char *tgt, int nsw, int ntw,
+                        int fmt, double thr)
 {
     int ns = a->n_src, nt = a->n_tgt < ntw ? a->n_tgt : ntw, cols = a->n_src + 1;
     if (fmt == FMT_SOFT) {
@@ -190,7 +126,7 @@ static int print_record(const nmt_alignment *a, const char *src, const char *tgt
         return 0;
     }
     cJSON *o = cJSON_CreateObject(), *att = cJSON_CreateArray(), *links = cJSON_CreateArray();
-    cJSON *sw = word_array(src), *tw = word_array(tgt);
+    cJSON *sw = word_array(tp, src), *tw = word_array(tp, tgt);
     int rc = -1;
     if (!o || !att || !links || !sw || !tw) {
         cJSON_Delete(o); cJSON_Delete(att); cJSON_Delete(links); cJSON_Delete(sw); cJSON_Delete(tw);
@@ -266,26 +202,31 @@ int cmd_align(int argc, char **argv)
     if (soft && thr >= 0) { fprintf(stderr, "nmt align: --threshold selects links: it has no meaning with --soft\n"); return CMD_USAGE; }
     fmt = soft ? FMT_SOFT : json ? FMT_JSON : FMT_PHARAOH;
 
-    corpus S, T;
-    if (read_corpus(src, &S)) return CMD_ERR;
-    if (read_corpus(tgt, &T)) { corpus_free(&S); return CMD_ERR; }
+    textfile S = {0}, T = {0};
+    nmt_err err;
     int rc = CMD_ERR;
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     nmt_alignment *al = NULL;
+    nmt_text *tp = NULL; /* tokenized lines to words, as the model reads them */
+    nmt_text_opts to = nmt_text_default_opts();
     int *nsw = NULL, *ntw = NULL;
-    nmt_err err;
-    if (S.n != T.n) {
-        fprintf(stderr, "nmt align: error: %s has %ld lines but %s has %ld\n", src, S.n, tgt, T.n);
+    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err) || nmt_text_init(&tp, &to, NULL, 0, &err)) {
+        fprintf(stderr, "nmt align: error: %s\n", err.msg);
         goto out;
     }
-    nsw = malloc(sizeof *nsw * (size_t)(S.n ? S.n : 1));
-    ntw = malloc(sizeof *ntw * (size_t)(S.n ? S.n : 1));
+    long n_lines = S.nlines;
+    if (n_lines != T.nlines) {
+        fprintf(stderr, "nmt align: error: %s has %ld lines but %s has %ld\n", src, n_lines, tgt, T.nlines);
+        goto out;
+    }
+    nsw = malloc(sizeof *nsw * (size_t)(n_lines ? n_lines : 1));
+    ntw = malloc(sizeof *ntw * (size_t)(n_lines ? n_lines : 1));
     al = calloc(CHUNK, sizeof *al);
     if (!nsw || !ntw || !al) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
-    for (long k = 0; k < S.n; k++) {
-        nsw[k] = count_words(S.line[k]);
-        ntw[k] = count_words(T.line[k]);
+    for (long k = 0; k < n_lines; k++) {
+        nsw[k] = count_words(tp, S.line[k]);
+        ntw[k] = count_words(tp, T.line[k]);
         if (nsw[k] < 0 || ntw[k] < 0) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
         if (fmt == FMT_SOFT && (nsw[k] == 0 || ntw[k] == 0)) {
             fprintf(stderr, "nmt align: error: %s:%ld: empty sentence: the soft-matrix format cannot hold it "
@@ -304,8 +245,8 @@ int cmd_align(int argc, char **argv)
                 nmt_arch_name(NMT_ARCH_RNNENC));
         goto out;
     }
-    for (long k0 = 0; k0 < S.n; k0 += CHUNK) {
-        int n = S.n - k0 < CHUNK ? (int)(S.n - k0) : CHUNK;
+    for (long k0 = 0; k0 < n_lines; k0 += CHUNK) {
+        int n = n_lines - k0 < CHUNK ? (int)(n_lines - k0) : CHUNK;
         if (nmt_force_align(d, (const char *const *)S.line + k0, (const char *const *)T.line + k0, n, al, &err)) {
             fprintf(stderr, "nmt align: error: %s (lines %ld-%ld)\n", err.msg, k0 + 1, k0 + n);
             goto out;
@@ -326,7 +267,7 @@ int cmd_align(int argc, char **argv)
                     nmt_alignment_free(al, n);
                     goto out;
                 }
-            if (print_record(a, S.line[k0 + i], T.line[k0 + i], nsw[k0 + i], ntw[k0 + i], fmt, thr)) {
+            if (print_record(tp, a, S.line[k0 + i], T.line[k0 + i], nsw[k0 + i], ntw[k0 + i], fmt, thr)) {
                 fprintf(stderr, "nmt align: error: out of memory\n");
                 nmt_alignment_free(al, n);
                 goto out;
@@ -341,7 +282,8 @@ out:
     free(ntw);
     nmt_decoder_free(d);
     nmt_model_free(m);
-    corpus_free(&S);
-    corpus_free(&T);
+    nmt_text_free(tp);
+    textfile_free(&S);
+    textfile_free(&T);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "data/corpus.h"
 #include "base/err.h"
 #include "eval/ibm.h"
+#include "text/words.h"
 
 static void usage(FILE *f)
 {
@@ -232,7 +233,7 @@ static int combine(const struct opts *o, nmt_err *err)
         }
     }
     for (long k = 0; k < S.nlines; k++) {
-        size_t sz = ibm_links_scratch(count_tokens(S.line[k]), count_tokens(T.line[k]));
+        size_t sz = ibm_links_scratch(text_count_words(S.line[k]), text_count_words(T.line[k]));
         size_t nl = fa.off[k + 1] - fa.off[k] + ra.off[k + 1] - ra.off[k];
         if (sz > scratch_size) scratch_size = sz;
         if (nl > max_links) max_links = nl;
@@ -241,7 +242,7 @@ static int combine(const struct opts *o, nmt_err *err)
     buf = malloc(sizeof(int) * 4 * max_links); /* the forward and reverse links, then the result */
     if (!scratch || !buf) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto out; }
     for (long k = 0; k < S.nlines; k++) {
-        int ns = count_tokens(S.line[k]), nt = count_tokens(T.line[k]), nf, nr;
+        int ns = text_count_words(S.line[k]), nt = text_count_words(T.line[k]), nf, nr;
         int *lf = buf, *lr = NULL, *res = buf + 2 * max_links;
         if ((rc = links_of(&fa, k, ns, nt, lf, &nf, err))) goto out;
         lr = lf + 2 * nf;

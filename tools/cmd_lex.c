@@ -9,6 +9,7 @@
 #include "data/corpus.h"
 #include "decode/lexicon.h"
 #include "nmt.h"
+#include "text/words.h"
 
 static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }
 
@@ -62,7 +63,7 @@ int cmd_lex(int argc, char **argv)
         if (textfile_read(&A, align, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
         if (A.nlines != S.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", align, A.nlines, src, S.nlines); goto out; }
         for (long l = 0; l < S.nlines; l++) {
-            int ns = split_tokens(S.line[l], sw, 4096), nt = split_tokens(T.line[l], tw, 4096);
+            int ns = text_split_words(S.line[l], sw, 4096), nt = text_split_words(T.line[l], tw, 4096);
             for (char *p = A.line[l]; *p;) {
                 while (*p == ' ' || *p == '\t') p++;
                 if (!*p) break;
@@ -94,8 +95,8 @@ int cmd_lex(int argc, char **argv)
                 goto out;
             }
             for (int k = 0; k < n; k++) {
-                /* split after aligning: split_tokens writes NULs into the lines */
-                int ns = split_tokens(S.line[l0 + k], sw, 4096), nt = split_tokens(T.line[l0 + k], tw, 4096);
+                /* split after aligning: splitting writes NULs into the lines */
+                int ns = text_split_words(S.line[l0 + k], sw, 4096), nt = text_split_words(T.line[l0 + k], tw, 4096);
                 int cols = al[k].n_src + 1;
                 for (int i = 0; i < al[k].n_tgt && i < nt && al[k].n_src > 0; i++) {
                     const float *row = al[k].attention + (size_t)i * cols;

@@ -2,130 +2,26 @@
  * but a batch is decoded as soon as no more input is waiting, so that a user or a program
  * driving the command line by line gets each answer at once. One output line per input line,
  * in order; an empty line gives an empty line. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
+#include "data/corpus.h"
 #include "nmt.h"
+#include "text/linereader.h"
 #include "text/tokenize.h"
-#include "text/unicode.h"
-
-/* ------------------------------------------------------------------ line input */
-typedef struct lines_in {
-    int fd;
-    char *buf;
-    size_t len, cap, pos;
-    int eof;
-    long lineno;
-} lines_in;
-
-/* Is a whole line (or the end of input) available without blocking? */
-static int line_ready(lines_in *r)
-{
-    if ((r->buf && memchr(r->buf + r->pos, '\n', r->len - r->pos)) || r->eof) return 1;
-    struct pollfd p = {r->fd, POLLIN, 0};
-    return poll(&p, 1, 0) > 0;
-}
-
-/* The next line without its newline (NUL-terminated, valid until the next call), or NULL at
- * the end of input. Blocks until a line is there. */
-static char *line_next(lines_in *r)
-{
-    for (;;) {
-        char *nl = r->buf ? memchr(r->buf + r->pos, '\n', r->len - r->pos) : NULL; /* no buffer before the first read */
-        if (nl || (r->eof && r->pos < r->len)) {
-            char *s = r->buf + r->pos;
-            size_t n = nl ? (size_t)(nl - s) : r->len - r->pos;
-            s[n] = 0;
-            r->pos += n + (nl != NULL);
-            r->lineno++;
-            if (n && s[n - 1] == '\r') s[n - 1] = 0;
-            return s;
-        }
-        if (r->eof) return NULL;
-        if (r->pos > 0) { /* keep the partial line at the start of the buffer */
-            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-            r->len -= r->pos;
-            r->pos = 0;
-        }
-        if (r->len + 65536 + 1 > r->cap) {
-            size_t nc = r->cap ? r->cap * 2 : 1 << 17;
-            char *nb = realloc(r->buf, nc);
-            if (!nb) return NULL;
-            r->buf = nb;
-            r->cap = nc;
-        }
-        ssize_t got = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) r->eof = 1;
-        else r->len += (size_t)got;
-    }
-}
-
-/* Copies s with every invalid UTF-8 sequence replaced by U+FFFD; returns the count replaced. */
-static int utf8_repair(const char *s, char **out)
-{
-    size_t n = strlen(s);
-    char *o = malloc(3 * n + 1), *p = o;
-    int bad = 0;
-    if (!o) return -1;
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        int k = utf8_decode(s + i, n - i, &cp);
-        if (k < 0) { memcpy(p, "\xEF\xBF\xBD", 3); p += 3; i++; bad++; }
-        else { memcpy(p, s + i, k); p += k; i += k; }
-    }
-    *p = 0;
-    *out = o;
-    return bad;
-}
-
-static int count_words(const char *s)
-{
-    int n = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        n++;
-        while (*p && *p != ' ' && *p != '\t') p++;
-    }
-    return n;
-}
 
 /* ------------------------------------------------------------------ output */
 enum { ALIGN_NONE, ALIGN_HARD, ALIGN_SOFT };
 
-/* Prints the words, detokenized for language detok_lang when it is >= 0. */
-static void print_words(const nmt_hypothesis *h, int detok_lang)
+/* Prints the words through the target side's text pipeline (joined, detokenized if asked). */
+static int print_words(nmt_text *tgt, const nmt_hypothesis *h, nmt_err *err)
 {
-    if (detok_lang < 0) {
-        for (int k = 0; k < h->n_words; k++) {
-            if (k) putchar(' ');
-            fputs(h->words[k], stdout);
-        }
-        return;
-    }
-    size_t n = 0;
-    for (int k = 0; k < h->n_words; k++) n += strlen(h->words[k]) + 1;
-    char *s = malloc(n + 1), *p = s;
-    if (!s) return;
-    for (int k = 0; k < h->n_words; k++) {
-        size_t l = strlen(h->words[k]);
-        if (k) *p++ = ' ';
-        memcpy(p, h->words[k], l);
-        p += l;
-    }
-    *p = 0;
-    tok_buf out;
-    tok_buf_init(&out);
-    if (detok_line(detok_lang, s, (size_t)(p - s), &out, NULL) == NMT_OK) fwrite(out.s, 1, out.len, stdout);
-    else fputs(s, stdout);
-    tok_buf_free(&out);
-    free(s);
+    const char *s;
+    size_t n;
+    int rc = nmt_text_decode_words(tgt, h->words, h->n_words, &s, &n, err);
+    if (!rc) fwrite(s, 1, n, stdout);
+    return rc;
 }
 
 /* Hard: each target word to its most-attended source word (the source EOS never chosen; ties
@@ -148,6 +44,117 @@ static void print_alignment(const nmt_hypothesis *h, int mode)
             for (int j = 0; j < cols; j++) printf(" %.4f", row[j]);
         }
     }
+}
+
+/* ------------------------------------------------------------------ the input stream */
+
+/* What one run of `nmt translate` reads, decodes and writes with. */
+typedef struct stream {
+    linereader in;
+    nmt_text *src;   /* input line -> the tokenized text the model reads */
+    nmt_text *tgt;   /* output words -> text */
+    nmt_decoder *d;
+    int cap;         /* lines gathered at most before decoding */
+    int align, scores, nbest;
+} stream;
+
+/* The source side reads raw text through the Moses pipeline the model's data went through (with
+ * --tokenize); the target side detokenizes the output (with --detokenize). */
+static int text_sides(stream *st, const nmt_model *m, int tok_lang, const tok_opts *topt, int detok_lang, nmt_err *err)
+{
+    nmt_text_opts so = nmt_text_default_opts(), to = nmt_text_default_opts();
+    so.lang = tok_lang;
+    so.tokenize = tok_lang >= 0;
+    so.lowercase = topt->lowercase;
+    so.normalize_punct = topt->normalize;
+    to.lang = detok_lang;
+    to.detokenize = detok_lang >= 0;
+    int rc = nmt_text_init_model(&st->src, &so, m, NMT_SOURCE, err);
+    return rc ? rc : nmt_text_init_model(&st->tgt, &to, m, NMT_TARGET, err);
+}
+
+/* The next input line as the model reads it, in *out (to free): 1; 0 at the end of the input;
+ * -1 after printing an error. */
+static int next_sentence(stream *st, char **out)
+{
+    char *line;
+    size_t len;
+    nmt_err err;
+    nmt_text_line tl;
+    int got = linereader_next(&st->in, &line, &len, &err);
+    if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+    if (got <= 0) return got < 0 ? -1 : 0;
+    if (nmt_text_encode(st->src, line, len, &tl, &err)) {
+        fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", st->in.name, st->in.lineno, err.msg);
+        return -1;
+    }
+    if (tl.n_invalid)
+        fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, tl.n_invalid);
+    if (tl.n_words > NMT_MAX_SRC_WORDS)
+        fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words, NMT_MAX_SRC_WORDS);
+    if (!(*out = strdup(tl.text))) {
+        fprintf(stderr, "nmt translate: error: out of memory\n");
+        return -1;
+    }
+    return 1;
+}
+
+/* One input's answer: its 1-best line, or its n-best lines. */
+static int print_translation(stream *st, const nmt_translation *t, long index, nmt_err *err)
+{
+    int rc = 0;
+    if (!st->nbest) {
+        if (t->n_hyps) {
+            rc = print_words(st->tgt, &t->hyps[0], err);
+            if (st->scores) printf(" ||| %.6f", t->hyps[0].score);
+            if (st->align) print_alignment(&t->hyps[0], st->align);
+        }
+        putchar('\n');
+        return rc;
+    }
+    for (int h = 0; h < t->n_hyps && !rc; h++) {
+        printf("%ld ||| ", index);
+        rc = print_words(st->tgt, &t->hyps[h], err);
+        printf(" ||| %.6f", t->hyps[h].score);
+        if (st->align) print_alignment(&t->hyps[h], st->align);
+        putchar('\n');
+    }
+    if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
+    return rc;
+}
+
+/* Gathers lines while more are waiting (up to cap), decodes them together and prints their
+ * answers at once; until the end of the input or an error (the lines before it are answered). */
+static int run_stream(stream *st)
+{
+    char **batch = calloc(st->cap, sizeof *batch);
+    nmt_translation *tr = calloc(st->cap, sizeof *tr);
+    int rc = batch && tr ? CMD_OK : CMD_ERR, got = 1;
+    if (rc) fprintf(stderr, "nmt translate: error: out of memory\n");
+    long index = 0;
+    nmt_err err;
+    while (!rc && got > 0) {
+        int nb = 0;
+        do nb += (got = next_sentence(st, &batch[nb])) > 0;
+        while (got > 0 && nb < st->cap && linereader_ready(&st->in));
+        if (got < 0) rc = CMD_ERR;
+        int failed = nb && nmt_translate(st->d, (const char *const *)batch, nb, tr, &err);
+        if (failed) {
+            fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
+            rc = CMD_ERR;
+        }
+        for (int i = 0; i < nb && !failed; i++)
+            if ((failed = print_translation(st, &tr[i], index++, &err))) {
+                fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+                rc = CMD_ERR;
+            }
+        fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
+        nmt_translation_free(tr, nb); /* a failed nmt_translate has left them empty */
+        for (int i = 0; i < nb; i++) free(batch[i]);
+    }
+    free(batch);
+    free(tr);
+    return rc;
 }
 
 static void usage_translate(FILE *f)
@@ -247,138 +254,43 @@ int cmd_translate(int argc, char **argv)
         fprintf(stderr, "nmt translate: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;
     }
-    topt.lang = tok_lang;
     o.attention = align != ALIGN_NONE;
-    nmt_model *m = NULL;
-    int rc = load_model("translate", model, &m);
-    if (rc) return rc;
-    if (align != ALIGN_NONE && nmt_model_config(m)->arch == NMT_ARCH_RNNENC)
-        fprintf(stderr, "[W::translate] an RNNencdec model has no attention: alignments will be empty\n");
-    lines_in in = {0, NULL, 0, 0, 0, 0, 0};
-    if (input && (in.fd = open(input, O_RDONLY)) < 0) {
-        fprintf(stderr, "nmt translate: error: %s: %s\n", input, strerror(errno));
-        nmt_model_free(m);
+    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out};
+    nmt_err err;
+    /* the input first: a closed standard input is seen before a file opened later takes its number */
+    if (input ? linereader_init(&st.in, input, 0, &err) : linereader_init_fd(&st.in, 0, "stdin", 0, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         return CMD_ERR;
     }
-    const char *iname = input ? input : "stdin";
-    nmt_err err;
-    nmt_decoder *d = NULL;
+    nmt_model *m = NULL;
     nmt_lexicon *lx = NULL;
-    if (lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
+    int rc = load_model("translate", model, &m);
+    if (!rc && align != ALIGN_NONE && nmt_model_config(m)->arch == NMT_ARCH_RNNENC)
+        fprintf(stderr, "[W::translate] an RNNencdec model has no attention: alignments will be empty\n");
+    if (!rc && lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        nmt_model_free(m);
-        return CMD_ERR;
+        rc = CMD_ERR;
     }
     o.lexicon = lx;
-    if (nmt_decoder_init(&d, m, &o, &err)) {
+    if (!rc && nmt_decoder_init(&st.d, m, &o, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        nmt_lexicon_free(lx);
-        nmt_model_free(m);
-        return CMD_USAGE;
+        rc = CMD_USAGE;
     }
-    int cap = o.batch * 4;
-    tok_buf tb;
-    tok_buf_init(&tb);
-    char **batch = calloc(cap, sizeof(char *));
-    nmt_translation *tr = calloc(cap, sizeof(nmt_translation));
-    long first_line = 1, index = 0;
-    int done = 0;
-    while (!done && !rc) {
-        int nb = 0;
-        /* gather lines while more are waiting, up to a few batches' worth */
-        do {
-            char *line = line_next(&in);
-            if (!line) { done = 1; break; }
-            char *fixed;
-            int bad = utf8_repair(line, &fixed);
-            if (bad < 0) { rc = CMD_ERR; fprintf(stderr, "nmt translate: out of memory\n"); break; }
-            if (bad) fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", iname, in.lineno, bad);
-            if (tok_lang >= 0) { /* raw text in: the Moses pipeline the model's data went through */
-                if (tok_line(&topt, fixed, strlen(fixed), &tb, &err)) {
-                    fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", iname, in.lineno, err.msg);
-                    free(fixed);
-                    rc = CMD_ERR;
-                    break;
-                }
-                char *t = malloc(tb.len + 1);
-                if (!t) { free(fixed); rc = CMD_ERR; break; }
-                memcpy(t, tb.s, tb.len);
-                t[tb.len] = 0;
-                free(fixed);
-                fixed = t;
-            }
-            int w = count_words(fixed);
-            if (w > NMT_MAX_SRC_WORDS)
-                fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", iname, in.lineno, w, NMT_MAX_SRC_WORDS);
-            batch[nb++] = fixed;
-        } while (nb < cap && line_ready(&in));
-        if (rc || nb == 0) { for (int i = 0; i < nb; i++) free(batch[i]); break; }
-        if (nmt_translate(d, (const char *const *)batch, nb, tr, &err)) {
-            fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, first_line, first_line + nb - 1);
-            rc = CMD_ERR;
-        }
-        for (int i = 0; i < nb && !rc; i++, index++) {
-            const nmt_translation *t = &tr[i];
-            if (nbest_out) {
-                for (int h = 0; h < t->n_hyps; h++) {
-                    printf("%ld ||| ", index);
-                    print_words(&t->hyps[h], detok_lang);
-                    printf(" ||| %.6f", t->hyps[h].score);
-                    if (align) print_alignment(&t->hyps[h], align);
-                    putchar('\n');
-                }
-                if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
-            } else {
-                if (t->n_hyps) {
-                    print_words(&t->hyps[0], detok_lang);
-                    if (scores) printf(" ||| %.6f", t->hyps[0].score);
-                    if (align) print_alignment(&t->hyps[0], align);
-                }
-                putchar('\n');
-            }
-        }
-        fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
-        nmt_translation_free(tr, nb);
-        for (int i = 0; i < nb; i++) free(batch[i]);
-        first_line += nb;
+    if (!rc && text_sides(&st, m, tok_lang, &topt, detok_lang, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        rc = CMD_ERR;
     }
-    free(batch);
-    free(tr);
-    free(in.buf);
-    tok_buf_free(&tb);
-    if (input) close(in.fd);
-    nmt_decoder_free(d);
+    if (!rc) rc = run_stream(&st);
+    linereader_free(&st.in);
+    nmt_text_free(st.src);
+    nmt_text_free(st.tgt);
+    nmt_decoder_free(st.d);
     nmt_lexicon_free(lx);
     nmt_model_free(m);
     return rc;
 }
 
 /* ------------------------------------------------------------------ nmt score */
-static int read_all_lines(const char *path, char ***lines, long *n)
-{
-    lines_in r = {open(path, O_RDONLY), NULL, 0, 0, 0, 0, 0};
-    if (r.fd < 0) { fprintf(stderr, "nmt score: error: %s: %s\n", path, strerror(errno)); return -1; }
-    long cap = 1024;
-    *lines = malloc(sizeof(char *) * cap);
-    *n = 0;
-    char *l;
-    while ((l = line_next(&r))) {
-        if (*n == cap) { cap *= 2; *lines = realloc(*lines, sizeof(char *) * cap); }
-        char *fixed;
-        if (utf8_repair(l, &fixed) > 0) {
-            fprintf(stderr, "nmt score: error: %s:%ld: invalid UTF-8\n", path, r.lineno);
-            free(fixed);
-            close(r.fd);
-            free(r.buf);
-            return -1;
-        }
-        (*lines)[(*n)++] = fixed;
-    }
-    close(r.fd);
-    free(r.buf);
-    return 0;
-}
-
 int cmd_score(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL;
@@ -403,20 +315,23 @@ int cmd_score(int argc, char **argv)
     if (!src || !tgt) { fprintf(stderr, "nmt score: --src and --tgt are required\n"); return CMD_USAGE; }
     nmt_model *m = NULL;
     if ((rc = load_model("score", model, &m))) return rc;
-    char **S = NULL, **T = NULL;
-    long ns = 0, nt = 0;
+    textfile S = {0}, T = {0};
+    nmt_err err;
     rc = CMD_ERR;
-    if (read_all_lines(src, &S, &ns) || read_all_lines(tgt, &T, &nt)) goto out;
-    if (ns != nt) {
-        fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, nt);
+    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err)) {
+        fprintf(stderr, "nmt score: error: %s\n", err.msg);
+        goto out;
+    }
+    long ns = S.nlines;
+    if (ns != T.nlines) {
+        fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, T.nlines);
         goto out;
     }
     nmt_translate_opts o = nmt_translate_default_opts();
     nmt_decoder *d = NULL;
-    nmt_err err;
     double *lp = malloc(sizeof(double) * (ns ? ns : 1));
     int *nt_ = malloc(sizeof(int) * (ns ? ns : 1));
-    if (nmt_decoder_init(&d, m, &o, &err) || nmt_score(d, (const char *const *)S, (const char *const *)T, (int)ns, lp, nt_, &err)) {
+    if (nmt_decoder_init(&d, m, &o, &err) || nmt_score(d, (const char *const *)S.line, (const char *const *)T.line, (int)ns, lp, nt_, &err)) {
         fprintf(stderr, "nmt score: error: %s\n", err.msg);
     } else {
         for (long i = 0; i < ns; i++) printf("%.6f\t%.6f\t%d\n", lp[i], lp[i] / nt_[i], nt_[i]);
@@ -426,10 +341,8 @@ int cmd_score(int argc, char **argv)
     free(nt_);
     nmt_decoder_free(d);
 out:
-    for (long i = 0; S && i < ns; i++) free(S[i]);
-    for (long i = 0; T && i < nt; i++) free(T[i]);
-    free(S);
-    free(T);
+    textfile_free(&S);
+    textfile_free(&T);
     nmt_model_free(m);
     return rc;
 }

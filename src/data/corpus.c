@@ -1,6 +1,6 @@
 /* corpus.c: reading corpora, counting words, building vocabularies and id sequences. Every
  * input error names the file and the line. */
-#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,56 +8,84 @@
 
 #include "data/corpus.h"
 #include "base/err.h"
-#include "text/unicode.h"
+#include "text/linereader.h"
+#include "text/pipeline.h"
+#include "text/words.h"
 
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+/* Lines collected one by one: appended to one pool, remembered by offset since the pool moves
+ * as it grows, and pointed at once all are in. */
+typedef struct pool {
+    char *buf;
+    size_t cap, used;
+    size_t *off;
+    long n, off_cap;
+} pool;
+
+static int pool_add(pool *p, const char *s, size_t n)
+{
+    if (p->n == p->off_cap) {
+        long nc = p->off_cap ? p->off_cap * 2 : 1024;
+        size_t *no = realloc(p->off, sizeof *no * (size_t)nc);
+        if (!no) return -1;
+        p->off = no;
+        p->off_cap = nc;
+    }
+    if (p->used + n + 1 > p->cap) {
+        size_t nc = p->cap ? p->cap : 1 << 20;
+        while (p->used + n + 1 > nc) nc *= 2;
+        char *nb = realloc(p->buf, nc);
+        if (!nb) return -1;
+        p->buf = nb;
+        p->cap = nc;
+    }
+    memcpy(p->buf + p->used, s, n);
+    p->buf[p->used + n] = 0;
+    p->off[p->n++] = p->used;
+    p->used += n + 1;
+    return 0;
+}
+
+/* Hands the pool's text to t (whose line array has room for p->n lines) and frees the rest. */
+static void pool_to_textfile(pool *p, textfile *t)
+{
+    free(t->buf);
+    t->buf = p->buf;
+    t->nlines = p->n;
+    for (long i = 0; i < p->n; i++) t->line[i] = p->buf + p->off[i];
+    free(p->off);
+    memset(p, 0, sizeof *p);
+}
+
+static void pool_free(pool *p)
+{
+    free(p->buf);
+    free(p->off);
+    memset(p, 0, sizeof *p);
+}
 
 int textfile_read(textfile *t, const char *path, nmt_err *err)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) { fclose(f); return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path); }
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        char *nb = realloc(buf, cap * 2 + 1);
-        if (!nb) free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) { free(buf); return nmt_fail(err, NMT_ERR_IO, "%s: read error", path); }
-    buf[len] = 0;
-    long n = 0;
-    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
-    if (len && buf[len - 1] != '\n') n++; /* a last line without its newline still counts */
-    t->line = malloc(sizeof(char *) * (n ? n : 1));
-    t->path = strdup(path);
-    if (!t->line || !t->path) { free(buf); textfile_free(t); return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path); }
-    t->buf = buf;
-    char *p = buf;
-    for (long i = 0; i < n; i++) {
-        char *e = strchr(p, '\n');
-        if (e) *e = 0;
-        size_t ll = e ? (size_t)(e - p) : strlen(p);
-        if (memchr(p, 0, ll)) { /* strchr stops at a NUL; a NUL inside a line is not text */
-            textfile_free(t);
-            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: NUL byte in line", path, i + 1);
+    linereader r;
+    int rc = linereader_init(&r, path, LINEREADER_UTF8, err);
+    if (rc) return rc;
+    pool p = {0};
+    char *s;
+    size_t n;
+    while ((rc = linereader_next(&r, &s, &n, err)) == 1)
+        if (pool_add(&p, s, n)) {
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+            break;
         }
-        long bad = utf8_find_invalid(p, ll);
-        if (bad >= 0) {
-            nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: invalid UTF-8 at byte %ld of the line", path, i + 1, bad + 1);
-            textfile_free(t);
-            return NMT_ERR_FORMAT;
-        }
-        t->line[i] = p;
-        p = e ? e + 1 : p + ll;
+    linereader_free(&r);
+    if (!rc && (!(t->line = malloc(sizeof(char *) * (p.n ? p.n : 1))) || !(t->path = strdup(path))))
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+    if (rc) {
+        pool_free(&p);
+        textfile_free(t);
+        return rc;
     }
-    t->nlines = n;
+    pool_to_textfile(&p, t);
     return NMT_OK;
 }
 
@@ -70,34 +98,23 @@ void textfile_free(textfile *t)
     memset(t, 0, sizeof *t);
 }
 
-int split_tokens(char *line, char **tok, int max)
+int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err)
 {
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        while (is_blank(*p)) p++;
-        if (!*p) break;
-        char *s = p;
-        while (*p && !is_blank(*p)) p++;
-        if (tok) {
-            if (n < max) tok[n] = s;
-            if (*p) *p++ = 0;
-        }
-        n++;
+    if (!text_pipe_has_stages(tp)) return NMT_OK;
+    pool p = {0};
+    int rc = NMT_OK;
+    for (long i = 0; i < t->nlines && !rc; i++) {
+        const char *s;
+        size_t n;
+        int bad;
+        if ((rc = text_pipe_text(tp, t->line[i], strlen(t->line[i]), &s, &n, &bad, err)))
+            nmt_fail(err, rc, "%s:%ld: tokenizing failed", t->path, i + 1);
+        else if (pool_add(&p, s, n))
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }
-    return n;
-}
-
-int count_tokens(const char *line)
-{
-    int n = 0;
-    for (const char *p = line; *p;) {
-        while (is_blank(*p)) p++;
-        if (!*p) break;
-        n++;
-        while (*p && !is_blank(*p)) p++;
-    }
-    return n;
+    if (rc) pool_free(&p);
+    else pool_to_textfile(&p, t); /* the encoded text takes the place of the raw text */
+    return rc;
 }
 
 /* ------------------------------------------------------------------ word counts */
@@ -128,13 +145,9 @@ int wordcount_build(wordcount *wc, const textfile *t, nmt_err *err)
     if (!slot || !word || !count) goto oom;
     memset(slot, 0, sizeof(long) * tsize);
     for (long li = 0; li < t->nlines; li++) {
-        const char *p = t->line[li];
-        for (;;) {
-            while (is_blank(*p)) p++;
-            if (!*p) break;
-            const char *s = p;
-            while (*p && !is_blank(*p)) p++;
-            size_t len = (size_t)(p - s);
+        const char *p = t->line[li], *s;
+        size_t len;
+        while ((s = text_next_word(&p, &len))) {
             size_t mask = tsize - 1, h = hash_bytes(s, len) & mask;
             while (slot[h] && !(strncmp(word[slot[h] - 1], s, len) == 0 && word[slot[h] - 1][len] == 0))
                 h = (h + 1) & mask;
@@ -237,20 +250,13 @@ void pairs_free(pairs *p)
     memset(p, 0, sizeof *p);
 }
 
+/* One side of a pair as ids, EOS appended; returns the ids written. */
 static long map_line(const char *line, const vocab *v, int *out, long *unk)
 {
-    long n = 0;
-    for (const char *p = line; *p;) {
-        while (is_blank(*p)) p++;
-        if (!*p) break;
-        const char *s = p;
-        while (*p && !is_blank(*p)) p++;
-        int id = vocab_id(v, s, (size_t)(p - s));
-        *unk += id == VOCAB_UNK;
-        out[n++] = id;
-    }
-    out[n++] = VOCAB_EOS;
-    return n;
+    int n;
+    text_pipe_ids(v, line, out, INT_MAX, &n, unk);
+    out[n] = VOCAB_EOS;
+    return n + 1;
 }
 
 int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv, const vocab *tv, int max_len,
@@ -263,7 +269,7 @@ int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv,
     long ns = 0, nt = 0, keep = 0;
     p->nlines = s->nlines;
     for (long i = 0; i < s->nlines; i++) {
-        int a = count_tokens(s->line[i]), b = count_tokens(t->line[i]);
+        int a = text_count_words(s->line[i]), b = text_count_words(t->line[i]);
         if (!a || !b) { p->empty++; continue; }
         if (max_len && (a > max_len || b > max_len)) { p->too_long++; continue; }
         ns += a + 1;
@@ -283,7 +289,7 @@ int pairs_build(pairs *p, const textfile *s, const textfile *t, const vocab *sv,
     long so = 0, to = 0;
     int k = 0;
     for (long i = 0; i < s->nlines; i++) {
-        int a = count_tokens(s->line[i]), b = count_tokens(t->line[i]);
+        int a = text_count_words(s->line[i]), b = text_count_words(t->line[i]);
         if (!a || !b || (max_len && (a > max_len || b > max_len))) continue;
         p->src_off[k] = so;
         p->tgt_off[k] = to;

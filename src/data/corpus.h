@@ -1,5 +1,5 @@
-/* corpus.h: plain-text parallel corpora: one sentence per line, tokens separated by spaces,
- * UTF-8. Reads and checks files (invalid UTF-8 reported as file:line), builds shortlist
+/* corpus.h: plain-text parallel corpora: one sentence per line, words separated by blanks
+ * (text/words.h), UTF-8. Reads and checks files (invalid UTF-8 reported as file:line), builds shortlist
  * vocabularies from counts, and maps sentence pairs to id sequences ending in EOS with the
  * length filter of Appendix B. */
 #ifndef NMT_CORPUS_H
@@ -9,8 +9,9 @@
 
 #include "nmt.h"
 #include "data/vocab.h"
+#include "text/words.h"
 
-/* A text file in memory: lines NUL-terminated in place, tokens split on blanks at use. */
+/* A text file in memory: lines NUL-terminated in place, words split at use. */
 typedef struct textfile {
     char *path;
     char *buf;
@@ -18,14 +19,16 @@ typedef struct textfile {
     char **line;        /* [nlines] */
 } textfile;
 
+/* Every line of path (text/linereader.h: no NUL byte, valid UTF-8, a final "\r" dropped). */
 int textfile_read(textfile *t, const char *path, nmt_err *err);
 void textfile_free(textfile *t);
+/* Replaces every line by its text through tp's text stages (raw text Moses-tokenized as the
+ * model's data was); nothing to do when tp has none. */
+int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err);
 
-/* Splits line into tokens in place (NUL-terminating them); returns the count, at most max,
- * or the full count if tok is NULL (no writes then). */
-int split_tokens(char *line, char **tok, int max);
-/* Token count of a NUL-terminated line without changing it. */
-int count_tokens(const char *line);
+/* The word count of text/words.h under its former name, for src/eval/report.c until it includes
+ * text/words.h itself. */
+static inline int count_tokens(const char *line) { return text_count_words(line); }
 
 /* Word counts over one side of a corpus. */
 typedef struct wordcount {

@@ -5,6 +5,7 @@
 
 #include "base/err.h"
 #include "data/vocab.h"
+#include "text/words.h"
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
@@ -48,7 +49,7 @@ int vocab_from_words(vocab **out, const char *const *words, int n, nmt_err *err)
     for (int i = 0; i < n; i++) {
         size_t len = strlen(words[i]);
         if (len == 0) return nmt_fail(err, NMT_ERR_FORMAT, "vocabulary entry %d is empty", i);
-        if (strpbrk(words[i], " \t\n\r\v\f"))
+        if (strpbrk(words[i], TEXT_BLANKS)) /* a blank would split the word when read back */
             return nmt_fail(err, NMT_ERR_FORMAT, "vocabulary entry %d (\"%s\") contains whitespace", i, words[i]);
         bytes += len + 1;
     }

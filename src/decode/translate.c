@@ -11,6 +11,8 @@
 #include "decode/lexicon.h"
 #include "nn/net.h"
 #include "data/vocab.h"
+#include "text/pipeline.h"
+#include "text/words.h"
 
 struct nmt_decoder {
     const nmt_model *m;
@@ -73,39 +75,23 @@ void nmt_translation_free(nmt_translation *t, int n)
     }
 }
 
-/* Words of s mapped to ids, EOS appended; at most cap words kept. Returns the word count found. */
+/* Words of s mapped to ids through the text pipeline's last stage, EOS appended; at most cap
+ * words kept. Returns the word count found. */
 static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, int *unk)
 {
-    int n = 0, k = 0;
-    *unk = 0;
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-        if (!*p) break;
-        const char *b = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-        if (k < cap) {
-            ids[k] = vocab_id(v, b, (size_t)(p - b));
-            *unk += ids[k] == VOCAB_UNK;
-            k++;
-        }
-        n++;
-    }
-    ids[k] = VOCAB_EOS;
-    *kept = k;
+    long u = 0;
+    int n = text_pipe_ids(v, s, ids, cap, kept, &u);
+    ids[*kept] = VOCAB_EOS;
+    *unk = (int)u;
     return n;
 }
 
-/* The j-th blank-separated word of s (0-based) and its length; NULL past the end. */
+/* The j-th word of s (0-based) and its length; NULL past the end. */
 static const char *nth_word(const char *s, int j, size_t *len)
 {
-    for (const char *p = s; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-        if (!*p) break;
-        const char *b = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-        if (j-- == 0) { *len = (size_t)(p - b); return b; }
-    }
-    return NULL;
+    const char *w;
+    while ((w = text_next_word(&s, len)) && j-- > 0) {}
+    return w;
 }
 
 /* UNK replacement (MODEL.md section 6): each output UNK becomes the lexicon's translation of

@@ -2,16 +2,15 @@
  * data/alignment/ (converted .talp/.sure/.possible, awesome-align .gold, ALIBI ali_w2w, NAACL
  * .wa), Pharaoh test alignments, soft attention matrices, and tokenized sentences for lengths.
  * Formats are described in aer.h; every error names the file and the line. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
 #include "eval/aer.h"
 #include "base/err.h"
+#include "text/linereader.h"
 
 /* A NAACL sentence number above this is taken for a typo: it would make us allocate for
  * millions of empty sentences. */
@@ -96,61 +95,6 @@ static int parse_pair(const char *t, size_t n, char poss, int *x, int *y, int *s
 
 /* Fields are quoted in messages, cut to a readable length. */
 #define QUOTE(f, n) (int)((n) > 40 ? 40 : (n)), (f)
-
-/* ---- line reader ------------------------------------------------------------------------ */
-
-typedef struct reader {
-    FILE *f;
-    const char *path;
-    char *buf;
-    size_t cap;
-    long line; /* number of the line last read */
-    nmt_err *err;
-} reader;
-
-static int rd_open(reader *r, const char *path, nmt_err *err)
-{
-    memset(r, 0, sizeof *r);
-    r->path = path;
-    r->err = err;
-    r->f = fopen(path, "r");
-    if (!r->f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-    return 0;
-}
-
-/* The next line, without "\n" and a "\r" before it (CRLF files read like LF files):
- * 1, 0 at the end of the file, or an error code. */
-static int rd_next(reader *r, char **s, size_t *len)
-{
-    errno = 0;
-    ssize_t n = getline(&r->buf, &r->cap, r->f);
-    if (n < 0) {
-        if (ferror(r->f) || errno == ENOMEM)
-            return nmt_fail(r->err, errno == ENOMEM ? NMT_ERR_NOMEM : NMT_ERR_IO,
-                            "%s:%ld: cannot read: %s", r->path, r->line + 1,
-                            strerror(errno ? errno : EIO));
-        return 0;
-    }
-    r->line++;
-    size_t m = (size_t)n;
-    if (m && r->buf[m - 1] == '\n') m--;
-    if (m && r->buf[m - 1] == '\r') m--;
-    if (memchr(r->buf, '\0', m))
-        return nmt_fail(r->err, NMT_ERR_FORMAT, "%s:%ld: NUL byte in the line (not a text file?)",
-                        r->path, r->line);
-    r->buf[m] = '\0';
-    *s = r->buf;
-    *len = m;
-    return 1;
-}
-
-static void rd_close(reader *r)
-{
-    if (r->f) fclose(r->f); /* read-only: a failing fclose loses nothing */
-    free(r->buf);
-    r->f = NULL;
-    r->buf = NULL;
-}
 
 static int nomem(nmt_err *err, const char *path)
 {
@@ -251,12 +195,12 @@ static int read_pharaoh(aer_align *out, nmt_err *err)
                     : format == AER_GOLD_AWESOME || format == AER_GOLD_ALIBI ? 'p' : 0;
     const char *expect = format < 0 ? "i-j" : poss == '?' ? "i-j or i?j" : "i-j or ipj";
     const char *path = out->path;
-    reader rd;
+    linereader rd;
     builder b = {0};
     char *s;
     size_t len;
-    int rc = rd_open(&rd, path, err);
-    while (rc == 0 && (rc = rd_next(&rd, &s, &len)) == 1) {
+    int rc = linereader_init(&rd, path, 0, err);
+    while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) {
         rc = 0;
         size_t pos = 0;
         if (format == AER_GOLD_ALIBI) {
@@ -265,18 +209,18 @@ static int read_pharaoh(aer_align *out, nmt_err *err)
             while (k < len && is_digit(s[k])) k++;
             if (k == 0 || k == len || s[k] != '\t') {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: expected 'id<TAB>links'", path,
-                              rd.line);
+                              rd.lineno);
                 break;
             }
             if (to_index(s, k, &id) || (size_t)id != b.n_sent) {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence id %.*s, expected %zu (ids "
-                              "count 0, 1, 2, ..., one line each)", path, rd.line, QUOTE(s, k),
+                              "count 0, 1, 2, ..., one line each)", path, rd.lineno, QUOTE(s, k),
                               b.n_sent);
                 break;
             }
             pos = k + 1;
         }
-        if (b_sentence(&b, rd.line)) { rc = nomem(err, path); break; }
+        if (b_sentence(&b, rd.lineno)) { rc = nomem(err, path); break; }
         const char *f;
         size_t fl;
         while (rc == 0 && next_field(s, len, &pos, &f, &fl)) {
@@ -284,20 +228,20 @@ static int read_pharaoh(aer_align *out, nmt_err *err)
             int pr = parse_pair(f, fl, poss, &x, &y, &sure);
             if (pr == -1)
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a link (expected %s)",
-                              path, rd.line, QUOTE(f, fl), expect);
+                              path, rd.lineno, QUOTE(f, fl), expect);
             else if (pr == -2)
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': index too large (over %ld)",
-                              path, rd.line, QUOTE(f, fl), MAX_INDEX);
+                              path, rd.lineno, QUOTE(f, fl), MAX_INDEX);
             else if (out->base == 1 && (x == 0 || y == 0))
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': position 0 in a file that "
-                              "counts from 1", path, rd.line, QUOTE(f, fl));
+                              "counts from 1", path, rd.lineno, QUOTE(f, fl));
             else if (b_add(&b, b.n_sent - 1, out->swapped ? y - out->base : x - out->base,
-                           out->swapped ? x - out->base : y - out->base, sure, rd.line))
+                           out->swapped ? x - out->base : y - out->base, sure, rd.lineno))
                 rc = nomem(err, path);
         }
     }
-    if (rc == 0) rc = b_finish(&b, out, rd.line, err);
-    rd_close(&rd);
+    if (rc == 0) rc = b_finish(&b, out, rd.lineno, err);
+    linereader_free(&rd);
     b_free(&b);
     return rc;
 }
@@ -306,12 +250,12 @@ static int read_pharaoh(aer_align *out, nmt_err *err)
 static int read_naacl(aer_align *out, nmt_err *err)
 {
     const char *path = out->path;
-    reader rd;
+    linereader rd;
     builder b = {0};
     char *s;
     size_t len;
-    int rc = rd_open(&rd, path, err);
-    while (rc == 0 && (rc = rd_next(&rd, &s, &len)) == 1) {
+    int rc = linereader_init(&rd, path, 0, err);
+    while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) {
         rc = 0;
         const char *f[6];
         size_t fl[6], pos = 0;
@@ -319,7 +263,7 @@ static int read_naacl(aer_align *out, nmt_err *err)
         while (nf < 6 && next_field(s, len, &pos, &f[nf], &fl[nf])) nf++;
         if (nf < 3 || nf > 5) {
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: %s: expected 'sentence position position "
-                          "[S|P] [confidence]'", path, rd.line,
+                          "[S|P] [confidence]'", path, rd.lineno,
                           nf < 3 ? "too few fields" : "too many fields");
             break;
         }
@@ -327,20 +271,20 @@ static int read_naacl(aer_align *out, nmt_err *err)
         for (int k = 0; k < 3 && rc == 0; k++) {
             int r = to_index(f[k], fl[k], &v[k]);
             if (r)
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': %s", path, rd.line,
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': %s", path, rd.lineno,
                               QUOTE(f[k], fl[k]), r == -1 ? "not a number" : "too large");
         }
         if (rc) break;
         if (v[0] == 0 || v[0] > MAX_SENT) {
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence number %d (they count from 1, "
-                          "up to %ld)", path, rd.line, v[0], MAX_SENT);
+                          "up to %ld)", path, rd.lineno, v[0], MAX_SENT);
             break;
         }
         int sure = 1; /* the flag is optional, S by default (WPT 2003 format) */
         if (nf >= 4) {
             if (fl[3] != 1 || (f[3][0] != 'S' && f[3][0] != 'P')) {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': expected S or P", path,
-                              rd.line, QUOTE(f[3], fl[3]));
+                              rd.lineno, QUOTE(f[3], fl[3]));
                 break;
             }
             sure = f[3][0] == 'S';
@@ -351,7 +295,7 @@ static int read_naacl(aer_align *out, nmt_err *err)
             double c = strtod(f[4], &end);
             if (end != f[4] + fl[4] || !isfinite(c)) {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a confidence value",
-                              path, rd.line, QUOTE(f[4], fl[4]));
+                              path, rd.lineno, QUOTE(f[4], fl[4]));
                 break;
             }
         }
@@ -360,11 +304,11 @@ static int read_naacl(aer_align *out, nmt_err *err)
         if (out->base == 1 && (v[1] == 0 || v[2] == 0)) continue;
         int x = v[1] - out->base, y = v[2] - out->base;
         if (b_add(&b, (size_t)v[0] - 1, out->swapped ? y : x, out->swapped ? x : y, sure,
-                  rd.line))
+                  rd.lineno))
             rc = nomem(err, path);
     }
-    if (rc == 0) rc = b_finish(&b, out, rd.line, err);
-    rd_close(&rd);
+    if (rc == 0) rc = b_finish(&b, out, rd.lineno, err);
+    linereader_free(&rd);
     b_free(&b);
     return rc;
 }
@@ -512,12 +456,12 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
     out->off = calloc(1, sizeof *out->off);
     if (!out->path || !out->off) { aer_soft_free(out); return nomem(err, path); }
     size_t cap_sent = 1, cap_val = 0; /* off starts with its one entry */
-    reader rd;
+    linereader rd;
     char *s;
     size_t len;
     int open = 0; /* inside a sentence (its rows so far are in out) */
-    int rc = rd_open(&rd, path, err);
-    while (rc == 0 && (rc = rd_next(&rd, &s, &len)) == 1) {
+    int rc = linereader_init(&rd, path, 0, err);
+    while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) {
         rc = 0;
         size_t pos = 0, k = out->n_sent - 1;
         const char *f;
@@ -525,14 +469,14 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
         if (!next_field(s, len, &pos, &f, &fl)) { /* a blank line ends the sentence */
             if (!open) {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: blank line where a matrix should "
-                              "start (a sentence has at least one row)", path, rd.line);
+                              "start (a sentence has at least one row)", path, rd.lineno);
                 break;
             }
             open = 0;
             continue;
         }
         if (!open) {
-            if (soft_begin(out, &cap_sent, rd.line)) { rc = nomem(err, path); break; }
+            if (soft_begin(out, &cap_sent, rd.lineno)) { rc = nomem(err, path); break; }
             open = 1;
             k = out->n_sent - 1;
         }
@@ -540,24 +484,24 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
         do {
             if (cols >= MAX_INDEX) {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld values in a row", path,
-                              rd.line, MAX_INDEX);
+                              rd.lineno, MAX_INDEX);
                 break;
             }
             char *end;
             double v = strtod(f, &end); /* the CLI keeps the C locale: '.' is the point */
             if (end != f + fl) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a number", path, rd.line,
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a number", path, rd.lineno,
                               QUOTE(f, fl));
                 break;
             }
             if (!isfinite(v)) {
-                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s:%ld: '%.*s': not finite", path, rd.line,
+                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s:%ld: '%.*s': not finite", path, rd.lineno,
                               QUOTE(f, fl));
                 break;
             }
             if (v < 0 || v > 1) {
                 rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': an attention weight must be "
-                              "in [0, 1]", path, rd.line, QUOTE(f, fl));
+                              "in [0, 1]", path, rd.lineno, QUOTE(f, fl));
                 break;
             }
             size_t at = out->off[k + 1];
@@ -574,35 +518,35 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
             out->cols[k] = cols;
         } else if (cols != out->cols[k]) {
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: row has %d values, the matrix's first row "
-                          "(line %ld) has %d", path, rd.line, cols, out->line[k], out->cols[k]);
+                          "(line %ld) has %d", path, rd.lineno, cols, out->line[k], out->cols[k]);
             break;
         }
         if (out->rows[k] >= MAX_INDEX) {
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld rows in a matrix", path,
-                          rd.line, MAX_INDEX);
+                          rd.lineno, MAX_INDEX);
             break;
         }
         out->rows[k]++;
     }
-    out->n_lines = rd.line;
-    rd_close(&rd);
+    out->n_lines = rd.lineno;
+    linereader_free(&rd);
     if (rc) aer_soft_free(out);
     return rc;
 }
 
 /* ---- sentence lengths ------------------------------------------------------------------- */
 
-static int count_tokens(const reader *r, const char *s, size_t len, int *n)
+static int count_tokens(const linereader *r, const char *s, size_t len, int *n, nmt_err *err)
 {
     if (len == 0) { *n = 0; return 0; }
     if (s[0] == ' ' || s[len - 1] == ' ' || strstr(s, "  "))
-        return nmt_fail(r->err, NMT_ERR_FORMAT, "%s:%ld: empty token (two spaces in a row, or a "
-                        "space at an end): tokens are separated by single spaces", r->path,
-                        r->line);
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: empty token (two spaces in a row, or a "
+                        "space at an end): tokens are separated by single spaces", r->name,
+                        r->lineno);
     long c = 1;
     for (size_t k = 0; k < len; k++) c += s[k] == ' ';
     if (c > MAX_INDEX)
-        return nmt_fail(r->err, NMT_ERR_FORMAT, "%s:%ld: more than %ld tokens", r->path, r->line,
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld tokens", r->name, r->lineno,
                         MAX_INDEX);
     *n = (int)c;
     return 0;
@@ -615,25 +559,25 @@ int aer_lengths_read(aer_lengths *out, const char *src_path, const char *tgt_pat
     out->src_what = dup_str(src_path);
     out->tgt_what = dup_str(tgt_path);
     if (!out->src_what || !out->tgt_what) { aer_lengths_free(out); return nomem(err, src_path); }
-    reader rs, rt;
+    linereader rs, rt;
     size_t cap_s = 0, cap_t = 0;
-    int rc = rd_open(&rs, src_path, err);
+    int rc = linereader_init(&rs, src_path, 0, err);
     if (rc) { aer_lengths_free(out); return rc; }
-    rc = rd_open(&rt, tgt_path, err);
-    if (rc) { rd_close(&rs); aer_lengths_free(out); return rc; }
+    rc = linereader_init(&rt, tgt_path, 0, err);
+    if (rc) { linereader_free(&rs); aer_lengths_free(out); return rc; }
     for (;;) {
         char *s, *t;
         size_t ls, lt;
         int a, b, ns, nt;
-        if ((a = rd_next(&rs, &s, &ls)) < 0) { rc = a; break; }
-        if (a && (rc = count_tokens(&rs, s, ls, &ns))) break;
-        if ((b = rd_next(&rt, &t, &lt)) < 0) { rc = b; break; }
-        if (b && (rc = count_tokens(&rt, t, lt, &nt))) break;
+        if ((a = linereader_next(&rs, &s, &ls, err)) < 0) { rc = a; break; }
+        if (a && (rc = count_tokens(&rs, s, ls, &ns, err))) break;
+        if ((b = linereader_next(&rt, &t, &lt, err)) < 0) { rc = b; break; }
+        if (b && (rc = count_tokens(&rt, t, lt, &nt, err))) break;
         if (!a && !b) break;
         if (a != b) {
-            const reader *shorter = a ? &rt : &rs, *longer = a ? &rs : &rt;
+            const linereader *shorter = a ? &rt : &rs, *longer = a ? &rs : &rt;
             rc = nmt_fail(err, NMT_ERR_MISMATCH, "%s:%ld: ends after %ld lines; %s has more",
-                          shorter->path, shorter->line, shorter->line, longer->path);
+                          shorter->name, shorter->lineno, shorter->lineno, longer->name);
             break;
         }
         if (grow((void **)&out->src, &cap_s, out->n_sent + 1, sizeof *out->src) ||
@@ -645,8 +589,8 @@ int aer_lengths_read(aer_lengths *out, const char *src_path, const char *tgt_pat
         out->tgt[out->n_sent] = nt;
         out->n_sent++;
     }
-    rd_close(&rs);
-    rd_close(&rt);
+    linereader_free(&rs);
+    linereader_free(&rt);
     if (rc) aer_lengths_free(out);
     return rc;
 }

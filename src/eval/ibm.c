@@ -13,6 +13,7 @@
 #include "data/corpus.h"
 #include "base/err.h"
 #include "eval/ibm.h"
+#include "text/words.h"
 
 /* The E-step writes its posteriors for a run of consecutive sentence pairs (a chunk) into one
  * buffer before they are added to the counts in sentence order: about this many cells (one per
@@ -83,7 +84,7 @@ static int corpus_side(ibm_corpus *c, int s, const char *const *lines, long n, n
     size_t total = 0, maxchars = 0;
     int maxtok = 0;
     for (long k = 0; k < n; k++) {
-        int nt = count_tokens(lines[k]);
+        int nt = text_count_words(lines[k]);
         size_t len = strlen(lines[k]);
         total += (size_t)nt;
         if (nt > maxtok) maxtok = nt;
@@ -102,9 +103,9 @@ static int corpus_side(ibm_corpus *c, int s, const char *const *lines, long n, n
     long pos = 0;
     for (long k = 0; k < n; k++) {
         c->off[s][k] = pos;
-        /* split_tokens writes NULs: split a copy */
+        /* splitting writes NULs: split a copy */
         memcpy(buf, lines[k], strlen(lines[k]) + 1);
-        int nt = split_tokens(buf, tok, maxtok);
+        int nt = text_split_words(buf, tok, maxtok);
         for (int w = 0; w < nt; w++) c->ids[s][pos++] = vocab_id(c->voc[s], tok[w], strlen(tok[w]));
     }
     c->off[s][n] = pos;

@@ -46,7 +46,7 @@ int ibm_opts_check(const ibm_opts *o, nmt_err *err);
 
 /* A parallel corpus as word ids. Side 0 is the source, side 1 the target; ids on each side are
  * those of a vocabulary over every word of that side (vocab.h: ids 0 and 1 are reserved, so a
- * side's ids run 0..types-1 with a few unused). Tokens are split on blanks (split_tokens). */
+ * side's ids run 0..types-1 with a few unused). Tokens are split on blanks (text/words.h). */
 typedef struct ibm_corpus {
     long n;            /* sentence pairs */
     long *off[2];      /* [n+1]: pair k's words on side s are ids[s][off[s][k] .. off[s][k+1]) */

@@ -10,7 +10,6 @@
 
 #include "base/err.h"
 #include "data/vocab.h"
-#include "text/tokenize.h"
 #include "train/trainer.h"
 
 static double mem_available(void)
@@ -37,45 +36,20 @@ static int build_vocabs(trainer *t, vocab **sv, vocab **tv, nmt_err *err)
     return rc;
 }
 
-/* Replaces every line of t by its Moses tokenization (raw text in, as the model's data). */
-static int tokenize_file(textfile *t, int lang, const nmt_train_opts *o, nmt_err *err)
+/* Runs t through the text pipeline of one side: raw text in (lang >= 0) is Moses-tokenized, as
+ * the model's data; tokenized text is left as it is. */
+static int encode_side(textfile *t, int lang, const nmt_train_opts *o, nmt_err *err)
 {
     if (lang < 0) return NMT_OK;
-    tok_opts to = tok_opts_default();
+    nmt_text_opts to = nmt_text_default_opts();
     to.lang = lang;
+    to.tokenize = 1;
     to.lowercase = o->tok_lowercase;
-    to.normalize = o->tok_normalize;
-    tok_buf b;
-    tok_buf_init(&b);
-    size_t cap = 1 << 20, len = 0;
-    char *pool = malloc(cap);
-    size_t *off = malloc(sizeof(size_t) * (t->nlines ? t->nlines : 1));
-    int rc = pool && off ? NMT_OK : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    for (long i = 0; i < t->nlines && !rc; i++) {
-        if ((rc = tok_line(&to, t->line[i], strlen(t->line[i]), &b, err))) {
-            nmt_fail(err, rc, "%s:%ld: tokenizing failed", t->path, i + 1);
-            break;
-        }
-        if (len + b.len + 1 > cap) {
-            while (len + b.len + 1 > cap) cap *= 2;
-            char *np = realloc(pool, cap);
-            if (!np) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
-            pool = np;
-        }
-        memcpy(pool + len, b.s, b.len);
-        pool[len + b.len] = 0;
-        off[i] = len;
-        len += b.len + 1;
-    }
-    if (!rc) { /* the tokenized text takes the place of the raw text */
-        free(t->buf);
-        t->buf = pool;
-        for (long i = 0; i < t->nlines; i++) t->line[i] = pool + off[i];
-        pool = NULL;
-    }
-    free(pool);
-    free(off);
-    tok_buf_free(&b);
+    to.normalize_punct = o->tok_normalize;
+    nmt_text *tp;
+    int rc = nmt_text_init(&tp, &to, NULL, 0, err);
+    if (!rc) rc = textfile_encode(t, tp, err);
+    nmt_text_free(tp);
     return rc;
 }
 
@@ -111,7 +85,7 @@ static int read_side(textfile *s, textfile *tg, const char *sp, const char *tp, 
     if ((rc = textfile_read(s, sp, err)) || (rc = textfile_read(tg, tp, err))) return rc;
     if (s->nlines != tg->nlines)
         return nmt_fail(err, NMT_ERR_MISMATCH, "%s has %ld lines but %s has %ld", sp, s->nlines, tp, tg->nlines);
-    if ((rc = tokenize_file(s, o->tokenize_src, o, err)) || (rc = tokenize_file(tg, o->tokenize_tgt, o, err))) return rc;
+    if ((rc = encode_side(s, o->tokenize_src, o, err)) || (rc = encode_side(tg, o->tokenize_tgt, o, err))) return rc;
     return NMT_OK;
 }
 

@@ -1,0 +1,27 @@
+/* pipeline.h: the text pipeline (nmt_text in nmt.h) and its two halves as the rest of the library
+ * calls them one at a time: the text stages of a line (training runs them over whole corpora
+ * before it counts words) and words -> ids (training's sentence pairs, translation and forced
+ * decoding). Every conversion between text and ids in nmt goes through this module, so that a
+ * further stage (subword segmentation, say) is added in one place. */
+#ifndef NMT_PIPELINE_H
+#define NMT_PIPELINE_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+#include "data/vocab.h"
+
+/* 1 when t has a stage that changes text (tokenizing); 0 when its lines are taken as they are. */
+int text_pipe_has_stages(const nmt_text *t);
+
+/* The text stages of nmt_text_encode on line[0..len): the result in *out (NUL-terminated, *out_len
+ * bytes, valid until the next call on t) and the invalid UTF-8 bytes replaced in *n_invalid.
+ * Errors are the tokenizer's (no memory, a line over TOK_MAX_LINE), without file or line. */
+int text_pipe_text(nmt_text *t, const char *line, size_t len, const char **out, size_t *out_len, int *n_invalid,
+                   nmt_err *err);
+
+/* The words of s mapped to ids through v (UNK for unknown words), the first cap of them kept in
+ * ids[0..*kept); *unk grows by the UNKs kept. Returns the number of words in s. */
+int text_pipe_ids(const vocab *v, const char *s, int *ids, int cap, int *kept, long *unk);
+
+#endif
