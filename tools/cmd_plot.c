@@ -10,40 +10,17 @@
 #include "cmd.h"
 #include "viz/font.h"
 #include "nmt.h"
+#include "opt.h"
 #include "viz/plot.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 
 enum { OUT_SVG = 1, OUT_PNG = 2 };
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "Usage: nmt plot (--model FILE | --matrix FILE) --src FILE --tgt FILE --out PREFIX [options]\n"
-        "Draws the attention of one sentence pair as a grey-scale heat map (weight 0 black, 1 white):\n"
-        "source words along the top, target words down the left, one cell per (target, source) word.\n"
-        "\n"
-        "  --model FILE        an RNNsearch model: force-decode the pair and plot its attention\n"
-        "  --matrix FILE       soft matrices as `nmt align --soft` writes them: plot sentence N of them\n"
-        "                      (no model needed; --src/--tgt give the words)\n"
-        "  --src FILE          source sentences, tokenized, one per line\n"
-        "  --tgt FILE          target sentences, tokenized, one per line\n"
-        "  --line N            the pair to plot, 1-based (default 1)\n"
-        "  --out PREFIX        writes PREFIX.svg and/or PREFIX.png\n"
-        "  --format FMT        svg, png or both (default both)\n"
-        "  --cell PX           side of a cell in pixels, %d..%d (default: from the sentence lengths,\n"
-        "                      16..36); labels are sized to fit their cells\n"
-        "  --eos               add the EOS row and column (--model only)\n"
-        "  --raw-labels        label with the tokens as given; by default Moses' escapes are undone\n"
-        "                      for display (l&apos; shows as l')\n"
-        "  --title TEXT        a title line above the plot\n"
-        "  --font FILE         TrueType font for the PNG labels (default: $NMT_FONT, else DejaVu Sans from\n"
-        "                      fonts-dejavu-core, else the one fc-match names; CJK from fonts-droid-fallback\n"
-        "                      when installed); characters no font has are drawn as boxes\n"
-        "\n"
-        "Words longer than 18 ems are shortened with an ellipsis. Prints the files written.\n",
-        PLOT_MIN_CELL, PLOT_MAX_CELL);
-}
+static const char plot_usage[] =
+    "Usage: nmt plot (--model FILE | --matrix FILE) --src FILE --tgt FILE --out PREFIX [options]\n"
+    "Draws the attention of one sentence pair as a grey-scale heat map (weight 0 black, 1 white):\n"
+    "source words along the top, target words down the left, one cell per (target, source) word.\n\n";
 
 /* Line `want` (1-based) of path, without its newline (and a CR before it), checked for UTF-8.
  * Prints the error and returns -1 when it cannot. */
@@ -237,31 +214,33 @@ int cmd_plot(int argc, char **argv)
 {
     const char *model = NULL, *matrix = NULL, *src = NULL, *tgt = NULL, *out = NULL, *title = NULL, *font = NULL;
     long line = 1, cell = 0;
-    int format = OUT_SVG | OUT_PNG, eos = 0, raw = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return CMD_OK; }
-        if (!strcmp(a, "--eos")) { eos = 1; continue; }
-        if (!strcmp(a, "--raw-labels")) { raw = 1; continue; }
-        if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt plot: unexpected argument '%s' (nmt plot --help)\n", a); return CMD_USAGE; }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt plot: %s needs a value\n", a); return CMD_USAGE; }
-        const char *v = argv[++i];
-        if (!strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "--matrix")) matrix = v;
-        else if (!strcmp(a, "--src")) src = v;
-        else if (!strcmp(a, "--tgt")) tgt = v;
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--title")) title = v;
-        else if (!strcmp(a, "--font")) font = v;
-        else if (!strcmp(a, "--line")) { if (cmd_parse_long("plot", a, v, 1, 1L << 40, &line)) return CMD_USAGE; }
-        else if (!strcmp(a, "--cell")) { if (cmd_parse_long("plot", a, v, PLOT_MIN_CELL, PLOT_MAX_CELL, &cell)) return CMD_USAGE; }
-        else if (!strcmp(a, "--format")) {
-            if (!strcmp(v, "svg")) format = OUT_SVG;
-            else if (!strcmp(v, "png")) format = OUT_PNG;
-            else if (!strcmp(v, "both")) format = OUT_SVG | OUT_PNG;
-            else { fprintf(stderr, "nmt plot: --format '%s': expected svg, png or both\n", v); return CMD_USAGE; }
-        } else { fprintf(stderr, "nmt plot: unknown option '%s' (nmt plot --help)\n", a); return CMD_USAGE; }
-    }
+    int format = OUT_SVG | OUT_PNG, eos = 0, raw = 0, fmt_idx = 2;
+    opt table[] = {
+        OPT_STR("--model", &model, "FILE", "an RNNsearch model: force-decode the pair and plot its attention"),
+        OPT_STR("--matrix", &matrix, "FILE", "soft matrices as `nmt align --soft` writes them: plot sentence N of\n"
+                "them (no model needed; --src/--tgt give the words)"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--tgt", &tgt, "FILE", "target sentences, tokenized, one per line"),
+        OPT_LONG("--line", &line, 1, 1L << 40, "N", "the pair to plot, 1-based (default {})"),
+        OPT_STR("--out", &out, "PREFIX", "writes PREFIX.svg and/or PREFIX.png"),
+        OPT_CHOICE("--format", &fmt_idx, "svg|png|both", "svg, png or both (default {})"),
+        OPT_LONG("--cell", &cell, PLOT_MIN_CELL, PLOT_MAX_CELL, "PX", "side of a cell in pixels, {lo}..{hi} (default: from the sentence\n"
+                 "lengths, 16..36); labels are sized to fit their cells"),
+        OPT_FLAG("--eos", &eos, 1, "add the EOS row and column (--model only)"),
+        OPT_FLAG("--raw-labels", &raw, 1, "label with the tokens as given; by default Moses' escapes are\n"
+                 "undone for display (l&apos; shows as l')"),
+        OPT_STR("--title", &title, "TEXT", "a title line above the plot"),
+        OPT_STR("--font", &font, "FILE", "TrueType font for the PNG labels (default: $NMT_FONT, else DejaVu\n"
+                "Sans from fonts-dejavu-core, else the one fc-match names; CJK from\n"
+                "fonts-droid-fallback when installed); characters no font has are\n"
+                "drawn as boxes"),
+        OPT_END,
+    };
+    opt_cmd cmd = {"plot", plot_usage, "\nWords longer than 18 ems are shortened with an ellipsis. Prints the files written.\n",
+                 table, 0, NULL};
+    int nargs, prc = opt_parse(&cmd, argc, argv, NULL, &nargs);
+    if (prc != OPT_GO) return prc;
+    format = fmt_idx == 0 ? OUT_SVG : fmt_idx == 1 ? OUT_PNG : OUT_SVG | OUT_PNG;
     if (!model == !matrix) {
         fprintf(stderr, "nmt plot: give either --model or --matrix (nmt plot --help)\n");
         return CMD_USAGE;

@@ -154,7 +154,7 @@ run --tokenize
 check "--tokenize without value: exit 2" [ "$rc" -eq 2 ]
 run -w x hyps/perturbed.fr refs/ref.fr
 check "bad --width: exit 2" [ "$rc" -eq 2 ]
-check "bad --width: message" has_err "--width 'x': not an integer"
+check "bad --width: message" has_err "-w 'x': not an integer"
 run --smooth-method laplace hyps/perturbed.fr refs/ref.fr
 check "bad --smooth-method: exit 2" [ "$rc" -eq 2 ]
 run hyps/perturbed.fr

@@ -136,7 +136,7 @@ for i, (s, r) in enumerate(zip(src, ref)):
 PY
 K=$(wc -l < "$T/known")
 [ "$K" -gt 10 ] && [ "$K" -lt "$N" ] && ok || bad "python found $K known sentences"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels A,B --src-vocab "$T/sv" --tgt-vocab "$T/tv" \
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels A,B --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv" \
     --hyp-nounk "$B/hyps/perfect.fr" --hyp-nounk "$HB" > "$T/out" 2> "$T/err"
 [ $? -eq 0 ] && ok || bad "report with vocabularies: $(cat "$T/err")"
 grep -q "No UNK ($K sentences)" "$T/out" && ok || bad "No-UNK count: $(grep 'No UNK (' "$T/out"), python $K"
@@ -145,11 +145,14 @@ subset "$T/known" "$REF" > "$T/kref"; subset "$T/known" "$HB" > "$T/khb"
 want=$("$NMT_BIN" bleu -b -w 2 "$T/khb" "$T/kref")
 [ "$(cell B 3 "$T/out")" = "$want" ] && ok || bad "No UNK of B: $(cell B 3 "$T/out"), nmt bleu on the subset $want"
 grep -q "the --hyp-nounk files" "$T/out" && ok || bad "--hyp-nounk use not said"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv" --tgt-vocab "$T/tv" > "$T/out2" 2> "$T/err"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv" > "$T/out2" 2> "$T/err"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv" --tgt-vocab "$T/tv" > "$T/out2old" 2> "$T/err2old"
+cmp -s "$T/out2" "$T/out2old" && ok || bad "--src-vocab/--tgt-vocab (old spellings) change the report"
+grep -q "nmt report: warning: --src-vocab is an old spelling: use --src-vocab-file" "$T/err2old" && ok || bad "--src-vocab: no warning"
 grep -q "the normal --hyp files (no --hyp-nounk given)" "$T/out2" && ok || bad "fallback to --hyp not said"
 # a plain word list (second column) gives the same subset
 cut -f 2 "$T/sv" > "$T/sv.plain"; cut -f 2 "$T/tv" > "$T/tv.plain"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv.plain" --tgt-vocab "$T/tv.plain" > "$T/out3" 2>&1
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv.plain" --tgt-vocab-file "$T/tv.plain" > "$T/out3" 2>&1
 grep -q "No UNK ($K sentences)" "$T/out3" && ok || bad "plain word lists: $(grep 'No UNK (' "$T/out3")"
 
 # ---------------------------------------------------------------- No UNK from a model's vocabularies
@@ -161,7 +164,7 @@ check "tiny model trained" test -s "$T/m.nmt"
 "$NMT_BIN" vocab --size 300 "$T/t400" > "$T/tv300" 2> /dev/null
 "$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/m.nmt" > "$T/om" 2> "$T/err"
 [ $? -eq 0 ] && ok || bad "report --unk-vocab: $(cat "$T/err")"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv300" --tgt-vocab "$T/tv300" > "$T/ov" 2>&1
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv300" --tgt-vocab-file "$T/tv300" > "$T/ov" 2>&1
 km=$(grep -o 'No UNK ([0-9]* sentences)' "$T/om"); kv=$(grep -o 'No UNK ([0-9]* sentences)' "$T/ov")
 [ -n "$km" ] && [ "$km" = "$kv" ] && ok || bad "model '$km' vs vocabulary files '$kv'"
 grep -q "vocabularies of the model .*m.nmt (300 source, 300 target entries)" "$T/om" && ok || bad "model not named"
@@ -175,9 +178,9 @@ expect_fail "empty label" 2 "label 2 is empty" $R --src "$SRC" --ref "$REF" --hy
 expect_fail "nounk count" 2 "1 --hyp-nounk file for 2 --hyp files" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" \
     --hyp-nounk "$HA" --unk-vocab "$T/m.nmt"
 expect_fail "nounk without vocab" 2 "--hyp-nounk needs a vocabulary" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp-nounk "$HA"
-expect_fail "half vocab" 2 "--src-vocab and --tgt-vocab go together" $R --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv"
+expect_fail "half vocab" 2 "--src-vocab-file and --tgt-vocab-file go together" $R --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv"
 expect_fail "both vocab kinds" 2 "either --unk-vocab or" $R --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/m.nmt" \
-    --src-vocab "$T/sv" --tgt-vocab "$T/tv"
+    --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv"
 expect_fail "bad tokenizer" 2 "--tokenize 'zh'" $R --src "$SRC" --ref "$REF" --hyp "$HA" --tokenize zh
 expect_fail "unknown option" 2 "unknown option '--bogus'" $R --src "$SRC" --ref "$REF" --hyp "$HA" --bogus 1
 expect_fail "missing value" 2 "--out needs a value" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out
@@ -186,7 +189,7 @@ head -n 999 "$HB" > "$T/h999"
 expect_fail "hyp lines" 1 "$T/h999 \(--hyp\) has 999 lines but .*test_2016_flickr.en \(--src\) has 1000" \
     $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$T/h999"
 expect_fail "nounk lines" 1 "h999 \(--hyp-nounk\) has 999 lines" $R --src "$SRC" --ref "$REF" --hyp "$HA" \
-    --hyp-nounk "$T/h999" --src-vocab "$T/sv" --tgt-vocab "$T/tv"
+    --hyp-nounk "$T/h999" --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv"
 head -n 10 "$REF" > "$T/r10"
 expect_fail "ref lines" 1 "r10 \(--ref\) has 10 lines but .* has 1000" $R --src "$SRC" --ref "$T/r10" --hyp "$HA"
 { head -n 2 "$HA"; printf 'un \377 chat\n'; tail -n +4 "$HA"; } > "$T/bad.fr"
@@ -198,7 +201,7 @@ expect_fail "empty source" 1 "has no lines" $R --src "$T/empty" --ref "$T/empty"
 expect_fail "bad model" 1 "--unk-vocab: .*sv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/sv"
 printf 'a\nb\na\n' > "$T/dup.vocab"
 expect_fail "repeated vocabulary word" 1 "dup.vocab:3: 'a' repeated \(first at line 1\)" $R --src "$SRC" --ref "$REF" \
-    --hyp "$HA" --src-vocab "$T/dup.vocab" --tgt-vocab "$T/tv"
+    --hyp "$HA" --src-vocab-file "$T/dup.vocab" --tgt-vocab-file "$T/tv"
 expect_fail "unwritable output" 1 "$T/no/dir/x.tsv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/no/dir/x"
 expect_fail "bad font" 1 "--font" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/f" --font "$T/sv"
 "$NMT_BIN" report --help > "$T/help" 2>&1 && grep -q "^Usage: nmt report" "$T/help" && ok || bad "--help"
