@@ -1,11 +1,13 @@
-/* cmd_bleu.c: `nmt bleu HYP REF [REF...]`: corpus or sentence BLEU and chrF2 of a hypothesis
- * file against one or more reference files, numbers and signature as sacreBLEU 2.x prints them
- * (its text and JSON formats), with our version in the signature. */
+/* cmd_bleu.c: `nmt bleu REF [REF...] < HYP` (or -i HYP), in sacreBLEU's order: corpus or
+ * sentence BLEU and chrF2 of a hypothesis file against one or more reference files, numbers
+ * and signature as sacreBLEU 2.x prints them (its text and JSON formats), with our version in
+ * the signature. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "eval/bleu.h"
 #include "eval/chrf.h"
@@ -18,11 +20,13 @@
 #define VERSION "nmt-" NMT_VERSION_STRING
 
 static const char bleu_usage[] =
-    "Usage: nmt bleu [options] HYP REF [REF...]\n"
+    "Usage: nmt bleu [options] REF [REF...] < HYP\n"
+    "       nmt bleu [options] -i HYP REF [REF...]\n"
     "\n"
-    "Scores the hypothesis file HYP against one or more reference files (UTF-8, one segment\n"
-    "per line, line k of every file belonging together) with BLEU and/or chrF2, computed\n"
-    "exactly as sacreBLEU 2.x computes them. HYP may be '-' for standard input.\n"
+    "Scores the hypothesis HYP against one or more reference files (UTF-8, one segment per line,\n"
+    "line k of every file belonging together) with BLEU and/or chrF2, computed exactly as\n"
+    "sacreBLEU 2.x computes them. The order is sacreBLEU's: the references are the arguments, the\n"
+    "hypothesis comes on standard input or with -i (`sacrebleu REF... -i HYP` runs as it is).\n"
     "\n"
     "Options:\n";
 
@@ -175,13 +179,20 @@ static const char *parse_smooth(void *dst, const char *val, int nth)
     return bleu_smooth_parse(val, dst) ? "expected exp, none, floor or add-k" : NULL;
 }
 
+/* What nmt bleu says when the hypothesis would be read from a terminal, or is empty on
+ * standard input: most likely a command line in the order before sacreBLEU's. */
+#define ORDER_HINT "the order is sacreBLEU's: nmt bleu REF [REF...] < HYP, or nmt bleu -i HYP REF [REF...] " \
+                   "(the hypothesis no longer comes first)"
+
 /* Returns OPT_GO, or the exit status after --help or a usage error. */
 static int parse_args(struct args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     a->do_bleu = 1;
     a->width = 4;
+    const char *input = NULL;
     opt table[] = {
+        OPT_STR("-i --input", &input, "HYP", "the hypothesis file (default: standard input)"),
         OPT_FN("-t -tok --tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
         OPT_FLAG("-lc --lowercase", &a->bleu.lowercase, 1, "case-insensitive: lowercase hypothesis and references"),
         {"-m --metrics", OPTK_FN, a, 0, 0, "LIST", "bleu, chrf or both ('bleu chrf' or bleu,chrf; default bleu)",
@@ -197,13 +208,17 @@ static int parse_args(struct args *a, int argc, char **argv)
         OPT_OLD("-l", "--lowercase"),
         OPT_END,
     };
-    opt_cmd c = {"bleu", bleu_usage, bleu_after, table, MAX_REFS + 1, "at most " MAX_REFS_STR " reference files"};
-    int rc = opt_parse(&c, argc, argv, (char **)a->files, &a->nfiles);
+    opt_cmd c = {"bleu", bleu_usage, bleu_after, table, MAX_REFS, "at most " MAX_REFS_STR " reference files"};
+    int nrefs, rc = opt_parse(&c, argc, argv, (char **)a->files + 1, &nrefs);
     if (rc != OPT_GO) return rc;
-    if (a->nfiles < 2) return usage_error("expected HYP and at least one REF");
-    for (int i = 1; i < a->nfiles; i++)
+    if (nrefs < 1) return usage_error("expected at least one REF; %s", ORDER_HINT);
+    for (int i = 1; i <= nrefs; i++)
         if (!strcmp(a->files[i], "-"))
-            return usage_error("only HYP may be '-' (standard input)");
+            return usage_error("a REF cannot be '-': standard input is the hypothesis (or -i HYP)");
+    if (!input && isatty(STDIN_FILENO))
+        return usage_error("no hypothesis: standard input is a terminal; %s", ORDER_HINT);
+    a->files[0] = input ? input : "-";
+    a->nfiles = nrefs + 1;
     if (a->sentence && a->json && !a->score_only)
         return usage_error("--format json is for corpus scores, not --sentence");
     a->bleu.effective_order = a->sentence; /* as sacrebleu --sentence-level */
@@ -274,15 +289,17 @@ int cmd_bleu(int argc, char **argv)
     }
     rc = CMD_OK;
     for (int i = 0; i < nfiles && rc == CMD_OK; i++) rc = text_load(&t[i], a.files[i]);
+    /* an empty or mismatched standard input is likely a command line in the old order */
+    const char *hint = !strcmp(a.files[0], "-") ? " (" ORDER_HINT ")" : "";
     for (int i = 1; i < nfiles && rc == CMD_OK; i++) {
         if (t[i].n != t[0].n) {
-            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu\n", t[0].name,
-                    t[0].n, t[i].name, t[i].n);
+            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu%s\n", t[0].name,
+                    t[0].n, t[i].name, t[i].n, hint);
             rc = CMD_ERR;
         }
     }
     if (rc == CMD_OK && t[0].n == 0) {
-        fprintf(stderr, "nmt bleu: error: %s has no lines to score\n", t[0].name);
+        fprintf(stderr, "nmt bleu: error: %s has no lines to score%s\n", t[0].name, hint);
         rc = CMD_ERR;
     }
 

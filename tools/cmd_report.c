@@ -29,7 +29,7 @@ static const char report_usage[] =
     "corpus BLEU on all sentences and on the sentences with no unknown word in the source and\n"
     "the reference (\"No UNK\"), and BLEU by source-sentence length in buckets of 10 words\n"
     "(0-9, 10-19, ...: both bounds inclusive; empty buckets are left out). BLEU is sacreBLEU's,\n"
-    "the same number `nmt bleu HYP REF` prints. Line k of every file is sentence k.\n"
+    "the same number `nmt bleu REF < HYP` prints. Line k of every file is sentence k.\n"
     "\n";
 
 static const char report_after[] =

@@ -23,7 +23,7 @@ static const struct cmd {
     {"vocab", cmd_vocab, "build and print a shortlist vocabulary with its coverage"},
     {"tokenize", cmd_tokenize, "Moses tokenizer.perl (en/fr/de, -a, --no-escape, --lowercase --normalize-punct)"},
     {"detokenize", cmd_detokenize, "Moses detokenizer.perl (en/fr/de)"},
-    {"bleu", cmd_bleu, "corpus/sentence BLEU and chrF2 (sacreBLEU 2.x compatible)"},
+    {"bleu", cmd_bleu, "corpus/sentence BLEU and chrF2, sacreBLEU 2.x's numbers and order (REF... < HYP)"},
     {"report", cmd_report, "Table 1 (BLEU: all / no-UNK) and Figure 2 (BLEU by sentence length: TSV, SVG, PNG) for several systems"},
     {"aer", cmd_aer, "alignment error rate (AER, SAER) against gold alignments"},
     {NULL, NULL, NULL},

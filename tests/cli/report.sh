@@ -27,7 +27,7 @@ for f in r.tsv r.svg r.png; do check "$f written" test -s "$T/$f"; done
 # Table 1 "All" equals nmt bleu on the same files, to the printed precision
 for s in A B; do
     [ $s = A ] && h=$HA || h=$HB
-    want=$("$NMT_BIN" bleu -b -w 2 "$h" "$REF")
+    want=$("$NMT_BIN" bleu -b -w 2 -i "$h" "$REF")
     got=$(cell "Sys $s" 2 "$T/out")
     [ -n "$got" ] && [ "$got" = "$want" ] && ok || bad "All BLEU of Sys $s: report '$got', nmt bleu '$want'"
 done
@@ -50,7 +50,7 @@ while IFS='	' read -r bucket cnt a b; do
     subset "$T/lines" "$REF" > "$T/bref"
     subset "$T/lines" "$HA" > "$T/bha"
     subset "$T/lines" "$HB" > "$T/bhb"
-    wa=$("$NMT_BIN" bleu -b -w 4 "$T/bha" "$T/bref"); wb=$("$NMT_BIN" bleu -b -w 4 "$T/bhb" "$T/bref")
+    wa=$("$NMT_BIN" bleu -b -w 4 -i "$T/bha" "$T/bref"); wb=$("$NMT_BIN" bleu -b -w 4 -i "$T/bhb" "$T/bref")
     [ "$a" = "$wa" ] && [ "$b" = "$wb" ] && ok || bad "bucket $bucket: TSV $a $b, nmt bleu $wa $wb"
     grep -q "^| $bucket | $cnt |" "$T/out" && ok || bad "bucket $bucket missing from the printed table"
     rows=$((rows + 1))
@@ -142,7 +142,7 @@ K=$(wc -l < "$T/known")
 grep -q "No UNK ($K sentences)" "$T/out" && ok || bad "No-UNK count: $(grep 'No UNK (' "$T/out"), python $K"
 [ "$(cell A 3 "$T/out")" = "100.00" ] && ok || bad "No UNK of A (perfect --hyp-nounk): $(cell A 3 "$T/out")"
 subset "$T/known" "$REF" > "$T/kref"; subset "$T/known" "$HB" > "$T/khb"
-want=$("$NMT_BIN" bleu -b -w 2 "$T/khb" "$T/kref")
+want=$("$NMT_BIN" bleu -b -w 2 "$T/kref" < "$T/khb")
 [ "$(cell B 3 "$T/out")" = "$want" ] && ok || bad "No UNK of B: $(cell B 3 "$T/out"), nmt bleu on the subset $want"
 grep -q "the --hyp-nounk files" "$T/out" && ok || bad "--hyp-nounk use not said"
 "$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv" > "$T/out2" 2> "$T/err"
