@@ -1,5 +1,5 @@
 /* cmd_train.c: `nmt train` and `nmt vocab`: option parsing, the live progress line, and
- * signal handling (SIGINT/SIGTERM ask the library to checkpoint and stop). */
+ * signal handling (SIGINT/SIGTERM/SIGHUP ask the library to checkpoint and stop). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +192,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_END,
     };
     opt_cmd c = {"train", train_usage,
-                 "SIGINT and SIGTERM write a checkpoint and stop (exit 130); --resume goes on from it.\n", table, 0, NULL};
+                 "SIGINT, SIGTERM and SIGHUP (unless started under nohup) write a checkpoint and stop\n"
+                 "(exit 130); --resume goes on from it.\n", table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
     o->seed = (uint64_t)seed;
@@ -221,6 +222,8 @@ int cmd_train(int argc, char **argv)
     o.stop = &stop_flag;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    /* a closed terminal or session checkpoints too, unless started ignoring it (nohup) */
+    if (signal(SIGHUP, SIG_IGN) != SIG_IGN) signal(SIGHUP, on_signal);
     nmt_err err;
     rc = nmt_train(&o, on_report, &view, &err);
     if (rc == NMT_ERR_INTERRUPTED) {

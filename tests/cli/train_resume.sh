@@ -1,8 +1,8 @@
 #!/bin/sh
-# train_resume.sh: a training run killed with SIGKILL, or stopped with SIGTERM, and resumed from
-# its last checkpoint ends with exactly the same parameters as a run never interrupted (same
-# seed and thread count): the final model files are compared byte for byte. The resumed run
-# warns that the checkpoint's settings win over the options given.
+# train_resume.sh: a training run killed with SIGKILL, or stopped with SIGTERM or SIGHUP (a closed
+# terminal), and resumed from its last checkpoint ends with exactly the same parameters as a run
+# never interrupted (same seed and thread count): the final model files are compared byte for
+# byte. The resumed run warns that the checkpoint's settings win over the options given.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 600 "$D/train.en" > "$T/s"; head -n 600 "$D/train.fr" > "$T/t"
@@ -28,7 +28,7 @@ wait_ckpt() { # file, pid: until the file exists or the process ended
     i=0
     while [ ! -s "$1" ] && kill -0 "$2" 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
 }
-for sig in KILL TERM; do
+for sig in KILL TERM HUP; do
     m="$T/$sig.nmt"
     # shellcheck disable=SC2086
     "$NMT_BIN" train $ARGS --model "$m" --batch-log "$T/$sig.batches" 2> "$T/$sig.log" &
