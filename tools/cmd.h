@@ -32,9 +32,7 @@ int cmd_finish(int rc);
  * for 'W', "nmt CMD: error: MSG" for 'E', "nmt CMD: MSG" for 'M', on stderr. */
 void cmd_log(char level, const char *msg, void *user);
 
-/* A language of the Moses tokenizer (en, fr, de) into an int, for option tables (opt.h). */
-const char *cmd_parse_lang(void *dst, const char *val, int nth);
-/* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize. */
+/* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize, for option tables (opt.h). */
 const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth);
 
 #endif

@@ -81,15 +81,6 @@ static int run(const struct opts *o, nmt_err *err)
     return rc;
 }
 
-static const char *parse_gold_format(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    int f = aer_gold_format_parse(val);
-    if (f < 0) return "expected talp, awesome, alibi or naacl";
-    *(int *)dst = f;
-    return NULL;
-}
-
 int cmd_aer(int argc, char **argv)
 {
     struct opts o = {0};
@@ -97,7 +88,7 @@ int cmd_aer(int argc, char **argv)
     opt table[] = {
         OPT_STR1("--gold", &o.gold, "FILE", "gold links, S and P together (unless --gold-possible is given)"),
         OPT_STR1("--gold-possible", &o.gold_possible, "FILE", "P (sure and possible links); --gold then holds S only"),
-        OPT_FN("--gold-format", &o.g.format, parse_gold_format, "FMT",
+        OPT_ENUM("--gold-format", &o.g.format, aer_gold_format_parse, "FMT", "talp, awesome, alibi or naacl",
                "talp     'i-j' sure, 'i?j' possible, 0-based (default; also the\n"
                "         .sure/.possible files and plain Pharaoh)\n"
                "awesome  'i-j' / 'ipj', 1-based (awesome-align *.gold)\n"

@@ -195,9 +195,10 @@ static int parse_args(struct args *a, int argc, char **argv)
         OPT_STR("-i --input", &input, "HYP", "the hypothesis file (default: standard input)"),
         OPT_FN("-t -tok --tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
         OPT_FLAG("-lc --lowercase", &a->bleu.lowercase, 1, "case-insensitive: lowercase hypothesis and references"),
-        {"-m --metrics", OPTK_FN, a, 0, 0, "LIST", "bleu, chrf or both ('bleu chrf' or bleu,chrf; default bleu)",
-         parse_metrics, NULL, OPT_MORE, 0},
-        {"--chrf", OPTK_FLAG, &a->do_chrf, 1, 0, NULL, "the same as --metrics bleu chrf", NULL, &a->do_bleu, 0, 0},
+        {.names = "-m --metrics", .kind = OPTK_FN, .dst = a, .fn = parse_metrics, .flags = OPT_MORE, .arg = "LIST",
+         .help = "bleu, chrf or both ('bleu chrf' or bleu,chrf; default bleu)"},
+        {.names = "--chrf", .kind = OPTK_FLAG, .dst = &a->do_chrf, .dst2 = &a->do_bleu, .lo = 1,
+         .help = "the same as --metrics bleu chrf"},
         OPT_FN("-s --smooth-method", &a->bleu.smooth, parse_smooth, "M", "BLEU smoothing: exp, none, floor or add-k (default exp)"),
         OPT_DBL("-sv --smooth-value", &a->bleu.smooth_value, 0, 1e9, "X", "the value for floor (default 0.1) or add-k (default 1)"),
         OPT_FLAG("--sentence -sl --sentence-level", &a->sentence, 1, "one line of scores per segment (sentence BLEU uses\n"

@@ -236,15 +236,6 @@ out:
     return rc;
 }
 
-static const char *parse_sym(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    int m = ibm_sym_parse(val);
-    if (m < 0) return "expected intersect, union, grow-diag, grow-diag-final or grow-diag-final-and (gdfa)";
-    *(int *)dst = m;
-    return NULL;
-}
-
 int cmd_ibm(int argc, char **argv)
 {
     struct opts o;
@@ -263,10 +254,12 @@ int cmd_ibm(int argc, char **argv)
                 "the source words (default {}, like fast_align); N >= iterations\n"
                 "gives plain Model 1 throughout"),
         OPT_DBL("--lambda", &o.o.lambda, 0, 1e6, "X", "diagonal tension (default {}; 0: no preference for the diagonal)"),
-        {"--p0", OPTK_DBL, &o.o.p0, 0, 1, "X", "NULL probability, in [0, 1) (default {})", NULL, NULL, OPT_BELOW_HI, 0},
+        {.names = "--p0", .kind = OPTK_DBL, .dst = &o.o.p0, .lo = 0, .hi = 1, .flags = OPT_BELOW_HI, .arg = "X",
+         .help = "NULL probability, in [0, 1) (default {})"},
         OPT_FLAG("--reverse", &o.reverse, 1, "align the other way: each source word to a target position\n"
                  "(t(source|target)); links are still printed source first"),
-        OPT_FN("--sym", &o.sym, parse_sym, "MODE", "train both directions and combine their links: intersect,\n"
+        OPT_ENUM("--sym", &o.sym, ibm_sym_parse, "MODE",
+                 "intersect, union, grow-diag, grow-diag-final or grow-diag-final-and (gdfa)", "train both directions and combine their links: intersect,\n"
                "union, grow-diag, grow-diag-final, grow-diag-final-and (gdfa);\n"
                "Koehn et al. 2003 as in Moses' pseudo-code (src/eval/ibm.h)"),
         OPT_INT("--threads", &o.o.threads, 1, 1024, "N", "OpenMP threads (default: OpenMP's); output does not depend on it"),

@@ -64,7 +64,7 @@ static int parse(int argc, char **argv, int detok, tok_opts *o)
     *o = tok_opts_default();
     int quiet = 0;
     opt tok[] = {
-        OPT_FN("-l --lang", &o->lang, cmd_parse_lang, "LANG", "language rules: en (default), fr, de"),
+        OPT_ENUM("-l --lang", &o->lang, tok_lang_parse, "LANG", "en, fr or de", "language rules: en (default), fr, de"),
         OPT_FLAG("-a --aggressive", &o->aggressive, 1, "aggressive hyphen splitting: dirt-bikes -> dirt @-@ bikes"),
         OPT_FLAG("--no-escape -no-escape", &o->escape, 0, "do not HTML-escape & | < > ' \" [ ] (tokenizer.perl -no-escape)"),
         OPT_FLAG("--lowercase", &o->lowercase, 1, "lowercase first (lowercase.perl)"),
@@ -75,7 +75,7 @@ static int parse(int argc, char **argv, int detok, tok_opts *o)
         OPT_END,
     };
     opt detok_t[] = {
-        OPT_FN("-l --lang", &o->lang, cmd_parse_lang, "LANG", "language rules: en (default), fr, de (de uses the generic rules)"),
+        OPT_ENUM("-l --lang", &o->lang, tok_lang_parse, "LANG", "en, fr or de", "language rules: en (default), fr, de (de uses the generic rules)"),
         OPT_FLAG("-q", &quiet, 1, "accepted for compatibility (nmt prints no banner)"),
         OPT_END,
     };

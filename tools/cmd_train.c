@@ -78,24 +78,6 @@ static const char *parse_time(void *dst, const char *s, int nth)
     return NULL;
 }
 
-static const char *parse_arch(void *dst, const char *s, int nth)
-{
-    (void)nth;
-    int a = nmt_arch_parse(s);
-    if (a < 0) return "expected rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec";
-    *(int *)dst = a;
-    return NULL;
-}
-
-static const char *parse_optimizer(void *dst, const char *s, int nth)
-{
-    (void)nth;
-    int k = optim_parse(s);
-    if (k < 0) return "expected adadelta, adagrad, adam or sgd";
-    *(int *)dst = k;
-    return NULL;
-}
-
 /* --tokenize SRC,TGT into int[2] */
 static const char *parse_langs(void *dst, const char *s, int nth)
 {
@@ -147,18 +129,20 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize: lowercase first"),
         OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize: normalize punctuation first (with --lowercase:\n"
                  "the Multi30k preprocessing; translate with the same options)"),
-        {"--preset", OPTK_FN, o, 0, 0, "NAME", "paper (Appendix B; the defaults below) | hour (the best dev\n"
+        {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
+         .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
          "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"
          "vocab 10000, Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4,\n"
-         "max-time 1h); options given beside it override its values", parse_preset, NULL, OPT_FIRST, 0},
+         "max-time 1h); options given beside it override its values"},
         OPT_HEAD("Model:"),
-        OPT_FN("--arch", &o->cfg.arch, parse_arch, "NAME", "rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov |\n"
+        OPT_ENUM("--arch", &o->cfg.arch, nmt_arch_parse, "NAME",
+                 "rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec", "rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov |\n"
                "locfer | fertdec | recatt+fertdec (Feng et al. 2016; default rnnsearch)"),
         OPT_INT("--window", &o->cfg.window, 0, 100, "K", "Markov / LocFer window half-width (default {})"),
         OPT_DBL("--fert-step-weight", &o->cfg.fert_step_w, 0, 1e6, "X", "FertDec's step-decay cost weight (default {})"),
         OPT_DBL("--fert-left-weight", &o->cfg.fert_left_w, 0, 1e6, "X", "FertDec's left-over cost weight (default {})"),
-        {"--vocab", OPTK_INT, &o->cfg.src_vocab, 3, 4000000, "K", "shortlist per side, counting EOS and UNK (default {})",
-         NULL, &o->cfg.tgt_vocab, 0, 0},
+        {.names = "--vocab", .kind = OPTK_INT, .dst = &o->cfg.src_vocab, .dst2 = &o->cfg.tgt_vocab, .lo = 3, .hi = 4000000,
+         .arg = "K", .help = "shortlist per side, counting EOS and UNK (default {})"},
         OPT_INT("--src-vocab", &o->cfg.src_vocab, 3, 4000000, "K", "source shortlist alone"),
         OPT_INT("--tgt-vocab", &o->cfg.tgt_vocab, 3, 4000000, "K", "target shortlist alone"),
         OPT_INT("--emb", &o->cfg.emb, 1, 65536, "N", "word embedding size (default {})"),
@@ -170,7 +154,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_INT("--batch", &o->batch, 1, 100000, "N", "sentence pairs per update (default {})"),
         OPT_INT("--sort-blocks", &o->sort_blocks, 1, 100000, "K", "blocks of K batches sorted by length (default {})"),
         OPT_FLAG("--reshuffle", &o->reshuffle, 1, "reshuffle every epoch (default: shuffle once, as the paper)"),
-        OPT_FN("--optimizer", &o->optimizer, parse_optimizer, "NAME", "adadelta | adagrad | adam | sgd (default adadelta)"),
+        OPT_ENUM("--optimizer", &o->optimizer, optim_parse, "NAME", "adadelta, adagrad, adam or sgd",
+                 "adadelta | adagrad | adam | sgd (default adadelta)"),
         OPT_DBL("--lr", &o->lr, 1e-12, 1e6, "X", "learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)"),
         OPT_DBL("--clip", &o->clip, 0, 1e12, "X", "rescale the gradient to this L2 norm when larger (default {})"),
         OPT_DBL("--dropout", &o->dropout, 0, 0.99, "P", "dropout on the maxout output (default {}; Feng et al. use 0.5)"),

@@ -205,12 +205,12 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_STR("--unk-replace", &a->lexpath, "TABLE", "replace each output <unk> by TABLE's translation (from 'nmt lex') of\n"
                 "the most-attended source word, or by that word when TABLE has none"),
         OPT_FLAG("--unk-copy", &o->unk_replace, 1, "replace each output <unk> by the most-attended source word"),
-        OPT_FN("--tokenize", &a->tok_lang, cmd_parse_lang, "LANG", "read raw text: Moses-tokenize each line (en, fr, de; default escaping)"),
+        OPT_ENUM("--tokenize", &a->tok_lang, tok_lang_parse, "LANG", "en, fr or de", "read raw text: Moses-tokenize each line (en, fr, de; default escaping)"),
         OPT_FLAG("--lowercase", &a->topt.lowercase, 1, "with --tokenize: lowercase first (as lowercase.perl)"),
         OPT_FLAG("--normalize-punct", &a->topt.normalize, 1, "with --tokenize: normalize punctuation first\n"
                  "(normalize-punctuation.perl); --lowercase --normalize-punct is the\n"
                  "Multi30k preprocessing"),
-        OPT_FN("--detokenize", &a->detok_lang, cmd_parse_lang, "LANG", "write detokenized text (Moses detokenizer.perl; alignments still\n"
+        OPT_ENUM("--detokenize", &a->detok_lang, tok_lang_parse, "LANG", "en, fr or de", "write detokenized text (Moses detokenizer.perl; alignments still\n"
                "refer to tokens)"),
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),

@@ -5,7 +5,6 @@
 
 #include "cmd.h"
 #include "eval/bleu.h"
-#include "text/tokenize.h"
 
 int cmd_finish(int rc)
 {
@@ -20,15 +19,6 @@ void cmd_log(char level, const char *msg, void *user)
 {
     const char *cmd = user;
     fprintf(stderr, "nmt %s: %s%s\n", cmd, level == 'E' ? "error: " : level == 'W' ? "warning: " : "", msg);
-}
-
-const char *cmd_parse_lang(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    int l = tok_lang_parse(val);
-    if (l < 0) return "expected en, fr or de";
-    *(int *)dst = l;
-    return NULL;
 }
 
 const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth)

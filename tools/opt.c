@@ -195,6 +195,10 @@ static int apply(const opt_cmd *c, opt *o, const char *name, const char *val, in
         if (choice_index(o->arg, val) < 0) return bad_choice(c, name, val, o->arg);
         *(int *)o->dst = choice_index(o->arg, val);
         return 0;
+    case OPTK_ENUM:
+        if (o->to_int(val) < 0) return usage_error(c, "%s '%s': expected %s", name, val, o->expect);
+        *(int *)o->dst = o->to_int(val);
+        return 0;
     case OPTK_FN:
         why = o->fn(o->dst, val, nth);
         return why ? usage_error(c, "%s '%s': %s", name, val, why) : 0;

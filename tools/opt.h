@@ -15,6 +15,7 @@ enum opt_kind {
     OPTK_LONG,   /* long in [lo, hi] */
     OPTK_DBL,    /* double in [lo, hi] (OPT_BELOW_HI: [lo, hi)) */
     OPTK_CHOICE, /* int: the index of the value in arg, "a|b|c" */
+    OPTK_ENUM,   /* int: to_int(value), which is -1 for a name it does not know (the library's parsers) */
     OPTK_FN,     /* fn(dst, value, nth) stores it, or returns what was wrong */
     OPTK_OLD     /* an old spelling: warns and stands for the option named in help */
 };
@@ -40,21 +41,29 @@ typedef struct opt {
     void *dst2;        /* OPTK_FLAG, OPTK_INT: a second place for the same value */
     unsigned flags;
     int seen;          /* set by opt_parse: how many times it was given */
+    int (*to_int)(const char *val); /* OPTK_ENUM */
+    const char *expect; /* OPTK_ENUM: the names it knows, for the error */
 } opt;
 
 /* Table entries; _Generic refuses a destination of the wrong type at compile time. */
-#define OPT_HEAD(text) {text, OPTK_HEAD, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0}
-#define OPT_FLAG(n, d, val, help) {n, OPTK_FLAG, _Generic((d), int *: (d)), val, 0, NULL, help, NULL, NULL, 0, 0}
-#define OPT_STR(n, d, arg, help) {n, OPTK_STR, _Generic((d), const char **: (d)), 0, 0, arg, help, NULL, NULL, 0, 0}
+#define OPT_HEAD(text) {.names = text, .kind = OPTK_HEAD}
+#define OPT_FLAG(n, d, val, h) {.names = n, .kind = OPTK_FLAG, .dst = _Generic((d), int *: (d)), .lo = val, .help = h}
+#define OPT_STR(n, d, a, h) {.names = n, .kind = OPTK_STR, .dst = _Generic((d), const char **: (d)), .arg = a, .help = h}
 /* a string given at most once and not empty: a file name */
-#define OPT_STR1(n, d, arg, help) {n, OPTK_STR, _Generic((d), const char **: (d)), 0, 0, arg, help, NULL, NULL, OPT_ONCE | OPT_NONEMPTY, 0}
-#define OPT_INT(n, d, lo, hi, arg, help) {n, OPTK_INT, _Generic((d), int *: (d)), lo, hi, arg, help, NULL, NULL, 0, 0}
-#define OPT_LONG(n, d, lo, hi, arg, help) {n, OPTK_LONG, _Generic((d), long *: (d)), lo, hi, arg, help, NULL, NULL, 0, 0}
-#define OPT_DBL(n, d, lo, hi, arg, help) {n, OPTK_DBL, _Generic((d), double *: (d)), lo, hi, arg, help, NULL, NULL, 0, 0}
-#define OPT_CHOICE(n, d, values, help) {n, OPTK_CHOICE, _Generic((d), int *: (d)), 0, 0, values, help, NULL, NULL, 0, 0}
-#define OPT_FN(n, d, f, arg, help) {n, OPTK_FN, d, 0, 0, arg, help, f, NULL, 0, 0}
-#define OPT_OLD(n, now) {n, OPTK_OLD, NULL, 0, 0, NULL, now, NULL, NULL, 0, 0}
-#define OPT_END {NULL, OPTK_END, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, 0}
+#define OPT_STR1(n, d, a, h) \
+    {.names = n, .kind = OPTK_STR, .dst = _Generic((d), const char **: (d)), .arg = a, .help = h, .flags = OPT_ONCE | OPT_NONEMPTY}
+#define OPT_INT(n, d, l, u, a, h) \
+    {.names = n, .kind = OPTK_INT, .dst = _Generic((d), int *: (d)), .lo = l, .hi = u, .arg = a, .help = h}
+#define OPT_LONG(n, d, l, u, a, h) \
+    {.names = n, .kind = OPTK_LONG, .dst = _Generic((d), long *: (d)), .lo = l, .hi = u, .arg = a, .help = h}
+#define OPT_DBL(n, d, l, u, a, h) \
+    {.names = n, .kind = OPTK_DBL, .dst = _Generic((d), double *: (d)), .lo = l, .hi = u, .arg = a, .help = h}
+#define OPT_CHOICE(n, d, values, h) {.names = n, .kind = OPTK_CHOICE, .dst = _Generic((d), int *: (d)), .arg = values, .help = h}
+#define OPT_ENUM(n, d, f, a, known, h) \
+    {.names = n, .kind = OPTK_ENUM, .dst = _Generic((d), int *: (d)), .arg = a, .help = h, .to_int = f, .expect = known}
+#define OPT_FN(n, d, f, a, h) {.names = n, .kind = OPTK_FN, .dst = d, .arg = a, .help = h, .fn = f}
+#define OPT_OLD(n, now) {.names = n, .kind = OPTK_OLD, .help = now}
+#define OPT_END {.kind = OPTK_END}
 
 /* A subcommand: its name for messages, the text --help prints before and after the table. */
 typedef struct opt_cmd {
