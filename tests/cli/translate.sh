@@ -69,11 +69,11 @@ done
 # --normalize / --no-normalize, the old spellings of --length-norm / --no-length-norm: the same
 # output, with a warning naming the new spelling
 for pair in "--normalize --length-norm" "--no-normalize --no-length-norm"; do
-    set -- $pair
-    $TR $1 --scores < "$T/v6" > "$T/old" 2> "$T/old.err"
-    $TR $2 --scores < "$T/v6" > "$T/new" 2> /dev/null
-    cmp -s "$T/old" "$T/new" && ok || bad "$1 and $2 give different translations"
-    grep -q "nmt translate: warning: $1 is an old spelling: use $2" "$T/old.err" && ok || bad "$1: no warning: $(cat "$T/old.err")"
+    old=${pair% *} new=${pair#* } # not set --: $1 is the script's --quick
+    $TR $old --scores < "$T/v6" > "$T/old" 2> "$T/old.err"
+    $TR $new --scores < "$T/v6" > "$T/new" 2> /dev/null
+    cmp -s "$T/old" "$T/new" && ok || bad "$old and $new give different translations"
+    grep -q "nmt translate: warning: $old is an old spelling: use $new" "$T/old.err" && ok || bad "$old: no warning: $(cat "$T/old.err")"
 done
 # --opt=value is --opt value; a flag takes no value
 $TR --beam=2 < "$T/v6" > "$T/eq"; $TR --beam 2 < "$T/v6" > "$T/sp"
