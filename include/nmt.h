@@ -307,7 +307,8 @@ typedef struct nmt_train_report {
     double dev_nll, dev_nll_tok, dev_ppl; /* VALID; all 0 when there is no dev set */
     int improved, bad_validations;        /* VALID */
     double lr;             /* VALID: the learning rate from now on (lowered by lr_decay) */
-    const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text */
+    const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text (a WARN
+                              also goes to the log callback, nmt_set_log) */
 } nmt_train_report;
 
 typedef void (*nmt_train_cb)(const nmt_train_report *r, void *user);
@@ -319,7 +320,11 @@ int nmt_train(const nmt_train_opts *opts, nmt_train_cb cb, void *user, nmt_err *
 /* A constant string for a status code ("I/O error", ...). */
 const char *nmt_status_str(int code);
 
-/* Log callback: level is 'E', 'W' or 'M'; the default writes nothing. */
+/* Log callback: level is 'E', 'W' or 'M'; the default writes nothing. Warnings ('W') come from
+ * training (every NMT_REPORT_WARN report, the same text, after the report callback; a shortlist
+ * smaller than asked for; a resumed run's checkpoint settings that replace the options given)
+ * and from decoding (alignments asked of a model without attention). One callback for the
+ * process: set it before starting threads. */
 typedef void (*nmt_log_fn)(char level, const char *msg, void *user);
 void nmt_set_log(nmt_log_fn fn, void *user);
 

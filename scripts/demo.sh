@@ -24,7 +24,7 @@ head -n 3 "$OUT/test_2016_flickr.en" > "$OUT/src3"; head -n 3 "$OUT/test.hyp.fr"
 paste -d '\n' "$OUT/src3" "$OUT/hyp3" | sed 's/^/  /'
 rm -f "$OUT/src3" "$OUT/hyp3"
 echo "== BLEU (tokenized, lowercased text: --tokenize none)"
-$NMT bleu --tokenize none "$OUT/test.hyp.fr" "$OUT/test_2016_flickr.fr"
+$NMT bleu --tokenize none "$OUT/test_2016_flickr.fr" < "$OUT/test.hyp.fr"
 if $NMT plot --help > /dev/null 2>&1; then
     echo "== attention heatmap of the first test sentence"
     head -n 1 "$OUT/test_2016_flickr.en" > "$OUT/one.en"

@@ -73,7 +73,7 @@ unk)
     echo "$b: <unk> in the output: $(grep -o '<unk>' "$T/$b.hyp" | wc -l) tokens in" \
          "$(grep -c '<unk>' "$T/$b.hyp") sentences"
     for f in hyp rep; do
-        printf '%s %s: ' "$b" $f; "$NMT" bleu --tokenize none "$T/$b.$f" $M/test_2016_flickr.fr | head -1
+        printf '%s %s: ' "$b" $f; "$NMT" bleu --tokenize none -i "$T/$b.$f" $M/test_2016_flickr.fr | head -1
     done ;;
 heatmaps)
     model=$1; out=$2; T=$DIR/heat; mkdir -p "$T" "$out"

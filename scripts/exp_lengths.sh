@@ -23,7 +23,7 @@ prep)
     # Moses tokenization after punctuation normalisation, lowercased: Multi30k's preprocessing
     for s in train dev test; do
         for l in en fr; do
-            "$NMT" tokenize -l $l --lowercase --normalize < $W/$s.$l > "$D/$s.$l"
+            "$NMT" tokenize -l $l --lowercase --normalize-punct < $W/$s.$l > "$D/$s.$l"
         done
     done
     wc -l "$D"/*.en "$D"/*.fr ;;

@@ -47,7 +47,7 @@ echo "# unknown words: hansards en $(unk_rate "$T/voc.en" "$T/hans.en"), fr $(un
 # one lexical table for every model, so that only the attention (which source word an output <unk>
 # points at) differs: IBM Model 1 + diagonal prior, grow-diag-final-and, on the training set
 ibm_lexicon "$T"
-bleu() { "$NMT" bleu --tokenize none "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
+bleu() { "$NMT" bleu --tokenize none -i "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
 # sentences that repeat a 3-gram more often than the reference does
 repeats() { # hypotheses, references
     awk 'NR == FNR { ref[FNR] = $0; next }

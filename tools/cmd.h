@@ -1,5 +1,5 @@
-/* cmd.h: what the subcommands of the `nmt` program share: their entry points and small
- * option-parsing helpers that name the flag in every error. */
+/* cmd.h: what the subcommands of the `nmt` program share: their entry points, exit statuses,
+ * the checked end of standard output and the log callback (options: opt.h). */
 #ifndef NMT_CMD_H
 #define NMT_CMD_H
 
@@ -28,9 +28,11 @@ int cmd_detokenize(int argc, char **argv);
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);
 
-/* Strict number parsing: the whole string, in range; on error prints
- * "nmt CMD: FLAG 'VALUE': not an integer" (or the range) and returns -1. */
-int cmd_parse_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out);
-int cmd_parse_double(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);
+/* The library's log callback (nmt_set_log), user the command's name: "nmt CMD: warning: MSG"
+ * for 'W', "nmt CMD: error: MSG" for 'E', "nmt CMD: MSG" for 'M', on stderr. */
+void cmd_log(char level, const char *msg, void *user);
+
+/* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize, for option tables (opt.h). */
+const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth);
 
 #endif

@@ -7,42 +7,19 @@
 
 #include "eval/aer.h"
 #include "cmd.h"
+#include "opt.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "Usage: nmt aer --gold FILE (--test FILE | --soft FILE | both) [options]\n"
-        "Scores word alignments against gold links (S = sure, P = sure + possible), over the\n"
-        "whole corpus: precision = |A&P|/|A|, recall = |A&S|/|S|,\n"
-        "AER = 1 - (|A&S| + |A&P|)/(|A| + |S|) (Och & Ney 2003) and, for attention matrices,\n"
-        "SAER, the same with A replaced by the weights (Tu et al. 2016).\n"
-        "\n"
-        "  --gold FILE           gold links, S and P together (unless --gold-possible is given)\n"
-        "  --gold-possible FILE  P (sure and possible links); --gold then holds S only\n"
-        "  --gold-format FMT     talp     'i-j' sure, 'i?j' possible, 0-based (default; also the\n"
-        "                                 .sure/.possible files and plain Pharaoh)\n"
-        "                        awesome  'i-j' / 'ipj', 1-based (awesome-align *.gold)\n"
-        "                        alibi    'id<TAB>links', 'i-j' / 'ipj', 0-based, French first:\n"
-        "                                 swapped to English first (ALIBI ali_w2w_*.txt)\n"
-        "                        naacl    'sent i j [S|P] [conf]' per line, 1-based, 0 = NULL\n"
-        "                                 (NAACL 2003 *.wa)\n"
-        "  --gold-base N         0 or 1: the gold positions' base, when not the format's own\n"
-        "                        (naacl with 0 reads Bicici's de-en.ref.wa)\n"
-        "  --gold-reverse        the gold file writes the target position first\n"
-        "  --test FILE           links to score: Pharaoh 'i-j', 0-based, source first, one line\n"
-        "                        per sentence (an empty line: no link)\n"
-        "  --reverse             the test file writes 'j-i' (target first)\n"
-        "  --soft FILE           attention matrices: per sentence, one line per target word with\n"
-        "                        the weights of its Tx source words, then an empty line; no EOS\n"
-        "                        row or column. Adds SAER; without --test, A is their arg-max.\n"
-        "  --src FILE --tgt FILE the tokenized sentence pairs: every position is checked against\n"
-        "                        the sentence lengths (tokens split on single spaces)\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Source is the language named first in the gold folder (en for en-fr). Output, one\n"
-        "'name value' per line: sentences, A, S, P, A&S, A&P, precision, recall, AER, and with\n"
-        "--soft M_A (the summed weights), SAER. A ratio over zero prints n/a.\n");
-}
+static const char aer_usage[] =
+    "Usage: nmt aer --gold FILE (--test FILE | --soft FILE | both) [options]\n"
+    "Scores word alignments against gold links (S = sure, P = sure + possible), over the\n"
+    "whole corpus: precision = |A&P|/|A|, recall = |A&S|/|S|,\n"
+    "AER = 1 - (|A&S| + |A&P|)/(|A| + |S|) (Och & Ney 2003) and, for attention matrices,\n"
+    "SAER, the same with A replaced by the weights (Tu et al. 2016).\n\n";
+
+static const char aer_after[] =
+    "\nSource is the language named first in the gold folder (en for en-fr). Output, one\n"
+    "'name value' per line: sentences, A, S, P, A&S, A&P, precision, recall, AER, and with\n"
+    "--soft M_A (the summed weights), SAER. A ratio over zero prints n/a.\n";
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -108,47 +85,35 @@ int cmd_aer(int argc, char **argv)
 {
     struct opts o = {0};
     o.g = aer_gold_opts_default();
-    for (int k = 1; k < argc; k++) {
-        const char *a = argv[k];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return CMD_OK;
-        }
-        if (!strcmp(a, "--reverse")) { o.reverse = 1; continue; }
-        if (!strcmp(a, "--gold-reverse")) { o.g.reverse = 1; continue; }
-        /* The options that take a value, as "--opt VALUE" or "--opt=VALUE". */
-        static const char *const with_value[] = {"--gold", "--gold-possible", "--gold-format",
-                                                 "--gold-base", "--test", "--soft", "--src",
-                                                 "--tgt"};
-        const char *val = NULL;
-        int which = -1;
-        for (int w = 0; w < (int)(sizeof with_value / sizeof *with_value); w++) {
-            size_t n = strlen(with_value[w]);
-            if (strncmp(a, with_value[w], n) != 0) continue;
-            if (a[n] == '=') val = a + n + 1;
-            else if (a[n] == '\0' && k + 1 < argc) val = argv[++k];
-            else if (a[n] == '\0') return usage_error("missing value after", a);
-            else continue;
-            which = w;
-            break;
-        }
-        if (which < 0) return usage_error(a[0] == '-' ? "unknown option" : "unexpected argument", a);
-        const char **dst[] = {&o.gold, &o.gold_possible, NULL, NULL, &o.test, &o.soft, &o.src,
-                              &o.tgt};
-        if (which == 2) {
-            o.g.format = aer_gold_format_parse(val);
-            if (o.g.format < 0)
-                return usage_error("--gold-format is one of talp, awesome, alibi, naacl, not", val);
-        } else if (which == 3) {
-            long b;
-            if (cmd_parse_long("aer", "--gold-base", val, 0, 1, &b)) return CMD_USAGE;
-            o.g.base = (int)b;
-        } else {
-            if (*dst[which]) return usage_error("given twice:", with_value[which]);
-            if (!*val) return usage_error("empty file name after", with_value[which]);
-            *dst[which] = val;
-        }
-    }
+    opt table[] = {
+        OPT_STR1("--gold", &o.gold, "FILE", "gold links, S and P together (unless --gold-possible is given)"),
+        OPT_STR1("--gold-possible", &o.gold_possible, "FILE", "P (sure and possible links); --gold then holds S only"),
+        OPT_ENUM("--gold-format", &o.g.format, aer_gold_format_parse, "FMT", "talp, awesome, alibi or naacl",
+               "talp     'i-j' sure, 'i?j' possible, 0-based (default; also the\n"
+               "         .sure/.possible files and plain Pharaoh)\n"
+               "awesome  'i-j' / 'ipj', 1-based (awesome-align *.gold)\n"
+               "alibi    'id<TAB>links', 'i-j' / 'ipj', 0-based, French first:\n"
+               "         swapped to English first (ALIBI ali_w2w_*.txt)\n"
+               "naacl    'sent i j [S|P] [conf]' per line, 1-based, 0 = NULL\n"
+               "         (NAACL 2003 *.wa)"),
+        OPT_INT("--gold-base", &o.g.base, 0, 1, "N", "0 or 1: the gold positions' base, when not the format's own\n"
+                "(naacl with 0 reads Bicici's de-en.ref.wa)"),
+        OPT_FLAG("--gold-reverse", &o.g.reverse, 1, "the gold file writes the target position first"),
+        OPT_STR1("--test", &o.test, "FILE", "links to score: Pharaoh 'i-j', 0-based, source first, one line\n"
+                 "per sentence (an empty line: no link)"),
+        OPT_FLAG("--test-reverse", &o.reverse, 1, "the test file writes 'j-i' (target first)"),
+        OPT_STR1("--soft", &o.soft, "FILE", "attention matrices: per sentence, one line per target word with\n"
+                 "the weights of its Tx source words, then an empty line; no EOS\n"
+                 "row or column. Adds SAER; without --test, A is their arg-max."),
+        OPT_STR1("--src", &o.src, "FILE", "the tokenized source sentences: every position is checked\n"
+                 "against the sentence lengths (tokens split on single spaces)"),
+        OPT_STR1("--tgt", &o.tgt, "FILE", "the tokenized target sentences, for the same check"),
+        OPT_OLD("--reverse", "--test-reverse"),
+        OPT_END,
+    };
+    opt_cmd c = {"aer", aer_usage, aer_after, table, 0, NULL};
+    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
     if (!o.gold) return usage_error("--gold FILE is required", NULL);
     if (!o.test && !o.soft) return usage_error("give --test FILE, --soft FILE or both", NULL);
     if (!o.src != !o.tgt) return usage_error("--src and --tgt go together", NULL);

@@ -11,42 +11,25 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "nmt.h"
+#include "opt.h"
 
 enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 
 /* Pairs handed to the library at a time: bounds the attention matrices held at once. */
 #define CHUNK 512
 
-static void usage(FILE *f)
-{
-    nmt_translate_opts d = nmt_translate_default_opts();
-    fprintf(f,
-        "Usage: nmt align --model FILE --src FILE --tgt FILE [options] > output\n"
-        "Forced alignment: the model reads each source sentence and is made to produce its target; its\n"
-        "attention gives the alignment (RNNsearch-style models only). One record per line pair, in order.\n"
-        "\n"
-        "  --model FILE        the model (required)\n"
-        "  --src FILE          source sentences, tokenized, one per line\n"
-        "  --tgt FILE          target sentences (the same number of lines)\n"
-        "  --format pharaoh    (default) hard links 's-t', 0-based source and target word, sorted by\n"
-        "                      target then source: each target word to its most-attended source word\n"
-        "                      (ties to the lower index; never the source EOS; no link for the EOS row)\n"
-        "  --format json       one object per line: {\"src\": [...], \"tgt\": [...], \"attention\":\n"
-        "                      [[...], ...] (target x source words, no EOS), \"links\": [[s, t], ...],\n"
-        "                      \"logprob\": log p(target + EOS | source)}\n"
-        "  --soft              the attention matrices instead of links, as `nmt aer --soft` reads them:\n"
-        "                      per pair one line per target word with the weights of its source words,\n"
-        "                      then an empty line (no EOS row or column); weights have 9 digits\n"
-        "  --threshold T       also every link whose weight is >= T, T in [0, 1] (pharaoh and json)\n"
-        "  --batch N           sentences decoded together (default %d); the weights depend on it, and\n"
-        "                      on --threads, only in their last bits (float rounding)\n"
-        "  --threads N         threads (default: all cores)\n"
-        "\n"
-        "A pair with an empty side gives an empty line (pharaoh) or a record without links (json);\n"
-        "--soft refuses it, as the matrix format cannot hold an empty sentence. Source lines over %d\n"
-        "words are read up to that length (warned): later words get no links and weight 0.\n",
-        d.batch, NMT_MAX_SRC_WORDS);
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const char align_usage[] =
+    "Usage: nmt align --model FILE --src FILE --tgt FILE [options] > output\n"
+    "Forced alignment: the model reads each source sentence and is made to produce its target; its\n"
+    "attention gives the alignment (RNNsearch-style models only). One record per line pair, in order.\n\n";
+
+static const char align_after[] =
+    "\nA pair with an empty side gives an empty line (pharaoh) or a record without links (json);\n"
+    "--soft refuses it, as the matrix format cannot hold an empty sentence. Source lines over " STR(NMT_MAX_SRC_WORDS) "\n"
+    "words are read up to that length (warned): later words get no links and weight 0.\n";
 
 /* Is (s, t) a link: the arg-max of row t (ties to the lower s, never the EOS column), or at
  * least the threshold (thr < 0: none)? */
@@ -170,37 +153,60 @@ out:
     return rc;
 }
 
+/* What align's options set. */
+struct align_args {
+    const char *model, *src, *tgt;
+    int soft, json;
+    double thr; /* < 0: no threshold */
+    nmt_translate_opts o;
+};
+
+/* Parses align's options into a and checks them together; OPT_GO, or the exit status. */
+static int align_options(int argc, char **argv, struct align_args *a)
+{
+    *a = (struct align_args){NULL, NULL, NULL, 0, 0, -1, nmt_translate_default_opts()};
+    int threads = 0;
+    opt table[] = {
+        OPT_STR("--model", &a->model, "FILE", "the model (required)"),
+        OPT_STR("--src", &a->src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--tgt", &a->tgt, "FILE", "target sentences (the same number of lines)"),
+        OPT_CHOICE("--format", &a->json, "pharaoh|json",
+                   "pharaoh (default): hard links 's-t', 0-based source and target word,\n"
+                   "sorted by target then source: each target word to its most-attended\n"
+                   "source word (ties to the lower index; never the source EOS; no link for\n"
+                   "the EOS row)\n"
+                   "json: one object per line: {\"src\": [...], \"tgt\": [...], \"attention\":\n"
+                   "[[...], ...] (target x source words, no EOS), \"links\": [[s, t], ...],\n"
+                   "\"logprob\": log p(target + EOS | source)}"),
+        OPT_FLAG("--soft", &a->soft, 1, "the attention matrices instead of links, as `nmt aer --soft` reads\n"
+                 "them: per pair one line per target word with the weights of its source\n"
+                 "words, then an empty line (no EOS row or column); weights have 9 digits"),
+        OPT_DBL("--threshold", &a->thr, 0, 1, "T", "also every link whose weight is >= T, T in [0, 1] (pharaoh and json)"),
+        OPT_INT("--batch", &a->o.batch, 1, 10000, "N", "sentences decoded together (default {}); the weights depend on it,\n"
+                "and on --threads, only in their last bits (float rounding)"),
+        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_END,
+    };
+    opt_cmd cmd = {"align", align_usage, align_after, table, 0, NULL};
+    int nargs, rc = opt_parse(&cmd, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
+    if (threads) nmt_set_threads(threads);
+    if (!a->model) { fprintf(stderr, "nmt align: --model is required (nmt align --help)\n"); return CMD_USAGE; }
+    if (!a->src || !a->tgt) { fprintf(stderr, "nmt align: --src and --tgt are required (nmt align --help)\n"); return CMD_USAGE; }
+    if (a->soft && a->json) { fprintf(stderr, "nmt align: --soft and --format json exclude each other (json holds the matrices)\n"); return CMD_USAGE; }
+    if (a->soft && a->thr >= 0) { fprintf(stderr, "nmt align: --threshold selects links: it has no meaning with --soft\n"); return CMD_USAGE; }
+    return OPT_GO;
+}
+
 int cmd_align(int argc, char **argv)
 {
-    const char *model = NULL, *src = NULL, *tgt = NULL;
-    int fmt = FMT_PHARAOH, soft = 0, json = 0;
-    double thr = -1;
-    long v;
-    nmt_translate_opts o = nmt_translate_default_opts();
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return CMD_OK; }
-        if (!strcmp(a, "--soft")) { soft = 1; continue; }
-        if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt align: unexpected argument '%s' (nmt align --help)\n", a); return CMD_USAGE; }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt align: %s needs a value\n", a); return CMD_USAGE; }
-        const char *val = argv[++i];
-        if (!strcmp(a, "--model")) model = val;
-        else if (!strcmp(a, "--src")) src = val;
-        else if (!strcmp(a, "--tgt")) tgt = val;
-        else if (!strcmp(a, "--threshold")) { if (cmd_parse_double("align", a, val, 0, 1, &thr)) return CMD_USAGE; }
-        else if (!strcmp(a, "--batch")) { if (cmd_parse_long("align", a, val, 1, 10000, &v)) return CMD_USAGE; o.batch = (int)v; }
-        else if (!strcmp(a, "--threads")) { if (cmd_parse_long("align", a, val, 1, 1024, &v)) return CMD_USAGE; nmt_set_threads((int)v); }
-        else if (!strcmp(a, "--format")) {
-            if (!strcmp(val, "pharaoh")) json = 0;
-            else if (!strcmp(val, "json")) json = 1;
-            else { fprintf(stderr, "nmt align: --format '%s': expected pharaoh or json\n", val); return CMD_USAGE; }
-        } else { fprintf(stderr, "nmt align: unknown option '%s' (nmt align --help)\n", a); return CMD_USAGE; }
-    }
-    if (!model) { fprintf(stderr, "nmt align: --model is required (nmt align --help)\n"); return CMD_USAGE; }
-    if (!src || !tgt) { fprintf(stderr, "nmt align: --src and --tgt are required (nmt align --help)\n"); return CMD_USAGE; }
-    if (soft && json) { fprintf(stderr, "nmt align: --soft and --format json exclude each other (json holds the matrices)\n"); return CMD_USAGE; }
-    if (soft && thr >= 0) { fprintf(stderr, "nmt align: --threshold selects links: it has no meaning with --soft\n"); return CMD_USAGE; }
-    fmt = soft ? FMT_SOFT : json ? FMT_JSON : FMT_PHARAOH;
+    struct align_args args;
+    int prc = align_options(argc, argv, &args);
+    if (prc != OPT_GO) return prc;
+    const char *model = args.model, *src = args.src, *tgt = args.tgt;
+    int fmt = args.soft ? FMT_SOFT : args.json ? FMT_JSON : FMT_PHARAOH;
+    double thr = args.thr;
+    nmt_translate_opts o = args.o;
 
     textfile S = {0}, T = {0};
     nmt_err err;

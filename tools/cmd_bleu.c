@@ -1,40 +1,36 @@
-/* cmd_bleu.c: `nmt bleu HYP REF [REF...]`: corpus or sentence BLEU and chrF2 of a hypothesis
- * file against one or more reference files, numbers and signature as sacreBLEU 2.x prints them
- * (its text and JSON formats), with our version in the signature. */
+/* cmd_bleu.c: `nmt bleu REF [REF...] < HYP` (or -i HYP), in sacreBLEU's order: corpus or
+ * sentence BLEU and chrF2 of a hypothesis file against one or more reference files, numbers
+ * and signature as sacreBLEU 2.x prints them (its text and JSON formats), with our version in
+ * the signature. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "cmd.h"
+#include "opt.h"
 #include "text/unicode.h"
 
 #define MAX_REFS 64
+#define MAX_REFS_STR "64"
 #define VERSION "nmt-" NMT_VERSION_STRING
 
-static const char usage_text[] =
-    "Usage: nmt bleu [options] HYP REF [REF...]\n"
+static const char bleu_usage[] =
+    "Usage: nmt bleu [options] REF [REF...] < HYP\n"
+    "       nmt bleu [options] -i HYP REF [REF...]\n"
     "\n"
-    "Scores the hypothesis file HYP against one or more reference files (UTF-8, one segment\n"
-    "per line, line k of every file belonging together) with BLEU and/or chrF2, computed\n"
-    "exactly as sacreBLEU 2.x computes them. HYP may be '-' for standard input.\n"
+    "Scores the hypothesis HYP against one or more reference files (UTF-8, one segment per line,\n"
+    "line k of every file belonging together) with BLEU and/or chrF2, computed exactly as\n"
+    "sacreBLEU 2.x computes them. The order is sacreBLEU's: the references are the arguments, the\n"
+    "hypothesis comes on standard input or with -i (`sacrebleu REF... -i HYP` runs as it is).\n"
     "\n"
-    "Options:\n"
-    "  -t, --tokenize 13a|intl|none  BLEU tokenizer (default 13a)\n"
-    "  -l, --lowercase               case-insensitive: lowercase hypothesis and references\n"
-    "  -m, --metrics LIST            bleu, chrf or bleu,chrf (default bleu)\n"
-    "      --chrf                    the same as --metrics bleu,chrf\n"
-    "      --smooth-method M         BLEU smoothing: exp, none, floor or add-k (default exp)\n"
-    "      --smooth-value X          the value for floor (default 0.1) or add-k (default 1)\n"
-    "      --sentence                one line of scores per segment (sentence BLEU uses\n"
-    "                                effective order, as sacrebleu --sentence-level does)\n"
-    "  -b, --score-only              print only the score(s)\n"
-    "  -w, --width N                 decimals of the scores (default 4)\n"
-    "  -f, --format text|json        corpus output format (default text; json as sacreBLEU's)\n"
-    "  -h, --help                    show this help\n"
+    "Options:\n";
+
+static const char bleu_after[] =
     "\n"
     "Output (text): one line per metric, e.g.\n"
     "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" VERSION " = 50.8636\n"
@@ -138,7 +134,7 @@ struct args {
     bleu_opts bleu;
     int do_bleu, do_chrf, sentence, score_only, json;
     long width;
-    const char *files[MAX_REFS + 1];
+    const char *files[MAX_REFS + 1]; /* the hypothesis ("-": standard input), then the references */
     int nfiles;
 };
 
@@ -154,107 +150,80 @@ static int usage_error(const char *fmt, ...)
     return CMD_USAGE;
 }
 
-static int parse_metrics(struct args *a, const char *list)
+/* -m bleu chrf (sacreBLEU's spelling, one metric per argument) or -m bleu,chrf; dst NULL only
+ * asks whether val is a metric list. The first value replaces the default, later ones add. */
+static const char *parse_metrics(void *dst, const char *val, int nth)
 {
-    a->do_bleu = a->do_chrf = 0;
+    int bleu = 0, chrf = 0;
     char buf[64];
-    if (strlen(list) >= sizeof buf) return -1;
-    strcpy(buf, list);
+    if (strlen(val) >= sizeof buf) return "expected bleu, chrf or both";
+    strcpy(buf, val);
     for (char *m = strtok(buf, ", "); m; m = strtok(NULL, ", ")) {
-        if (!strcmp(m, "bleu")) a->do_bleu = 1;
-        else if (!strcmp(m, "chrf")) a->do_chrf = 1;
-        else return -1;
+        if (!strcmp(m, "bleu")) bleu = 1;
+        else if (!strcmp(m, "chrf")) chrf = 1;
+        else return "expected bleu, chrf or both";
     }
-    return a->do_bleu || a->do_chrf ? 0 : -1;
+    if (!bleu && !chrf) return "expected bleu, chrf or both";
+    struct args *a = dst;
+    if (a && nth == 0) a->do_bleu = a->do_chrf = 0;
+    if (a) {
+        a->do_bleu |= bleu;
+        a->do_chrf |= chrf;
+    }
+    return NULL;
 }
 
-/* Returns CMD_OK, or the exit status after printing why (CMD_USAGE), or -1 for --help. */
+static const char *parse_smooth(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    return bleu_smooth_parse(val, dst) ? "expected exp, none, floor or add-k" : NULL;
+}
+
+/* What nmt bleu says when the hypothesis would be read from a terminal, or is empty on
+ * standard input: most likely a command line in the order before sacreBLEU's. */
+#define ORDER_HINT "the order is sacreBLEU's: nmt bleu REF [REF...] < HYP, or nmt bleu -i HYP REF [REF...] " \
+                   "(the hypothesis no longer comes first)"
+
+/* Returns OPT_GO, or the exit status after --help or a usage error. */
 static int parse_args(struct args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     a->do_bleu = 1;
     a->width = 4;
-    int only_files = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (only_files || arg[0] != '-' || !strcmp(arg, "-")) {
-            if (a->nfiles == MAX_REFS + 1) {
-                return usage_error("more than %d reference files", MAX_REFS);
-            }
-            a->files[a->nfiles++] = arg;
-            continue;
-        }
-        if (!strcmp(arg, "--")) { only_files = 1; continue; }
-        /* --name=value or --name value */
-        char name[64];
-        const char *val = NULL, *eq = strncmp(arg, "--", 2) ? NULL : strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name) return usage_error("unknown option '%s'", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        if (eq) val = eq + 1;
-#define IS(s, l) (!strcmp(name, s) || !strcmp(name, l))
-#define VALUE() do { \
-        if (!val) { \
-            if (i + 1 >= argc) return usage_error("%s needs a value", name); \
-            val = argv[++i]; \
-        } \
-    } while (0)
-#define NO_VALUE() do { if (val) return usage_error("%s takes no value", name); } while (0)
-        if (IS("-h", "--help")) {
-            return -1;
-        } else if (IS("-t", "--tokenize")) {
-            VALUE();
-            if (bleu_tokenize_parse(val, &a->bleu.tokenize))
-                return usage_error("--tokenize '%s': expected 13a, intl or none", val);
-        } else if (IS("-l", "--lowercase")) {
-            NO_VALUE();
-            a->bleu.lowercase = 1;
-        } else if (IS("-m", "--metrics")) {
-            VALUE();
-            if (parse_metrics(a, val))
-                return usage_error("--metrics '%s': expected bleu, chrf or bleu,chrf", val);
-        } else if (IS("--chrf", "--chrf")) {
-            NO_VALUE();
-            a->do_bleu = a->do_chrf = 1;
-        } else if (IS("--smooth-method", "--smooth-method")) {
-            VALUE();
-            if (bleu_smooth_parse(val, &a->bleu.smooth))
-                return usage_error("--smooth-method '%s': expected exp, none, floor or add-k",
-                                   val);
-        } else if (IS("--smooth-value", "--smooth-value")) {
-            VALUE();
-            if (cmd_parse_double("bleu", "--smooth-value", val, 0, 1e9, &a->bleu.smooth_value))
-                return CMD_USAGE;
-        } else if (IS("--sentence", "--sentence-level")) {
-            NO_VALUE();
-            a->sentence = 1;
-        } else if (IS("-b", "--score-only")) {
-            NO_VALUE();
-            a->score_only = 1;
-        } else if (IS("-w", "--width")) {
-            VALUE();
-            if (cmd_parse_long("bleu", "--width", val, 0, 17, &a->width)) return CMD_USAGE;
-        } else if (IS("-f", "--format")) {
-            VALUE();
-            if (!strcmp(val, "json")) a->json = 1;
-            else if (!strcmp(val, "text")) a->json = 0;
-            else return usage_error("--format '%s': expected text or json", val);
-        } else {
-            return usage_error("unknown option '%s'", arg);
-        }
-#undef IS
-#undef VALUE
-#undef NO_VALUE
-    }
-    if (a->nfiles < 2) return usage_error("expected HYP and at least one REF");
-    for (int i = 1; i < a->nfiles; i++)
+    const char *input = NULL;
+    opt table[] = {
+        OPT_STR("-i --input", &input, "HYP", "the hypothesis file (default: standard input)"),
+        OPT_FN("-t -tok --tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
+        OPT_FLAG("-lc --lowercase", &a->bleu.lowercase, 1, "case-insensitive: lowercase hypothesis and references"),
+        {.names = "-m --metrics", .kind = OPTK_FN, .dst = a, .fn = parse_metrics, .flags = OPT_MORE, .arg = "LIST",
+         .help = "bleu, chrf or both ('bleu chrf' or bleu,chrf; default bleu)"},
+        {.names = "--chrf", .kind = OPTK_FLAG, .dst = &a->do_chrf, .dst2 = &a->do_bleu, .lo = 1,
+         .help = "the same as --metrics bleu chrf"},
+        OPT_FN("-s --smooth-method", &a->bleu.smooth, parse_smooth, "M", "BLEU smoothing: exp, none, floor or add-k (default exp)"),
+        OPT_DBL("-sv --smooth-value", &a->bleu.smooth_value, 0, 1e9, "X", "the value for floor (default 0.1) or add-k (default 1)"),
+        OPT_FLAG("--sentence -sl --sentence-level", &a->sentence, 1, "one line of scores per segment (sentence BLEU uses\n"
+                 "effective order, as sacrebleu --sentence-level does)"),
+        OPT_FLAG("-b --score-only", &a->score_only, 1, "print only the score(s)"),
+        OPT_LONG("-w --width", &a->width, 0, 17, "N", "decimals of the scores (default {})"),
+        OPT_CHOICE("-f --format", &a->json, "text|json", "corpus output format (default {}; json as sacreBLEU's)"),
+        OPT_OLD("-l", "--lowercase"),
+        OPT_END,
+    };
+    opt_cmd c = {"bleu", bleu_usage, bleu_after, table, MAX_REFS, "at most " MAX_REFS_STR " reference files"};
+    int nrefs, rc = opt_parse(&c, argc, argv, (char **)a->files + 1, &nrefs);
+    if (rc != OPT_GO) return rc;
+    if (nrefs < 1) return usage_error("expected at least one REF; %s", ORDER_HINT);
+    for (int i = 1; i <= nrefs; i++)
         if (!strcmp(a->files[i], "-"))
-            return usage_error("only HYP may be '-' (standard input)");
+            return usage_error("a REF cannot be '-': standard input is the hypothesis (or -i HYP)");
+    if (!input && isatty(STDIN_FILENO))
+        return usage_error("no hypothesis: standard input is a terminal; %s", ORDER_HINT);
+    a->files[0] = input ? input : "-";
+    a->nfiles = nrefs + 1;
     if (a->sentence && a->json && !a->score_only)
         return usage_error("--format json is for corpus scores, not --sentence");
     a->bleu.effective_order = a->sentence; /* as sacrebleu --sentence-level */
-    return CMD_OK;
+    return OPT_GO;
 }
 
 /* ---------------- output ---------------- */
@@ -308,11 +277,7 @@ int cmd_bleu(int argc, char **argv)
 {
     struct args a;
     int rc = parse_args(&a, argc, argv);
-    if (rc == -1) {
-        fputs(usage_text, stdout);
-        return CMD_OK;
-    }
-    if (rc != CMD_OK) return rc;
+    if (rc != OPT_GO) return rc;
 
     int nfiles = a.nfiles, nrefs = a.nfiles - 1;
     text *t = calloc((size_t)nfiles, sizeof *t);
@@ -325,15 +290,17 @@ int cmd_bleu(int argc, char **argv)
     }
     rc = CMD_OK;
     for (int i = 0; i < nfiles && rc == CMD_OK; i++) rc = text_load(&t[i], a.files[i]);
+    /* an empty or mismatched standard input is likely a command line in the old order */
+    const char *hint = !strcmp(a.files[0], "-") ? " (" ORDER_HINT ")" : "";
     for (int i = 1; i < nfiles && rc == CMD_OK; i++) {
         if (t[i].n != t[0].n) {
-            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu\n", t[0].name,
-                    t[0].n, t[i].name, t[i].n);
+            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu%s\n", t[0].name,
+                    t[0].n, t[i].name, t[i].n, hint);
             rc = CMD_ERR;
         }
     }
     if (rc == CMD_OK && t[0].n == 0) {
-        fprintf(stderr, "nmt bleu: error: %s has no lines to score\n", t[0].name);
+        fprintf(stderr, "nmt bleu: error: %s has no lines to score%s\n", t[0].name, hint);
         rc = CMD_ERR;
     }
 

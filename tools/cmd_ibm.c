@@ -12,42 +12,18 @@
 #include "base/err.h"
 #include "eval/ibm.h"
 #include "text/words.h"
+#include "opt.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "Usage: nmt ibm --src FILE --tgt FILE [options] > links\n"
-        "Word alignment with IBM Model 1 and fast_align's diagonal prior (Dyer et al. 2013):\n"
-        "p(a_i = j) = p0 for NULL, else (1-p0) exp(-lambda |i/m - j/n|) / Z; t(f|e) by EM.\n"
-        "Prints one line per sentence pair: Pharaoh links 's-t' (0-based source position, target\n"
-        "position), sorted by source then target; an empty line for a pair with an empty side.\n"
-        "\n"
-        "  --src FILE, --tgt FILE   tokenized parallel text, one sentence per line (tokens split\n"
-        "                           on blanks); the source is what 's' indexes\n"
-        "  --test-src FILE, --test-tgt FILE\n"
-        "                           also align these (e.g. a gold test set): train on --src/--tgt\n"
-        "                           followed by them, print links for these lines only\n"
-        "  --iterations N           EM iterations (default 5)\n"
-        "  --model1 N               the first N of them plain IBM Model 1, uniform over NULL and\n"
-        "                           the source words (default 1, like fast_align); N >= iterations\n"
-        "                           gives plain Model 1 throughout\n"
-        "  --lambda X               diagonal tension (default 4; 0: no preference for the diagonal)\n"
-        "  --p0 X                   NULL probability, in [0, 1) (default 0.08)\n"
-        "  --reverse                align the other way: each source word to a target position\n"
-        "                           (t(source|target)); links are still printed source first\n"
-        "  --sym MODE               train both directions and combine their links: intersect,\n"
-        "                           union, grow-diag, grow-diag-final, grow-diag-final-and (gdfa);\n"
-        "                           Koehn et al. 2003 as in Moses' pseudo-code (src/eval/ibm.h)\n"
-        "  --threads N              OpenMP threads (default: OpenMP's); output does not depend on it\n"
-        "  --fwd-links FILE --rev-links FILE\n"
-        "                           with --sym MODE: no training; combine these two alignments of\n"
-        "                           --src/--tgt (Pharaoh, source first, as 'nmt ibm' and\n"
-        "                           'nmt ibm --reverse' print them; any links will do)\n"
-        "  -h, --help               this help\n"
-        "\n"
-        "Progress goes to stderr: per iteration the log-likelihood (natural log) per generated\n"
-        "word under the parameters before the update, and the seconds it took.\n");
-}
+static const char ibm_usage[] =
+    "Usage: nmt ibm --src FILE --tgt FILE [options] > links\n"
+    "Word alignment with IBM Model 1 and fast_align's diagonal prior (Dyer et al. 2013):\n"
+    "p(a_i = j) = p0 for NULL, else (1-p0) exp(-lambda |i/m - j/n|) / Z; t(f|e) by EM.\n"
+    "Prints one line per sentence pair: Pharaoh links 's-t' (0-based source position, target\n"
+    "position), sorted by source then target; an empty line for a pair with an empty side.\n\n";
+
+static const char ibm_after[] =
+    "\nProgress goes to stderr: per iteration the log-likelihood (natural log) per generated\n"
+    "word under the parameters before the update, and the seconds it took.\n";
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -267,71 +243,41 @@ int cmd_ibm(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.o = ibm_opts_default();
     o.sym = -1;
-    const char *training = NULL; /* a training option given, for the message */
-    for (int k = 1; k < argc; k++) {
-        const char *a = argv[k];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return CMD_OK;
-        }
-        if (!strcmp(a, "--reverse")) { o.reverse = 1; continue; }
-        /* The options that take a value, as "--opt VALUE" or "--opt=VALUE". */
-        static const char *const with_value[] = {"--src", "--tgt", "--test-src", "--test-tgt",
-                                                 "--fwd-links", "--rev-links", "--iterations",
-                                                 "--model1", "--lambda", "--p0", "--sym",
-                                                 "--threads"};
-        const char *val = NULL;
-        int which = -1;
-        for (int w = 0; w < (int)(sizeof with_value / sizeof *with_value); w++) {
-            size_t len = strlen(with_value[w]);
-            if (strncmp(a, with_value[w], len) != 0) continue;
-            if (a[len] == '=') val = a + len + 1;
-            else if (a[len] == '\0' && k + 1 < argc) val = argv[++k];
-            else if (a[len] == '\0') return usage_error("missing value after", a);
-            else continue;
-            which = w;
-            break;
-        }
-        if (which < 0) return usage_error(a[0] == '-' ? "unknown option" : "unexpected argument", a);
-        if (which >= 6 && which != 10) training = with_value[which];
-        const char **files[] = {&o.src, &o.tgt, &o.test_src, &o.test_tgt, &o.fwd_links, &o.rev_links};
-        long v;
-        double d;
-        switch (which) {
-        case 0: case 1: case 2: case 3: case 4: case 5:
-            if (*files[which]) return usage_error("given twice:", with_value[which]);
-            if (!*val) return usage_error("empty file name after", with_value[which]);
-            *files[which] = val;
-            break;
-        case 6:
-            if (cmd_parse_long("ibm", a, val, 1, 100000, &v)) return CMD_USAGE;
-            o.o.iterations = (int)v;
-            break;
-        case 7:
-            if (cmd_parse_long("ibm", a, val, 0, 100000, &v)) return CMD_USAGE;
-            o.o.model1_iterations = (int)v;
-            break;
-        case 8:
-            if (cmd_parse_double("ibm", a, val, 0, 1e6, &d)) return CMD_USAGE;
-            o.o.lambda = d;
-            break;
-        case 9:
-            if (cmd_parse_double("ibm", a, val, 0, 1, &d)) return CMD_USAGE;
-            if (d >= 1) return usage_error("--p0 must be below 1, not", val);
-            o.o.p0 = d;
-            break;
-        case 10:
-            o.sym = ibm_sym_parse(val);
-            if (o.sym < 0)
-                return usage_error("--sym is one of intersect, union, grow-diag, grow-diag-final, "
-                                   "grow-diag-final-and, not", val);
-            break;
-        default:
-            if (cmd_parse_long("ibm", a, val, 1, 1024, &v)) return CMD_USAGE;
-            o.o.threads = (int)v;
-            break;
-        }
-    }
+    opt table[] = {
+        OPT_STR1("--src", &o.src, "FILE", "tokenized source text, one sentence per line (tokens split on\n"
+                 "blanks); the source is what 's' indexes"),
+        OPT_STR1("--tgt", &o.tgt, "FILE", "the target side, line k the translation of source line k"),
+        OPT_STR1("--test-src", &o.test_src, "FILE", "also align these (e.g. a gold test set): train on --src/--tgt\n"
+                 "followed by them, print links for these lines only"),
+        OPT_STR1("--test-tgt", &o.test_tgt, "FILE", "their target side"),
+        OPT_INT("--iterations", &o.o.iterations, 1, 100000, "N", "EM iterations (default {})"),
+        OPT_INT("--model1", &o.o.model1_iterations, 0, 100000, "N", "the first N of them plain IBM Model 1, uniform over NULL and\n"
+                "the source words (default {}, like fast_align); N >= iterations\n"
+                "gives plain Model 1 throughout"),
+        OPT_DBL("--lambda", &o.o.lambda, 0, 1e6, "X", "diagonal tension (default {}; 0: no preference for the diagonal)"),
+        {.names = "--p0", .kind = OPTK_DBL, .dst = &o.o.p0, .lo = 0, .hi = 1, .flags = OPT_BELOW_HI, .arg = "X",
+         .help = "NULL probability, in [0, 1) (default {})"},
+        OPT_FLAG("--reverse", &o.reverse, 1, "align the other way: each source word to a target position\n"
+                 "(t(source|target)); links are still printed source first"),
+        OPT_ENUM("--sym", &o.sym, ibm_sym_parse, "MODE",
+                 "intersect, union, grow-diag, grow-diag-final or grow-diag-final-and (gdfa)", "train both directions and combine their links: intersect,\n"
+               "union, grow-diag, grow-diag-final, grow-diag-final-and (gdfa);\n"
+               "Koehn et al. 2003 as in Moses' pseudo-code (src/eval/ibm.h)"),
+        OPT_INT("--threads", &o.o.threads, 1, 1024, "N", "OpenMP threads (default: OpenMP's); output does not depend on it"),
+        OPT_STR1("--fwd-links", &o.fwd_links, "FILE", "with --sym MODE and --rev-links: no training; combine these\n"
+                 "two alignments of --src/--tgt (Pharaoh, source first, as 'nmt ibm'\n"
+                 "and 'nmt ibm --reverse' print them; any links will do)"),
+        OPT_STR1("--rev-links", &o.rev_links, "FILE", "the other direction's links, for --fwd-links"),
+        OPT_END,
+    };
+    opt_cmd c = {"ibm", ibm_usage, ibm_after, table, 0, NULL};
+    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
+    /* a training option given, for the message */
+    static const char *const training_opts[] = {"--iterations", "--model1", "--lambda", "--p0", "--threads"};
+    const char *training = NULL;
+    for (int k = 0; k < 5 && !training; k++)
+        if (opt_given(&c, training_opts[k])) training = training_opts[k];
     if (!o.src || !o.tgt) return usage_error("--src FILE and --tgt FILE are required", NULL);
     if (!o.test_src != !o.test_tgt) return usage_error("--test-src and --test-tgt go together", NULL);
     if (o.reverse && o.sym >= 0) return usage_error("--reverse and --sym exclude each other", NULL);

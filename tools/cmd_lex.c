@@ -10,38 +10,34 @@
 #include "decode/lexicon.h"
 #include "nmt.h"
 #include "text/words.h"
+#include "opt.h"
 
 static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }
 
 int cmd_lex(int argc, char **argv)
 {
     const char *src = NULL, *tgt = NULL, *model = NULL, *align = NULL, *out = NULL;
-    long min_count = 1, batch = 200, v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N]\n"
-                   "Builds the lexical table used by 'nmt translate --unk-replace TABLE': each source word's most\n"
-                   "frequently aligned target word, as TSV 'source<TAB>target<TAB>count<TAB>source count'.\n"
-                   "  --model MODEL   align with the model's attention (forced decoding; each target word to its\n"
-                   "                  most-attended source word; RNNsearch-family models)\n"
-                   "  --align FILE    or read the alignments: one line per pair, Pharaoh 's-t' links, 0-based\n"
-                   "  --min-count N   leave out pairs seen fewer than N times (default 1)\n"
-                   "  --batch N, --threads N   forced decoding batch size (200) and threads\n");
-            return CMD_OK;
-        }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt lex: %s needs a value\n", a); return CMD_USAGE; }
-        const char *val = argv[++i];
-        if (!strcmp(a, "--src")) src = val;
-        else if (!strcmp(a, "--tgt")) tgt = val;
-        else if (!strcmp(a, "--model")) model = val;
-        else if (!strcmp(a, "--align")) align = val;
-        else if (!strcmp(a, "--out")) out = val;
-        else if (!strcmp(a, "--min-count")) { if (cmd_parse_long("lex", a, val, 1, 1L << 40, &min_count)) return CMD_USAGE; }
-        else if (!strcmp(a, "--batch")) { if (cmd_parse_long("lex", a, val, 1, 100000, &batch)) return CMD_USAGE; }
-        else if (!strcmp(a, "--threads")) { if (cmd_parse_long("lex", a, val, 1, 1024, &v)) return CMD_USAGE; nmt_set_threads((int)v); }
-        else { fprintf(stderr, "nmt lex: unknown option '%s' (nmt lex --help)\n", a); return CMD_USAGE; }
-    }
+    long min_count = 1, batch = 200;
+    int threads = 0;
+    opt table[] = {
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--tgt", &tgt, "FILE", "target sentences (the same number of lines)"),
+        OPT_STR("--model", &model, "MODEL", "align with the model's attention (forced decoding; each target word to\n"
+                "its most-attended source word; RNNsearch-family models)"),
+        OPT_STR("--align", &align, "FILE", "or read the alignments: one line per pair, Pharaoh 's-t' links, 0-based"),
+        OPT_STR("--out", &out, "TABLE", "where the table is written"),
+        OPT_LONG("--min-count", &min_count, 1, 1L << 40, "N", "leave out pairs seen fewer than N times (default {})"),
+        OPT_LONG("--batch", &batch, 1, 100000, "N", "forced decoding batch size (default {})"),
+        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_END,
+    };
+    opt_cmd c = {"lex", "Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N]\n"
+                 "Builds the lexical table used by 'nmt translate --unk-replace TABLE': each source word's most\n"
+                 "frequently aligned target word, as TSV 'source<TAB>target<TAB>count<TAB>source count'.\n\n",
+                 NULL, table, 0, NULL};
+    int nargs, prc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (prc != OPT_GO) return prc;
+    if (threads) nmt_set_threads(threads);
     if (!src || !tgt || !out || !model == !align) {
         fprintf(stderr, "nmt lex: --src, --tgt, --out and one of --model or --align are required\n");
         return CMD_USAGE;

@@ -11,41 +11,15 @@
 #include "cmd.h"
 #include "viz/draw.h"
 #include "nmt.h"
+#include "opt.h"
 #include "viz/plot.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "Usage: nmt plot (--model FILE | --matrix FILE) --src FILE --tgt FILE --out PREFIX [options]\n"
-        "Draws the attention of one sentence pair as a grey-scale heat map (weight 0 black, 1 white):\n"
-        "source words along the top, target words down the left, one cell per (target, source) word.\n"
-        "\n"
-        "  --model FILE        an RNNsearch model: force-decode the pair and plot its attention\n"
-        "  --matrix FILE       soft matrices as `nmt align --soft` writes them: plot sentence N of them\n"
-        "                      (no model needed; --src/--tgt give the words)\n"
-        "  --src FILE          source sentences, tokenized, one per line\n"
-        "  --tgt FILE          target sentences, tokenized, one per line\n"
-        "  --line N            the pair to plot, 1-based (default 1)\n"
-        "  --out PREFIX|FILE   writes PREFIX.svg, PREFIX.png and/or PREFIX.pdf (see --format); a name\n"
-        "                      ending in .svg, .png or .pdf is written alone, in that format\n"
-        "  --format FMT        svg, png, pdf, a comma list of them (svg,pdf), both (svg,png) or all\n"
-        "                      (default both)\n"
-        "  --cell PX           side of a cell in pixels, %d..%d (default: from the sentence lengths,\n"
-        "                      16..36); labels are sized to fit their cells\n"
-        "  --eos               add the EOS row and column (--model only)\n"
-        "  --raw-labels        label with the tokens as given; by default Moses' escapes are undone\n"
-        "                      for display (l&apos; shows as l')\n"
-        "  --title TEXT        a title line above the plot\n"
-        "  --font FILE         a font file (TrueType, OpenType) for the labels (default: $NMT_FONT, else\n"
-        "                      DejaVu Sans from fonts-dejavu-core); characters it lacks come from the\n"
-        "                      other installed fonts (CJK from fonts-droid-fallback), and characters no\n"
-        "                      font has are drawn as boxes\n"
-        "\n"
-        "Words longer than 18 ems are shortened with an ellipsis. Prints the files written.\n",
-        PLOT_MIN_CELL, PLOT_MAX_CELL);
-}
+static const char plot_usage[] =
+    "Usage: nmt plot (--model FILE | --matrix FILE) --src FILE --tgt FILE --out PREFIX [options]\n"
+    "Draws the attention of one sentence pair as a grey-scale heat map (weight 0 black, 1 white):\n"
+    "source words along the top, target words down the left, one cell per (target, source) word.\n\n";
 
 /* Line `want` (1-based) of path, without its newline (and a CR before it), checked for UTF-8.
  * Prints the error and returns -1 when it cannot. */
@@ -203,6 +177,15 @@ static int parse_format(const char *v)
     }
 }
 
+static const char *format_opt(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    int f = parse_format(val);
+    if (!f) return "expected svg, png, pdf, a comma list of them, both or all";
+    *(int *)dst = f;
+    return NULL;
+}
+
 /* Labels with characters no installed font has are drawn with boxes: say so once. */
 static void warn_missing(const draw_fonts *fonts, const plot_spec *spec)
 {
@@ -248,30 +231,33 @@ int cmd_plot(int argc, char **argv)
     const char *model = NULL, *matrix = NULL, *src = NULL, *tgt = NULL, *out = NULL, *title = NULL, *font = NULL;
     long line = 1, cell = 0;
     int format = 0, eos = 0, raw = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return CMD_OK; }
-        if (!strcmp(a, "--eos")) { eos = 1; continue; }
-        if (!strcmp(a, "--raw-labels")) { raw = 1; continue; }
-        if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt plot: unexpected argument '%s' (nmt plot --help)\n", a); return CMD_USAGE; }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt plot: %s needs a value\n", a); return CMD_USAGE; }
-        const char *v = argv[++i];
-        if (!strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "--matrix")) matrix = v;
-        else if (!strcmp(a, "--src")) src = v;
-        else if (!strcmp(a, "--tgt")) tgt = v;
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--title")) title = v;
-        else if (!strcmp(a, "--font")) font = v;
-        else if (!strcmp(a, "--line")) { if (cmd_parse_long("plot", a, v, 1, 1L << 40, &line)) return CMD_USAGE; }
-        else if (!strcmp(a, "--cell")) { if (cmd_parse_long("plot", a, v, PLOT_MIN_CELL, PLOT_MAX_CELL, &cell)) return CMD_USAGE; }
-        else if (!strcmp(a, "--format")) {
-            if (!(format = parse_format(v))) {
-                fprintf(stderr, "nmt plot: --format '%s': expected svg, png, pdf, a comma list of them, both or all\n", v);
-                return CMD_USAGE;
-            }
-        } else { fprintf(stderr, "nmt plot: unknown option '%s' (nmt plot --help)\n", a); return CMD_USAGE; }
-    }
+    opt table[] = {
+        OPT_STR("--model", &model, "FILE", "an RNNsearch model: force-decode the pair and plot its attention"),
+        OPT_STR("--matrix", &matrix, "FILE", "soft matrices as `nmt align --soft` writes them: plot sentence N of\n"
+                "them (no model needed; --src/--tgt give the words)"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--tgt", &tgt, "FILE", "target sentences, tokenized, one per line"),
+        OPT_LONG("--line", &line, 1, 1L << 40, "N", "the pair to plot, 1-based (default {})"),
+        OPT_STR("--out", &out, "PREFIX|FILE", "writes PREFIX.svg, PREFIX.png and/or PREFIX.pdf (see --format); a\n"
+                "name ending in .svg, .png or .pdf is written alone, in that format"),
+        OPT_FN("--format", &format, format_opt, "FMT", "svg, png, pdf, a comma list of them (svg,pdf), both (svg,png) or\n"
+               "all (default both)"),
+        OPT_LONG("--cell", &cell, PLOT_MIN_CELL, PLOT_MAX_CELL, "PX", "side of a cell in pixels, {lo}..{hi} (default: from the sentence\n"
+                 "lengths, 16..36); labels are sized to fit their cells"),
+        OPT_FLAG("--eos", &eos, 1, "add the EOS row and column (--model only)"),
+        OPT_FLAG("--raw-labels", &raw, 1, "label with the tokens as given; by default Moses' escapes are\n"
+                 "undone for display (l&apos; shows as l')"),
+        OPT_STR("--title", &title, "TEXT", "a title line above the plot"),
+        OPT_STR("--font", &font, "FILE", "a font file (TrueType, OpenType) for the labels (default: $NMT_FONT,\n"
+                "else DejaVu Sans from fonts-dejavu-core); characters it lacks come\n"
+                "from the other installed fonts (CJK from fonts-droid-fallback), and\n"
+                "characters no font has are drawn as boxes"),
+        OPT_END,
+    };
+    opt_cmd cmd = {"plot", plot_usage, "\nWords longer than 18 ems are shortened with an ellipsis. Prints the files written.\n",
+                 table, 0, NULL};
+    int nargs, prc = opt_parse(&cmd, argc, argv, NULL, &nargs);
+    if (prc != OPT_GO) return prc;
     if (!model == !matrix) {
         fprintf(stderr, "nmt plot: give either --model or --matrix (nmt plot --help)\n");
         return CMD_USAGE;

@@ -14,41 +14,25 @@
 #include "viz/draw.h"
 #include "nn/model.h"
 #include "nmt.h"
+#include "opt.h"
 #include "eval/report.h"
 #include "text/unicode.h"
 #include "data/vocab.h"
 
 #define MAX_SYSTEMS 64
+#define MAX_SYSTEMS_STR "64"
 
-static const char usage_text[] =
+static const char report_usage[] =
     "Usage: nmt report --src FILE --ref FILE --hyp FILE [--hyp FILE ...] [options]\n"
     "\n"
     "Table 1 and Figure 2 of Bahdanau et al. (2014) for one or more systems on one test set:\n"
     "corpus BLEU on all sentences and on the sentences with no unknown word in the source and\n"
     "the reference (\"No UNK\"), and BLEU by source-sentence length in buckets of 10 words\n"
     "(0-9, 10-19, ...: both bounds inclusive; empty buckets are left out). BLEU is sacreBLEU's,\n"
-    "the same number `nmt bleu HYP REF` prints. Line k of every file is sentence k.\n"
-    "\n"
-    "  --src FILE            source sentences, tokenized as the model reads them (the lengths\n"
-    "                        are their blank-separated words)\n"
-    "  --ref FILE            reference translations\n"
-    "  --hyp FILE            one system's translations; repeat for each system\n"
-    "  --hyp-nounk FILE      the same system decoded with `nmt translate --no-unk`, used for the\n"
-    "                        No-UNK column; give none or one per --hyp, in the same order\n"
-    "                        (without them the No-UNK column scores the --hyp files, and says so)\n"
-    "  --labels A,B,...      system names, one per --hyp (default: the file names)\n"
-    "  --unk-vocab MODEL     unknown = outside the model's source/target shortlist vocabularies\n"
-    "  --src-vocab FILE, --tgt-vocab FILE\n"
-    "                        the same from vocabulary files: one word per line, or `nmt vocab`\n"
-    "                        output (id<TAB>word<TAB>count); without a vocabulary there is no\n"
-    "                        No-UNK column\n"
-    "  --tokenize 13a|intl|none  BLEU tokenizer (default 13a)\n"
-    "  --out PREFIX          write Figure 2 as PREFIX.tsv (bucket, sentences, one BLEU column per\n"
-    "                        system), PREFIX.svg and PREFIX.png\n"
-    "  --title TEXT          the figure's title (default \"BLEU by source sentence length\")\n"
-    "  --font FILE           a font file (TrueType, OpenType) for the figure's text (default:\n"
-    "                        $NMT_FONT, else DejaVu Sans)\n"
-    "  -h, --help            show this help\n"
+    "the same number `nmt bleu REF < HYP` prints. Line k of every file is sentence k.\n"
+    "\n";
+
+static const char report_after[] =
     "\n"
     "Prints both tables as Markdown with the sentence count of every subset.\n"
     "Exit status: 0 success, 1 unreadable or mismatched input, 2 bad usage.\n";
@@ -85,56 +69,65 @@ struct args {
     bleu_opts bleu;
 };
 
-/* Returns CMD_OK, CMD_USAGE after printing why, or -1 for --help. */
+/* --hyp and --hyp-nounk: each use adds a file to its list */
+struct file_list {
+    const char **v;
+    int *n;
+};
+
+static const char *add_file(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    struct file_list *l = dst;
+    if (*l->n == MAX_SYSTEMS) return "more than " MAX_SYSTEMS_STR " files";
+    l->v[(*l->n)++] = val;
+    return NULL;
+}
+
+/* Returns OPT_GO, or the exit status after --help or a usage error. */
 static int parse_args(struct args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) return -1;
-        if (strncmp(arg, "--", 2)) return usage_error("unexpected argument '%s'", arg);
-        /* --name value or --name=value */
-        char name[32];
-        const char *eq = strchr(arg, '='), *val;
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name) return usage_error("unknown option '%s'", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = 0;
-        if (eq) val = eq + 1;
-        else if (i + 1 < argc) val = argv[++i];
-        else return usage_error("%s needs a value", name);
-        if (!strcmp(name, "--src")) a->src = val;
-        else if (!strcmp(name, "--ref")) a->ref = val;
-        else if (!strcmp(name, "--hyp") || !strcmp(name, "--hyp-nounk")) {
-            int nounk = !strcmp(name, "--hyp-nounk");
-            int *count = nounk ? &a->nnounk : &a->nhyp;
-            if (*count == MAX_SYSTEMS) return usage_error("more than %d %s files", MAX_SYSTEMS, name);
-            (nounk ? a->nounk : a->hyp)[(*count)++] = val;
-        } else if (!strcmp(name, "--labels")) a->labels = val;
-        else if (!strcmp(name, "--unk-vocab")) a->unk_vocab = val;
-        else if (!strcmp(name, "--src-vocab")) a->src_vocab = val;
-        else if (!strcmp(name, "--tgt-vocab")) a->tgt_vocab = val;
-        else if (!strcmp(name, "--out")) a->out = val;
-        else if (!strcmp(name, "--title")) a->title = val;
-        else if (!strcmp(name, "--font")) a->font = val;
-        else if (!strcmp(name, "--tokenize")) {
-            if (bleu_tokenize_parse(val, &a->bleu.tokenize))
-                return usage_error("--tokenize '%s': expected 13a, intl or none", val);
-        } else return usage_error("unknown option '%s'", name);
-    }
+    struct file_list hyps = {a->hyp, &a->nhyp}, nounks = {a->nounk, &a->nnounk};
+    opt table[] = {
+        OPT_STR("--src", &a->src, "FILE", "source sentences, tokenized as the model reads them (the\n"
+                "lengths are their blank-separated words)"),
+        OPT_STR("--ref", &a->ref, "FILE", "reference translations"),
+        OPT_FN("--hyp", &hyps, add_file, "FILE", "one system's translations; repeat for each system"),
+        OPT_FN("--hyp-nounk", &nounks, add_file, "FILE", "the same system decoded with `nmt translate --no-unk`, used for\n"
+               "the No-UNK column; give none or one per --hyp, in the same order\n"
+               "(without them the No-UNK column scores the --hyp files, and says so)"),
+        OPT_STR("--labels", &a->labels, "A,B,...", "system names, one per --hyp (default: the file names)"),
+        OPT_STR("--unk-vocab", &a->unk_vocab, "MODEL", "unknown = outside the model's source/target shortlist vocabularies"),
+        OPT_STR("--src-vocab-file", &a->src_vocab, "FILE", "the same from vocabulary files: one word per line, or `nmt vocab`\n"
+                "output (id<TAB>word<TAB>count); without a vocabulary there is no\n"
+                "No-UNK column"),
+        OPT_STR("--tgt-vocab-file", &a->tgt_vocab, "FILE", "the target side's, with --src-vocab-file"),
+        OPT_FN("--tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
+        OPT_STR("--out", &a->out, "PREFIX", "write Figure 2 as PREFIX.tsv (bucket, sentences, one BLEU column\n"
+                "per system), PREFIX.svg and PREFIX.png"),
+        OPT_STR("--title", &a->title, "TEXT", "the figure's title (default \"BLEU by source sentence length\")"),
+        OPT_STR("--font", &a->font, "FILE", "TrueType font for the PNG text (default: $NMT_FONT, else DejaVu Sans)"),
+        OPT_OLD("--src-vocab", "--src-vocab-file"), /* nmt train's --src-vocab is a size */
+        OPT_OLD("--tgt-vocab", "--tgt-vocab-file"),
+        OPT_END,
+    };
+    opt_cmd c = {"report", report_usage, report_after, table, 0, NULL};
+    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
     if (!a->src || !a->ref) return usage_error("--src and --ref are required");
     if (a->nhyp == 0) return usage_error("no --hyp file: give one per system");
     if (a->nnounk && a->nnounk != a->nhyp)
         return usage_error("%d --hyp-nounk file%s for %d --hyp file%s: give one per --hyp, in the same order",
                            a->nnounk, a->nnounk == 1 ? "" : "s", a->nhyp, a->nhyp == 1 ? "" : "s");
     if (a->unk_vocab && (a->src_vocab || a->tgt_vocab))
-        return usage_error("give either --unk-vocab or --src-vocab with --tgt-vocab, not both");
-    if (!a->src_vocab != !a->tgt_vocab) return usage_error("--src-vocab and --tgt-vocab go together");
+        return usage_error("give either --unk-vocab or --src-vocab-file with --tgt-vocab-file, not both");
+    if (!a->src_vocab != !a->tgt_vocab) return usage_error("--src-vocab-file and --tgt-vocab-file go together");
     if (a->nnounk && !a->unk_vocab && !a->src_vocab)
         return usage_error("--hyp-nounk needs a vocabulary to find the No-UNK sentences "
-                           "(--unk-vocab MODEL or --src-vocab/--tgt-vocab)");
+                           "(--unk-vocab MODEL or --src-vocab-file/--tgt-vocab-file)");
     if (a->out && !*a->out) return usage_error("--out needs a non-empty prefix");
-    return CMD_OK;
+    return OPT_GO;
 }
 
 /* Splits --labels at commas into labels[0..nhyp); each must be non-empty, valid UTF-8 and free
@@ -203,7 +196,7 @@ static void print_table1(const report *r, const struct args *a, const char *cons
     putchar('\n');
     if (!r->has_nounk) {
         printf("No UNK: not computed; it needs the model's vocabularies (--unk-vocab MODEL, or\n"
-               "--src-vocab FILE --tgt-vocab FILE) to tell which words are unknown.\n\n");
+               "--src-vocab-file FILE --tgt-vocab-file FILE) to tell which words are unknown.\n\n");
         return;
     }
     printf("No UNK: the %ld of %ld sentences with no unknown word in the source or the reference;\n", r->n_known,
@@ -323,11 +316,7 @@ int cmd_report(int argc, char **argv)
 {
     struct args a;
     int rc = parse_args(&a, argc, argv);
-    if (rc == -1) {
-        fputs(usage_text, stdout);
-        return CMD_OK;
-    }
-    if (rc) return rc;
+    if (rc != OPT_GO) return rc;
     const char *labels[MAX_SYSTEMS];
     char *label_buf = NULL;
     if (a.labels) {

@@ -7,36 +7,10 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "opt.h"
 #include "text/tokenize.h"
 
 #define MAX_UTF8_WARNINGS 10
-
-static void usage_tokenize(FILE *f)
-{
-    fprintf(f,
-            "Usage: nmt tokenize [-l en|fr|de] [-a] [--no-escape] [--lowercase] [--normalize] < in > out\n"
-            "Tokenizes each line of standard input like Moses' tokenizer.perl.\n\n"
-            "  -l LANG        language rules: en (default), fr, de\n"
-            "  -a             aggressive hyphen splitting: dirt-bikes -> dirt @-@ bikes\n"
-            "  --no-escape    do not HTML-escape & | < > ' \" [ ] (tokenizer.perl -no-escape)\n"
-            "  --lowercase    lowercase first (lowercase.perl)\n"
-            "  --normalize    normalize punctuation first (normalize-punctuation.perl -l LANG);\n"
-            "                 --lowercase --normalize gives Multi30k's .lc.norm.tok files\n"
-            "  -q             accepted for compatibility (nmt prints no banner)\n"
-            "  -h, --help     this help\n\n"
-            "Invalid UTF-8 is replaced by U+FFFD, with a warning naming the line.\n");
-}
-
-static void usage_detokenize(FILE *f)
-{
-    fprintf(f,
-            "Usage: nmt detokenize [-l en|fr|de] < in > out\n"
-            "Detokenizes each line of standard input like Moses' detokenizer.perl: joins @-@,\n"
-            "un-escapes HTML entities and re-attaches punctuation, quotes and clitics.\n\n"
-            "  -l LANG        language rules: en (default), fr, de (de uses the generic rules)\n"
-            "  -q             accepted for compatibility (nmt prints no banner)\n"
-            "  -h, --help     this help\n");
-}
 
 /* Reads stdin line by line through tok_line or detok_line (detok != 0). */
 static int run(const char *cmd, const tok_opts *o, int detok)
@@ -83,55 +57,48 @@ static int run(const char *cmd, const tok_opts *o, int detok)
     return rc;
 }
 
-/* Shared option loop; detok limits the flags to -l and -q. Returns -1 to run, else an exit code. */
+/* The options of both commands; detok limits them to -l and -q. Returns OPT_GO to run, else
+ * the exit status. */
 static int parse(int argc, char **argv, int detok, tok_opts *o)
 {
-    const char *cmd = argv[0];
     *o = tok_opts_default();
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            if (detok) usage_detokenize(stdout);
-            else usage_tokenize(stdout);
-            return CMD_OK;
-        } else if (!strcmp(a, "-l") || !strcmp(a, "--lang")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "nmt %s: %s needs a language (en, fr or de)\n", cmd, a);
-                return CMD_USAGE;
-            }
-            o->lang = tok_lang_parse(argv[++i]);
-            if (o->lang < 0) {
-                fprintf(stderr, "nmt %s: %s '%s': unsupported language (en, fr or de)\n", cmd, a, argv[i]);
-                return CMD_USAGE;
-            }
-        } else if (!strcmp(a, "-q")) {
-            /* tokenizer.perl -q only silences its banner */
-        } else if (!detok && (!strcmp(a, "-a") || !strcmp(a, "--aggressive"))) {
-            o->aggressive = 1;
-        } else if (!detok && (!strcmp(a, "--no-escape") || !strcmp(a, "-no-escape"))) {
-            o->escape = 0;
-        } else if (!detok && !strcmp(a, "--lowercase")) {
-            o->lowercase = 1;
-        } else if (!detok && (!strcmp(a, "--normalize") || !strcmp(a, "--normalize-punct"))) {
-            o->normalize = 1;
-        } else {
-            fprintf(stderr, "nmt %s: unknown option '%s' (nmt %s --help lists them)\n", cmd, a, cmd);
-            return CMD_USAGE;
-        }
-    }
-    return -1;
+    int quiet = 0;
+    opt tok[] = {
+        OPT_ENUM("-l --lang", &o->lang, tok_lang_parse, "LANG", "en, fr or de", "language rules: en (default), fr, de"),
+        OPT_FLAG("-a --aggressive", &o->aggressive, 1, "aggressive hyphen splitting: dirt-bikes -> dirt @-@ bikes"),
+        OPT_FLAG("--no-escape -no-escape", &o->escape, 0, "do not HTML-escape & | < > ' \" [ ] (tokenizer.perl -no-escape)"),
+        OPT_FLAG("--lowercase", &o->lowercase, 1, "lowercase first (lowercase.perl)"),
+        OPT_FLAG("--normalize-punct", &o->normalize, 1, "normalize punctuation first (normalize-punctuation.perl -l LANG);\n"
+                 "--lowercase --normalize-punct gives Multi30k's .lc.norm.tok files"),
+        OPT_FLAG("-q", &quiet, 1, "accepted for compatibility (nmt prints no banner)"),
+        OPT_OLD("--normalize", "--normalize-punct"),
+        OPT_END,
+    };
+    opt detok_t[] = {
+        OPT_ENUM("-l --lang", &o->lang, tok_lang_parse, "LANG", "en, fr or de", "language rules: en (default), fr, de (de uses the generic rules)"),
+        OPT_FLAG("-q", &quiet, 1, "accepted for compatibility (nmt prints no banner)"),
+        OPT_END,
+    };
+    opt_cmd tc = {"tokenize", "Usage: nmt tokenize [-l en|fr|de] [-a] [--no-escape] [--lowercase] [--normalize-punct] < in > out\n"
+                  "Tokenizes each line of standard input like Moses' tokenizer.perl.\n\n",
+                  "\nInvalid UTF-8 is replaced by U+FFFD, with a warning naming the line.\n", tok, 0, NULL};
+    opt_cmd dc = {"detokenize", "Usage: nmt detokenize [-l en|fr|de] < in > out\n"
+                  "Detokenizes each line of standard input like Moses' detokenizer.perl: joins @-@,\n"
+                  "un-escapes HTML entities and re-attaches punctuation, quotes and clitics.\n\n", NULL, detok_t, 0, NULL};
+    int nargs;
+    return opt_parse(detok ? &dc : &tc, argc, argv, NULL, &nargs);
 }
 
 int cmd_tokenize(int argc, char **argv)
 {
     tok_opts o;
     int rc = parse(argc, argv, 0, &o);
-    return rc >= 0 ? rc : run(argv[0], &o, 0);
+    return rc != OPT_GO ? rc : run(argv[0], &o, 0);
 }
 
 int cmd_detokenize(int argc, char **argv)
 {
     tok_opts o;
     int rc = parse(argc, argv, 1, &o);
-    return rc >= 0 ? rc : run(argv[0], &o, 1);
+    return rc != OPT_GO ? rc : run(argv[0], &o, 1);
 }

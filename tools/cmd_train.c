@@ -1,5 +1,5 @@
 /* cmd_train.c: `nmt train` and `nmt vocab`: option parsing, the live progress line, and
- * signal handling (SIGINT/SIGTERM ask the library to checkpoint and stop). */
+ * signal handling (SIGINT/SIGTERM/SIGHUP ask the library to checkpoint and stop). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "nmt.h"
+#include "opt.h"
 #include "train/optim.h"
 #include "text/tokenize.h"
 
@@ -17,58 +18,6 @@ static void on_signal(int sig)
 {
     stop_flag = 1;
     signal(sig, SIG_DFL); /* a second signal ends the program at once */
-}
-
-static void usage_train(FILE *f, const nmt_train_opts *d)
-{
-    fprintf(f,
-            "Usage: nmt train --src FILE --tgt FILE --model FILE [options]\n"
-            "Trains an RNNsearch or RNNencdec model (Bahdanau et al. 2014, Appendix B) on a tokenized parallel\n"
-            "corpus (one sentence per line, tokens separated by spaces, UTF-8).\n\n"
-            "Data:\n"
-            "  --src FILE, --tgt FILE     training corpus\n"
-            "  --valid-src F, --valid-tgt F  dev set: dev NLL and perplexity, best model, early stopping\n"
-            "  --model FILE               where the best model (by dev NLL) is written\n"
-            "  --checkpoint FILE          latest training state (default MODEL.ckpt)\n"
-            "  --resume FILE              continue from a checkpoint (same corpus; its architecture,\n"
-            "                             vocabularies, optimizer, learning rate, dropout and batching are\n"
-            "                             kept; the stopping limits are the ones given now)\n"
-            "  --log FILE                 TSV log of validations (default MODEL.log.tsv)\n"
-            "  --batch-log FILE           each update's pairs as corpus line numbers, one line per update\n"
-            "  --tokenize SRC,TGT         the files are raw text: Moses-tokenize them (e.g. en,fr)\n"
-            "  --lowercase, --normalize-punct  with --tokenize: lowercase / normalize punctuation first\n"
-            "                             (both: the Multi30k preprocessing; translate with the same flags)\n"
-            "  --preset NAME              paper (Appendix B; the defaults below) | hour (the best dev perplexity\n"
-            "                             found for an hour on 2 cores: emb/hid/att/maxout 256, vocab 10000,\n"
-            "                             Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4, max-time 1h);\n"
-            "                             options given beside it override its values\n"
-            "Model:\n"
-            "  --arch NAME                rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov | locfer |\n"
-            "                             fertdec | recatt+fertdec (Feng et al. 2016; default %s)\n"
-            "  --window K                 Markov / LocFer window half-width (default %d)\n"
-            "  --fert-step-weight X, --fert-left-weight X  FertDec's step-decay and left-over cost weights (1, 1)\n"
-            "  --vocab K                  shortlist per side, counting EOS and UNK (default %d)\n"
-            "  --src-vocab K, --tgt-vocab K\n"
-            "  --emb N (%d)  --hid N (%d)  --att N (%d)  --maxout N (%d)\n"
-            "Training:\n"
-            "  --max-len N                skip pairs with a side over N words (default %d; 0 = none)\n"
-            "  --batch N (%d)  --sort-blocks K (%d: blocks of K*N pairs sorted by length)\n"
-            "  --reshuffle                reshuffle every epoch (default: shuffle once, as the paper)\n"
-            "  --optimizer NAME           adadelta | adagrad | adam | sgd (default adadelta)\n"
-            "  --lr X                     learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)\n"
-            "  --clip X                   rescale the gradient to this L2 norm when larger (default %g)\n"
-            "  --dropout P                dropout on the maxout output (default 0; Feng et al. use 0.5)\n"
-            "  --lr-decay F               multiply the learning rate by F after each validation that does\n"
-            "                             not improve the dev NLL (default 0: never)\n"
-            "  --seed N (%llu)  --threads N (default: all cores)\n"
-            "Stopping and saving:\n"
-            "  --max-updates N  --max-epochs N  --max-time T   (T in seconds, or with s/m/h/d)\n"
-            "  --valid-every N            validate every N updates (default 0: every epoch)\n"
-            "  --save-every N             checkpoint every N updates (default %ld; also at validations)\n"
-            "  --patience P               stop after P validations without improvement (default %d; 0 = never)\n"
-            "  --log-every N              progress lines every N updates when stderr is not a terminal (100)\n",
-            nmt_arch_name(d->cfg.arch), d->cfg.window, d->cfg.src_vocab, d->cfg.emb, d->cfg.hid, d->cfg.att, d->cfg.maxout,
-            d->max_len, d->batch, d->sort_blocks, d->clip, (unsigned long long)d->seed, d->save_every, d->patience);
 }
 
 static void hms(char *buf, size_t n, double s)
@@ -111,112 +60,141 @@ static void on_report(const nmt_train_report *r, void *user)
         v->lr = r->lr;
         break;
     case NMT_REPORT_SAVE: fprintf(stderr, "[train] checkpoint %s at update %ld\n", r->msg, r->update); break;
-    case NMT_REPORT_WARN: fprintf(stderr, "[W::train] %s\n", r->msg); break;
+    case NMT_REPORT_WARN: break; /* the library logs it too: cmd_log prints it */
     case NMT_REPORT_END: fprintf(stderr, "[train] %s after %ld updates, %s\n", r->msg, r->update, el); break;
     }
     fflush(stderr);
 }
 
-/* --max-time: seconds, or a number with s, m, h or d. */
-static int parse_time(const char *s, double *out)
+/* ------------------------------------------------------------------ options */
+static const char *parse_time(void *dst, const char *s, int nth)
 {
+    (void)nth;
     char *end;
     double v = strtod(s, &end);
     double mul = !*end ? 1 : !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600 : !strcmp(end, "d") ? 86400 : -1;
-    if (end == s || mul < 0 || !(v >= 0)) {
-        fprintf(stderr, "nmt train: --max-time '%s': expected seconds or a number with s, m, h or d\n", s);
-        return -1;
+    if (end == s || mul < 0 || !(v >= 0)) return "expected seconds or a number with s, m, h or d";
+    *(double *)dst = v * mul;
+    return NULL;
+}
+
+/* --tokenize SRC,TGT into int[2] */
+static const char *parse_langs(void *dst, const char *s, int nth)
+{
+    (void)nth;
+    int *l = dst;
+    char l1[8] = "", l2[8] = "";
+    const char *comma = strchr(s, ',');
+    if (comma && comma - s < 8 && strlen(comma + 1) < 8) {
+        memcpy(l1, s, (size_t)(comma - s));
+        strcpy(l2, comma + 1);
     }
-    *out = v * mul;
-    return 0;
+    if ((l[0] = tok_lang_parse(l1)) < 0 || (l[1] = tok_lang_parse(l2)) < 0) return "expected SRC,TGT languages, e.g. en,fr";
+    return NULL;
+}
+
+static const char *parse_preset(void *dst, const char *s, int nth)
+{
+    (void)nth;
+    nmt_err e;
+    return nmt_train_preset(dst, s, &e) ? "expected paper or hour" : NULL;
+}
+
+#define ANY_LONG OPT_LONG_MAX
+
+static const char train_usage[] =
+    "Usage: nmt train --src FILE --tgt FILE --model FILE [options]\n"
+    "Trains an RNNsearch or RNNencdec model (Bahdanau et al. 2014, Appendix B) on a tokenized parallel\n"
+    "corpus (one sentence per line, tokens separated by spaces, UTF-8).\n\n";
+
+/* The options of `nmt train` into o; OPT_GO, or the exit status. */
+static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv)
+{
+    long seed = (long)o->seed;
+    int langs[2] = {-1, -1};
+    opt table[] = {
+        OPT_HEAD("Data:"),
+        OPT_STR("--src", &o->src, "FILE", "training corpus, source side"),
+        OPT_STR("--tgt", &o->tgt, "FILE", "training corpus, target side"),
+        OPT_STR("--valid-src", &o->valid_src, "FILE", "dev set, source side: dev NLL and perplexity, best model, early stopping"),
+        OPT_STR("--valid-tgt", &o->valid_tgt, "FILE", "dev set, target side"),
+        OPT_STR("--model", &o->model, "FILE", "where the best model (by dev NLL) is written"),
+        OPT_STR("--checkpoint", &o->checkpoint, "FILE", "latest training state (default MODEL.ckpt)"),
+        OPT_STR("--resume", &o->resume, "FILE", "continue from a checkpoint (same corpus; its architecture,\n"
+                "vocabularies, optimizer, learning rate, dropout and batching are kept;\n"
+                "the stopping limits are the ones given now)"),
+        OPT_STR("--log", &o->log_tsv, "FILE", "TSV log of validations (default MODEL.log.tsv)"),
+        OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
+        OPT_FN("--tokenize", langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
+        OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize: lowercase first"),
+        OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize: normalize punctuation first (with --lowercase:\n"
+                 "the Multi30k preprocessing; translate with the same options)"),
+        {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
+         .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
+         "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"
+         "vocab 10000, Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4,\n"
+         "max-time 1h); options given beside it override its values"},
+        OPT_HEAD("Model:"),
+        OPT_ENUM("--arch", &o->cfg.arch, nmt_arch_parse, "NAME",
+                 "rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec", "rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov |\n"
+               "locfer | fertdec | recatt+fertdec (Feng et al. 2016; default rnnsearch)"),
+        OPT_INT("--window", &o->cfg.window, 0, 100, "K", "Markov / LocFer window half-width (default {})"),
+        OPT_DBL("--fert-step-weight", &o->cfg.fert_step_w, 0, 1e6, "X", "FertDec's step-decay cost weight (default {})"),
+        OPT_DBL("--fert-left-weight", &o->cfg.fert_left_w, 0, 1e6, "X", "FertDec's left-over cost weight (default {})"),
+        {.names = "--vocab", .kind = OPTK_INT, .dst = &o->cfg.src_vocab, .dst2 = &o->cfg.tgt_vocab, .lo = 3, .hi = 4000000,
+         .arg = "K", .help = "shortlist per side, counting EOS and UNK (default {})"},
+        OPT_INT("--src-vocab", &o->cfg.src_vocab, 3, 4000000, "K", "source shortlist alone"),
+        OPT_INT("--tgt-vocab", &o->cfg.tgt_vocab, 3, 4000000, "K", "target shortlist alone"),
+        OPT_INT("--emb", &o->cfg.emb, 1, 65536, "N", "word embedding size (default {})"),
+        OPT_INT("--hid", &o->cfg.hid, 1, 65536, "N", "GRU units per encoder direction and in the decoder (default {})"),
+        OPT_INT("--att", &o->cfg.att, 1, 65536, "N", "alignment model hidden units (default {})"),
+        OPT_INT("--maxout", &o->cfg.maxout, 1, 65536, "N", "maxout units of the deep output (default {})"),
+        OPT_HEAD("Training:"),
+        OPT_INT("--max-len", &o->max_len, 0, 100000, "N", "skip pairs with a side over N words (default {}; 0 = none)"),
+        OPT_INT("--batch", &o->batch, 1, 100000, "N", "sentence pairs per update (default {})"),
+        OPT_INT("--sort-blocks", &o->sort_blocks, 1, 100000, "K", "blocks of K batches sorted by length (default {})"),
+        OPT_FLAG("--reshuffle", &o->reshuffle, 1, "reshuffle every epoch (default: shuffle once, as the paper)"),
+        OPT_ENUM("--optimizer", &o->optimizer, optim_parse, "NAME", "adadelta, adagrad, adam or sgd",
+                 "adadelta | adagrad | adam | sgd (default adadelta)"),
+        OPT_DBL("--lr", &o->lr, 1e-12, 1e6, "X", "learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)"),
+        OPT_DBL("--clip", &o->clip, 0, 1e12, "X", "rescale the gradient to this L2 norm when larger (default {})"),
+        OPT_DBL("--dropout", &o->dropout, 0, 0.99, "P", "dropout on the maxout output (default {}; Feng et al. use 0.5)"),
+        OPT_DBL("--lr-decay", &o->lr_decay, 0, 1, "F", "multiply the learning rate by F after each validation that does\n"
+                "not improve the dev NLL (default {}: never)"),
+        OPT_LONG("--seed", &seed, 0, ANY_LONG, "N", "random seed (default {})"),
+        OPT_INT("--threads", &o->threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_INT("--max-nonfinite", &o->max_nonfinite, 0, 1000000, "N", "updates in a row with a NaN/Inf cost or gradient that are\n"
+                "skipped before training stops (default {})"),
+        OPT_HEAD("Stopping and saving:"),
+        OPT_LONG("--max-updates", &o->max_updates, 0, ANY_LONG, "N", "stop after N updates (default {}: no limit)"),
+        OPT_INT("--max-epochs", &o->max_epochs, 0, 1000000, "N", "stop after N epochs (default {}: no limit)"),
+        OPT_FN("--max-time", &o->max_time, parse_time, "T", "stop after T seconds, or T with s/m/h/d (default: no limit)"),
+        OPT_LONG("--valid-every", &o->valid_every, 0, ANY_LONG, "N", "validate every N updates (default {}: every epoch)"),
+        OPT_LONG("--save-every", &o->save_every, 0, ANY_LONG, "N", "checkpoint every N updates (default {}; also at validations)"),
+        OPT_INT("--patience", &o->patience, 0, 1000000, "P", "stop after P validations without improvement (default {}; 0 = never)"),
+        OPT_LONG("--log-every", log_every, 1, ANY_LONG, "N", "progress lines every N updates when stderr is not a terminal ({})"),
+        OPT_OLD("--normalize", "--normalize-punct"),
+        OPT_END,
+    };
+    opt_cmd c = {"train", train_usage,
+                 "SIGINT, SIGTERM and SIGHUP (unless started under nohup) write a checkpoint and stop\n"
+                 "(exit 130); --resume goes on from it.\n", table, 0, NULL};
+    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
+    o->seed = (uint64_t)seed;
+    if (opt_given(&c, "--tokenize")) {
+        o->tokenize_src = langs[0];
+        o->tokenize_tgt = langs[1];
+    }
+    return OPT_GO;
 }
 
 int cmd_train(int argc, char **argv)
 {
-    nmt_train_opts o = nmt_train_default_opts(), d = o;
-    long log_every = 100, v;
-    double x;
-    /* a preset first, wherever it stands, so that the options given beside it override it */
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--preset")) {
-            nmt_err e;
-            if (nmt_train_preset(&o, argv[i + 1], &e)) { fprintf(stderr, "nmt train: --preset: %s\n", e.msg); return CMD_USAGE; }
-        }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage_train(stdout, &d); return CMD_OK; }
-        if (!strcmp(a, "--reshuffle")) { o.reshuffle = 1; continue; }
-        if (!strcmp(a, "--lowercase")) { o.tok_lowercase = 1; continue; }
-        /* --normalize-punct as in translate, where --normalize means length normalisation */
-        if (!strcmp(a, "--normalize-punct") || !strcmp(a, "--normalize")) { o.tok_normalize = 1; continue; }
-        if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt train: unexpected argument '%s' (nmt train --help)\n", a); return CMD_USAGE; }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt train: %s needs a value\n", a); return CMD_USAGE; }
-        const char *val = argv[++i];
-#define LONGOPT(name, lo, hi, dst) else if (!strcmp(a, name)) { if (cmd_parse_long("train", name, val, lo, hi, &v)) return CMD_USAGE; dst = v; }
-#define DBLOPT(name, lo, hi, dst) else if (!strcmp(a, name)) { if (cmd_parse_double("train", name, val, lo, hi, &x)) return CMD_USAGE; dst = x; }
-        if (!strcmp(a, "--src")) o.src = val;
-        else if (!strcmp(a, "--tgt")) o.tgt = val;
-        else if (!strcmp(a, "--valid-src")) o.valid_src = val;
-        else if (!strcmp(a, "--valid-tgt")) o.valid_tgt = val;
-        else if (!strcmp(a, "--model")) o.model = val;
-        else if (!strcmp(a, "--checkpoint")) o.checkpoint = val;
-        else if (!strcmp(a, "--resume")) o.resume = val;
-        else if (!strcmp(a, "--log")) o.log_tsv = val;
-        else if (!strcmp(a, "--batch-log")) o.batch_log = val;
-        else if (!strcmp(a, "--preset")) continue; /* applied above */
-        else if (!strcmp(a, "--arch")) {
-            if ((o.cfg.arch = nmt_arch_parse(val)) < 0) {
-                fprintf(stderr, "nmt train: --arch '%s': expected rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec\n", val);
-                return CMD_USAGE;
-            }
-        } else if (!strcmp(a, "--optimizer")) {
-            if ((o.optimizer = optim_parse(val)) < 0) { fprintf(stderr, "nmt train: --optimizer '%s': expected adadelta, adagrad, adam or sgd\n", val); return CMD_USAGE; }
-        } else if (!strcmp(a, "--tokenize")) {
-            char l1[8] = "", l2[8] = "";
-            const char *comma = strchr(val, ',');
-            if (comma && comma - val < 8 && strlen(comma + 1) < 8) {
-                memcpy(l1, val, comma - val);
-                strcpy(l2, comma + 1);
-            }
-            if ((o.tokenize_src = tok_lang_parse(l1)) < 0 || (o.tokenize_tgt = tok_lang_parse(l2)) < 0) {
-                fprintf(stderr, "nmt train: --tokenize '%s': expected SRC,TGT languages, e.g. en,fr\n", val);
-                return CMD_USAGE;
-            }
-        } else if (!strcmp(a, "--max-time")) {
-            if (parse_time(val, &o.max_time)) return CMD_USAGE;
-        } else if (!strcmp(a, "--vocab")) {
-            if (cmd_parse_long("train", a, val, 3, 4000000, &v)) return CMD_USAGE;
-            o.cfg.src_vocab = o.cfg.tgt_vocab = (int)v;
-        }
-        LONGOPT("--src-vocab", 3, 4000000, o.cfg.src_vocab)
-        LONGOPT("--tgt-vocab", 3, 4000000, o.cfg.tgt_vocab)
-        LONGOPT("--emb", 1, 65536, o.cfg.emb)
-        LONGOPT("--hid", 1, 65536, o.cfg.hid)
-        LONGOPT("--att", 1, 65536, o.cfg.att)
-        LONGOPT("--maxout", 1, 65536, o.cfg.maxout)
-        LONGOPT("--window", 0, 100, o.cfg.window)
-        LONGOPT("--max-len", 0, 100000, o.max_len)
-        LONGOPT("--batch", 1, 100000, o.batch)
-        LONGOPT("--sort-blocks", 1, 100000, o.sort_blocks)
-        LONGOPT("--seed", 0, 0x7fffffffffffffffL, o.seed)
-        LONGOPT("--threads", 1, 1024, o.threads)
-        LONGOPT("--max-updates", 0, 0x7fffffffffffffffL, o.max_updates)
-        LONGOPT("--max-epochs", 0, 1000000, o.max_epochs)
-        LONGOPT("--valid-every", 0, 0x7fffffffffffffffL, o.valid_every)
-        LONGOPT("--save-every", 0, 0x7fffffffffffffffL, o.save_every)
-        LONGOPT("--patience", 0, 1000000, o.patience)
-        LONGOPT("--log-every", 1, 0x7fffffffffffffffL, log_every)
-        LONGOPT("--max-nonfinite", 0, 1000000, o.max_nonfinite)
-        DBLOPT("--lr", 1e-12, 1e6, o.lr)
-        DBLOPT("--clip", 0, 1e12, o.clip)
-        DBLOPT("--dropout", 0, 0.99, o.dropout)
-        DBLOPT("--lr-decay", 0, 1, o.lr_decay)
-        DBLOPT("--fert-step-weight", 0, 1e6, o.cfg.fert_step_w)
-        DBLOPT("--fert-left-weight", 0, 1e6, o.cfg.fert_left_w)
-        else { fprintf(stderr, "nmt train: unknown option '%s' (nmt train --help)\n", a); return CMD_USAGE; }
-#undef LONGOPT
-#undef DBLOPT
-    }
+    nmt_train_opts o = nmt_train_default_opts();
+    long log_every = 100;
+    int rc = train_options(&o, &log_every, argc, argv);
+    if (rc != OPT_GO) return rc;
     if ((o.tok_lowercase || o.tok_normalize) && o.tokenize_src < 0) {
         fprintf(stderr, "nmt train: --lowercase and --normalize-punct go with --tokenize SRC,TGT\n");
         return CMD_USAGE;
@@ -229,8 +207,10 @@ int cmd_train(int argc, char **argv)
     o.stop = &stop_flag;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    /* a closed terminal or session checkpoints too, unless started ignoring it (nohup) */
+    if (signal(SIGHUP, SIG_IGN) != SIG_IGN) signal(SIGHUP, on_signal);
     nmt_err err;
-    int rc = nmt_train(&o, on_report, &view, &err);
+    rc = nmt_train(&o, on_report, &view, &err);
     if (rc == NMT_ERR_INTERRUPTED) {
         fprintf(stderr, "nmt train: %s\n", err.msg);
         return 130;
@@ -245,29 +225,20 @@ int cmd_train(int argc, char **argv)
 /* ------------------------------------------------------------------ nmt vocab */
 int cmd_vocab(int argc, char **argv)
 {
-    const char *in = NULL;
     long K = 30002;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("Usage: nmt vocab [--size K] FILE\n"
-                   "Prints the K-entry shortlist vocabulary of a tokenized text (ids 0 </s> and 1 <unk>, then words by\n"
-                   "falling count, ties in byte order), one 'id<TAB>word<TAB>count' line each, and its coverage on stderr.\n"
-                   "  --size K   entries counting </s> and <unk> (default 30002)\n");
-            return CMD_OK;
-        }
-        if (!strcmp(argv[i], "--size")) {
-            if (i + 1 >= argc) { fprintf(stderr, "nmt vocab: --size needs a value\n"); return CMD_USAGE; }
-            if (cmd_parse_long("vocab", "--size", argv[++i], 3, 4000000, &K)) return CMD_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "nmt vocab: unknown option '%s'\n", argv[i]);
-            return CMD_USAGE;
-        } else if (in) {
-            fprintf(stderr, "nmt vocab: one input file only\n");
-            return CMD_USAGE;
-        } else {
-            in = argv[i];
-        }
-    }
+    opt table[] = {
+        OPT_LONG("--size --vocab", &K, 3, 4000000, "K", "entries counting </s> and <unk> (default {}; --vocab as in\n"
+                 "nmt train)"),
+        OPT_END,
+    };
+    opt_cmd c = {"vocab", "Usage: nmt vocab [--size K] FILE\n"
+                 "Prints the K-entry shortlist vocabulary of a tokenized text (ids 0 </s> and 1 <unk>, then words by\n"
+                 "falling count, ties in byte order), one 'id<TAB>word<TAB>count' line each, and its coverage on stderr.\n"
+                 "FILE may be '-' for standard input.\n\n", NULL, table, 1, "one input file only"};
+    char *args[1];
+    int nargs, rc = opt_parse(&c, argc, argv, args, &nargs);
+    if (rc != OPT_GO) return rc;
+    const char *in = nargs ? args[0] : NULL;
     if (!in) { fprintf(stderr, "nmt vocab: no input file (nmt vocab --help)\n"); return CMD_USAGE; }
     textfile t;
     wordcount wc;

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "nmt.h"
+#include "opt.h"
 #include "text/linereader.h"
 #include "text/tokenize.h"
 
@@ -157,42 +158,6 @@ static int run_stream(stream *st)
     return rc;
 }
 
-static void usage_translate(FILE *f)
-{
-    nmt_translate_opts d = nmt_translate_default_opts();
-    fprintf(f,
-            "Usage: nmt translate --model FILE [options] < input > output\n"
-            "Translates tokenized text (one sentence per line, words separated by spaces) with beam search.\n"
-            "One output line per input line, in order; an empty line gives an empty line.\n\n"
-            "  --model FILE         the model (required)\n"
-            "  --beam K             beam size (default %d; 1 = greedy)\n"
-            "  --normalize          rank finished hypotheses by log-probability / length, EOS counted (default)\n"
-            "  --no-normalize       rank by log-probability\n"
-            "  --max-ratio R        at most R x (source words + 1) output tokens (default %g)\n"
-            "  --no-unk             never generate <unk>\n"
-            "  --n-best K           K lines per input, Moses style: 'INDEX ||| TRANSLATION ||| SCORE' (INDEX 0-based,\n"
-            "                       SCORE the ranking score)\n"
-            "  --alignment hard|soft  append ' ||| ' and the attention: hard = Pharaoh src-tgt pairs (0-based, each\n"
-            "                       target word to its most-attended source word); soft = the rows of weights over\n"
-            "                       the source words and EOS, ' ; ' between rows (RNNsearch models only)\n"
-            "  --scores             append ' ||| SCORE' to the 1-best output\n"
-            "  --unk-replace TABLE  replace each output <unk> by TABLE's translation (from 'nmt lex') of the\n"
-            "                       most-attended source word, or by that word when TABLE has none\n"
-            "  --unk-copy           replace each output <unk> by the most-attended source word\n"
-            "  --tokenize LANG      read raw text: Moses-tokenize each line (en, fr, de; default escaping)\n"
-            "  --lowercase          with --tokenize: lowercase first (as lowercase.perl)\n"
-            "  --normalize-punct    with --tokenize: normalize punctuation first (normalize-punctuation.perl);\n"
-            "                       --lowercase --normalize-punct is the Multi30k preprocessing\n"
-            "  --detokenize LANG    write detokenized text (Moses detokenizer.perl; alignments still refer to tokens)\n"
-            "  --batch N            sentences decoded together (default %d; fewer when the beam's\n"
-            "                       softmax outputs would pass 64 MiB)\n"
-            "  --threads N          threads (default: all cores)\n"
-            "  --input FILE         read FILE instead of standard input\n\n"
-            "Lines over %d words are cut to that length with a warning; invalid UTF-8 is replaced by U+FFFD\n"
-            "with a warning; words the model does not know are read as <unk>.\n",
-            d.beam, d.max_ratio, d.batch, NMT_MAX_SRC_WORDS);
-}
-
 static int load_model(const char *cmd, const char *path, nmt_model **m)
 {
     nmt_err err;
@@ -207,48 +172,85 @@ static int load_model(const char *cmd, const char *path, nmt_model **m)
     return CMD_OK;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const char translate_usage[] =
+    "Usage: nmt translate --model FILE [options] < input > output\n"
+    "Translates tokenized text (one sentence per line, words separated by spaces) with beam search.\n"
+    "One output line per input line, in order; an empty line gives an empty line.\n\n";
+
+/* What translate's options set. */
+struct translate_args {
+    nmt_translate_opts o;
+    const char *model, *input, *lexpath;
+    tok_opts topt;
+    int tok_lang, detok_lang, align, scores, nbest_out;
+};
+
+/* Parses translate's options into a; OPT_GO, or the exit status (help, usage error). */
+static int translate_options(int argc, char **argv, struct translate_args *a)
+{
+    *a = (struct translate_args){nmt_translate_default_opts(), NULL, NULL, NULL, tok_opts_default(), -1, -1,
+                                 ALIGN_NONE, 0, 0};
+    nmt_translate_opts *o = &a->o;
+    int threads = 0, align_kind = 0;
+    opt table[] = {
+        OPT_STR("--model", &a->model, "FILE", "the model (required)"),
+        OPT_INT("--beam", &o->beam, 1, 1000, "K", "beam size (default {}; 1 = greedy)"),
+        OPT_FLAG("--length-norm", &o->normalize, 1, "rank finished hypotheses by log-probability / length, EOS counted\n(default)"),
+        OPT_FLAG("--no-length-norm", &o->normalize, 0, "rank by log-probability"),
+        OPT_DBL("--max-ratio", &o->max_ratio, 0.01, 100, "R", "at most R x (source words + 1) output tokens (default {})"),
+        OPT_FLAG("--no-unk", &o->no_unk, 1, "never generate <unk>"),
+        OPT_INT("--n-best", &o->n_best, 1, 1000, "K", "K lines per input, Moses style: 'INDEX ||| TRANSLATION ||| SCORE'\n"
+                "(INDEX 0-based, SCORE the ranking score)"),
+        OPT_CHOICE("--alignment", &align_kind, "hard|soft", "append ' ||| ' and the attention: hard = Pharaoh src-tgt pairs\n"
+                   "(0-based, each target word to its most-attended source word); soft = the\n"
+                   "rows of weights over the source words and EOS, ' ; ' between rows\n"
+                   "(RNNsearch models only)"),
+        OPT_FLAG("--scores", &a->scores, 1, "append ' ||| SCORE' to the 1-best output"),
+        OPT_STR("--unk-replace", &a->lexpath, "TABLE", "replace each output <unk> by TABLE's translation (from 'nmt lex') of\n"
+                "the most-attended source word, or by that word when TABLE has none"),
+        OPT_FLAG("--unk-copy", &o->unk_replace, 1, "replace each output <unk> by the most-attended source word"),
+        OPT_ENUM("--tokenize", &a->tok_lang, tok_lang_parse, "LANG", "en, fr or de", "read raw text: Moses-tokenize each line (en, fr, de; default escaping)"),
+        OPT_FLAG("--lowercase", &a->topt.lowercase, 1, "with --tokenize: lowercase first (as lowercase.perl)"),
+        OPT_FLAG("--normalize-punct", &a->topt.normalize, 1, "with --tokenize: normalize punctuation first\n"
+                 "(normalize-punctuation.perl); --lowercase --normalize-punct is the\n"
+                 "Multi30k preprocessing"),
+        OPT_ENUM("--detokenize", &a->detok_lang, tok_lang_parse, "LANG", "en, fr or de", "write detokenized text (Moses detokenizer.perl; alignments still\n"
+               "refer to tokens)"),
+        OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
+                "softmax outputs would pass 64 MiB)"),
+        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input"),
+        OPT_OLD("--normalize", "--length-norm"),
+        OPT_OLD("--no-normalize", "--no-length-norm"),
+        OPT_END,
+    };
+    opt_cmd c = {"translate", translate_usage,
+                 "\nLines over " STR(NMT_MAX_SRC_WORDS) " words are cut to that length with a warning; invalid UTF-8 is replaced\n"
+                 "by U+FFFD with a warning; words the model does not know are read as <unk>.\n",
+                 table, 0, "input comes on standard input, or with --input FILE"};
+    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
+    if (threads) nmt_set_threads(threads);
+    if (a->lexpath) o->unk_replace = 1;
+    a->nbest_out = opt_given(&c, "--n-best") > 0;
+    if (opt_given(&c, "--alignment")) a->align = align_kind == 0 ? ALIGN_HARD : ALIGN_SOFT;
+    return OPT_GO;
+}
+
+
 int cmd_translate(int argc, char **argv)
 {
-    nmt_translate_opts o = nmt_translate_default_opts();
-    const char *model = NULL, *input = NULL, *lexpath = NULL;
-    tok_opts topt = tok_opts_default();
-    int tok_lang = -1, detok_lang = -1;
-    int align = ALIGN_NONE, scores = 0, nbest_out = 0;
-    long v;
-    double x;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage_translate(stdout); return CMD_OK; }
-        if (!strcmp(a, "--normalize")) { o.normalize = 1; continue; }
-        if (!strcmp(a, "--no-normalize")) { o.normalize = 0; continue; }
-        if (!strcmp(a, "--no-unk")) { o.no_unk = 1; continue; }
-        if (!strcmp(a, "--scores")) { scores = 1; continue; }
-        if (!strcmp(a, "--unk-copy")) { o.unk_replace = 1; continue; }
-        if (!strcmp(a, "--lowercase")) { topt.lowercase = 1; continue; }
-        if (!strcmp(a, "--normalize-punct")) { topt.normalize = 1; continue; }
-        if (strncmp(a, "--", 2)) { fprintf(stderr, "nmt translate: unexpected argument '%s' (input comes on stdin)\n", a); return CMD_USAGE; }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt translate: %s needs a value\n", a); return CMD_USAGE; }
-        const char *val = argv[++i];
-        if (!strcmp(a, "--model")) model = val;
-        else if (!strcmp(a, "--input")) input = val;
-        else if (!strcmp(a, "--unk-replace")) { lexpath = val; o.unk_replace = 1; }
-        else if (!strcmp(a, "--tokenize") || !strcmp(a, "--detokenize")) {
-            int l = tok_lang_parse(val);
-            if (l < 0) { fprintf(stderr, "nmt translate: %s '%s': expected en, fr or de\n", a, val); return CMD_USAGE; }
-            if (a[2] == 't') tok_lang = l;
-            else detok_lang = l;
-        }
-        else if (!strcmp(a, "--beam")) { if (cmd_parse_long("translate", a, val, 1, 1000, &v)) return CMD_USAGE; o.beam = (int)v; }
-        else if (!strcmp(a, "--n-best")) { if (cmd_parse_long("translate", a, val, 1, 1000, &v)) return CMD_USAGE; o.n_best = (int)v; nbest_out = 1; }
-        else if (!strcmp(a, "--batch")) { if (cmd_parse_long("translate", a, val, 1, 10000, &v)) return CMD_USAGE; o.batch = (int)v; }
-        else if (!strcmp(a, "--threads")) { if (cmd_parse_long("translate", a, val, 1, 1024, &v)) return CMD_USAGE; nmt_set_threads((int)v); }
-        else if (!strcmp(a, "--max-ratio")) { if (cmd_parse_double("translate", a, val, 0.01, 100, &x)) return CMD_USAGE; o.max_ratio = x; }
-        else if (!strcmp(a, "--alignment")) {
-            if (!strcmp(val, "hard")) align = ALIGN_HARD;
-            else if (!strcmp(val, "soft")) align = ALIGN_SOFT;
-            else { fprintf(stderr, "nmt translate: --alignment '%s': expected hard or soft\n", val); return CMD_USAGE; }
-        } else { fprintf(stderr, "nmt translate: unknown option '%s' (nmt translate --help)\n", a); return CMD_USAGE; }
-    }
+    struct translate_args args;
+    int prc = translate_options(argc, argv, &args);
+    if (prc != OPT_GO) return prc;
+    nmt_translate_opts o = args.o;
+    const char *model = args.model, *input = args.input, *lexpath = args.lexpath;
+    tok_opts topt = args.topt;
+    int tok_lang = args.tok_lang, detok_lang = args.detok_lang;
+    int align = args.align, scores = args.scores, nbest_out = args.nbest_out;
     if (o.n_best > o.beam) { fprintf(stderr, "nmt translate: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
     if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
         fprintf(stderr, "nmt translate: --lowercase and --normalize-punct go with --tokenize LANG\n");
@@ -265,8 +267,6 @@ int cmd_translate(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_lexicon *lx = NULL;
     int rc = load_model("translate", model, &m);
-    if (!rc && align != ALIGN_NONE && nmt_model_config(m)->arch == NMT_ARCH_RNNENC)
-        fprintf(stderr, "[W::translate] an RNNencdec model has no attention: alignments will be empty\n");
     if (!rc && lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
@@ -294,24 +294,20 @@ int cmd_translate(int argc, char **argv)
 int cmd_score(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL;
-    long v;
-    int rc;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("Usage: nmt score --model FILE --src FILE --tgt FILE [--threads N]\n"
-                   "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source.\n"
-                   "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n");
-            return CMD_OK;
-        }
-        if (i + 1 >= argc) { fprintf(stderr, "nmt score: %s needs a value\n", a); return CMD_USAGE; }
-        const char *val = argv[++i];
-        if (!strcmp(a, "--model")) model = val;
-        else if (!strcmp(a, "--src")) src = val;
-        else if (!strcmp(a, "--tgt")) tgt = val;
-        else if (!strcmp(a, "--threads")) { if (cmd_parse_long("score", a, val, 1, 1024, &v)) return CMD_USAGE; nmt_set_threads((int)v); }
-        else { fprintf(stderr, "nmt score: unknown option '%s' (nmt score --help)\n", a); return CMD_USAGE; }
-    }
+    int rc, threads = 0;
+    opt table[] = {
+        OPT_STR("--model", &model, "FILE", "the model (required)"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--tgt", &tgt, "FILE", "their translations (the same number of lines)"),
+        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_END,
+    };
+    opt_cmd c = {"score", "Usage: nmt score --model FILE --src FILE --tgt FILE [--threads N]\n"
+                 "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source.\n"
+                 "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n\n", NULL, table, 0, NULL};
+    int nargs;
+    if ((rc = opt_parse(&c, argc, argv, NULL, &nargs)) != OPT_GO) return rc;
+    if (threads) nmt_set_threads(threads);
     if (!src || !tgt) { fprintf(stderr, "nmt score: --src and --tgt are required\n"); return CMD_USAGE; }
     nmt_model *m = NULL;
     if ((rc = load_model("score", model, &m))) return rc;

@@ -1,9 +1,10 @@
-/* cmd_util.c: option parsing and output checks shared by the subcommands. */
+/* cmd_util.c: what the subcommands share beside option parsing (opt.c): the checked end of
+ * standard output and the library's log lines on stderr. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "eval/bleu.h"
 
 int cmd_finish(int rc)
 {
@@ -14,36 +15,14 @@ int cmd_finish(int rc)
     return rc;
 }
 
-int cmd_parse_long(const char *cmd, const char *flag, const char *s, long lo, long hi, long *out)
+void cmd_log(char level, const char *msg, void *user)
 {
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || errno) {
-        fprintf(stderr, "nmt %s: %s '%s': not an integer\n", cmd, flag, s ? s : "");
-        return -1;
-    }
-    if (v < lo || v > hi) {
-        fprintf(stderr, "nmt %s: %s %ld: out of range [%ld, %ld]\n", cmd, flag, v, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    const char *cmd = user;
+    fprintf(stderr, "nmt %s: %s%s\n", cmd, level == 'E' ? "error: " : level == 'W' ? "warning: " : "", msg);
 }
 
-int cmd_parse_double(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out)
+const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth)
 {
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || *end || errno || v != v) {
-        fprintf(stderr, "nmt %s: %s '%s': not a number\n", cmd, flag, s ? s : "");
-        return -1;
-    }
-    if (v < lo || v > hi) {
-        fprintf(stderr, "nmt %s: %s %g: out of range [%g, %g]\n", cmd, flag, v, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    (void)nth;
+    return bleu_tokenize_parse(val, dst) ? "expected 13a, intl or none" : NULL;
 }

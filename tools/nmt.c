@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "nmt.h"
 
 static const struct cmd {
     const char *name;
@@ -20,9 +21,9 @@ static const struct cmd {
     {"ibm", cmd_ibm, "word aligner: IBM Model 1 + fast_align's diagonal prior, EM; Pharaoh links"},
     {"lex", cmd_lex, "lexical table for UNK replacement, from attention or given alignments"},
     {"vocab", cmd_vocab, "build and print a shortlist vocabulary with its coverage"},
-    {"tokenize", cmd_tokenize, "Moses tokenizer.perl (en/fr/de, -a, --no-escape, --lowercase --normalize)"},
+    {"tokenize", cmd_tokenize, "Moses tokenizer.perl (en/fr/de, -a, --no-escape, --lowercase --normalize-punct)"},
     {"detokenize", cmd_detokenize, "Moses detokenizer.perl (en/fr/de)"},
-    {"bleu", cmd_bleu, "corpus/sentence BLEU and chrF2 (sacreBLEU 2.x compatible)"},
+    {"bleu", cmd_bleu, "corpus/sentence BLEU and chrF2, sacreBLEU 2.x's numbers and order (REF... < HYP)"},
     {"report", cmd_report, "Table 1 (BLEU: all / no-UNK) and Figure 2 (BLEU by sentence length: TSV, SVG, PNG) for several systems"},
     {"aer", cmd_aer, "alignment error rate (AER, SAER) against gold alignments"},
     {NULL, NULL, NULL},
@@ -79,7 +80,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version")) { printf("nmt %s\n", NMT_VERSION_STRING); return 0; }
     for (const struct cmd *c = cmds; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return cmd_finish(c->run(argc - 1, argv + 1));
+        if (!strcmp(argv[1], c->name)) {
+            nmt_set_log(cmd_log, (void *)c->name); /* the library's warnings, as "nmt CMD: warning: ..." */
+            return cmd_finish(c->run(argc - 1, argv + 1));
+        }
     fprintf(stderr, "nmt: unknown command '%s' (nmt --help lists them)\n", argv[1]);
     return 2;
 }

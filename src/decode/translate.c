@@ -45,6 +45,8 @@ int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
     if (o->unk_replace && !has_attention(&m->cfg))
         return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which an RNNencdec model does not have");
+    if (o->attention && !has_attention(&m->cfg)) /* not an error: the translations are still there */
+        nmt_log('W', "an RNNencdec model has no attention: alignments will be empty");
     nmt_decoder *d = calloc(1, sizeof *d);
     if (!d) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     d->m = m;

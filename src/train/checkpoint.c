@@ -2,6 +2,7 @@
  * tensors, the batch plan and the position in it, both RNG states and the counters (train_state,
  * JSON metadata), so that a killed run resumes bit for bit. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,39 @@ out:
     return rc;
 }
 
+/* Appends a printf-style note to buf (size bytes, always terminated). */
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < size) vsnprintf(buf + k, size - k, fmt, ap);
+    va_end(ap);
+}
+
+/* Warns when the settings a resumed run takes from its checkpoint are not those the caller gave
+ * (e: the caller's, before ckpt_settings replaces them): the run goes on as it started. The
+ * learning rate is left out when it decays, as the checkpoint holds the lowered one. */
+static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *f)
+{
+    const nmt_train_opts *e = &t->eff;
+    char msg[768] = "";
+    if (e->optimizer != now->optimizer)
+        append(msg, sizeof msg, ", optimizer %s (not %s)", optim_name(now->optimizer), optim_name(e->optimizer));
+    if (e->lr > 0 && now->lr_decay == 0 && e->lr != now->lr) append(msg, sizeof msg, ", learning rate %g (not %g)", now->lr, e->lr);
+    if (e->clip != now->clip) append(msg, sizeof msg, ", clipping %g (not %g)", now->clip, e->clip);
+    if (e->dropout != now->dropout) append(msg, sizeof msg, ", dropout %g (not %g)", now->dropout, e->dropout);
+    if (e->lr_decay != now->lr_decay) append(msg, sizeof msg, ", learning-rate decay %g (not %g)", now->lr_decay, e->lr_decay);
+    if (e->batch != now->batch) append(msg, sizeof msg, ", batch %d (not %d)", now->batch, e->batch);
+    if (e->sort_blocks != now->sort_blocks) append(msg, sizeof msg, ", sort blocks %d (not %d)", now->sort_blocks, e->sort_blocks);
+    if (e->reshuffle != now->reshuffle) append(msg, sizeof msg, ", %s", now->reshuffle ? "reshuffled" : "shuffled once");
+    if (!*msg) return;
+    char line[1024];
+    snprintf(line, sizeof line, "%s: the resumed run keeps its checkpoint's settings:%s", st_name(f), msg + 1);
+    train_warn(t, line);
+}
+
 /* A resumed run goes on as it started: optimizer, learning rate (decayed so far), clipping, dropout
  * and batching come from the checkpoint, whatever the command line says; only the stopping
  * limits are new. A batch size other than the checkpoint's would not even fit its saved order. */
@@ -204,9 +238,11 @@ int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
               !(lr > 0) || !(clip >= 0) || !(drop >= 0 && drop < 1) || bsz < 1 || blocks < 1;
     json_num(s, "lr_decay", &decay); /* absent from checkpoints written before it existed */
     if (!bad) {
-        nmt_train_opts *e = &t->eff;
-        e->optimizer = kind; e->lr = lr; e->clip = clip; e->dropout = drop; e->lr_decay = decay;
-        e->batch = (int)bsz; e->sort_blocks = (int)blocks; e->reshuffle = cJSON_IsTrue(re);
+        nmt_train_opts now = t->eff;
+        now.optimizer = kind; now.lr = lr; now.clip = clip; now.dropout = drop; now.lr_decay = decay;
+        now.batch = (int)bsz; now.sort_blocks = (int)blocks; now.reshuffle = cJSON_IsTrue(re);
+        warn_replaced(t, &now, f);
+        t->eff = now;
     }
     cJSON_Delete(s);
     return bad ? nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state lacks the optimizer or batching settings", st_name(f)) : NMT_OK;

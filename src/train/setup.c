@@ -33,6 +33,18 @@ static int build_vocabs(trainer *t, vocab **sv, vocab **tv, nmt_err *err)
     if (!rc) rc = vocab_from_counts(tv, &wt_, t->o->cfg.tgt_vocab, err);
     wordcount_free(&ws_);
     wordcount_free(&wt_);
+    /* a corpus with fewer word types than asked gives a smaller shortlist: say so, the model's
+     * size is not the one asked for */
+    const char *side[2] = {t->o->src, t->o->tgt};
+    const int asked[2] = {t->o->cfg.src_vocab, t->o->cfg.tgt_vocab};
+    for (int k = 0; k < 2 && !rc; k++) {
+        int got = (k ? *tv : *sv)->n;
+        if (got >= asked[k]) continue;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s has fewer word types than asked for: its shortlist has %d entries (EOS and UNK "
+                 "counted), not %d", side[k], got, asked[k]);
+        train_warn(t, msg);
+    }
     return rc;
 }
 

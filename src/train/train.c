@@ -33,6 +33,9 @@ void train_report(trainer *t, nmt_train_report *r)
     if (t->cb) t->cb(r, t->user);
 }
 
+/* A warning goes to the caller's report callback and to the log callback (nmt_set_log), so a
+ * program that only logs sees it too; the report first, so a progress line it keeps open on a
+ * terminal is closed before the log line comes. */
 void train_warn(trainer *t, const char *msg)
 {
     nmt_train_report r;
@@ -40,6 +43,7 @@ void train_warn(trainer *t, const char *msg)
     r.kind = NMT_REPORT_WARN;
     r.msg = msg;
     train_report(t, &r);
+    nmt_log('W', "%s", msg);
 }
 
 /* One line per update, flushed, so that a killed run's log ends with the last update started. */

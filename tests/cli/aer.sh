@@ -66,7 +66,7 @@ else
 fi
 
 # ALIBI (P-heavy, long lines): a made-up system, the gold with every third link dropped and
-# possible links taken as sure; and the same links written target first, read with --reverse.
+# possible links taken as sure; and the same links written target first, read with --test-reverse.
 A=$D/en-fr/alibi_literary
 awk '{ o = ""; for (k = 1; k <= NF; k++) if (k % 3) { t = $k; sub(/\?/, "-", t); o = o (o == "" ? "" : " ") t }
        print o }' "$A/test.talp" > "$tmp/alibi.hyp"
@@ -74,8 +74,14 @@ awk '{ o = ""; for (k = 1; k <= NF; k++) { split($k, p, "-"); o = o (k > 1 ? " "
        print o }' "$tmp/alibi.hyp" > "$tmp/alibi.rev"
 vs_python "alibi" "--gold $A/test.talp --test $tmp/alibi.hyp --src $A/test.en --tgt $A/test.fr" \
     "--gold $A/test.talp --test $tmp/alibi.hyp"
-vs_python "alibi --reverse" "--gold $A/test.talp --test $tmp/alibi.rev --reverse" \
+vs_python "alibi --test-reverse" "--gold $A/test.talp --test $tmp/alibi.rev --test-reverse" \
     "--gold $A/test.talp --test $tmp/alibi.hyp"
+# --reverse, its old spelling: the same scores, and a warning naming the new one
+"$NMT_BIN" aer --gold "$A/test.talp" --test "$tmp/alibi.rev" --test-reverse > "$tmp/rev_new.out"
+"$NMT_BIN" aer --gold "$A/test.talp" --test "$tmp/alibi.rev" --reverse > "$tmp/rev_old.out" 2> "$tmp/rev_old.err"
+same "--reverse (old spelling)" "$tmp/rev_new.out" "$tmp/rev_old.out"
+if grep -q "nmt aer: warning: --reverse is an old spelling: use --test-reverse" "$tmp/rev_old.err"; then ok
+else bad "--reverse: no warning: $(cat "$tmp/rev_old.err")"; fi
 
 # Soft matrices (made up by the script, peaked on MGIZA's links): SAER, and AER of the arg-max.
 $CHECK --write-soft "$tmp/h.soft" --src "$H/test.en" --tgt "$H/test.fr" --test "$V/giza.enfr.talp" \
@@ -117,13 +123,13 @@ fi
 fails "no args" 2 "--gold FILE is required"
 fails "no test" 2 "give --test FILE, --soft FILE or both" --gold "$H/test.talp"
 fails "unknown option" 2 "unknown option '--bogus'" --gold "$H/test.talp" --bogus
-fails "missing value" 2 "missing value after '--test'" --gold "$H/test.talp" --test
-fails "bad format" 2 "--gold-format is one of talp, awesome, alibi, naacl, not 'pharaoh'" \
+fails "missing value" 2 "nmt aer: error: --test needs a value" --gold "$H/test.talp" --test
+fails "bad format" 2 "--gold-format 'pharaoh': expected talp, awesome, alibi or naacl" \
     --gold-format pharaoh
 fails "bad base" 2 "--gold-base 2: out of range" --gold-base 2
 fails "src alone" 2 "--src and --tgt go together" --gold "$H/test.talp" --test "$V/giza.enfr.talp" \
     --src "$H/test.en"
-fails "twice" 2 "given twice: '--test'" --gold "$H/test.talp" --test a --test b
+fails "twice" 2 "--test given twice" --gold "$H/test.talp" --test a --test b
 fails "missing file" 1 "nmt aer: error: $tmp/nope.talp: No such file or directory" \
     --gold "$tmp/nope.talp" --test "$V/giza.enfr.talp"
 printf '0-0 1-1\n0-0 0x1\n' > "$tmp/bad.talp"

@@ -157,6 +157,10 @@ expect_fail "line counts" 1 "v.en has 40 lines but .*v39.fr has 39" $A --src "$T
 printf 'a man .\na \377 dog .\n' > "$T/bad.en"; printf 'un homme .\nun chien .\n' > "$T/bad.fr"
 expect_fail "invalid UTF-8" 1 "bad.en:2: invalid UTF-8" $A --src "$T/bad.en" --tgt "$T/bad.fr"
 expect_fail "RNNencdec" 1 "no attention" "$NMT_BIN" align --model "$T/e.nmt" --src "$T/v.en" --tgt "$T/v.fr"
+# translate --alignment on it: the library's warning, through the program's log callback
+"$NMT_BIN" translate --model "$T/e.nmt" --alignment hard < "$T/v.en" > "$T/e.out" 2> "$T/e.err"
+[ $? -eq 0 ] && grep -qx "nmt translate: warning: an RNNencdec model has no attention: alignments will be empty" "$T/e.err" \
+    && ok || bad "translate --alignment with RNNencdec: $(cat "$T/e.err")"
 expect_fail "missing model" 1 "nope.nmt: No such file" "$NMT_BIN" align --model "$T/nope.nmt" --src "$T/v.en" --tgt "$T/v.fr"
 expect_fail "missing file" 1 "nope.en: No such file" $A --src "$T/nope.en" --tgt "$T/v.fr"
 expect_fail "no model" 2 "--model is required" "$NMT_BIN" align --src "$T/v.en" --tgt "$T/v.fr"

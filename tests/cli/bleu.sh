@@ -1,8 +1,10 @@
 #!/bin/sh
 # bleu.sh: command-line cases for `nmt bleu`. Every sacrebleu command recorded in
-# shared/data/bleu/cli_expected.txt is translated to nmt bleu and its output compared with
-# sacreBLEU's (the version field aside), then usage and input errors are checked for their
-# message and exit status. Env: NMT_BIN (default bin/nmt), NMT_SHARED (default ../shared).
+# shared/data/bleu/cli_expected.txt runs as it is with `nmt bleu` in place of `sacrebleu` (plus
+# --format json, sacreBLEU's default) and its output is compared with sacreBLEU's (the version
+# field aside); sacreBLEU's argument order (REF... < HYP, or -i HYP REF...) gives the reference
+# vectors' scores and the swapped order does not pass unnoticed; then usage and input errors are
+# checked for their message and exit status. Env: NMT_BIN (default bin/nmt), NMT_SHARED.
 bin=${NMT_BIN:-bin/nmt}
 shared=${NMT_SHARED:-../shared}
 case $bin in /*) ;; */*) bin=$(pwd)/$bin ;; esac
@@ -21,9 +23,16 @@ check() { # description, condition...
     if "$@"; then ok; else bad "$d"; fi
 }
 
-# run ARGS...: nmt bleu ARGS with stdout in $tmp/out, stderr in $tmp/err, status in $rc.
+# run ARGS...: nmt bleu ARGS with stdout in $tmp/out, stderr in $tmp/err, status in $rc; an
+# empty standard input (never a terminal to wait on).
 run() {
-    "$bin" bleu "$@" >"$tmp/out" 2>"$tmp/err"
+    "$bin" bleu "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+}
+# runin FILE ARGS...: the same with FILE on standard input.
+runin() {
+    f=$1; shift
+    "$bin" bleu "$@" >"$tmp/out" 2>"$tmp/err" <"$f"
     rc=$?
 }
 has_err() { grep -q -F -- "$1" "$tmp/err"; }
@@ -51,33 +60,12 @@ else
         line=$(cat "$tmp/cmd$i")
         limit=""
         case $line in *"(first 3 lines)"*) limit=3; line=${line%%  (first 3 lines)*} ;; esac
-        # Translate: REFS... -i HYP -m M1 M2 -w N -lc --tokenize T --smooth-method M
-        # --smooth-value V --sentence-level.
+        # sacreBLEU's command line as it is; its default output format is JSON, ours text
         set -- $line
         shift
-        refs=""; hyp=""; opts=""; metrics=""; sentence=0; unknown=""
-        while [ $# -gt 0 ]; do
-            case $1 in
-                -i) hyp=$2; shift 2 ;;
-                -m) shift
-                    while [ $# -gt 0 ]; do
-                        case $1 in -*) break ;; esac
-                        metrics="${metrics:+$metrics,}$1"; shift
-                    done
-                    opts="$opts --metrics $metrics" ;;
-                -w|--tokenize|--smooth-method|--smooth-value) opts="$opts $1 $2"; shift 2 ;;
-                -lc) opts="$opts --lowercase"; shift ;;
-                --sentence-level) opts="$opts --sentence"; sentence=1; shift ;;
-                -*) unknown="$unknown $1"; shift ;;
-                *) refs="$refs $1"; shift ;;
-            esac
-        done
-        [ "$sentence" = 1 ] || opts="$opts --format json" # sacreBLEU's default format
-        if [ -n "$unknown" ]; then
-            bad "case $i: cannot translate '$unknown' in: $line"
-            continue
-        fi
-        (cd "$data" && "$bin" bleu $opts "$hyp" $refs) >"$tmp/got$i" 2>"$tmp/err$i"
+        opts=""
+        case $line in *--sentence-level*) ;; *) opts="--format json" ;; esac
+        (cd "$data" && "$bin" bleu "$@" $opts </dev/null) >"$tmp/got$i" 2>"$tmp/err$i"
         rc=$?
         if [ -n "$limit" ]; then head -n "$limit" "$tmp/got$i" >"$tmp/got$i.h"; mv "$tmp/got$i.h" "$tmp/got$i"; fi
         no_version <"$tmp/got$i" >"$tmp/got$i.n"
@@ -85,7 +73,7 @@ else
         if [ "$rc" -eq 0 ] && cmp -s "$tmp/got$i.n" "$tmp/want$i.n"; then
             ok
         else
-            bad "as sacreBLEU: nmt bleu$opts $hyp$refs (exit $rc)"
+            bad "as sacreBLEU: nmt bleu $* $opts (exit $rc)"
             diff "$tmp/want$i.n" "$tmp/got$i.n" | head -n 10 >&2
             head -n 3 "$tmp/err$i" >&2
         fi
@@ -95,99 +83,148 @@ fi
 
 # ---- corpus numbers, text output and options ----
 cd "$data" 2>/dev/null || { bad "no data folder $data"; echo "bleu: $pass passed, $fail failed"; exit 1; }
-run hyps/perturbed.fr refs/ref.fr
+runin hyps/perturbed.fr refs/ref.fr
 check "default text output" out_is_nv "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:V = 50.8636 87.5/62.6/47.6/36.8 (BP = 0.914 ratio = 0.917 hyp_len = 12388 ref_len = 13505)"
 check "our version in the signature" has_out "|version:nmt-"
-run hyps/perturbed.fr refs/ref.fr -b
+run -i hyps/perturbed.fr refs/ref.fr -b
 check "--score-only" out_is "50.8636"
-run -b --chrf -w 2 hyps/perturbed.fr refs/ref.fr
+run -b --chrf -w 2 -i hyps/perturbed.fr refs/ref.fr
 check "--chrf --score-only -w 2: two lines" out_is "50.86
 70.78"
-run -m chrf hyps/perturbed.cs refs/ref.cs
+run -m bleu chrf -b -w 2 -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu chrf (two arguments, as sacreBLEU)" out_is "50.86
+70.78"
+run -m chrf --input hyps/perturbed.cs refs/ref.cs
 check "chrF only" has_out "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:"
 check "chrF only: score" has_out "= 70.9843"
-run --tokenize=intl -b hyps/perturbed.fr refs/ref.fr
+run --tokenize=intl -b -i hyps/perturbed.fr refs/ref.fr
 check "--tokenize=intl" out_is "53.2894"
-run -t none -b hyps/perturbed.fr refs/ref.fr
+run -t none -b -i hyps/perturbed.fr refs/ref.fr
 check "-t none" out_is "49.1234"
-run -b hyps/all_empty.fr refs/ref.fr
+run -tok none -b --input=hyps/perturbed.fr refs/ref.fr
+check "-tok none --input=HYP" out_is "49.1234"
+runin hyps/all_empty.fr -b refs/ref.fr
 check "all-empty hypothesis scores 0" out_is "0.0000"
-run hyps/all_empty.fr refs/ref.fr
+run -i hyps/all_empty.fr refs/ref.fr
 check "all-empty hypothesis: BP 0, ratio 0" has_out "0.0/0.0/0.0/0.0 (BP = 0.000 ratio = 0.000 hyp_len = 0 ref_len = 13505)"
-run -b --smooth-method add-k hyps/reversed20.fr refs/ref.first20.fr
+run -b --smooth-method add-k -i hyps/reversed20.fr refs/ref.first20.fr
 check "add-k" out_is "3.7215"
-run --smooth-method floor --smooth-value 0.1 hyps/reversed20.fr refs/ref.first20.fr
+run --smooth-method floor --smooth-value 0.1 -i hyps/reversed20.fr refs/ref.first20.fr
 check "floor signature" has_out "smooth:floor[0.10]"
-run -b --smooth-method none hyps/reversed20.fr refs/ref.first20.fr
+run -b --smooth-method none -i hyps/reversed20.fr refs/ref.first20.fr
 check "no smoothing, no 3-gram match: 0" out_is "0.0000"
-run -b -l hyps/lowercased_tok.fr refs/ref.fr
-check "--lowercase" out_is "77.6635"
-run -b hyps/caption1.en refs/ref.caption2.en refs/ref.caption3.en
+run -b -lc -i hyps/lowercased_tok.fr refs/ref.fr
+check "-lc" out_is "77.6635"
+run -b -l -i hyps/lowercased_tok.fr refs/ref.fr
+check "-l, the old spelling of --lowercase: the same score" out_is "77.6635"
+check "-l: a warning names the new spelling" has_err "nmt bleu: warning: -l is an old spelling: use --lowercase"
+run -b -i hyps/caption1.en refs/ref.caption2.en refs/ref.caption3.en
 check "two references" out_is "11.0870"
-run --sentence hyps/perturbed.fr refs/ref.fr
+run --sentence -i hyps/perturbed.fr refs/ref.fr
 check "--sentence: one line per segment" [ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1000 ]
-run --sentence -b hyps/empty_lines.fr refs/ref.fr
+run --sentence -b -i hyps/empty_lines.fr refs/ref.fr
 check "--sentence: empty line scores 0" [ "$(sed -n 7p "$tmp/out")" = "0.0000" ]
-run --sentence -b --chrf hyps/perturbed.fr refs/ref.fr
+run --sentence -b --chrf -i hyps/perturbed.fr refs/ref.fr
 check "--sentence --chrf: tab-separated" [ "$(sed -n 1p "$tmp/out")" = "$(printf '13.8790\t45.3542')" ]
-"$bin" bleu -b - refs/ref.fr <hyps/perturbed.fr >"$tmp/out" 2>"$tmp/err"
-check "HYP from standard input" out_is "50.8636"
+run -b -i - refs/ref.fr
+check "-i -: standard input (here empty): an error" [ "$rc" -eq 1 ]
 
 # Line ends: CR before LF and a missing final newline change nothing (sacreBLEU rstrips).
 printf 'a b c d .\r\nx y\r\n' >"$tmp/crlf.txt"
 printf 'a b c d .\nx y' >"$tmp/lf.txt"
-run -b --chrf "$tmp/crlf.txt" "$tmp/lf.txt"
+run -b --chrf -i "$tmp/crlf.txt" "$tmp/lf.txt"
 check "CRLF and no final newline" out_is "100.0000
 100.0000"
+
+# ---- sacreBLEU's order: the reference vectors' scores, whichever way the hypothesis comes ----
+# Every single-option-free case of expected.tsv: REF... < HYP and -i HYP REF... both print the
+# corpus BLEU sacreBLEU computed, to 4 decimals.
+n=0
+while IFS='	' read -r name hyp refs options score rest; do
+    [ "$options" = default ] || continue
+    want=$(awk -v x="$score" 'BEGIN { printf "%.4f", x }')
+    refs=$(echo "$refs" | tr ',' ' ')
+    runin "$hyp" -b $refs
+    check "$name: nmt bleu REF... < HYP = sacreBLEU's $want (got '$(cat "$tmp/out")', exit $rc)" out_is "$want"
+    run -b -i "$hyp" $refs
+    check "$name: nmt bleu -i HYP REF... = sacreBLEU's $want (got '$(cat "$tmp/out")', exit $rc)" out_is "$want"
+    n=$((n + 1))
+done <expected.tsv
+check "expected.tsv has default-option cases (found $n)" [ "$n" -ge 10 ]
+
+# The hypothesis-first order of before: never the same score without a word.
+run -i hyps/perturbed.fr refs/ref.fr
+want=$(cat "$tmp/out")
+run -i refs/ref.fr hyps/perturbed.fr
+check "swapped files: another score" [ "$rc" -eq 0 ] && [ -s "$tmp/out" ] && ! out_is "$want"
+run hyps/perturbed.fr refs/ref.fr
+check "old order, empty standard input: exit 1" [ "$rc" -eq 1 ]
+check "old order, empty standard input: the order explained" has_err "the order is sacreBLEU's: nmt bleu REF [REF...] < HYP"
+if command -v script >/dev/null 2>&1; then
+    # standard input a terminal and no -i: refused at once, nothing read
+    script -qec "'$bin' bleu hyps/perturbed.fr refs/ref.fr" /dev/null </dev/null >"$tmp/tty" 2>&1
+    rc=$?
+    check "old order on a terminal: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+    check "old order on a terminal: explained" grep -q "no hypothesis: standard input is a terminal; the order is sacreBLEU's" "$tmp/tty"
+fi
 
 # ---- help, usage errors (exit 2), input errors (exit 1) ----
 run --help
 check "--help: exit 0" [ "$rc" -eq 0 ]
-check "--help: usage on stdout" has_out "Usage: nmt bleu [options] HYP REF [REF...]"
-run --frobnicate hyps/perturbed.fr refs/ref.fr
+check "--help: usage on stdout" has_out "Usage: nmt bleu [options] REF [REF...] < HYP"
+run --frobnicate -i hyps/perturbed.fr refs/ref.fr
 check "unknown option: exit 2" [ "$rc" -eq 2 ]
 check "unknown option: message" has_err "nmt bleu: error: unknown option '--frobnicate'"
-run --tokenize zh hyps/perturbed.fr refs/ref.fr
+run --widht 2 -i hyps/perturbed.fr refs/ref.fr
+check "misspelt option: the closest one suggested" has_err "unknown option '--widht'; did you mean --width?"
+run --lowercase=1 -i hyps/perturbed.fr refs/ref.fr
+check "a flag given a value: exit 2" [ "$rc" -eq 2 ]
+check "a flag given a value: message" has_err "nmt bleu: error: --lowercase takes no value"
+run --tokenize zh -i hyps/perturbed.fr refs/ref.fr
 check "bad --tokenize: exit 2" [ "$rc" -eq 2 ]
 check "bad --tokenize: message" has_err "--tokenize 'zh': expected 13a, intl or none"
 run --tokenize
 check "--tokenize without value: exit 2" [ "$rc" -eq 2 ]
-run -w x hyps/perturbed.fr refs/ref.fr
+run -w x -i hyps/perturbed.fr refs/ref.fr
 check "bad --width: exit 2" [ "$rc" -eq 2 ]
-check "bad --width: message" has_err "--width 'x': not an integer"
-run --smooth-method laplace hyps/perturbed.fr refs/ref.fr
+check "bad --width: message" has_err "-w 'x': not an integer"
+run -w 18 -i hyps/perturbed.fr refs/ref.fr
+check "--width out of range: message" has_err "-w 18: out of range [0, 17]"
+run --smooth-method laplace -i hyps/perturbed.fr refs/ref.fr
 check "bad --smooth-method: exit 2" [ "$rc" -eq 2 ]
-run hyps/perturbed.fr
+run -m bleu ter -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu ter: ter is no metric, so it is a REF (here missing)" [ "$rc" -eq 1 ]
+run -i hyps/perturbed.fr
 check "no REF: exit 2" [ "$rc" -eq 2 ]
-check "no REF: message" has_err "expected HYP and at least one REF"
-run hyps/perturbed.fr -
+check "no REF: message" has_err "expected at least one REF"
+run -i hyps/perturbed.fr -
 check "REF from stdin: exit 2" [ "$rc" -eq 2 ]
-run --sentence -f json hyps/perturbed.fr refs/ref.fr
+run --sentence -f json -i hyps/perturbed.fr refs/ref.fr
 check "--sentence with json: exit 2" [ "$rc" -eq 2 ]
-run hyps/perturbed.fr "$tmp/no such file"
+run -i hyps/perturbed.fr "$tmp/no such file"
 check "missing file: exit 1" [ "$rc" -eq 1 ]
 check "missing file: message" has_err "nmt bleu: error: $tmp/no such file: No such file or directory"
-run hyps/perturbed.fr refs/ref.first20.fr
+run -i hyps/perturbed.fr refs/ref.first20.fr
 check "line counts differ: exit 1" [ "$rc" -eq 1 ]
 check "line counts differ: names both files and counts" has_err "nmt bleu: error: hyps/perturbed.fr has 1000 lines but refs/ref.first20.fr has 20"
-run hyps/caption1.en refs/ref.caption2.en refs/ref.first20.fr
+run -i hyps/caption1.en refs/ref.caption2.en refs/ref.first20.fr
 check "second REF's line count differs: exit 1" [ "$rc" -eq 1 ]
 check "second REF's line count differs: message" has_err "hyps/caption1.en has 1000 lines but refs/ref.first20.fr has 20"
 printf 'good line\nbad \377 line\n' >"$tmp/bad.txt"
 printf 'good line\nbad line\n' >"$tmp/ref.txt"
-run "$tmp/bad.txt" "$tmp/ref.txt"
+run -i "$tmp/bad.txt" "$tmp/ref.txt"
 check "invalid UTF-8: exit 1" [ "$rc" -eq 1 ]
 check "invalid UTF-8: file:line" has_err "nmt bleu: error: $tmp/bad.txt:2: invalid UTF-8 at byte 5 of the line"
-run "$tmp/ref.txt" "$tmp/bad.txt"
+run -i "$tmp/ref.txt" "$tmp/bad.txt"
 check "invalid UTF-8 in REF: file:line" has_err "$tmp/bad.txt:2: invalid UTF-8"
 : >"$tmp/empty.txt"
-run "$tmp/empty.txt" "$tmp/empty.txt"
+run -i "$tmp/empty.txt" "$tmp/empty.txt"
 check "empty HYP file: exit 1" [ "$rc" -eq 1 ]
 check "empty HYP file: message" has_err "has no lines to score"
-run "$tmp" refs/ref.fr
+run -i "$tmp" refs/ref.fr
 check "a directory as HYP: exit 1" [ "$rc" -eq 1 ]
 if [ -w /dev/full ]; then
-    "$bin" bleu hyps/perturbed.fr refs/ref.fr >/dev/full 2>/dev/null
+    "$bin" bleu -i hyps/perturbed.fr refs/ref.fr >/dev/full 2>/dev/null
     rc=$?
     check "full disk on stdout: exit 1" [ "$rc" -eq 1 ]
 fi

@@ -181,14 +181,14 @@ fi
 expect_fail "no args" 2 "--src FILE and --tgt FILE are required" $IBM
 expect_fail "no tgt" 2 "--src FILE and --tgt FILE are required" $IBM --src "$T/h.en"
 expect_fail "unknown option" 2 "unknown option '--bogus'" $IBM --src "$T/h.en" --tgt "$T/h.fr" --bogus
-expect_fail "missing value" 2 "missing value after '--iterations'" $IBM --src "$T/h.en" --tgt "$T/h.fr" --iterations
+expect_fail "missing value" 2 "nmt ibm: error: --iterations needs a value" $IBM --src "$T/h.en" --tgt "$T/h.fr" --iterations
 expect_fail "bad iterations" 2 "--iterations 0: out of range" $IBM --src "$T/h.en" --tgt "$T/h.fr" --iterations 0
 expect_fail "bad lambda" 2 "--lambda 'x': not a number" $IBM --src "$T/h.en" --tgt "$T/h.fr" --lambda x
-expect_fail "p0 of 1" 2 "--p0 must be below 1" $IBM --src "$T/h.en" --tgt "$T/h.fr" --p0 1
-expect_fail "bad sym" 2 "--sym is one of intersect, .* not 'both'" $IBM --src "$T/h.en" --tgt "$T/h.fr" --sym both
+expect_fail "p0 of 1" 2 "--p0 1: out of range \\[0, 1\\)" $IBM --src "$T/h.en" --tgt "$T/h.fr" --p0 1
+expect_fail "bad sym" 2 "--sym 'both': expected intersect, union, .*gdfa" $IBM --src "$T/h.en" --tgt "$T/h.fr" --sym both
 expect_fail "reverse+sym" 2 "--reverse and --sym exclude each other" $IBM --src "$T/h.en" --tgt "$T/h.fr" --reverse --sym union
 expect_fail "test-src alone" 2 "--test-src and --test-tgt go together" $IBM --src "$T/h.en" --tgt "$T/h.fr" --test-src "$T/h.en"
-expect_fail "twice" 2 "given twice: '--src'" $IBM --src "$T/h.en" --src "$T/h.en" --tgt "$T/h.fr"
+expect_fail "twice" 2 "--src given twice" $IBM --src "$T/h.en" --src "$T/h.en" --tgt "$T/h.fr"
 expect_fail "missing file" 1 "nmt ibm: error: $T/nope: No such file or directory" $IBM --src "$T/nope" --tgt "$T/h.fr"
 head -n 3 "$T/h.fr" > "$T/short.fr"
 expect_fail "line counts" 1 "nmt ibm: error: $T/h.en has 4 lines but $T/short.fr has 3" $IBM --src "$T/h.en" --tgt "$T/short.fr"

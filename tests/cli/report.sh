@@ -60,7 +60,7 @@ for f in r.tsv r.svg r.png; do check "$f written" test -s "$T/$f"; done
 # Table 1 "All" equals nmt bleu on the same files, to the printed precision
 for s in A B; do
     [ $s = A ] && h=$HA || h=$HB
-    want=$("$NMT_BIN" bleu -b -w 2 "$h" "$REF")
+    want=$("$NMT_BIN" bleu -b -w 2 -i "$h" "$REF")
     got=$(cell "Sys $s" 2 "$T/out")
     [ -n "$got" ] && [ "$got" = "$want" ] && ok || bad "All BLEU of Sys $s: report '$got', nmt bleu '$want'"
 done
@@ -83,7 +83,7 @@ while IFS='	' read -r bucket cnt a b; do
     subset "$T/lines" "$REF" > "$T/bref"
     subset "$T/lines" "$HA" > "$T/bha"
     subset "$T/lines" "$HB" > "$T/bhb"
-    wa=$("$NMT_BIN" bleu -b -w 4 "$T/bha" "$T/bref"); wb=$("$NMT_BIN" bleu -b -w 4 "$T/bhb" "$T/bref")
+    wa=$("$NMT_BIN" bleu -b -w 4 -i "$T/bha" "$T/bref"); wb=$("$NMT_BIN" bleu -b -w 4 -i "$T/bhb" "$T/bref")
     [ "$a" = "$wa" ] && [ "$b" = "$wb" ] && ok || bad "bucket $bucket: TSV $a $b, nmt bleu $wa $wb"
     grep -q "^| $bucket | $cnt |" "$T/out" && ok || bad "bucket $bucket missing from the printed table"
     rows=$((rows + 1))
@@ -167,20 +167,23 @@ for i, (s, r) in enumerate(zip(src, ref)):
 PY
 K=$(wc -l < "$T/known")
 [ "$K" -gt 10 ] && [ "$K" -lt "$N" ] && ok || bad "python found $K known sentences"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels A,B --src-vocab "$T/sv" --tgt-vocab "$T/tv" \
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels A,B --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv" \
     --hyp-nounk "$B/hyps/perfect.fr" --hyp-nounk "$HB" > "$T/out" 2> "$T/err"
 [ $? -eq 0 ] && ok || bad "report with vocabularies: $(cat "$T/err")"
 grep -q "No UNK ($K sentences)" "$T/out" && ok || bad "No-UNK count: $(grep 'No UNK (' "$T/out"), python $K"
 [ "$(cell A 3 "$T/out")" = "100.00" ] && ok || bad "No UNK of A (perfect --hyp-nounk): $(cell A 3 "$T/out")"
 subset "$T/known" "$REF" > "$T/kref"; subset "$T/known" "$HB" > "$T/khb"
-want=$("$NMT_BIN" bleu -b -w 2 "$T/khb" "$T/kref")
+want=$("$NMT_BIN" bleu -b -w 2 "$T/kref" < "$T/khb")
 [ "$(cell B 3 "$T/out")" = "$want" ] && ok || bad "No UNK of B: $(cell B 3 "$T/out"), nmt bleu on the subset $want"
 grep -q "the --hyp-nounk files" "$T/out" && ok || bad "--hyp-nounk use not said"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv" --tgt-vocab "$T/tv" > "$T/out2" 2> "$T/err"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv" > "$T/out2" 2> "$T/err"
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv" --tgt-vocab "$T/tv" > "$T/out2old" 2> "$T/err2old"
+cmp -s "$T/out2" "$T/out2old" && ok || bad "--src-vocab/--tgt-vocab (old spellings) change the report"
+grep -q "nmt report: warning: --src-vocab is an old spelling: use --src-vocab-file" "$T/err2old" && ok || bad "--src-vocab: no warning"
 grep -q "the normal --hyp files (no --hyp-nounk given)" "$T/out2" && ok || bad "fallback to --hyp not said"
 # a plain word list (second column) gives the same subset
 cut -f 2 "$T/sv" > "$T/sv.plain"; cut -f 2 "$T/tv" > "$T/tv.plain"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv.plain" --tgt-vocab "$T/tv.plain" > "$T/out3" 2>&1
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv.plain" --tgt-vocab-file "$T/tv.plain" > "$T/out3" 2>&1
 grep -q "No UNK ($K sentences)" "$T/out3" && ok || bad "plain word lists: $(grep 'No UNK (' "$T/out3")"
 
 # ---------------------------------------------------------------- No UNK from a model's vocabularies
@@ -192,7 +195,7 @@ check "tiny model trained" test -s "$T/m.nmt"
 "$NMT_BIN" vocab --size 300 "$T/t400" > "$T/tv300" 2> /dev/null
 "$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/m.nmt" > "$T/om" 2> "$T/err"
 [ $? -eq 0 ] && ok || bad "report --unk-vocab: $(cat "$T/err")"
-"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv300" --tgt-vocab "$T/tv300" > "$T/ov" 2>&1
+"$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv300" --tgt-vocab-file "$T/tv300" > "$T/ov" 2>&1
 km=$(grep -o 'No UNK ([0-9]* sentences)' "$T/om"); kv=$(grep -o 'No UNK ([0-9]* sentences)' "$T/ov")
 [ -n "$km" ] && [ "$km" = "$kv" ] && ok || bad "model '$km' vs vocabulary files '$kv'"
 grep -q "vocabularies of the model .*m.nmt (300 source, 300 target entries)" "$T/om" && ok || bad "model not named"
@@ -206,9 +209,9 @@ expect_fail "empty label" 2 "label 2 is empty" $R --src "$SRC" --ref "$REF" --hy
 expect_fail "nounk count" 2 "1 --hyp-nounk file for 2 --hyp files" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" \
     --hyp-nounk "$HA" --unk-vocab "$T/m.nmt"
 expect_fail "nounk without vocab" 2 "--hyp-nounk needs a vocabulary" $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp-nounk "$HA"
-expect_fail "half vocab" 2 "--src-vocab and --tgt-vocab go together" $R --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab "$T/sv"
+expect_fail "half vocab" 2 "--src-vocab-file and --tgt-vocab-file go together" $R --src "$SRC" --ref "$REF" --hyp "$HA" --src-vocab-file "$T/sv"
 expect_fail "both vocab kinds" 2 "either --unk-vocab or" $R --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/m.nmt" \
-    --src-vocab "$T/sv" --tgt-vocab "$T/tv"
+    --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv"
 expect_fail "bad tokenizer" 2 "--tokenize 'zh'" $R --src "$SRC" --ref "$REF" --hyp "$HA" --tokenize zh
 expect_fail "unknown option" 2 "unknown option '--bogus'" $R --src "$SRC" --ref "$REF" --hyp "$HA" --bogus 1
 expect_fail "missing value" 2 "--out needs a value" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out
@@ -217,7 +220,7 @@ head -n 999 "$HB" > "$T/h999"
 expect_fail "hyp lines" 1 "$T/h999 \(--hyp\) has 999 lines but .*test_2016_flickr.en \(--src\) has 1000" \
     $R --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$T/h999"
 expect_fail "nounk lines" 1 "h999 \(--hyp-nounk\) has 999 lines" $R --src "$SRC" --ref "$REF" --hyp "$HA" \
-    --hyp-nounk "$T/h999" --src-vocab "$T/sv" --tgt-vocab "$T/tv"
+    --hyp-nounk "$T/h999" --src-vocab-file "$T/sv" --tgt-vocab-file "$T/tv"
 head -n 10 "$REF" > "$T/r10"
 expect_fail "ref lines" 1 "r10 \(--ref\) has 10 lines but .* has 1000" $R --src "$SRC" --ref "$T/r10" --hyp "$HA"
 { head -n 2 "$HA"; printf 'un \377 chat\n'; tail -n +4 "$HA"; } > "$T/bad.fr"
@@ -229,7 +232,7 @@ expect_fail "empty source" 1 "has no lines" $R --src "$T/empty" --ref "$T/empty"
 expect_fail "bad model" 1 "--unk-vocab: .*sv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --unk-vocab "$T/sv"
 printf 'a\nb\na\n' > "$T/dup.vocab"
 expect_fail "repeated vocabulary word" 1 "dup.vocab:3: 'a' repeated \(first at line 1\)" $R --src "$SRC" --ref "$REF" \
-    --hyp "$HA" --src-vocab "$T/dup.vocab" --tgt-vocab "$T/tv"
+    --hyp "$HA" --src-vocab-file "$T/dup.vocab" --tgt-vocab-file "$T/tv"
 expect_fail "unwritable output" 1 "$T/no/dir/x.tsv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/no/dir/x"
 expect_fail "bad font" 1 "--font" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/f" --font "$T/sv"
 "$NMT_BIN" report --help > "$T/help" 2>&1 && grep -q "^Usage: nmt report" "$T/help" && ok || bad "--help"

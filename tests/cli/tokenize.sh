@@ -42,8 +42,8 @@ if [ -d "$D/input" ]; then
         same_file "tokenize -l $l -a < $x" "$D/expected/$x.tok.a.esc" "$tmp/a.esc"
         "$NMT_BIN" tokenize -l "$l" < "$f" > "$tmp/default"
         same_file "tokenize -l $l < $x" "$D/expected/$x.tok.default" "$tmp/default"
-        "$NMT_BIN" tokenize -l "$l" --lowercase --normalize < "$f" > "$tmp/lcnorm"
-        same_file "tokenize -l $l --lowercase --normalize < $x" "$D/expected/$x.lc.norm.tok" "$tmp/lcnorm"
+        "$NMT_BIN" tokenize -l "$l" --lowercase --normalize-punct < "$f" > "$tmp/lcnorm"
+        same_file "tokenize -l $l --lowercase --normalize-punct < $x" "$D/expected/$x.lc.norm.tok" "$tmp/lcnorm"
         "$NMT_BIN" detokenize -l "$l" < "$D/expected/$x.tok.a.noesc" > "$tmp/detok"
         same_file "detokenize -l $l < $x.tok.a.noesc" "$D/expected/$x.tok.a.noesc.detok" "$tmp/detok"
         "$NMT_BIN" detokenize -l "$l" < "$D/expected/$x.tok.a.esc" > "$tmp/detok"
@@ -62,7 +62,12 @@ expect "tokenize -a -q" 0 "$(printf "Hello , world ! Isn 't it ?\n\n   \nDr. Smi
 printf "l'homme n'est pas là: il dit «oui»\n" > "$tmp/in"
 expect "tokenize fr" 0 "l&apos; homme n&apos; est pas là : il dit « oui »" "$NMT_BIN" tokenize -l fr
 expect "tokenize fr lc norm" 0 "l&apos; homme n&apos; est pas là : il dit &quot; oui &quot;" \
-    "$NMT_BIN" tokenize -l fr --lowercase --normalize
+    "$NMT_BIN" tokenize -l fr --lowercase --normalize-punct
+# --normalize, the old spelling: the same output, and a warning naming the new one
+expect "tokenize --normalize (old spelling)" 0 "l&apos; homme n&apos; est pas là : il dit &quot; oui &quot;" \
+    "$NMT_BIN" tokenize --lang=fr --lowercase --normalize
+grep -q "nmt tokenize: warning: --normalize is an old spelling: use --normalize-punct" "$tmp/err" && ok ||
+    bad "no deprecation warning for --normalize: $(cat "$tmp/err")"
 printf "l&apos; homme , dit @-@ il : &quot; oui &quot; .\n" > "$tmp/in"
 expect "detokenize fr" 0 "l'homme, dit-il : \"oui\"." "$NMT_BIN" detokenize -l fr
 expect "detokenize en" 0 "l' homme, dit-il: \"oui\"." "$NMT_BIN" detokenize
@@ -85,7 +90,7 @@ out=$("$NMT_BIN" detokenize -h); rc=$?
 expect "unknown flag" 2 "" "$NMT_BIN" tokenize --bogus
 grep -q "unknown option '--bogus'" "$tmp/err" && ok || bad "unknown flag message: $(cat "$tmp/err")"
 expect "unknown language" 2 "" "$NMT_BIN" tokenize -l xx
-grep -q "'xx': unsupported language" "$tmp/err" && ok || bad "unknown language message: $(cat "$tmp/err")"
+grep -q "'xx': expected en, fr or de" "$tmp/err" && ok || bad "unknown language message: $(cat "$tmp/err")"
 expect "missing language" 2 "" "$NMT_BIN" detokenize -l
 expect "detokenize has no -a" 2 "" "$NMT_BIN" detokenize -a
 

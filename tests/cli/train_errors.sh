@@ -14,7 +14,9 @@ expect_fail "missing file" 1 "nope.txt: No such file" "$NMT_BIN" train --src "$T
 expect_fail "invalid UTF-8" 1 "bad_utf8:2: invalid UTF-8" "$NMT_BIN" train --src "$T/bad_utf8" --tgt "$T/t3" --model "$T/m" $SMALL
 expect_fail "dev line counts" 1 "has 3 lines but .* has 2" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --valid-src "$T/s3" --valid-tgt "$T/t2" --model "$T/m" $SMALL
 expect_fail "nothing to train on" 1 "no sentence pair is left" "$NMT_BIN" train --src "$T/empty3" --tgt "$T/t3" --model "$T/m" $SMALL
-expect_fail "unknown option" 2 "unknown option '--hidden'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --hidden 5
+expect_fail "unknown option" 2 "unknown option '--hidden'; did you mean --hid\\?" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --hidden 5
+expect_fail "a flag given a value" 2 "nmt train: error: --reshuffle takes no value" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --reshuffle=1
+expect_fail "bad number after =" 2 "--batch 'x5': not an integer" "$NMT_BIN" train --src="$T/s3" --tgt="$T/t3" --model="$T/m" --batch=x5
 expect_fail "bad number" 2 "--batch 'x5': not an integer" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --batch x5
 expect_fail "out of range" 2 "--hid 0: out of range" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --hid 0
 expect_fail "bad arch" 2 "--arch 'transformer'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --arch transformer
@@ -29,6 +31,12 @@ expect_fail "vocab missing file" 1 "nope: No such file" "$NMT_BIN" vocab "$T/nop
 printf 'a b\n\nc d e\n' > "$T/s"; printf 'x\ny\n\n' > "$T/t"
 check "train runs" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --valid-src "$T/s" --valid-tgt "$T/t" --model "$T/m.nmt" $SMALL 2> "$T/log"
 grep -q "2 skipped as empty" "$T/log" && ok || bad "empty pairs not counted: $(head -n 3 "$T/log")"
+# a shortlist smaller than asked for: the library's warning, in the program's format
+grep -qF "nmt train: warning: $T/s has fewer word types than asked for: its shortlist has 7 entries (EOS and UNK counted), not 10" "$T/log" \
+    && ok || bad "no shortlist warning: $(grep -i warn "$T/log")"
+# --normalize, the old spelling of --normalize-punct: trains, and warns
+check "train --normalize" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m5.nmt" --tokenize en,en --lowercase --normalize $SMALL 2> "$T/log5"
+grep -q "nmt train: warning: --normalize is an old spelling: use --normalize-punct" "$T/log5" && ok || bad "--normalize: no warning"
 check "model written" test -s "$T/m.nmt"
 check "checkpoint written" test -s "$T/m.nmt.ckpt"
 head -n 1 "$T/m.nmt.log.tsv" | grep -q "^update	epoch	hours	train_nll" && ok || bad "TSV log header"
@@ -40,7 +48,7 @@ head -c 300 "$T/m.nmt.ckpt" > "$T/cut.ckpt"
 expect_fail "truncated checkpoint" 1 "cut.ckpt" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m3.nmt" --resume "$T/cut.ckpt" $SMALL
 # presets: an unknown name is a usage error; options given beside a preset override it, wherever
 # they stand, and the rest of the preset holds
-expect_fail "unknown preset" 2 "unknown preset 'fast'" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
+expect_fail "unknown preset" 2 "--preset 'fast': expected paper or hour" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
 check "preset hour" "$NMT_BIN" train --lr 0.0005 --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour $SMALL 2> "$T/log"
 grep -q "optimizer adam (lr 0.0005, decayed on plateaus), clip 1, dropout 0.5," "$T/log" && ok || bad "preset hour with --lr: $(grep optimizer "$T/log")"
 check "preset paper" "$NMT_BIN" train --preset paper --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" $SMALL 2> "$T/log"

@@ -1,7 +1,8 @@
 #!/bin/sh
-# train_resume.sh: a training run killed with SIGKILL, or stopped with SIGTERM, and resumed from
-# its last checkpoint ends with exactly the same parameters as a run never interrupted (same
-# seed and thread count): the final model files are compared byte for byte.
+# train_resume.sh: a training run killed with SIGKILL, or stopped with SIGTERM or SIGHUP (a closed
+# terminal), and resumed from its last checkpoint ends with exactly the same parameters as a run
+# never interrupted (same seed and thread count): the final model files are compared byte for
+# byte. The resumed run warns that the checkpoint's settings win over the options given.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 600 "$D/train.en" > "$T/s"; head -n 600 "$D/train.fr" > "$T/t"
@@ -27,7 +28,7 @@ wait_ckpt() { # file, pid: until the file exists or the process ended
     i=0
     while [ ! -s "$1" ] && kill -0 "$2" 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
 }
-for sig in KILL TERM; do
+for sig in KILL TERM HUP; do
     m="$T/$sig.nmt"
     # shellcheck disable=SC2086
     "$NMT_BIN" train $ARGS --model "$m" --batch-log "$T/$sig.batches" 2> "$T/$sig.log" &
@@ -41,8 +42,8 @@ for sig in KILL TERM; do
         wait $pid; rc=$?
         bad "$sig: the run ended before it could be interrupted (make it longer)"
     fi
-    if [ $sig = TERM ]; then
-        if [ $rc -eq 130 ] && grep -q "interrupted at update" "$T/$sig.log"; then ok; else bad "SIGTERM: exit $rc, log: $(tail -n 2 "$T/$sig.log")"; fi
+    if [ $sig != KILL ]; then # a checkpoint written on the signal, and the command to resume
+        if [ $rc -eq 130 ] && grep -q "interrupted at update" "$T/$sig.log"; then ok; else bad "SIG$sig: exit $rc, log: $(tail -n 2 "$T/$sig.log")"; fi
     fi
     check "$sig: a checkpoint survived" test -s "$m.ckpt"
     # shellcheck disable=SC2086
@@ -52,6 +53,8 @@ for sig in KILL TERM; do
     check "$sig: resumed run finished" test -s "$m"
     if cmp -s "$T/a.nmt" "$m"; then ok; else bad "$sig: resumed model differs from the uninterrupted one"; fi
     grep -q "resumed from" "$T/$sig.log" && ok || bad "$sig: no 'resumed from' line"
+    grep -q "nmt train: warning: .*ckpt: the resumed run keeps its checkpoint's settings: optimizer adam (not sgd), dropout 0.2 (not 0), learning-rate decay 0.5 (not 0), batch 20 (not 7)" "$T/$sig.log" \
+        && ok || bad "$sig: no warning that the checkpoint's settings win: $(grep -i warn "$T/$sig.log")"
     # updates redone after the checkpoint are not logged twice
     if cmp -s "$T/a.batches" "$T/$sig.batches"; then ok; else bad "$sig: resumed batch log differs from the uninterrupted one"; fi
 done

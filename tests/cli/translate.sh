@@ -56,16 +56,30 @@ awk -F ' \\|\\|\\| ' '{ if ($1 == last && $3 + 0 > prev + 1e-9) bad = 1; if ($1 
 # the score translate prints equals nmt score's on the same output (length-normalised and raw);
 # an output cut at the length limit has no EOS, which forced decoding would add: those are skipped
 head -n 6 "$D/val.en" > "$T/v6"
-for norm in --normalize --no-normalize; do
+for norm in --length-norm --no-length-norm; do
     $TR $norm --scores < "$T/v6" > "$T/sc"
     sed 's/ ||| .*//' "$T/sc" > "$T/hyp"
     "$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" > "$T/forced"
-    col=1; [ $norm = --normalize ] && col=2
+    col=1; [ $norm = --length-norm ] && col=2
     paste -d '\t' "$T/sc" "$T/forced" "$T/v6" | awk -F '\t' -v c=$col '{ split($1, a, " \\|\\|\\| "); nw = split(a[1], w, " ");
         if (nw == int(3 * (split($5, s, " ") + 1))) next; n++; d = a[2] - $(c + 1); if (d < 0) d = -d; if (d > 2e-4) bad = 1 }
         END { exit bad || n == 0 }' \
         && ok || bad "translate $norm scores differ from nmt score: $(paste "$T/sc" "$T/forced" | head -n 2)"
 done
+# --normalize / --no-normalize, the old spellings of --length-norm / --no-length-norm: the same
+# output, with a warning naming the new spelling
+for pair in "--normalize --length-norm" "--no-normalize --no-length-norm"; do
+    old=${pair% *} new=${pair#* } # not set --: $1 is the script's --quick
+    $TR $old --scores < "$T/v6" > "$T/old" 2> "$T/old.err"
+    $TR $new --scores < "$T/v6" > "$T/new" 2> /dev/null
+    cmp -s "$T/old" "$T/new" && ok || bad "$old and $new give different translations"
+    grep -q "nmt translate: warning: $old is an old spelling: use $new" "$T/old.err" && ok || bad "$old: no warning: $(cat "$T/old.err")"
+done
+# --opt=value is --opt value; a flag takes no value
+$TR --beam=2 < "$T/v6" > "$T/eq"; $TR --beam 2 < "$T/v6" > "$T/sp"
+cmp -s "$T/eq" "$T/sp" && ok || bad "--beam=2 and --beam 2 differ"
+expect_fail "a flag given a value" 2 "nmt translate: error: --no-unk takes no value" sh -c "$TR --no-unk=1 < $T/v6"
+expect_fail "unknown option" 2 "unknown option '--beams'; did you mean --beam\?" sh -c "$TR --beams 3 < $T/v6"
 head -n 5 "$T/v6" > "$T/v5"
 expect_fail "score line counts" 1 "has 6 lines but .* has 5" "$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/v5"
 
@@ -103,7 +117,7 @@ cmp -s "$T/detok" "$T/detok_want" && ok || bad "--detokenize differs from nmt de
 # --normalize-punct really normalizes (a line whose tokens change under normalize-punctuation)
 printf 'A man \342\200\224 said \342\200\234Hello\342\200\235 \302\253 there \302\273 .\n' > "$T/rawp"
 "$NMT_BIN" tokenize -l en --lowercase < "$T/rawp" > "$T/p_plain"
-"$NMT_BIN" tokenize -l en --lowercase --normalize < "$T/rawp" > "$T/p_norm"
+"$NMT_BIN" tokenize -l en --lowercase --normalize-punct < "$T/rawp" > "$T/p_norm"
 cmp -s "$T/p_plain" "$T/p_norm" && bad "test line is not changed by punctuation normalization" || ok
 $TR --tokenize en --lowercase --normalize-punct < "$T/rawp" > "$T/p_fromraw"
 $TR < "$T/p_norm" > "$T/p_fromtok"

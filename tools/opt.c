@@ -1,0 +1,375 @@
+/* opt.c: the option parser and --help printer of every nmt subcommand (opt.h). argv is read in
+ * one walk that only sorts it into options with their values and positional arguments; nothing
+ * is stored until the walk is done, so --help anywhere wins, presets (OPT_FIRST) go first, and
+ * the rest is applied in the order given. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "opt.h"
+
+/* ------------------------------------------------------------------ names */
+
+/* Does one of o's space-separated spellings equal s[0..len)? */
+static int has_name(const opt *o, const char *s, size_t len)
+{
+    for (const char *p = o->names; p && *p;) {
+        size_t n = strcspn(p, " ");
+        if (n == len && !strncmp(p, s, len)) return 1;
+        p += n;
+        while (*p == ' ') p++;
+    }
+    return 0;
+}
+
+/* The spelling messages use: the first long one ("--width" of "-w --width"). */
+static void main_name(const opt *o, char *buf, size_t size)
+{
+    const char *p = strstr(o->names, "--"), *s = p && (p == o->names || p[-1] == ' ') ? p : o->names;
+    size_t n = strcspn(s, " ");
+    snprintf(buf, size, "%.*s", (int)n, s);
+}
+
+static int is_option(const opt *o) { return o->kind != OPTK_HEAD && o->kind != OPTK_OLD; }
+
+static opt *lookup(opt *t, const char *s, size_t len)
+{
+    for (; t->kind != OPTK_END; t++)
+        if (t->kind != OPTK_HEAD && has_name(t, s, len)) return t;
+    return NULL;
+}
+
+/* Edit distance of two short names, a swap of neighbours counting as one edit ("widht" is one
+ * from "width"); names are cut at 31 characters. */
+static int distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b), d[32][32];
+    if (la > 31) la = 31;
+    if (lb > 31) lb = 31;
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* The known spelling closest to an unknown one, if any is close: a third of its letters edited
+ * (one for short names), or one a prefix of the other (--hidden, --hid). */
+static const char *closest(const opt *t, const char *s, char *buf, size_t size)
+{
+    const char *bare = s + strspn(s, "-");
+    size_t blen = strlen(bare);
+    int limit = blen >= 6 ? (int)(blen / 3) : 1, best = limit + 1;
+    for (; t->kind != OPTK_END; t++) {
+        if (t->kind == OPTK_HEAD) continue;
+        for (const char *p = t->names; *p;) {
+            size_t n = strcspn(p, " "), dashes = strspn(p, "-");
+            char cand[64];
+            snprintf(cand, sizeof cand, "%.*s", (int)(n - dashes), p + dashes);
+            size_t clen = strlen(cand);
+            int d = distance(bare, cand);
+            /* a prefix is close enough, but after any nearer spelling */
+            if (d > limit && clen >= 3 && blen >= 3 && !strncmp(cand, bare, blen < clen ? blen : clen)) d = limit;
+            if (d < best) { /* near an old spelling: the new one */
+                best = d;
+                if (t->kind == OPTK_OLD) snprintf(buf, size, "%s", t->help);
+                else snprintf(buf, size, "%.*s", (int)n, p);
+            }
+            p += n;
+            while (*p == ' ') p++;
+        }
+    }
+    return best <= limit ? buf : NULL;
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static int usage_error(const opt_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const opt_cmd *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nmt %s: error: ", c->name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CMD_USAGE;
+}
+
+/* ------------------------------------------------------------------ values */
+
+/* Integers in [lo, hi]; the table's double bounds are clamped to long (LONG_MAX does not fit a
+ * double exactly). */
+static int parse_long(const opt_cmd *c, const char *name, const char *s, const opt *o, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    long lo = o->lo <= (double)LONG_MIN ? LONG_MIN : (long)o->lo;
+    long hi = o->hi >= (double)LONG_MAX ? LONG_MAX : (long)o->hi;
+    if (!*s || *end || errno) return usage_error(c, "%s '%s': not an integer", name, s);
+    if (v < lo || v > hi) return usage_error(c, "%s %ld: out of range [%ld, %ld]", name, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const opt_cmd *c, const char *name, const char *s, const opt *o, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    int open = (o->flags & OPT_BELOW_HI) != 0;
+    if (!*s || *end || errno || v != v) return usage_error(c, "%s '%s': not a number", name, s);
+    if (v < o->lo || v > o->hi || (open && v == o->hi))
+        return usage_error(c, "%s %g: out of range [%g, %g%s", name, v, o->lo, o->hi, open ? ")" : "]");
+    *out = v;
+    return 0;
+}
+
+/* The index of val among "a|b|c", or -1. */
+static int choice_index(const char *values, const char *val)
+{
+    int k = 0;
+    for (const char *p = values;; k++) {
+        size_t n = strcspn(p, "|");
+        if (strlen(val) == n && !strncmp(p, val, n)) return k;
+        if (!p[n]) return -1;
+        p += n + 1;
+    }
+}
+
+static int bad_choice(const opt_cmd *c, const char *name, const char *val, const char *values)
+{
+    char list[256];
+    size_t k = 0;
+    int count = 1;
+    for (const char *p = values; *p; p++) count += *p == '|';
+    for (const char *p = values; *p && k + 8 < sizeof list; count--) {
+        size_t n = strcspn(p, "|");
+        k += (size_t)snprintf(list + k, sizeof list - k, "%.*s%s", (int)n, p,
+                              count > 2 ? ", " : count == 2 ? " or " : "");
+        p += n + (p[n] == '|');
+    }
+    return usage_error(c, "%s '%s': expected %s", name, val, list);
+}
+
+/* Stores one value (val NULL for a flag); name is the spelling used. Returns 0 or CMD_USAGE
+ * after saying why. */
+static int apply(const opt_cmd *c, opt *o, const char *name, const char *val, int nth)
+{
+    long l = 0;
+    double x = 0;
+    const char *why;
+    if (nth == 0 && ++o->seen > 1 && (o->flags & OPT_ONCE)) return usage_error(c, "%s given twice", name);
+    if (val && !*val && (o->flags & OPT_NONEMPTY)) return usage_error(c, "%s needs a non-empty value", name);
+    switch (o->kind) {
+    case OPTK_FLAG:
+        *(int *)o->dst = (int)o->lo;
+        if (o->dst2) *(int *)o->dst2 = (int)o->lo;
+        return 0;
+    case OPTK_STR: *(const char **)o->dst = val; return 0;
+    case OPTK_INT:
+        if (parse_long(c, name, val, o, &l)) return CMD_USAGE;
+        *(int *)o->dst = (int)l;
+        if (o->dst2) *(int *)o->dst2 = (int)l;
+        return 0;
+    case OPTK_LONG:
+        if (parse_long(c, name, val, o, &l)) return CMD_USAGE;
+        *(long *)o->dst = l;
+        return 0;
+    case OPTK_DBL:
+        if (parse_double(c, name, val, o, &x)) return CMD_USAGE;
+        *(double *)o->dst = x;
+        return 0;
+    case OPTK_CHOICE:
+        if (choice_index(o->arg, val) < 0) return bad_choice(c, name, val, o->arg);
+        *(int *)o->dst = choice_index(o->arg, val);
+        return 0;
+    case OPTK_ENUM:
+        if (o->to_int(val) < 0) return usage_error(c, "%s '%s': expected %s", name, val, o->expect);
+        *(int *)o->dst = o->to_int(val);
+        return 0;
+    case OPTK_FN:
+        why = o->fn(o->dst, val, nth);
+        return why ? usage_error(c, "%s '%s': %s", name, val, why) : 0;
+    }
+    return usage_error(c, "%s: not an option", name); /* a table error: heading or old spelling */
+}
+
+/* ------------------------------------------------------------------ the walk */
+
+typedef struct item {
+    opt *o;
+    const char *val;
+    int nth;
+    int old;        /* spelled the old way: warn */
+    char name[48];  /* as spelled, for messages */
+} item;
+
+/* Sorts argv into items and positional arguments. Returns 0, or CMD_USAGE after saying why. */
+static int walk(opt_cmd *c, int argc, char **argv, item *it, int *nit, char **args, int *nargs)
+{
+    int only_args = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_args || a[0] != '-' || !a[1]) {
+            if (*nargs >= c->max_args)
+                return c->args_hint ? usage_error(c, "unexpected argument '%s' (%s)", a, c->args_hint)
+                                    : usage_error(c, "unexpected argument '%s' (nmt %s --help)", a, c->name);
+            args[(*nargs)++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) { only_args = 1; continue; }
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        opt *o = lookup(c->opts, a, len), *as = o;
+        if (o && o->kind == OPTK_OLD) o = lookup(c->opts, o->help, strlen(o->help));
+        char name[128], buf[64];
+        if (!o) {
+            snprintf(name, sizeof name, "%.*s", (int)len, a);
+            const char *near = closest(c->opts, name, buf, sizeof buf);
+            return usage_error(c, "unknown option '%s'%s%s%s (nmt %s --help lists them)", name,
+                               near ? "; did you mean " : "", near ? near : "", near ? "?" : "", c->name);
+        }
+        snprintf(name, sizeof name, "%.*s", (int)len, a);
+        const char *val = NULL;
+        if (o->kind == OPTK_FLAG && eq) return usage_error(c, "%s takes no value", name);
+        if (o->kind != OPTK_FLAG) {
+            if (eq) val = eq + 1;
+            else if (i + 1 < argc) val = argv[++i];
+            else return usage_error(c, "%s needs a value", name);
+        }
+        /* nargs-style options take the next arguments too, while the option wants them */
+        for (int nth = 0; nth == 0 || (val && (o->flags & OPT_MORE) && i + 1 < argc && argv[i + 1][0] != '-' &&
+                                       !o->fn(NULL, argv[i + 1], nth)); nth++) {
+            item *x = &it[(*nit)++];
+            *x = (item){o, nth ? argv[++i] : val, nth, nth == 0 && as != o, ""};
+            snprintf(x->name, sizeof x->name, "%.*s", (int)len, a);
+        }
+    }
+    return 0;
+}
+
+int opt_parse(opt_cmd *c, int argc, char **argv, char **args, int *nargs)
+{
+    item *it = malloc(sizeof *it * (size_t)(argc > 0 ? argc : 1));
+    if (!it) {
+        fprintf(stderr, "nmt %s: error: out of memory\n", c->name);
+        return CMD_ERR;
+    }
+    /* --help anywhere before "--" wins over everything else, errors included */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            opt_help(stdout, c);
+            free(it);
+            return CMD_OK;
+        }
+    int nit = 0;
+    *nargs = 0;
+    int rc = walk(c, argc, argv, it, &nit, args, nargs);
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (int k = 0; k < nit && !rc; k++) {
+            if (((it[k].o->flags & OPT_FIRST) != 0) != (pass == 0)) continue;
+            if (it[k].old) {
+                char now[64];
+                main_name(it[k].o, now, sizeof now);
+                fprintf(stderr, "nmt %s: warning: %s is an old spelling: use %s\n", c->name, it[k].name, now);
+            }
+            rc = apply(c, it[k].o, it[k].name, it[k].val, it[k].nth);
+        }
+    free(it);
+    return rc ? rc : OPT_GO;
+}
+
+int opt_given(const opt_cmd *c, const char *name)
+{
+    for (const opt *o = c->opts; o->kind != OPTK_END; o++)
+        if (is_option(o) && has_name(o, name, strlen(name))) return o->seen;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ --help */
+
+/* "-w, --width N" */
+static int label(const opt *o, char *buf, size_t size)
+{
+    size_t k = 0;
+    for (const char *p = o->names; *p && k < size;) {
+        size_t n = strcspn(p, " ");
+        k += (size_t)snprintf(buf + k, size - k, "%s%.*s", k ? ", " : "", (int)n, p);
+        p += n;
+        while (*p == ' ') p++;
+    }
+    if (o->arg && k < size) k += (size_t)snprintf(buf + k, size - k, " %s", o->arg);
+    return (int)(k < size ? k : size - 1);
+}
+
+/* The value an option holds before parsing, for "{}" in its help. */
+static void print_default(FILE *f, const opt *o)
+{
+    const char *p;
+    int k;
+    switch (o->kind) {
+    case OPTK_INT: fprintf(f, "%d", *(int *)o->dst); break;
+    case OPTK_LONG: fprintf(f, "%ld", *(long *)o->dst); break;
+    case OPTK_DBL: fprintf(f, "%g", *(double *)o->dst); break;
+    case OPTK_STR: fputs(*(const char **)o->dst ? *(const char **)o->dst : "none", f); break;
+    case OPTK_CHOICE:
+        for (p = o->arg, k = *(int *)o->dst; k > 0 && strchr(p, '|'); k--) p = strchr(p, '|') + 1;
+        fprintf(f, "%.*s", (int)strcspn(p, "|"), p);
+        break;
+    default: break;
+    }
+}
+
+/* The help text at column col: "{}" replaced by the default, "{lo}" and "{hi}" by the range,
+ * each new line indented. */
+static void print_text(FILE *f, const opt *o, int col)
+{
+    for (const char *p = o->help; *p; p++) {
+        if (p[0] == '{' && p[1] == '}') {
+            print_default(f, o);
+            p++;
+        } else if (!strncmp(p, "{lo}", 4) || !strncmp(p, "{hi}", 4)) {
+            fprintf(f, "%g", p[1] == 'l' ? o->lo : o->hi);
+            p += 3;
+        } else {
+            fputc(*p, f);
+            if (*p == '\n') fprintf(f, "%*s", col, "");
+        }
+    }
+    fputc('\n', f);
+}
+
+void opt_help(FILE *f, const opt_cmd *c)
+{
+    char buf[128];
+    int width = 10, olds = 0;
+    for (const opt *o = c->opts; o->kind != OPTK_END; o++)
+        if (is_option(o) && label(o, buf, sizeof buf) > width) width = label(o, buf, sizeof buf);
+    if (width > 26) width = 26;
+    fputs(c->usage, f);
+    for (const opt *o = c->opts; o->kind != OPTK_END; o++) {
+        if (o->kind == OPTK_OLD) { olds++; continue; }
+        if (o->kind == OPTK_HEAD) { fprintf(f, "%s\n", o->names); continue; }
+        int n = label(o, buf, sizeof buf);
+        if (n > width) fprintf(f, "  %s\n%*s", buf, width + 4, "");
+        else fprintf(f, "  %-*s  ", width, buf);
+        print_text(f, o, width + 4);
+    }
+    fprintf(f, "  %-*s  this help\n", width, "-h, --help");
+    if (olds) fputs("Old spellings, still accepted with a warning:\n", f);
+    for (const opt *o = c->opts; olds && o->kind != OPTK_END; o++)
+        if (o->kind == OPTK_OLD) fprintf(f, "  %-*s  now %s\n", width, o->names, o->help);
+    if (c->after) fputs(c->after, f);
+}
