@@ -208,7 +208,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = net_ws_reserve(&t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     t->best_dev = INFINITY;
-    if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    if (o->resume && ((rc = ckpt_restore(t, *ck, err)) || (rc = train_log_trim(t, err)))) return rc;
     if (o->batch_log && (rc = open_batch_log(t, err))) return rc;
     return NMT_OK;
 }
