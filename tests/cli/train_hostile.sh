@@ -10,9 +10,14 @@ ARGS="--src $T/s --tgt $T/t --arch rnnsearch --emb 8 --hid 8 --att 8 --maxout 4 
       --batch 20 --sort-blocks 3 --threads 1 --seed 5 --log-every 1000 --optimizer adam"
 export OMP_WAIT_POLICY=PASSIVE
 ED="python3 tests/cli/ckpt_edit.py"
+# a save killed half way (a dead PID's temporaries, of checkpoint and model size) is cleaned up
+# by the next save of the same file
+dead=$(sh -c 'echo $$')
+head -c 100000 /dev/zero > "$T/m.nmt.ckpt.tmp.$dead"; head -c 40000 /dev/zero > "$T/m.nmt.tmp.$dead"
 # shellcheck disable=SC2086
 "$NMT_BIN" train $ARGS --model "$T/m.nmt" --max-updates 12 --save-every 6 2> "$T/log"
 check "a checkpoint" test -s "$T/m.nmt.ckpt"
+[ ! -e "$T/m.nmt.ckpt.tmp.$dead" ] && [ ! -e "$T/m.nmt.tmp.$dead" ] && ok || bad "stale temporaries left: $(ls "$T" | grep tmp)"
 C="$T/m.nmt.ckpt"
 
 # resume_bad NAME PATTERN EDIT...: the edited copy is refused (exit 1, message matching PATTERN)
