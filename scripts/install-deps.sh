@@ -6,6 +6,11 @@ set -eu
 # The OpenMP build of OpenBLAS: a BLAS call made inside one of our OpenMP regions then runs on
 # one thread instead of starting a second layer of threads on the same two cores.
 PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev libpng-dev zlib1g-dev python3 fonts-dejavu-core fonts-droid-fallback"
+# `install-deps.sh fuzz` (make fuzz) adds clang and the runtime that holds libFuzzer and the
+# sanitizers for it (libclang-rt-N-dev); the normal build and `make test` need neither.
+if [ "${1:-}" = fuzz ]; then
+    PKGS="clang-14 libclang-rt-14-dev"
+fi
 
 missing=""
 for p in $PKGS; do
