@@ -46,8 +46,9 @@ static void usage(FILE *f)
         "\n"
         "A pair with an empty side gives an empty line (pharaoh) or a record without links (json);\n"
         "--soft refuses it, as the matrix format cannot hold an empty sentence. Source lines over %d\n"
-        "words are read up to that length (warned): later words get no links and weight 0.\n",
-        d.batch, NMT_MAX_SRC_WORDS);
+        "words are read up to that length (warned): later words get no links and weight 0.\n"
+        "A target line over %d words is an error.\n",
+        d.batch, NMT_MAX_SRC_WORDS, NMT_MAX_TGT_WORDS);
 }
 
 typedef struct corpus {

@@ -5,12 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "cmd.h"
 #include "data/corpus.h"
 #include "decode/lexicon.h"
 #include "nmt.h"
 
+#define LEX_MAX_WORDS 4096 /* words per line: the split buffers' size */
+
 static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }
+
+/* split_tokens counts past its buffer: a longer line is refused rather than read out of bounds */
+static int too_long(int ns, int nt, const char *src, const char *tgt, long line)
+{
+    if (ns <= LEX_MAX_WORDS && nt <= LEX_MAX_WORDS) return 0;
+    fprintf(stderr, "nmt lex: error: %s:%ld: %d words, more than the limit of %d per line\n", ns > LEX_MAX_WORDS ? src : tgt, line,
+            ns > LEX_MAX_WORDS ? ns : nt, LEX_MAX_WORDS);
+    return 1;
+}
 
 int cmd_lex(int argc, char **argv)
 {
@@ -26,7 +38,8 @@ int cmd_lex(int argc, char **argv)
                    "                  most-attended source word; RNNsearch-family models)\n"
                    "  --align FILE    or read the alignments: one line per pair, Pharaoh 's-t' links, 0-based\n"
                    "  --min-count N   leave out pairs seen fewer than N times (default 1)\n"
-                   "  --batch N, --threads N   forced decoding batch size (200) and threads\n");
+                   "  --batch N, --threads N   forced decoding batch size (200) and threads\n"
+                   "Limits: at most 4096 words per line (longer lines are an error); --out may not be an input.\n");
             return CMD_OK;
         }
         if (i + 1 >= argc) { fprintf(stderr, "nmt lex: %s needs a value\n", a); return CMD_USAGE; }
@@ -46,6 +59,9 @@ int cmd_lex(int argc, char **argv)
         return CMD_USAGE;
     }
     nmt_err err;
+    path_role in[4] = {{src, "the source corpus"}, {tgt, "the target corpus"}, {model, "the model"}, {align, "the alignments"}};
+    path_role outp[1] = {{out, "the table (--out)"}};
+    if (path_check_outputs(in, 4, outp, 1, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); return CMD_ERR; }
     textfile S, T, A;
     memset(&A, 0, sizeof A);
     int rc = CMD_ERR;
@@ -54,7 +70,7 @@ int cmd_lex(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     lex_counter *lc = lex_counter_init();
-    char **sw = malloc(sizeof(char *) * 4096), **tw = malloc(sizeof(char *) * 4096);
+    char **sw = malloc(sizeof(char *) * LEX_MAX_WORDS), **tw = malloc(sizeof(char *) * LEX_MAX_WORDS);
     nmt_alignment *al = malloc(sizeof(nmt_alignment) * batch);
     if (!lc || !sw || !tw || !al) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
     if (S.nlines != T.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", src, S.nlines, tgt, T.nlines); goto out; }
@@ -62,7 +78,8 @@ int cmd_lex(int argc, char **argv)
         if (textfile_read(&A, align, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
         if (A.nlines != S.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", align, A.nlines, src, S.nlines); goto out; }
         for (long l = 0; l < S.nlines; l++) {
-            int ns = split_tokens(S.line[l], sw, 4096), nt = split_tokens(T.line[l], tw, 4096);
+            int ns = split_tokens(S.line[l], sw, LEX_MAX_WORDS), nt = split_tokens(T.line[l], tw, LEX_MAX_WORDS);
+            if (too_long(ns, nt, src, tgt, l + 1)) goto out;
             for (char *p = A.line[l]; *p;) {
                 while (*p == ' ' || *p == '\t') p++;
                 if (!*p) break;
@@ -95,7 +112,8 @@ int cmd_lex(int argc, char **argv)
             }
             for (int k = 0; k < n; k++) {
                 /* split after aligning: split_tokens writes NULs into the lines */
-                int ns = split_tokens(S.line[l0 + k], sw, 4096), nt = split_tokens(T.line[l0 + k], tw, 4096);
+                int ns = split_tokens(S.line[l0 + k], sw, LEX_MAX_WORDS), nt = split_tokens(T.line[l0 + k], tw, LEX_MAX_WORDS);
+                if (too_long(ns, nt, src, tgt, l0 + k + 1)) { nmt_alignment_free(al, n); goto out; }
                 int cols = al[k].n_src + 1;
                 for (int i = 0; i < al[k].n_tgt && i < nt && al[k].n_src > 0; i++) {
                     const float *row = al[k].attention + (size_t)i * cols;

@@ -52,7 +52,7 @@ static void usage_train(FILE *f, const nmt_train_opts *d)
             "  --emb N (%d)  --hid N (%d)  --att N (%d)  --maxout N (%d)\n"
             "Training:\n"
             "  --max-len N                skip pairs with a side over N words (default %d; 0 = none)\n"
-            "  --batch N (%d)  --sort-blocks K (%d: blocks of K*N pairs sorted by length)\n"
+            "  --batch N (%d)  --sort-blocks K (%d: blocks of K*N pairs sorted by length; K*N at most 2^31-1)\n"
             "  --reshuffle                reshuffle every epoch (default: shuffle once, as the paper)\n"
             "  --optimizer NAME           adadelta | adagrad | adam | sgd (default adadelta)\n"
             "  --lr X                     learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)\n"

@@ -389,7 +389,8 @@ int cmd_score(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("Usage: nmt score --model FILE --src FILE --tgt FILE [--threads N]\n"
                    "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source.\n"
-                   "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n");
+                   "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n"
+                   "Limits: sources are read up to %d words; a target over %d words is an error.\n", NMT_MAX_SRC_WORDS, NMT_MAX_TGT_WORDS);
             return CMD_OK;
         }
         if (i + 1 >= argc) { fprintf(stderr, "nmt score: %s needs a value\n", a); return CMD_USAGE; }

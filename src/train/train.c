@@ -203,6 +203,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->cb = cb;
     t->user = user;
     t->t0 = train_now();
+    t->lock_fd = -1;
 #ifdef _OPENMP
     if (o->threads > 0) omp_set_num_threads(o->threads);
 #endif

@@ -42,7 +42,8 @@ typedef struct trainer {
     uint64_t corpus_hash;
     FILE *batch_log;
     int max_src, max_tgt;       /* the longest pair's sides (training and dev): the workspace's size */
-    char ckpt_path[4096], log_path[4096];
+    char ckpt_path[4096], log_path[4096], lock_path[4200];
+    int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */
 } trainer;
 
 /* train.c: the clock, and the caller's callback */
