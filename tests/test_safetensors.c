@@ -841,7 +841,14 @@ static void test_checksums(void)
     st_free(f);
     free(raw);
     unlink(path);
+}
 
+/* Files without a checksum table, and malformed tables. */
+static void test_checksum_tables(void)
+{
+    float a[1] = {1};
+    st_file *f = NULL;
+    nmt_err e = {0};
     /* A file without checksums (written before they existed) still loads, unchecked. */
     unsigned char img[256];
     size_t n = mk(img, "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", a, 4);
@@ -880,6 +887,7 @@ int main(int argc, char **argv)
     test_fuzz(quick);
     test_atomic_save();
     test_checksums();
+    test_checksum_tables();
     CHECKF(count_dir(tmpdir) == 0, "files left in %s", tmpdir);
     rmdir(tmpdir);
     return test_done("test_safetensors");
