@@ -169,7 +169,7 @@ static int check_opts(const nmt_train_opts *o, nmt_err *err)
 {
     if (o->optimizer < OPT_ADADELTA || o->optimizer > OPT_SGD) /* a checkpoint could not name it */
         return nmt_fail(err, NMT_ERR_ARG, "unknown optimizer %d (0 adadelta, 1 adagrad, 2 adam, 3 sgd)", o->optimizer);
-    if (isnan(o->lr) || isinf(o->lr)) return nmt_fail(err, NMT_ERR_ARG, "learning rate %g is not a number (<= 0 means the default)", o->lr);
+    if (isnan(o->lr) || isinf(o->lr)) return nmt_fail(err, NMT_ERR_ARG, "learning rate %g is not finite (<= 0 means the default)", o->lr);
     if (!(o->clip >= 0 && o->clip < INFINITY)) return nmt_fail(err, NMT_ERR_ARG, "clip %g: must be finite and >= 0 (0 = no clipping)", o->clip);
     if (!(o->lr_decay >= 0 && o->lr_decay <= 1)) return nmt_fail(err, NMT_ERR_ARG, "lr_decay %g out of range [0, 1]", o->lr_decay);
     if (o->batch < 1 || o->sort_blocks < 1) return nmt_fail(err, NMT_ERR_ARG, "batch size and sort blocks must be at least 1");
