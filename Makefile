@@ -42,6 +42,10 @@ TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EVAL_OBJ := $(EVAL_SRC:%.c=$(BUILD)/%.o)
 LIBS_A   := $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
+# The fuzz harnesses (fuzz/): one libFuzzer program each under `make fuzz`; the committed inputs
+# are replayed through the same functions by tests/test_fuzz_replay.c in every `make test`.
+FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu
+FUZZ_OBJ := $(patsubst %.c,$(BUILD)/%.o,fuzz/memfile.c $(FUZZ_NAMES:%=fuzz/fuzz_%.c))
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # The float64 build of the library (with fault-injection switches) for the finite-difference
@@ -56,7 +60,7 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps test asan check-tests clean demo bench bench-ab
+.PHONY: all deps test asan check-tests clean demo bench bench-ab fuzz
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
@@ -102,6 +106,9 @@ $(NMT_BIN): $(CMD_OBJ) $(LIBS_A)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
 	$(CC) -o $@ $< $(LIBS_A) $(LDFLAGS) $(LDLIBS)
 
+$(BUILD)/tests/test_fuzz_replay: $(BUILD)/tests/test_fuzz_replay.o $(FUZZ_OBJ) $(LIBS_A)
+	$(CC) -o $@ $< $(FUZZ_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
+
 $(BUILD)/tests/%_f64.o: tests/%_f64.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
@@ -146,7 +153,30 @@ B ?= HEAD
 bench-ab: deps
 	@sh scripts/bench_ab.sh $(A) $(B)
 
+# Fuzzing with libFuzzer (clang, with ASan and UBSan): every harness for FUZZ_SECONDS each, from
+# fuzz/corpus/<harness> (new inputs go to build-fuzz/corpus, crashes to build-fuzz/artifacts).
+# Single-threaded (no OpenMP: runs are reproducible; variables only OpenMP pragmas use then look
+# unused, hence no -Werror here). docs/FUZZING.md has the results.
+FUZZ_CC      ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_DIR     := build-fuzz
+FUZZ_CFLAGS  := -O1 -g -std=c11 -D_GNU_SOURCE -fno-math-errno -Wno-unknown-pragmas $(ARCHFLAGS) \
+                -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Isrc -I$(BLASINC)
+FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) fuzz/memfile.c)
+
+$(FUZZ_DIR)/%.o: %.c | deps
+	@sh scripts/install-deps.sh fuzz
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_LIBOBJ) fuzz/libfuzzer_main.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_TARGET=fuzz_$* -o $@ fuzz/libfuzzer_main.c $< $(FUZZ_LIBOBJ) \
+	    -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDLIBS)
+
+fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
+	@sh scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
--include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d)

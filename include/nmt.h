@@ -170,6 +170,7 @@ int nmt_text_decode_words(nmt_text *t, const char *const *words, int n, const ch
  * each thread decodes with its own nmt_decoder. Sentences are tokenized text (words separated
  * by spaces); unknown words map to UNK. */
 #define NMT_MAX_SRC_WORDS 400   /* longer inputs are cut to this many words (reported) */
+#define NMT_MAX_TGT_WORDS 1200  /* nmt_score / nmt_force_align: a longer target is an error */
 
 /* A lexical table for UNK replacement (built by `nmt lex`: TSV source, target, counts). */
 typedef struct nmt_lexicon nmt_lexicon;
@@ -219,10 +220,12 @@ typedef struct nmt_decoder nmt_decoder;
 
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err);
 void nmt_decoder_free(nmt_decoder *d);
-/* Translates sentences[0..n) into out[0..n) (free with nmt_translation_free). */
+/* Translates sentences[0..n) into out[0..n) (free with nmt_translation_free); n < 0 is
+ * NMT_ERR_ARG (n == 0 does nothing). */
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err);
 void nmt_translation_free(nmt_translation *t, int n);
-/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS. */
+/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS.
+ * A target of more than NMT_MAX_TGT_WORDS words, or n < 0, is NMT_ERR_ARG (never cut quietly). */
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
               int *n_tokens, nmt_err *err);
 /* Forced decoding with the attention kept: the model reads src_i and is made to produce tgt_i.

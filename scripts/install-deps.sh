@@ -8,6 +8,11 @@ set -eu
 # Drawing (libnmt-eval): cairo and pango, found through pkg-config; fontconfig finds the fonts,
 # DejaVu Sans for Latin, Greek, Cyrillic, Hebrew and Arabic, Droid Sans Fallback for CJK.
 PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback"
+# `install-deps.sh fuzz` (make fuzz) adds clang and the runtime that holds libFuzzer and the
+# sanitizers for it (libclang-rt-N-dev); the normal build and `make test` need neither.
+if [ "${1:-}" = fuzz ]; then
+    PKGS="clang-14 libclang-rt-14-dev"
+fi
 
 missing=""
 for p in $PKGS; do

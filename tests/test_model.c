@@ -250,7 +250,21 @@ static void expect_bad(const char *what, const char *path, int code, const char 
     printf("  %-28s -> %s\n", what, err.msg);
 }
 
-/* Rewrites the JSON header of a model file with one substitution, keeping the data section. */
+/* Removes the checksum table from a header (nh[len] == 0): the file then reads as one written
+ * before checksums, so that each field's own check is what a patched header meets. */
+static size_t strip_checksums(char *h, size_t len)
+{
+    char *at = strstr(h, ",\"" ST_CRC_KEY "\":\"");
+    if (!at) return len;
+    char *e = at + strlen(",\"" ST_CRC_KEY "\":\"");
+    while (*e && !(*e == '"' && e[-1] != '\\')) e++;   /* the value's closing quote */
+    NMT_ASSERT(*e);
+    memmove(at, e + 1, len - (size_t)(e + 1 - h) + 1);
+    return len - (size_t)(e + 1 - at);
+}
+
+/* Rewrites the JSON header of a model file with one substitution, keeping the data section,
+ * and drops its checksums. */
 static void patch_header(const char *in, const char *out, const char *from, const char *to)
 {
     size_t n;
@@ -268,6 +282,8 @@ static void patch_header(const char *in, const char *out, const char *from, cons
     memcpy(nh + pre, to, tlen);
     memcpy(nh + pre + tlen, at + fl, hl - pre - fl);
     size_t nl = hl - fl + tlen;
+    nh[nl] = 0;
+    nl = strip_checksums(nh, nl);
     while ((8 + nl) % 8) nh[nl++] = ' ';
     FILE *f = fopen(out, "wb");
     for (int i = 0; i < 8; i++) fputc((int)((nl >> (8 * i)) & 255), f);
@@ -275,6 +291,52 @@ static void patch_header(const char *in, const char *out, const char *from, cons
     fwrite(b + 8 + hl, 1, n - 8 - hl, f);
     fclose(f);
     free(h); free(nh); free(b);
+}
+
+/* 1 when a and b hold the same config, vocabularies and weights. */
+static int same_model(const nmt_model *a, const nmt_model *b)
+{
+    if (memcmp(&a->cfg, &b->cfg, sizeof a->cfg) || a->pt.total != b->pt.total ||
+        memcmp(a->P, b->P, sizeof(real) * a->pt.total))
+        return 0;
+    for (int i = 0; i < a->src->n; i++) if (strcmp(vocab_word(a->src, i), vocab_word(b->src, i))) return 0;
+    for (int i = 0; i < a->tgt->n; i++) if (strcmp(vocab_word(a->tgt, i), vocab_word(b->tgt, i))) return 0;
+    return 1;
+}
+
+/* Damage in a model file is refused, never loaded as other weights or words: a flipped weight
+ * by its checksum, with its own message; and every single-byte change anywhere in the file. */
+static void test_checksums(const char *good, const nmt_model *m)
+{
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/flip.nmt", dir);
+    size_t n;
+    unsigned char *b = slurp(good, &n);
+    b[n - 3] ^= 0x10; /* inside the last tensor's data */
+    spit(bad, b, n);
+    expect_bad("flipped weight", bad, NMT_ERR_FORMAT, "flip.nmt: checksum mismatch in tensor ");
+    b[n - 3] ^= 0x10;
+    patch_header(good, bad, "\"format\"", "\"fornat\"");
+    expect_bad("unknown metadata key", bad, NMT_ERR_FORMAT, "unknown metadata key 'fornat'");
+    patch_header(good, bad, "\"format\"", "\"format\"");
+    nmt_model *x = NULL;
+    nmt_err err;
+    CHECKF(nmt_model_load(&x, bad, &err) == 0 && same_model(m, x), "a model file without checksums must still load: %s", err.msg);
+    nmt_model_free(x);
+    int changed = 0, tried = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char flip = (unsigned char)(1u << (i % 8)) | (i % 3 == 0 ? 0x80 : 0);
+        b[i] ^= flip;
+        spit(bad, b, n);
+        b[i] ^= flip;
+        x = NULL;
+        tried++;
+        if (nmt_model_load(&x, bad, &err) == 0) changed += !same_model(m, x);
+        nmt_model_free(x);
+    }
+    CHECKF(changed == 0, "%d of %d one-byte changes loaded as a different model", changed, tried);
+    free(b);
+    unlink(bad);
 }
 
 static void test_bad_files(void)
@@ -285,6 +347,10 @@ static void test_bad_files(void)
     snprintf(bad, sizeof bad, "%s/bad.nmt", dir);
     nmt_err err;
     NMT_ASSERT(nmt_model_save(m, good, &err) == 0);
+    test_checksums(good, m);
+    /* the tests below change fields: from here on `good` is a file without checksums, so that
+     * they meet each field's own check (as a hostile file with recomputed checksums would) */
+    patch_header(good, good, "\"format\"", "\"format\"");
     size_t n;
     unsigned char *b = slurp(good, &n);
 

@@ -248,10 +248,10 @@ static void test_round_trip(void)
             CHECK(st_numel(t) == want[i].nb / st_dtype_size(want[i].dtype));
             if (want[i].nb) CHECK(memcmp(st_data(f, t), want[i].data, want[i].nb) == 0);
         }
-        CHECK(st_meta_count(f) == 3);
+        CHECK(st_meta_count(f) == 4 && st_meta(f, ST_CRC_KEY) && st_has_checksums(f)); /* + checksums */
         const char *k0 = NULL, *v0 = NULL;
         CHECK(st_meta_get(f, 0, &k0, &v0) == 0 && strcmp(k0, "format") == 0);
-        CHECK(st_meta_get(f, 3, &k0, &v0) == NMT_ERR_ARG);
+        CHECK(st_meta_get(f, 4, &k0, &v0) == NMT_ERR_ARG);
         CHECK(st_meta(f, "format") && strcmp(st_meta(f, "format"), "nmt-test 1") == 0);
         CHECK(st_meta(f, "odd") && strcmp(st_meta(f, "odd"), odd_val) == 0);
         CHECK(st_meta(f, "empty") && strcmp(st_meta(f, "empty"), "") == 0);
@@ -282,7 +282,7 @@ static void test_round_trip(void)
     rc = st_open(&f3, path, &e);
     CHECKF(rc == 0, "st_open: %s", e.msg);
     if (!rc) {
-        CHECK(st_count(f3) == nwant && st_meta_count(f3) == 3);
+        CHECK(st_count(f3) == nwant && st_meta_count(f3) == 4);
         for (int i = 0; f && i < nwant && i < st_count(f3); i++)
             CHECK(st_get(f, i)->begin == st_get(f3, i)->begin && st_get(f, i)->end == st_get(f3, i)->end);
         CHECK(st_data(f3, st_find(f3, "f32")) == NULL);
@@ -303,15 +303,18 @@ static void test_round_trip(void)
     st_writer_free(w);
     unlink(path);
 
-    /* An empty writer makes a valid, empty file: "{}" padded to 8. */
+    /* An empty writer makes a valid file with no tensor: only the checksum of no metadata,
+     * padded to 8. */
     w = st_writer_init();
     snprintf(path, sizeof path, "%s/empty.safetensors", tmpdir);
     CHECK(st_writer_save(w, path, &e) == 0);
     st_writer_free(w);
-    CHECK(st_load(&f, path, &e) == 0 && st_count(f) == 0 && st_meta_count(f) == 0);
+    CHECK(st_load(&f, path, &e) == 0 && st_count(f) == 0 && st_meta_count(f) == 1 && st_has_checksums(f));
     st_free(f);
     raw = read_all(path, &len);
-    CHECK(raw && len == 16 && le64(raw) == 8 && memcmp(raw + 8, "{}      ", 8) == 0);
+    static const char empty_hdr[] = "{\"__metadata__\":{\"crc32\":\"{\\\"__metadata__\\\":\\\"00000000\\\"}\"}}";
+    CHECK(raw && len >= 8 && le64(raw) == len - 8 && len % 8 == 0 &&
+          memcmp(raw + 8, empty_hdr, sizeof empty_hdr - 1) == 0);
     free(raw);
     unlink(path);
 }
@@ -749,6 +752,122 @@ static void test_atomic_save(void)
     rmdir(sub);
 }
 
+/* ---------------------------------------------------------------- 6. checksums */
+
+/* Same tensors (name, dtype, shape, bytes) and the same metadata values. A flip in the name of
+ * the checksum key itself leaves the file unchecked but unchanged: the model loader refuses the
+ * unknown key that results (test_model). */
+static int same_content(const st_file *a, const st_file *b)
+{
+    if (st_count(a) != st_count(b) || st_meta_count(a) != st_meta_count(b)) return 0;
+    for (int i = 0; i < st_count(a); i++) {
+        const st_tensor *x = st_get(a, i), *y = st_find(b, x->name);
+        if (!y || x->dtype != y->dtype || x->ndim != y->ndim || st_nbytes(x) != st_nbytes(y)) return 0;
+        for (int k = 0; k < x->ndim; k++) if (x->shape[k] != y->shape[k]) return 0;
+        if (st_nbytes(x) && memcmp(st_data(a, x), st_data(b, y), st_nbytes(x))) return 0;
+    }
+    for (int i = 0; i < st_meta_count(a); i++) {
+        const char *k, *v, *w;
+        st_meta_get(a, i, &k, &v);
+        if (strcmp(k, ST_CRC_KEY) && (!(w = st_meta(b, k)) || strcmp(v, w))) return 0;
+    }
+    return 1;
+}
+
+static void test_checksums(void)
+{
+    float a[4] = {1, 2, 3, 4};
+    int32_t b[3] = {7, 8, 9};
+    int64_t s4[1] = {4}, s3[1] = {3};
+    char path[300];
+    snprintf(path, sizeof path, "%s/crc.safetensors", tmpdir);
+    st_writer *w = st_writer_init();
+    CHECK(st_writer_add(w, "dec_W", ST_F32, 1, s4, a) == 0 && st_writer_add(w, "b", ST_I32, 1, s3, b) == 0);
+    CHECK(st_writer_meta(w, "vocab", "[\"le\",\"chat\"]") == 0);
+    CHECK(st_writer_meta(w, ST_CRC_KEY, "{}") == NMT_ERR_ARG); /* reserved; the save then fails */
+    nmt_err e = {0};
+    CHECK_ERR(st_writer_save(w, path, &e), e, NMT_ERR_ARG, "reserved");
+    st_writer_free(w);
+    w = st_writer_init();
+    CHECK(st_writer_add(w, "dec_W", ST_F32, 1, s4, a) == 0 && st_writer_add(w, "b", ST_I32, 1, s3, b) == 0);
+    CHECK(st_writer_meta(w, "vocab", "[\"le\",\"chat\"]") == 0);
+    CHECK(st_writer_save(w, path, &e) == 0);
+    st_writer_free(w);
+    size_t len = 0;
+    unsigned char *raw = read_all(path, &len);
+    st_file *f = NULL, *g = NULL;
+    CHECK(raw && st_load_mem(&f, raw, len, "m.nmt", &e) == 0 && st_has_checksums(f));
+    if (!raw || !f) { free(raw); st_free(f); unlink(path); return; }
+    size_t hn = (size_t)le64(raw), dat = 8 + hn;
+
+    /* a flipped weight: whole-file loads refuse at once, st_open at the read of that tensor */
+    raw[dat + 1] ^= 0x40;   /* the F32 tensor comes first in the data (largest element size) */
+    CHECK_ERR(st_load_mem(&g, raw, len, "m.nmt", &e), e, NMT_ERR_FORMAT, "m.nmt: checksum mismatch in tensor dec_W: the file is corrupt");
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && fwrite(raw, 1, len, fp) == len && fclose(fp) == 0);
+    CHECK(st_open(&g, path, &e) == 0);
+    float got[4];
+    int64_t gi[3];
+    CHECK_ERR(st_read_f32(g, "dec_W", got, 4, &e), e, NMT_ERR_FORMAT, "checksum mismatch in tensor dec_W");
+    CHECK(st_read_i64(g, "b", gi, 3, &e) == 0 && gi[2] == 9);   /* the intact tensor reads */
+    double gd[4];
+    CHECK_ERR(st_read_f64(g, "dec_W", gd, 4, &e), e, NMT_ERR_FORMAT, "checksum mismatch in tensor dec_W");
+    st_free(g);
+    g = NULL;
+    raw[dat + 1] ^= 0x40;
+    /* a vocabulary word changed in place (same length): the metadata's checksum */
+    char *v = memmem(raw, dat, "chat", 4);
+    CHECK(v != NULL);
+    if (v) {
+        v[0] = 'k';
+        CHECK_ERR(st_load_mem(&g, raw, len, "m.nmt", &e), e, NMT_ERR_FORMAT, "m.nmt: checksum mismatch in the metadata: the file is corrupt");
+        v[0] = 'c';
+    }
+    /* Every single-byte change of the file is refused, or leaves the content as it was (JSON
+     * whitespace, say): none may load with other weights or words. */
+    static const unsigned char flips[] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff};
+    int changed = 0, refused = 0;
+    for (size_t i = 0; i < len; i++)
+        for (size_t k = 0; k < sizeof flips; k++) {
+            raw[i] ^= flips[k];
+            g = NULL;
+            if (st_load_mem(&g, raw, len, "flip", &e) != 0) refused++;
+            else changed += !same_content(f, g);
+            st_free(g);
+            raw[i] ^= flips[k];
+        }
+    CHECKF(changed == 0, "%d of %zu byte flips loaded with changed content", changed, len * sizeof flips);
+    CHECK(refused > 0);
+    st_free(f);
+    free(raw);
+    unlink(path);
+}
+
+/* Files without a checksum table, and malformed tables. */
+static void test_checksum_tables(void)
+{
+    float a[1] = {1};
+    st_file *f = NULL;
+    nmt_err e = {0};
+    /* A file without checksums (written before they existed) still loads, unchecked. */
+    unsigned char img[256];
+    size_t n = mk(img, "{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", a, 4);
+    CHECK(st_load_mem(&f, img, n, "old", &e) == 0 && !st_has_checksums(f));
+    st_free(f);
+    /* malformed tables */
+    n = mk(img, "{\"__metadata__\":{\"crc32\":\"{\\\"__metadata__\\\":\\\"00000000\\\"}\"},"
+                "\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", a, 4);
+    CHECK_ERR(st_load_mem(&f, img, n, "t", &e), e, NMT_ERR_FORMAT, "t: tensor 'x' has no checksum: the file is corrupt");
+    n = mk(img, "{\"__metadata__\":{\"crc32\":\"{\\\"y\\\":\\\"00000000\\\"}\"}}", NULL, 0);
+    CHECK_ERR(st_load_mem(&f, img, n, "t", &e), e, NMT_ERR_FORMAT, "bad entry 'y'");
+    n = mk(img, "{\"__metadata__\":{\"crc32\":\"{\\\"__metadata__\\\":\\\"0000000g\\\"}\"}}", NULL, 0);
+    CHECK_ERR(st_load_mem(&f, img, n, "t", &e), e, NMT_ERR_FORMAT, "bad entry '__metadata__'");
+    n = mk(img, "{\"__metadata__\":{\"crc32\":\"[]\"}}", NULL, 0);
+    CHECK_ERR(st_load_mem(&f, img, n, "t", &e), e, NMT_ERR_FORMAT, "not a JSON object");
+    n = mk(img, "{\"__metadata__\":{\"crc32\":\"{}\"}}", NULL, 0);
+    CHECK_ERR(st_load_mem(&f, img, n, "t", &e), e, NMT_ERR_FORMAT, "lacks the metadata's");
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0;
@@ -767,6 +886,8 @@ int main(int argc, char **argv)
     test_bad_files();
     test_fuzz(quick);
     test_atomic_save();
+    test_checksums();
+    test_checksum_tables();
     CHECKF(count_dir(tmpdir) == 0, "files left in %s", tmpdir);
     rmdir(tmpdir);
     return test_done("test_safetensors");

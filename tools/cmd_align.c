@@ -29,7 +29,8 @@ static const char align_usage[] =
 static const char align_after[] =
     "\nA pair with an empty side gives an empty line (pharaoh) or a record without links (json);\n"
     "--soft refuses it, as the matrix format cannot hold an empty sentence. Source lines over " STR(NMT_MAX_SRC_WORDS) "\n"
-    "words are read up to that length (warned): later words get no links and weight 0.\n";
+    "words are read up to that length (warned): later words get no links and weight 0.\n"
+    "A target line over " STR(NMT_MAX_TGT_WORDS) " words is an error.\n";
 
 /* Is (s, t) a link: the arg-max of row t (ties to the lower s, never the EOS column), or at
  * least the threshold (thr < 0: none)? */

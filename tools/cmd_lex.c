@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "cmd.h"
 #include "data/corpus.h"
 #include "decode/lexicon.h"
@@ -12,7 +13,18 @@
 #include "text/words.h"
 #include "opt.h"
 
+#define LEX_MAX_WORDS 4096 /* words per line: the split buffers' size */
+
 static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }
+
+/* split_tokens counts past its buffer: a longer line is refused rather than read out of bounds */
+static int too_long(int ns, int nt, const char *src, const char *tgt, long line)
+{
+    if (ns <= LEX_MAX_WORDS && nt <= LEX_MAX_WORDS) return 0;
+    fprintf(stderr, "nmt lex: error: %s:%ld: %d words, more than the limit of %d per line\n", ns > LEX_MAX_WORDS ? src : tgt, line,
+            ns > LEX_MAX_WORDS ? ns : nt, LEX_MAX_WORDS);
+    return 1;
+}
 
 int cmd_lex(int argc, char **argv)
 {
@@ -34,7 +46,8 @@ int cmd_lex(int argc, char **argv)
     opt_cmd c = {"lex", "Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N]\n"
                  "Builds the lexical table used by 'nmt translate --unk-replace TABLE': each source word's most\n"
                  "frequently aligned target word, as TSV 'source<TAB>target<TAB>count<TAB>source count'.\n\n",
-                 NULL, table, 0, NULL};
+                 "\nLimits: at most 4096 words per line (longer lines are an error); --out may not be an input.\n",
+                 table, 0, NULL};
     int nargs, prc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (prc != OPT_GO) return prc;
     if (threads) nmt_set_threads(threads);
@@ -43,6 +56,9 @@ int cmd_lex(int argc, char **argv)
         return CMD_USAGE;
     }
     nmt_err err;
+    path_role in[4] = {{src, "the source corpus"}, {tgt, "the target corpus"}, {model, "the model"}, {align, "the alignments"}};
+    path_role outp[1] = {{out, "the table (--out)"}};
+    if (path_check_outputs(in, 4, outp, 1, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); return CMD_ERR; }
     textfile S, T, A;
     memset(&A, 0, sizeof A);
     int rc = CMD_ERR;
@@ -51,7 +67,7 @@ int cmd_lex(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     lex_counter *lc = lex_counter_init();
-    char **sw = malloc(sizeof(char *) * 4096), **tw = malloc(sizeof(char *) * 4096);
+    char **sw = malloc(sizeof(char *) * LEX_MAX_WORDS), **tw = malloc(sizeof(char *) * LEX_MAX_WORDS);
     nmt_alignment *al = malloc(sizeof(nmt_alignment) * batch);
     if (!lc || !sw || !tw || !al) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
     if (S.nlines != T.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", src, S.nlines, tgt, T.nlines); goto out; }
@@ -59,7 +75,8 @@ int cmd_lex(int argc, char **argv)
         if (textfile_read(&A, align, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
         if (A.nlines != S.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", align, A.nlines, src, S.nlines); goto out; }
         for (long l = 0; l < S.nlines; l++) {
-            int ns = text_split_words(S.line[l], sw, 4096), nt = text_split_words(T.line[l], tw, 4096);
+            int ns = text_split_words(S.line[l], sw, LEX_MAX_WORDS), nt = text_split_words(T.line[l], tw, LEX_MAX_WORDS);
+            if (too_long(ns, nt, src, tgt, l + 1)) goto out;
             for (char *p = A.line[l]; *p;) {
                 while (*p == ' ' || *p == '\t') p++;
                 if (!*p) break;
@@ -92,7 +109,8 @@ int cmd_lex(int argc, char **argv)
             }
             for (int k = 0; k < n; k++) {
                 /* split after aligning: splitting writes NULs into the lines */
-                int ns = text_split_words(S.line[l0 + k], sw, 4096), nt = text_split_words(T.line[l0 + k], tw, 4096);
+                int ns = text_split_words(S.line[l0 + k], sw, LEX_MAX_WORDS), nt = text_split_words(T.line[l0 + k], tw, LEX_MAX_WORDS);
+                if (too_long(ns, nt, src, tgt, l0 + k + 1)) { nmt_alignment_free(al, n); goto out; }
                 int cols = al[k].n_src + 1;
                 for (int i = 0; i < al[k].n_tgt && i < nt && al[k].n_src > 0; i++) {
                     const float *row = al[k].attention + (size_t)i * cols;

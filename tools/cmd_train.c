@@ -152,7 +152,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_HEAD("Training:"),
         OPT_INT("--max-len", &o->max_len, 0, 100000, "N", "skip pairs with a side over N words (default {}; 0 = none)"),
         OPT_INT("--batch", &o->batch, 1, 100000, "N", "sentence pairs per update (default {})"),
-        OPT_INT("--sort-blocks", &o->sort_blocks, 1, 100000, "K", "blocks of K batches sorted by length (default {})"),
+        OPT_INT("--sort-blocks", &o->sort_blocks, 1, 100000, "K", "blocks of K batches sorted by length (default {}; K x --batch at most\n2^31-1)"),
         OPT_FLAG("--reshuffle", &o->reshuffle, 1, "reshuffle every epoch (default: shuffle once, as the paper)"),
         OPT_ENUM("--optimizer", &o->optimizer, optim_parse, "NAME", "adadelta, adagrad, adam or sgd",
                  "adadelta | adagrad | adam | sgd (default adadelta)"),

@@ -304,7 +304,8 @@ int cmd_score(int argc, char **argv)
     };
     opt_cmd c = {"score", "Usage: nmt score --model FILE --src FILE --tgt FILE [--threads N]\n"
                  "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source.\n"
-                 "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n\n", NULL, table, 0, NULL};
+                 "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n"
+                 "Limits: sources are read up to " STR(NMT_MAX_SRC_WORDS) " words; a target over " STR(NMT_MAX_TGT_WORDS) " words is an error.\n\n", NULL, table, 0, NULL};
     int nargs;
     if ((rc = opt_parse(&c, argc, argv, NULL, &nargs)) != OPT_GO) return rc;
     if (threads) nmt_set_threads(threads);

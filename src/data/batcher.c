@@ -1,4 +1,5 @@
 /* batcher.c: Appendix-B minibatch order and padded batch assembly. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,9 @@ int batcher_init(batcher *bt, const pairs *p, int B, int k, int reshuffle, uint6
 {
     memset(bt, 0, sizeof *bt);
     if (p->n < 1) return nmt_fail(err, NMT_ERR_ARG, "no sentence pairs to train on");
+    /* blocks of B·k pairs are indexed with ints */
+    if (B < 1 || k < 1 || (long long)B * k > INT_MAX)
+        return nmt_fail(err, NMT_ERR_ARG, "batch %d x sort blocks %d: a block must hold 1 to %d pairs", B, k, INT_MAX);
     bt->p = p;
     bt->B = B;
     bt->k = k;

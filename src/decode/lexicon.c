@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/corpus.h"
+#include "base/atomic.h"
 #include "base/err.h"
+#include "data/corpus.h"
 #include "decode/lexicon.h"
 
 static uint64_t fnv(const char *s, size_t n, uint64_t h)
@@ -104,8 +105,15 @@ int lex_counter_write(const lex_counter *c, const char *path, long min_count, lo
     if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     memcpy(s, c->e, sizeof(pair_entry) * c->n);
     qsort(s, c->n, sizeof *s, by_src_count);
-    FILE *f = !strcmp(path, "-") ? stdout : fopen(path, "w");
-    if (!f) { free(s); return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno)); }
+    /* a file is replaced whole (a full disk leaves the old table, not a truncated one that
+     * --unk-replace would accept) */
+    atomic_file af = {0};
+    FILE *f = stdout;
+    if (strcmp(path, "-")) {
+        int rc = atomic_open(&af, path, err);
+        if (rc) { free(s); return rc; }
+        f = af.fp;
+    }
     long k = 0;
     for (size_t i = 0; i < c->n;) {
         size_t j = i;
@@ -117,11 +125,13 @@ int lex_counter_write(const lex_counter *c, const char *path, long min_count, lo
         }
         i = j;
     }
-    int bad = ferror(f);
-    if (f != stdout) bad |= fclose(f) != 0;
-    else bad |= fflush(f) != 0;
     free(s);
-    if (bad) return nmt_fail(err, NMT_ERR_IO, "%s: write error", path);
+    if (f != stdout) {
+        int rc = atomic_commit(&af, err);
+        if (rc) return rc;
+    } else if (ferror(f) || fflush(f) != 0) {
+        return nmt_fail(err, NMT_ERR_IO, "%s: write error", path);
+    }
     if (entries) *entries = k;
     return NMT_OK;
 }

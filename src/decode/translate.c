@@ -147,8 +147,9 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
 {
     const nmt_model *m = d->m;
     const nmt_translate_opts *o = &d->o;
-    memset(out, 0, sizeof(nmt_translation) * (n > 0 ? n : 0));
-    if (n <= 0) return NMT_OK;
+    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_translate: negative sentence count %d", n);
+    memset(out, 0, sizeof(nmt_translation) * n);
+    if (n == 0) return NMT_OK;
     int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
     /* the step's logits, hypotheses x vocabulary, are the largest buffer: keep them within a budget */
     size_t per_sent = (size_t)o->beam * m->cfg.tgt_vocab * sizeof(real), budget = (size_t)64 << 20;
@@ -229,8 +230,9 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
 {
     const nmt_model *m = d->m;
     int cap = NMT_MAX_SRC_WORDS + 1, B = d->o.batch, rc = NMT_OK;
-    /* targets are not truncated below the hard limit of 3 x the source limit */
-    int tcap = 3 * NMT_MAX_SRC_WORDS + 1;
+    /* a target cut short would get the log-probability of another sentence: refused instead */
+    int tcap = NMT_MAX_TGT_WORDS + 1;
+    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "negative sentence count %d", n);
     int *bx = malloc(sizeof(int) * (size_t)B * cap), *by = malloc(sizeof(int) * (size_t)B * tcap);
     int *sx = malloc(sizeof(int) * (size_t)B * cap), *sy = malloc(sizeof(int) * (size_t)B * tcap);
     int *xl = malloc(sizeof(int) * B), *yl = malloc(sizeof(int) * B);
@@ -241,7 +243,12 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
         for (int s = 0; s < S; s++) {
             encode(m->src, src[s0 + s] ? src[s0 + s] : "", sx + (size_t)s * cap, NMT_MAX_SRC_WORDS, &kept, &unk);
             xl[s] = kept + 1;
-            encode(m->tgt, tgt[s0 + s] ? tgt[s0 + s] : "", sy + (size_t)s * tcap, tcap - 1, &kept, &unk);
+            int words = encode(m->tgt, tgt[s0 + s] ? tgt[s0 + s] : "", sy + (size_t)s * tcap, tcap - 1, &kept, &unk);
+            if (words > kept) {
+                rc = nmt_fail(err, NMT_ERR_ARG, "target %d (of %d) has %d words, more than the limit of %d", s0 + s + 1, n, words,
+                              NMT_MAX_TGT_WORDS);
+                goto done;
+            }
             yl[s] = kept + 1;
             if (xl[s] > Tx) Tx = xl[s];
             if (yl[s] > Ty) Ty = yl[s];
@@ -287,7 +294,8 @@ int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, in
 int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
                     nmt_err *err)
 {
-    memset(out, 0, sizeof(nmt_alignment) * (n > 0 ? n : 0));
+    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_force_align: negative sentence count %d", n);
+    memset(out, 0, sizeof(nmt_alignment) * n);
     int rc = forced(d, src, tgt, n, NULL, NULL, out, err);
     if (rc) nmt_alignment_free(out, n);
     return rc;

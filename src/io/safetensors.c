@@ -12,7 +12,11 @@
  *     begin <= end <= data section length, end - begin = numel * element size);
  *   - tensor names are distinct;
  *   - the byte ranges, sorted, tile the data section exactly: no overlap, no gap, no trailing
- *     bytes (an empty tensor must sit at a boundary, not inside another tensor's range).
+ *     bytes (an empty tensor must sit at a boundary, not inside another tensor's range);
+ *   - the checksums (ST_CRC_KEY), when present: one well-formed CRC per tensor and one for the
+ *     metadata, which is checked at once; tensor data is checked at load when the file is read
+ *     whole, else by each st_read_* (st_open). The structural checks above cannot see a flipped
+ *     weight or vocabulary letter; the checksums can.
  * cJSON hands numbers over as doubles, so integers are judged by value: 4.0 and 4e0 pass as 4.
  * Alignment is not required of files read (the data may start anywhere); st_data callers memcpy.
  */
@@ -28,7 +32,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <zlib.h>
 
+#include "base/atomic.h"
 #include "base/err.h"
 #include "io/safetensors.h"
 
@@ -121,6 +127,57 @@ static size_t utf8_bad(const unsigned char *s, size_t len)
     return len;
 }
 
+/* ================================ checksums ================================ */
+
+/* zlib's crc32 over any length (its length argument is an unsigned int). */
+static uint32_t crc_bytes(uint32_t crc, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n) {
+        uInt k = n > (1u << 30) ? 1u << 30 : (uInt)n;
+        crc = (uint32_t)crc32(crc, b, k);
+        b += k;
+        n -= k;
+    }
+    return crc;
+}
+
+/* The start of a tensor's CRC: what its bytes mean (dtype and shape), so that bytes relabelled
+ * with another dtype or shape do not pass. */
+static uint32_t crc_desc(int dtype, int ndim, const int64_t *shape)
+{
+    const char *dn = st_dtype_name(dtype);
+    uint32_t c = crc_bytes((uint32_t)crc32(0, Z_NULL, 0), dn, strlen(dn) + 1);
+    unsigned char nd = (unsigned char)ndim, le[8];
+    c = crc_bytes(c, &nd, 1);
+    for (int i = 0; i < ndim; i++) {
+        for (int k = 0; k < 8; k++) le[k] = (unsigned char)((uint64_t)shape[i] >> (8 * k));
+        c = crc_bytes(c, le, 8);
+    }
+    return c;
+}
+
+static int cmp_key(const void *a, const void *b);
+
+/* CRC of the metadata pairs other than ST_CRC_KEY, in key order (writers may reorder them);
+ * -1 when out of memory. */
+static int64_t crc_meta(char **key, char **val, size_t n)
+{
+    char ***idx = malloc((n ? n : 1) * sizeof *idx);
+    if (!idx) return -1;
+    for (size_t i = 0; i < n; i++) idx[i] = &key[i];
+    qsort(idx, n, sizeof *idx, cmp_key);
+    uint32_t c = (uint32_t)crc32(0, Z_NULL, 0);
+    for (size_t i = 0; i < n; i++) {
+        size_t j = (size_t)(idx[i] - key);
+        if (strcmp(key[j], ST_CRC_KEY) == 0) continue;
+        c = crc_bytes(c, key[j], strlen(key[j]) + 1);
+        c = crc_bytes(c, val[j], strlen(val[j]) + 1);
+    }
+    free(idx);
+    return c;
+}
+
 /* ================================ reading ================================ */
 
 struct st_file {
@@ -136,6 +193,7 @@ struct st_file {
     st_tensor **by_name;         /* sorted by name, for st_find */
     int nmeta;
     char **mkey, **mval;
+    int has_crc;                 /* ST_CRC_KEY present (and its table well-formed) */
 };
 
 /* Prefixes the file name to every loader message. */
@@ -404,6 +462,70 @@ static int parse_header(st_file *f, const cJSON *root, nmt_err *err)
     return check_table(f, err);
 }
 
+/* "1a2b3c4d" (8 hex digits) as a CRC; -1 when malformed. */
+static int64_t parse_crc(const cJSON *j)
+{
+    if (!cJSON_IsString(j) || !j->valuestring || strlen(j->valuestring) != 8) return -1;
+    uint32_t v = 0;
+    for (const char *p = j->valuestring; *p; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0) return -1;
+        v = v << 4 | (uint32_t)d;
+    }
+    return v;
+}
+
+static int corrupt(const st_file *f, nmt_err *err, const char *what)
+{
+    return ffail(f, NMT_ERR_FORMAT, err, "checksum mismatch in %s: the file is corrupt", what);
+}
+
+/* Reads the ST_CRC_KEY table into the tensors and checks the metadata against it. */
+static int read_crc_table(st_file *f, const char *json, nmt_err *err)
+{
+    cJSON *o = cJSON_Parse(json);
+    int rc = cJSON_IsObject(o) ? 0 : ffail(f, NMT_ERR_FORMAT, err, "the checksum table (%s) is not a JSON object: the file is corrupt", ST_CRC_KEY);
+    int64_t meta = -1;
+    for (const cJSON *c = o ? o->child : NULL; c && !rc; c = c->next) {
+        int64_t v = parse_crc(c);
+        st_tensor *t = strcmp(c->string, "__metadata__") ? (st_tensor *)st_find(f, c->string) : NULL;
+        if (v < 0 || (!t && strcmp(c->string, "__metadata__")) || (t && t->has_crc))
+            rc = ffail(f, NMT_ERR_FORMAT, err, "the checksum table has a bad entry '%.100s': the file is corrupt", c->string);
+        else if (t) { t->crc = (uint32_t)v; t->has_crc = 1; }
+        else if (meta >= 0) rc = ffail(f, NMT_ERR_FORMAT, err, "the checksum table lists the metadata twice: the file is corrupt");
+        else meta = v;
+    }
+    cJSON_Delete(o);
+    for (int i = 0; i < f->n && !rc; i++)
+        if (!f->t[i].has_crc) rc = ffail(f, NMT_ERR_FORMAT, err, "tensor '%s' has no checksum: the file is corrupt", f->t[i].name);
+    if (rc) return rc;
+    if (meta < 0) return ffail(f, NMT_ERR_FORMAT, err, "the checksum table lacks the metadata's: the file is corrupt");
+    int64_t have = crc_meta(f->mkey, f->mval, (size_t)f->nmeta);
+    if (have < 0) return ffail(f, NMT_ERR_NOMEM, err, "out of memory (checksums)");
+    return have == meta ? 0 : corrupt(f, err, "the metadata");
+}
+
+/* Files written before checksums existed (or by other programs) have no ST_CRC_KEY: they load
+ * as before, unchecked. A file read whole has its tensors checked here; st_open's, as read. */
+static int check_checksums(st_file *f, nmt_err *err)
+{
+    const char *json = st_meta(f, ST_CRC_KEY);
+    if (!json) return 0;
+    int rc = read_crc_table(f, json, err);
+    if (rc) return rc;
+    f->has_crc = 1;
+    for (int i = 0; i < f->n && f->fd < 0; i++) {
+        const st_tensor *t = &f->t[i];
+        uint32_t c = crc_bytes(crc_desc(t->dtype, t->ndim, t->shape), f->data + t->begin, (size_t)(t->end - t->begin));
+        if (c != t->crc) {
+            char what[300];
+            snprintf(what, sizeof what, "tensor %s", t->name);
+            return corrupt(f, err, what);
+        }
+    }
+    return 0;
+}
+
 /* Validates f->buf[0..len) and builds the tables; f->name and f->buf are set. */
 static int parse_file(st_file *f, nmt_err *err)
 {
@@ -444,7 +566,7 @@ static int parse_file(st_file *f, nmt_err *err)
         }
     int rc = parse_header(f, root, err);
     cJSON_Delete(root);
-    return rc;
+    return rc ? rc : check_checksums(f, err);
 }
 
 static st_file *file_new(const char *name)
@@ -592,6 +714,7 @@ int st_load(st_file **out, const char *path, nmt_err *err)
 }
 
 const char *st_name(const st_file *f) { return f ? f->name : NULL; }
+int st_has_checksums(const st_file *f) { return f ? f->has_crc : 0; }
 int st_count(const st_file *f) { return f ? f->n : 0; }
 int st_meta_count(const st_file *f) { return f ? f->nmeta : 0; }
 
@@ -636,18 +759,39 @@ static int data_read(const st_file *f, const st_tensor *t, size_t off, void *dst
  * converts elements [i0, i0 + k) from src (unaligned) into the destination. */
 typedef int (*conv_fn)(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
                        nmt_err *err);
+static int read_checked(const st_file *f, const st_tensor *t, uint32_t crc, nmt_err *err);
 static int read_converted(const st_file *f, const st_tensor *t, size_t n, size_t from, void *dst, conv_fn conv,
                           nmt_err *err)
 {
     unsigned char buf[1 << 15];
     size_t per = sizeof buf / from;
+    uint32_t crc = crc_desc(t->dtype, t->ndim, t->shape);
     for (size_t i0 = 0; i0 < n; i0 += per) {
         size_t k = n - i0 < per ? n - i0 : per;
         int rc = data_read(f, t, i0 * from, buf, k * from, err);
         if (!rc) rc = conv(f, t, dst, buf, i0, k, err);
         if (rc) return rc;
+        crc = crc_bytes(crc, buf, k * from);
     }
-    return NMT_OK;
+    return read_checked(f, t, crc, err);
+}
+
+/* A whole tensor read from the file (st_open) against its checksum; files read whole were
+ * checked at load. */
+static int read_checked(const st_file *f, const st_tensor *t, uint32_t crc, nmt_err *err)
+{
+    if (f->fd < 0 || !t->has_crc || crc == t->crc) return NMT_OK;
+    char what[300];
+    snprintf(what, sizeof what, "tensor %s", t->name);
+    return corrupt(f, err, what);
+}
+
+/* All of t, unconverted, into dst (nb bytes), checked. */
+static int read_whole(const st_file *f, const st_tensor *t, void *dst, size_t nb, nmt_err *err)
+{
+    int rc = data_read(f, t, 0, dst, nb, err);
+    if (rc || f->fd < 0 || !t->has_crc) return rc;
+    return read_checked(f, t, crc_bytes(crc_desc(t->dtype, t->ndim, t->shape), dst, nb), err);
 }
 
 static int f64_to_f32(const st_file *f, const st_tensor *t, void *dst, const unsigned char *src, size_t i0, size_t k,
@@ -753,7 +897,7 @@ int st_read_f32(const st_file *f, const char *name, float *dst, size_t n, nmt_er
     int rc = 0;
     const st_tensor *t = find_n(f, name, n, &rc, err);
     if (!t) return rc;
-    if (t->dtype == ST_F32) return data_read(f, t, 0, dst, n * sizeof *dst, err);
+    if (t->dtype == ST_F32) return read_whole(f, t, dst, n * sizeof *dst, err);
     if (t->dtype != ST_F64) return bad_dtype(f, t, "F32 or F64", err);
     return read_converted(f, t, n, sizeof(double), dst, f64_to_f32, err);
 }
@@ -763,7 +907,7 @@ int st_read_f64(const st_file *f, const char *name, double *dst, size_t n, nmt_e
     int rc = 0;
     const st_tensor *t = find_n(f, name, n, &rc, err);
     if (!t) return rc;
-    if (t->dtype == ST_F64) return data_read(f, t, 0, dst, n * sizeof *dst, err);
+    if (t->dtype == ST_F64) return read_whole(f, t, dst, n * sizeof *dst, err);
     if (t->dtype != ST_F32) return bad_dtype(f, t, "F64 or F32", err);
     return read_converted(f, t, n, sizeof(float), dst, f32_to_f64, err);
 }
@@ -773,7 +917,7 @@ int st_read_i64(const st_file *f, const char *name, int64_t *dst, size_t n, nmt_
     int rc = 0;
     const st_tensor *t = find_n(f, name, n, &rc, err);
     if (!t) return rc;
-    if (t->dtype == ST_I64) return data_read(f, t, 0, dst, n * sizeof *dst, err);
+    if (t->dtype == ST_I64) return read_whole(f, t, dst, n * sizeof *dst, err);
     if (t->dtype != ST_I32) return bad_dtype(f, t, "I64 or I32", err);
     return read_converted(f, t, n, sizeof(int32_t), dst, i32_to_i64, err);
 }
@@ -832,13 +976,9 @@ static int valid_utf8(const char *s)
     return utf8_bad((const unsigned char *)s, n) == n;
 }
 
-int st_writer_meta(st_writer *w, const char *key, const char *value)
+/* Sets (or replaces) a metadata pair, without the argument checks. */
+static int meta_set(st_writer *w, const char *key, const char *value)
 {
-    if (!w) return NMT_ERR_ARG;
-    if (!key || !value) return wfail(w, NMT_ERR_ARG, "st_writer_meta: NULL key or value");
-    if (!valid_utf8(key) || !valid_utf8(value))
-        return wfail(w, NMT_ERR_ARG, "st_writer_meta: key '%.100s' or its value is not valid "
-                     "UTF-8", key);
     char *v = dup_str(value);
     if (!v) return wfail(w, NMT_ERR_NOMEM, "st_writer_meta: out of memory");
     for (size_t i = 0; i < w->nmeta; i++)
@@ -858,6 +998,18 @@ int st_writer_meta(st_writer *w, const char *key, const char *value)
     w->mval[w->nmeta] = v;
     w->nmeta++;
     return 0;
+}
+
+int st_writer_meta(st_writer *w, const char *key, const char *value)
+{
+    if (!w) return NMT_ERR_ARG;
+    if (!key || !value) return wfail(w, NMT_ERR_ARG, "st_writer_meta: NULL key or value");
+    if (!valid_utf8(key) || !valid_utf8(value))
+        return wfail(w, NMT_ERR_ARG, "st_writer_meta: key '%.100s' or its value is not valid "
+                     "UTF-8", key);
+    if (strcmp(key, ST_CRC_KEY) == 0)
+        return wfail(w, NMT_ERR_ARG, "st_writer_meta: key '%s' is reserved for the checksums", key);
+    return meta_set(w, key, value);
 }
 
 int st_writer_add(st_writer *w, const char *name, int dtype, int ndim, const int64_t *shape,
@@ -982,40 +1134,36 @@ static int build_header(const st_writer *w, sbuf *b)
     return b->oom ? -1 : 0;
 }
 
-/* fsync the directory holding path, so that the rename itself survives a crash. */
-static int sync_dir(const char *path)
+/* The checksum table (ST_CRC_KEY) of w's tensors and other metadata, as metadata. */
+static int add_checksums(st_writer *w)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) dir = dup_str(".");
-    else if (slash == path) dir = dup_str("/");
-    else {
-        size_t n = (size_t)(slash - path);
-        if ((dir = malloc(n + 1))) { memcpy(dir, path, n); dir[n] = 0; }
+    sbuf b = {0};
+    char hex[24];
+    int64_t m = crc_meta(w->mkey, w->mval, w->nmeta);
+    snprintf(hex, sizeof hex, "%08lx", (unsigned long)(uint32_t)(m < 0 ? 0 : m));
+    sb_str(&b, "{\"__metadata__\":\"");
+    sb_str(&b, hex);
+    sb_str(&b, "\"");
+    for (size_t i = 0; i < w->n; i++) {
+        const struct wtensor *t = &w->t[i];
+        uint32_t c = crc_bytes(crc_desc(t->dtype, t->ndim, t->shape), t->data, (size_t)t->nbytes);
+        snprintf(hex, sizeof hex, "%08lx", (unsigned long)c);
+        sb_str(&b, ",");
+        sb_json(&b, t->name);
+        sb_str(&b, ":\"");
+        sb_str(&b, hex);
+        sb_str(&b, "\"");
     }
-    if (!dir) { errno = ENOMEM; return -1; }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    /* Some file systems cannot sync a directory; the data itself is already synced there. */
-    if (rc != 0 && (e == EINVAL || e == ENOTSUP)) rc = 0;
-    errno = e;
+    sb_str(&b, "}");
+    int rc = m < 0 || b.oom ? wfail(w, NMT_ERR_NOMEM, "out of memory (checksums)") : meta_set(w, ST_CRC_KEY, b.p);
+    free(b.p);
     return rc;
 }
 
-int st_writer_save(st_writer *w, const char *path, nmt_err *err)
+/* Data order: largest element size first (stable), so that every tensor starts at a multiple
+ * of its element size once the header pads the data start to 8. Sets each tensor's begin. */
+static int lay_out(st_writer *w, size_t *order)
 {
-    if (!w || !path || !*path)
-        return nmt_fail(err, NMT_ERR_ARG, "st_writer_save: NULL writer or empty path");
-    if (w->failed) return nmt_fail(err, w->failed, "%s: not written: %s", path, w->why);
-
-    /* Data order: largest element size first (stable), so that every tensor starts at a
-     * multiple of its element size once the header pads the data start to 8. */
-    size_t *order = malloc((w->n ? w->n : 1) * sizeof *order);
-    if (!order) return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
     size_t k = 0;
     for (size_t es = 8; es >= 1; es /= 2)
         for (size_t i = 0; i < w->n; i++)
@@ -1024,75 +1172,47 @@ int st_writer_save(st_writer *w, const char *path, nmt_err *err)
     uint64_t pos = 0;
     for (size_t i = 0; i < w->n; i++) {
         struct wtensor *t = &w->t[order[i]];
-        if (t->nbytes > UINT64_MAX - pos) {
-            free(order);
-            return nmt_fail(err, NMT_ERR_ARG, "%s: total tensor size overflows", path);
-        }
+        if (t->nbytes > UINT64_MAX - pos) return -1;
         t->begin = pos;
         pos += t->nbytes;
     }
+    return 0;
+}
+
+int st_writer_save(st_writer *w, const char *path, nmt_err *err)
+{
+    if (!w || !path || !*path)
+        return nmt_fail(err, NMT_ERR_ARG, "st_writer_save: NULL writer or empty path");
+    if (!w->failed) add_checksums(w);
+    if (w->failed) return nmt_fail(err, w->failed, "%s: not written: %s", path, w->why);
+    size_t *order = malloc((w->n ? w->n : 1) * sizeof *order);
+    if (!order) return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+    if (lay_out(w, order)) {
+        free(order);
+        return nmt_fail(err, NMT_ERR_ARG, "%s: total tensor size overflows", path);
+    }
     sbuf hdr = {0};
-    if (build_header(w, &hdr)) {
-        free(order);
-        free(hdr.p);
-        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory (header)", path);
+    int rc = NMT_OK;
+    if (build_header(w, &hdr))
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory (header)", path);
+    else if (hdr.len > ST_MAX_HEADER)
+        rc = nmt_fail(err, NMT_ERR_ARG, "%s: header would be %zu bytes (limit %u)", path, hdr.len, ST_MAX_HEADER);
+    atomic_file af;
+    if (!rc && !(rc = atomic_open(&af, path, err))) {
+        unsigned char len8[8];
+        for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)hdr.len >> (8 * i));
+        /* a failed write sets the stream's error flag, which the commit checks */
+        int ok = fwrite(len8, 1, 8, af.fp) == 8 && fwrite(hdr.p, 1, hdr.len, af.fp) == hdr.len;
+        for (size_t i = 0; i < w->n && ok; i++) {
+            const struct wtensor *t = &w->t[order[i]];
+            ok = !t->nbytes || fwrite(t->data, 1, (size_t)t->nbytes, af.fp) == t->nbytes;
+        }
+        if (ok) rc = atomic_commit(&af, err);
+        else {
+            rc = nmt_fail(err, NMT_ERR_IO, "%s: writing '%s' failed: %s", path, af.tmp, errno ? strerror(errno) : "short write");
+            atomic_abort(&af);
+        }
     }
-    if (hdr.len > ST_MAX_HEADER) {
-        free(order);
-        free(hdr.p);
-        return nmt_fail(err, NMT_ERR_ARG, "%s: header would be %zu bytes (limit %u)", path,
-                        hdr.len, ST_MAX_HEADER);
-    }
-
-    size_t tlen = strlen(path) + 32;
-    char *tmp = malloc(tlen);
-    if (!tmp) {
-        free(order);
-        free(hdr.p);
-        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
-    }
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-
-    int rc = 0, created = 0;
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        rc = nmt_fail(err, NMT_ERR_IO, "%s: cannot create temporary file '%s': %s", path, tmp,
-                      strerror(errno));
-        goto out;
-    }
-    created = 1;
-    errno = 0;   /* so that a short write without errno is not blamed on an old error */
-    unsigned char len8[8];
-    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)hdr.len >> (8 * i));
-    if (fwrite(len8, 1, 8, fp) != 8 || fwrite(hdr.p, 1, hdr.len, fp) != hdr.len) goto write_err;
-    for (size_t i = 0; i < w->n; i++) {
-        const struct wtensor *t = &w->t[order[i]];
-        if (t->nbytes && fwrite(t->data, 1, (size_t)t->nbytes, fp) != t->nbytes) goto write_err;
-    }
-    if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) goto write_err;
-    {
-        FILE *c = fp;
-        fp = NULL;
-        if (fclose(c) != 0) goto write_err;
-    }
-    if (rename(tmp, path) != 0) {
-        rc = nmt_fail(err, NMT_ERR_IO, "%s: cannot rename '%s' over it: %s", path, tmp,
-                      strerror(errno));
-        goto out;
-    }
-    created = 0;
-    if (sync_dir(path) != 0)
-        rc = nmt_fail(err, NMT_ERR_IO, "%s: written, but syncing its directory failed: %s", path,
-                      strerror(errno));
-    goto out;
-
-write_err:
-    rc = nmt_fail(err, NMT_ERR_IO, "%s: writing '%s' failed: %s", path, tmp,
-                  errno ? strerror(errno) : "short write");
-out:
-    if (fp) fclose(fp);
-    if (created) unlink(tmp);
-    free(tmp);
     free(order);
     free(hdr.p);
     return rc;

@@ -26,7 +26,16 @@ typedef struct st_tensor {
     int ndim;                            /* 0 = scalar (one element) */
     int64_t shape[ST_MAX_DIMS];
     uint64_t begin, end;                 /* byte range relative to the start of the data section */
+    int has_crc;                         /* the file lists a checksum for this tensor */
+    uint32_t crc;                        /* crc32 of its dtype, shape and data (see ST_CRC_KEY) */
 } st_tensor;
+
+/* Integrity: files written by st_writer_save carry, under this __metadata__ key, a JSON object of
+ * CRC-32s (zlib's): "__metadata__" for the other metadata pairs (sorted by key, each key and
+ * value NUL-terminated) and one per tensor name for its dtype name, NUL, ndim (one byte), the
+ * dims (u64 little-endian) and then its data bytes. Neither the tensors' order nor their offsets
+ * are covered, so a file that another writer re-lays out stays valid. The key is reserved. */
+#define ST_CRC_KEY "crc32"
 
 const char *st_dtype_name(int dtype);    /* "F32" ...; "?" when out of range */
 size_t st_dtype_size(int dtype);         /* bytes per element; 0 when out of range */
@@ -36,13 +45,16 @@ int st_dtype_parse(const char *s);       /* enum value, or -1 */
 
 typedef struct st_file st_file;          /* opaque: a file's header, and its data in memory or on disk */
 
-/* Reads and validates everything (see safetensors.c for the list); on failure *out is NULL,
+/* Reads and validates everything (see safetensors.c for the list), checksums included: a
+ * mismatch is NMT_ERR_FORMAT "m.nmt: checksum mismatch in tensor 'dec_W': the file is corrupt".
+ * A file without ST_CRC_KEY (written before checksums existed, or by another program) loads
+ * unchecked; st_has_checksums tells which. On failure *out is NULL,
  * the code is NMT_ERR_IO (cannot read), NMT_ERR_FORMAT (malformed) or NMT_ERR_NOMEM, and the
  * message starts with the path. */
 int st_load(st_file **out, const char *path, nmt_err *err);
 /* The same checks, reading only the header: tensor data are read from the file by st_read_*
  * when asked for, straight into the caller's arrays, so that loading a model never holds it
- * twice (st_data returns NULL for such a file). The file stays open until st_free; a file that
+ * twice (st_data returns NULL for such a file); each read checks that tensor's checksum. The file stays open until st_free; a file that
  * shrinks meanwhile gives NMT_ERR_IO at the read. */
 int st_open(st_file **out, const char *path, nmt_err *err);
 /* The same from a buffer, which is copied (the caller may free it at once); name_for_errors
@@ -52,6 +64,7 @@ int st_load_mem(st_file **out, const void *buf, size_t len, const char *name_for
 void st_free(st_file *f);
 
 const char *st_name(const st_file *f);   /* the path / name given at load */
+int st_has_checksums(const st_file *f);  /* 1 when the file carries ST_CRC_KEY (all verified) */
 int st_count(const st_file *f);
 const st_tensor *st_get(const st_file *f, int i);                /* in header order; NULL if out of range */
 const st_tensor *st_find(const st_file *f, const char *name);    /* NULL if absent */
@@ -86,7 +99,8 @@ typedef struct st_writer st_writer;
 
 st_writer *st_writer_init(void);         /* NULL on OOM */
 /* Sets a metadata pair (copies both strings; setting a key again replaces its value).
- * Both must be valid UTF-8. Returns 0, NMT_ERR_ARG or NMT_ERR_NOMEM. */
+ * Both must be valid UTF-8; the key not ST_CRC_KEY, which the save writes itself.
+ * Returns 0, NMT_ERR_ARG or NMT_ERR_NOMEM. */
 int st_writer_meta(st_writer *w, const char *key, const char *value);
 /* Adds a tensor; the name is copied, data (numel * dtype size bytes, may be NULL when that is 0)
  * is referenced until save. Names: 1..ST_MAX_NAME bytes of UTF-8, unique, not "__metadata__";
@@ -95,8 +109,9 @@ int st_writer_meta(st_writer *w, const char *key, const char *value);
  * tensor silently missing from a saved file is impossible. */
 int st_writer_add(st_writer *w, const char *name, int dtype, int ndim, const int64_t *shape,
                   const void *data);
-/* Atomic: writes PATH.tmp.<pid>, checks every write, fflush + fsync, renames over PATH and fsyncs
- * the directory. On failure the temp file is removed and an existing PATH is left untouched.
+/* Atomic (base/atomic.h): writes PATH.tmp.<pid>, checks every write, fflush + fsync, renames
+ * over PATH and fsyncs the directory. On failure the temp file is removed and an existing PATH
+ * is left untouched. The checksums (ST_CRC_KEY) are computed and added to the metadata.
  * Tensors appear in the header in the order added; their data is laid out by element size
  * (largest first, otherwise in order added) so that each tensor starts at a multiple of its
  * element size, and the header is padded with spaces so that the data starts at a multiple of 8. */

@@ -1,6 +1,7 @@
 /* checkpoint.c: a training checkpoint is a model file plus the run's state: the optimizer's
  * tensors, the batch plan and the position in it, both RNG states and the counters (train_state,
  * JSON metadata), so that a killed run resumes bit for bit. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,98 +96,254 @@ int ckpt_save(trainer *t, nmt_err *err)
     return rc;
 }
 
-static int json_num(cJSON *s, const char *k, double *v)
+/* ================================ reading ================================
+ * A checkpoint is as hostile as any model file: every field of train_state is checked for its
+ * type and range before anything is used, the saved plan must be a permutation cut into
+ * minibatches the way batcher_plan cuts it, the counters must agree with the plan, and the
+ * optimizer state must be finite (a NaN there would poison every later update). */
+
+enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT };
+enum {
+    K_UPDATE, K_EPOCH, K_NEXT, K_NB, K_RNG, K_HASH, K_PAIRS, K_BEST, K_BADV, K_ELAPSED, K_VNLL, K_VSENT, K_VTOK,
+    K_VSTEP, K_VLEFT, K_DRNG, K_DROPOUT, K_OPT, K_LR, K_DECAY, K_OSTEP, K_CLIP, K_BATCH, K_BLOCKS, K_RESHUF,
+    K_MAXLEN, K_COUNT
+};
+/* key, type, range, required (the optional ones came later: older checkpoints lack them) */
+static const struct field { const char *key; int type; double lo, hi; int required; } fields[K_COUNT] = {
+    [K_UPDATE] = {"update", F_INT, 0, CKPT_MAX_UPDATES, 1},
+    [K_EPOCH] = {"epoch", F_INT, 1, 1e9, 1},          /* an int in the batcher */
+    [K_NEXT] = {"next", F_INT, 0, INT_MAX, 1},
+    [K_NB] = {"nb", F_INT, 1, INT_MAX, 1},
+    [K_RNG] = {"rng", F_RNG, 0, 0, 1},
+    [K_HASH] = {"corpus_hash", F_HEX, 0, 0, 1},
+    [K_PAIRS] = {"corpus_pairs", F_INT, 1, INT_MAX, 1},
+    [K_BEST] = {"best_dev", F_NUM, -1, 1e300, 1},
+    [K_BADV] = {"bad_validations", F_INT, 0, CKPT_MAX_UPDATES, 1},
+    [K_ELAPSED] = {"elapsed", F_NUM, 0, 1e12, 1},
+    [K_VNLL] = {"val_nll", F_NUM, 0, 1e300, 1},
+    [K_VSENT] = {"val_sent", F_INT, 0, 1e15, 1},
+    [K_VTOK] = {"val_tok", F_INT, 0, 1e15, 1},
+    [K_VSTEP] = {"val_step", F_NUM, 0, 1e300, 0},
+    [K_VLEFT] = {"val_left", F_NUM, 0, 1e300, 0},
+    [K_DRNG] = {"drop_rng", F_RNG, 0, 0, 0},
+    [K_DROPOUT] = {"dropout", F_NUM, 0, 0.99, 1},
+    [K_OPT] = {"optimizer", F_OPT, 0, 0, 1},
+    [K_LR] = {"lr", F_NUM, 1e-300, 1e6, 1},
+    [K_DECAY] = {"lr_decay", F_NUM, 0, 1, 0},
+    [K_OSTEP] = {"opt_step", F_INT, 0, CKPT_MAX_UPDATES, 1},
+    [K_CLIP] = {"clip", F_NUM, 0, 1e12, 1},
+    [K_BATCH] = {"batch", F_INT, 1, CKPT_MAX_BATCH, 1},
+    [K_BLOCKS] = {"sort_blocks", F_INT, 1, CKPT_MAX_BATCH, 1},
+    [K_RESHUF] = {"reshuffle", F_BOOL, 0, 0, 1},
+    [K_MAXLEN] = {"max_len", F_INT, 0, INT_MAX, 0},
+};
+
+/* "0123456789abcdef": exactly 16 hex digits; -1 otherwise. */
+static int hex64(const cJSON *j, uint64_t *v)
 {
-    cJSON *it = cJSON_GetObjectItemCaseSensitive(s, k);
-    if (!cJSON_IsNumber(it)) return -1;
-    *v = it->valuedouble;
+    if (!cJSON_IsString(j) || !j->valuestring || strlen(j->valuestring) != 16) return -1;
+    *v = 0;
+    for (const char *p = j->valuestring; *p; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0) return -1;
+        *v = *v << 4 | (uint64_t)d;
+    }
     return 0;
 }
 
-/* Restores optimizer, batcher and counters from an opened checkpoint (model already loaded). */
-/* The checkpoint's train_state as a JSON object in *out (the caller deletes it). */
-static int ckpt_state(const st_file *f, cJSON **out, nmt_err *err)
+/* One field's value into num (numbers, booleans, the optimizer's kind) or u64 (hashes and RNG
+ * states); NULL when well-formed, else what is wrong with it. */
+static const char *field_value(const struct field *fd, const cJSON *j, double *num, uint64_t *u64)
 {
-    const char *js = st_meta(f, "train_state");
-    if (!js) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a model, not a training checkpoint (no train_state)", st_name(f));
-    *out = cJSON_Parse(js);
-    if (cJSON_IsObject(*out)) return NMT_OK;
-    cJSON_Delete(*out);
-    *out = NULL;
-    return nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state is not a JSON object", st_name(f));
+    switch (fd->type) {
+    case F_BOOL:
+        if (!cJSON_IsBool(j)) return "must be true or false";
+        *num = cJSON_IsTrue(j);
+        return NULL;
+    case F_OPT:
+        if (!cJSON_IsString(j) || (*num = optim_parse(j->valuestring)) < 0) return "must be adadelta, adagrad, adam or sgd";
+        return NULL;
+    case F_HEX:
+        return hex64(j, u64) ? "must be 16 hex digits" : NULL;
+    case F_RNG:
+        if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != 4) return "must be 4 strings of 16 hex digits";
+        for (int i = 0; i < 4; i++)
+            if (hex64(cJSON_GetArrayItem(j, i), &u64[i])) return "must be 4 strings of 16 hex digits";
+        /* all zeros is the one state xoshiro never leaves: every later draw would be 0 */
+        if (!(u64[0] | u64[1] | u64[2] | u64[3])) return "is all zeros, not a generator state";
+        return NULL;
+    default:
+        if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble)) return "must be a finite number";
+        *num = j->valuedouble;
+        if (fd->type == F_INT && *num != floor(*num)) return "must be an integer";
+        if (!(*num >= fd->lo && *num <= fd->hi)) return "is out of range";
+        return NULL;
+    }
+}
+
+/* Batches per epoch as batcher_plan cuts them: blocks of B·k, each cut into pieces of B. */
+static long plan_batches(long n, long B, long k)
+{
+    long blk = B * k, full = n / blk, rest = n % blk;
+    return full * ((blk + B - 1) / B) + (rest + B - 1) / B;
+}
+
+/* The fields' values into s; the ranges that involve two fields. */
+static int state_fill(ckpt_state *s, const double *v, const uint64_t (*u)[4], const int *seen, const char *path, nmt_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->update = (long)v[K_UPDATE]; s->epoch = (long)v[K_EPOCH]; s->next = (int)v[K_NEXT]; s->nb = (int)v[K_NB];
+    memcpy(s->rng, u[K_RNG], sizeof s->rng);
+    s->has_drop_rng = seen[K_DRNG];
+    memcpy(s->drop_rng, u[K_DRNG], sizeof s->drop_rng);
+    s->corpus_hash = u[K_HASH][0];
+    s->corpus_pairs = (int)v[K_PAIRS];
+    s->best_dev = v[K_BEST]; s->bad_valid = (long)v[K_BADV]; s->elapsed = v[K_ELAPSED];
+    s->val_nll = v[K_VNLL]; s->val_sent = (long)v[K_VSENT]; s->val_tok = (long)v[K_VTOK];
+    s->val_step = v[K_VSTEP]; s->val_left = v[K_VLEFT];
+    s->dropout = v[K_DROPOUT]; s->optimizer = (int)v[K_OPT]; s->lr = v[K_LR]; s->lr_decay = v[K_DECAY];
+    s->opt_step = (long)v[K_OSTEP]; s->clip = v[K_CLIP];
+    s->batch = (int)v[K_BATCH]; s->sort_blocks = (int)v[K_BLOCKS]; s->reshuffle = (int)v[K_RESHUF];
+    const char *why = NULL;
+    if (s->best_dev < 0 && s->best_dev != -1) why = "best_dev is negative (only -1, for none yet, is)";
+    else if ((long long)s->batch * s->sort_blocks > INT_MAX) why = "batch x sort_blocks overflows an int";
+    else if (s->nb != plan_batches(s->corpus_pairs, s->batch, s->sort_blocks))
+        why = "nb is not the number of minibatches of corpus_pairs in batches of batch";
+    else if (s->next > s->nb) why = "next is past nb";
+    /* every update takes one minibatch, and an epoch has nb of them */
+    else if ((long long)(s->epoch - 1) * s->nb + s->next != s->update) why = "update disagrees with epoch, nb and next";
+    else if (s->opt_step > s->update || s->bad_valid > s->update) why = "opt_step or bad_validations exceeds update";
+    return why ? nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state: %s", path, why) : NMT_OK;
+}
+
+int ckpt_parse(ckpt_state *s, const st_file *f, nmt_err *err)
+{
+    const char *path = st_name(f), *js = st_meta(f, "train_state");
+    if (!js) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a model, not a training checkpoint (no train_state)", path);
+    cJSON *o = cJSON_Parse(js);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state is not a JSON object", path);
+    }
+    double v[K_COUNT] = {0};
+    uint64_t u[K_COUNT][4] = {{0}};
+    int seen[K_COUNT] = {0}, rc = NMT_OK;
+    for (const cJSON *c = o->child; c && !rc; c = c->next) {
+        int k = 0;
+        while (k < K_COUNT && strcmp(c->string, fields[k].key)) k++;
+        const char *why = k == K_COUNT ? "is not a train_state field" : seen[k]++ ? "appears twice" : field_value(&fields[k], c, &v[k], u[k]);
+        if (why) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state field '%.60s' %s", path, c->string, why);
+    }
+    cJSON_Delete(o);
+    for (int k = 0; k < K_COUNT && !rc; k++)
+        if (fields[k].required && !seen[k]) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state lacks '%s'", path, fields[k].key);
+    return rc ? rc : state_fill(s, v, (const uint64_t (*)[4])u, seen, path, err);
+}
+
+/* The int32/int64 tensor `name` of n entries into dst, each in [0, n); 0 or the error. */
+static int read_indices(const st_file *f, const char *name, int *dst, long n, long lim, int64_t *tmp, nmt_err *err)
+{
+    int rc = st_read_i64(f, name, tmp, (size_t)n, err);
+    for (long i = 0; i < n && !rc; i++) {
+        if (tmp[i] < 0 || tmp[i] > lim)
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s: %s[%ld] = %lld is out of range [0, %ld]", st_name(f), name, i, (long long)tmp[i], lim);
+        dst[i] = (int)tmp[i];
+    }
+    return rc;
+}
+
+/* order (n entries) holds every index of [0, n) once, and block by block (B·k pairs) the same
+ * indices as shuffled: batcher_plan only sorts and regroups inside a block. */
+static const char *check_perm(const int *shuffled, const int *order, int n, long blk, int *mark)
+{
+    for (int i = 0; i < n; i++) mark[i] = -1;
+    for (int i = 0; i < n; i++) {
+        if (mark[shuffled[i]] >= 0) return "train.shuffled is not a permutation of the corpus";
+        mark[shuffled[i]] = (int)(i / blk);
+    }
+    for (int i = 0; i < n; i++) {
+        if (mark[order[i]] != i / blk) return "train.order is not train.shuffled regrouped within its blocks";
+        mark[order[i]] = -2; /* seen: a repeat fails the test above */
+    }
+    return NULL;
+}
+
+/* starts (nb + 1 entries) cut [0, n) into minibatches of 1..B pairs, none across a block. */
+static const char *check_starts(const int *st, int nb, int n, int B, long blk)
+{
+    if (st[0] != 0 || st[nb] != n) return "train.starts does not run from 0 to the corpus size";
+    for (int i = 0; i < nb; i++) {
+        if (st[i + 1] <= st[i]) return "train.starts does not strictly increase";
+        if (st[i + 1] - st[i] > B) return "train.starts has a minibatch larger than the batch size";
+        if (st[i] / blk != (st[i + 1] - 1) / blk) return "train.starts has a minibatch across two blocks";
+    }
+    return NULL;
+}
+
+int ckpt_read_plan(const st_file *f, const ckpt_state *s, int *shuffled, int *order, int *starts, nmt_err *err)
+{
+    long n = s->corpus_pairs, blk = (long)s->batch * s->sort_blocks;
+    int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(n > s->nb ? n + 1 : s->nb + 1));
+    int *mark = malloc(sizeof(int) * (size_t)n);
+    int rc = tmp && mark ? NMT_OK : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc) rc = read_indices(f, "train.shuffled", shuffled, n, n - 1, tmp, err);
+    if (!rc) rc = read_indices(f, "train.order", order, n, n - 1, tmp, err);
+    if (!rc) rc = read_indices(f, "train.starts", starts, s->nb + 1L, n, tmp, err);
+    const char *why = rc ? NULL : check_perm(shuffled, order, (int)n, blk, mark);
+    if (!why && !rc) why = check_starts(starts, s->nb, (int)n, s->batch, blk);
+    if (why) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: %s", st_name(f), why);
+    free(tmp);
+    free(mark);
+    return rc;
+}
+
+/* One optimizer state tensor: finite, and >= 0 where it accumulates squares. */
+static int read_moment(const st_file *f, const char *name, real *dst, size_t n, int squares, nmt_err *err)
+{
+    int rc = sizeof(real) == 4 ? st_read_f32(f, name, (float *)(void *)dst, n, err) : st_read_f64(f, name, (double *)(void *)dst, n, err);
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!isfinite(dst[i]) || (squares && dst[i] < 0))
+            rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: optimizer state %s[%zu] = %g is %s", st_name(f), name, i, (double)dst[i],
+                          isfinite(dst[i]) ? "negative (a sum of squares)" : "not finite");
+    return rc;
+}
+
+int ckpt_read_optim(const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err)
+{
+    /* Adadelta: E[g²], E[Δ²]; AdaGrad: Σg²; Adam: m (signed), v */
+    int rc = s1 ? read_moment(f, "opt.s1", s1, n, kind != OPT_ADAM, err) : NMT_OK;
+    if (!rc && s2) rc = read_moment(f, "opt.s2", s2, n, 1, err);
+    return rc;
 }
 
 int ckpt_restore(trainer *t, const st_file *f, nmt_err *err)
 {
-    const char *path = st_name(f);
-    cJSON *s;
-    int rc = ckpt_state(f, &s, err);
+    ckpt_state s;
+    int rc = ckpt_parse(&s, f, err);
     if (rc) return rc;
-    double upd, ep, next, nb, best, badv, el, vn, vs, vtk, step, pairs_n;
-    cJSON *rng_a = cJSON_GetObjectItemCaseSensitive(s, "rng"), *hash = cJSON_GetObjectItemCaseSensitive(s, "corpus_hash");
-    if (json_num(s, "update", &upd) || json_num(s, "epoch", &ep) || json_num(s, "next", &next) || json_num(s, "nb", &nb) ||
-        json_num(s, "best_dev", &best) || json_num(s, "bad_validations", &badv) || json_num(s, "elapsed", &el) ||
-        json_num(s, "val_nll", &vn) || json_num(s, "val_sent", &vs) || json_num(s, "val_tok", &vtk) ||
-        json_num(s, "opt_step", &step) || json_num(s, "corpus_pairs", &pairs_n) || !cJSON_IsArray(rng_a) ||
-        cJSON_GetArraySize(rng_a) != 4 || !cJSON_IsString(hash)) {
-        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state lacks a field or has one of the wrong type", path);
-        goto out;
-    }
-    unsigned long long h = strtoull(hash->valuestring, NULL, 16);
-    if ((int)pairs_n != t->train.n || h != t->corpus_hash) {
-        rc = nmt_fail(err, NMT_ERR_MISMATCH, "%s was trained on another corpus (%d pairs after filtering, now %d): resume with the same --src/--tgt and length limit",
-                      path, (int)pairs_n, t->train.n);
-        goto out;
-    }
-    if (nb < 1 || nb > t->train.n + 1 || next < 0 || next > nb || ep < 1) {
-        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state has an impossible position", path);
-        goto out;
-    }
-    for (int i = 0; i < 4; i++) t->bat.r.s[i] = strtoull(cJSON_GetArrayItem(rng_a, i)->valuestring, NULL, 16);
-    cJSON *dr = cJSON_GetObjectItemCaseSensitive(s, "drop_rng");
-    if (cJSON_IsArray(dr) && cJSON_GetArraySize(dr) == 4)
-        for (int i = 0; i < 4; i++) {
-            cJSON *it = cJSON_GetArrayItem(dr, i);
-            if (cJSON_IsString(it)) t->drop_rng.s[i] = strtoull(it->valuestring, NULL, 16);
-        }
-    double vstep = 0, vleft = 0;
-    json_num(s, "val_step", &vstep);
-    json_num(s, "val_left", &vleft);
-    t->val_step = vstep;
-    t->val_left = vleft;
-    t->update = (long)upd;
-    t->bat.epoch = (int)ep;
-    t->bat.nb = (int)nb;
-    t->bat.next = (int)next;
-    t->best_dev = best < 0 ? INFINITY : best;
-    t->bad_valid = (int)badv;
-    t->elapsed0 = el;
-    t->val_nll = vn;
-    t->val_sent = (long)vs;
-    t->val_tok = (long)vtk;
-    t->opt.step = (long)step;
-    size_t tot = t->m->pt.total;
-    if (t->opt.s1 && (rc = sizeof(real) == 4 ? st_read_f32(f, "opt.s1", (float *)(void *)t->opt.s1, tot, err)
-                                             : st_read_f64(f, "opt.s1", (double *)(void *)t->opt.s1, tot, err))) goto out;
-    if (t->opt.s2 && (rc = sizeof(real) == 4 ? st_read_f32(f, "opt.s2", (float *)(void *)t->opt.s2, tot, err)
-                                             : st_read_f64(f, "opt.s2", (double *)(void *)t->opt.s2, tot, err))) goto out;
-    int64_t *tmp = malloc(sizeof(int64_t) * (t->train.n + 2));
-    if (!tmp) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto out; }
-    struct { const char *name; int *dst; long n; } arr[3] = {
-        {"train.shuffled", t->bat.shuffled, t->train.n}, {"train.order", t->bat.order, t->train.n},
-        {"train.starts", t->bat.starts, t->bat.nb + 1}};
-    for (int a = 0; a < 3 && !rc; a++) {
-        rc = st_read_i64(f, arr[a].name, tmp, arr[a].n, err);
-        for (long i = 0; i < arr[a].n && !rc; i++) {
-            if (tmp[i] < 0 || tmp[i] > t->train.n)
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: %s holds an out-of-range index", path, arr[a].name);
-            else arr[a].dst[i] = (int)tmp[i];
-        }
-    }
-    free(tmp);
-out:
-    cJSON_Delete(s);
-    return rc;
+    if (s.corpus_pairs != t->train.n || s.corpus_hash != t->corpus_hash)
+        return nmt_fail(err, NMT_ERR_MISMATCH, "%s was trained on another corpus (%d pairs after filtering, now %d): resume with the same --src/--tgt and length limit",
+                        st_name(f), s.corpus_pairs, t->train.n);
+    /* ckpt_settings gave the batcher the checkpoint's sizes, so its arrays fit the plan */
+    NMT_ASSERT(t->bat.B == s.batch && t->bat.k == s.sort_blocks);
+    if ((rc = ckpt_read_optim(f, t->opt.kind, t->opt.s1, t->opt.s2, t->m->pt.total, err))) return rc;
+    if ((rc = ckpt_read_plan(f, &s, t->bat.shuffled, t->bat.order, t->bat.starts, err))) return rc;
+    memcpy(t->bat.r.s, s.rng, sizeof s.rng);
+    if (s.has_drop_rng) memcpy(t->drop_rng.s, s.drop_rng, sizeof s.drop_rng);
+    t->update = s.update;
+    t->bat.epoch = (int)s.epoch;
+    t->bat.nb = s.nb;
+    t->bat.next = s.next;
+    t->best_dev = s.best_dev < 0 ? INFINITY : s.best_dev;
+    t->bad_valid = (int)s.bad_valid;
+    t->elapsed0 = s.elapsed;
+    t->val_nll = s.val_nll;
+    t->val_sent = s.val_sent;
+    t->val_tok = s.val_tok;
+    t->val_step = s.val_step;
+    t->val_left = s.val_left;
+    t->opt.step = s.opt_step;
+    return NMT_OK;
 }
 
 /* Appends a printf-style note to buf (size bytes, always terminated). */
@@ -227,23 +384,13 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
  * limits are new. A batch size other than the checkpoint's would not even fit its saved order. */
 int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
 {
-    cJSON *s;
-    int rc = ckpt_state(f, &s, err);
+    ckpt_state s;
+    int rc = ckpt_parse(&s, f, err);
     if (rc) return rc;
-    double lr, clip, drop, bsz, blocks, decay = 0;
-    cJSON *opt = cJSON_GetObjectItemCaseSensitive(s, "optimizer"), *re = cJSON_GetObjectItemCaseSensitive(s, "reshuffle");
-    int kind = cJSON_IsString(opt) ? optim_parse(opt->valuestring) : -1;
-    int bad = kind < 0 || !cJSON_IsBool(re) || json_num(s, "lr", &lr) || json_num(s, "clip", &clip) ||
-              json_num(s, "dropout", &drop) || json_num(s, "batch", &bsz) || json_num(s, "sort_blocks", &blocks) ||
-              !(lr > 0) || !(clip >= 0) || !(drop >= 0 && drop < 1) || bsz < 1 || blocks < 1;
-    json_num(s, "lr_decay", &decay); /* absent from checkpoints written before it existed */
-    if (!bad) {
-        nmt_train_opts now = t->eff;
-        now.optimizer = kind; now.lr = lr; now.clip = clip; now.dropout = drop; now.lr_decay = decay;
-        now.batch = (int)bsz; now.sort_blocks = (int)blocks; now.reshuffle = cJSON_IsTrue(re);
-        warn_replaced(t, &now, f);
-        t->eff = now;
-    }
-    cJSON_Delete(s);
-    return bad ? nmt_fail(err, NMT_ERR_FORMAT, "%s: train_state lacks the optimizer or batching settings", st_name(f)) : NMT_OK;
+    nmt_train_opts now = t->eff;
+    now.optimizer = s.optimizer; now.lr = s.lr; now.clip = s.clip; now.dropout = s.dropout; now.lr_decay = s.lr_decay;
+    now.batch = s.batch; now.sort_blocks = s.sort_blocks; now.reshuffle = s.reshuffle;
+    warn_replaced(t, &now, f);
+    t->eff = now;
+    return NMT_OK;
 }

@@ -2,6 +2,7 @@
  * raw), vocabularies, id pairs, a memory estimate refused up front, the model built or loaded
  * from a checkpoint, the optimizer, batcher and workspace; and the tear-down. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/paths.h"
 #include "data/vocab.h"
 #include "train/trainer.h"
 
@@ -128,17 +130,55 @@ static int check_memory(trainer *t, const nmt_config *c, nmt_err *err)
     return NMT_OK;
 }
 
+/* No output may be an input (a model written over the corpus, a log over a dev file, the model
+ * over the checkpoint being resumed ...), nor two outputs one file; the checkpoint being resumed
+ * is the one input that may be rewritten: as the checkpoint, it is the run's own state. Then one
+ * run at a time per model: two would interleave their saves. */
+static int check_paths(trainer *t, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", o->model);
+    path_role in[4] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
+                       {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"}};
+    path_role out[5] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
+                        {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}};
+    path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
+    int rc = path_check_outputs(in, 4, out, 5, err);
+    if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
+    if (!rc) rc = path_check_outputs(resume, 1, out + 2, 3, err);      /* the logs and the lock */
+    if (!rc) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err);
+    return rc;
+}
+
+/* The options the command line cannot get wrong but a library caller can. */
+static int check_opts(const nmt_train_opts *o, nmt_err *err)
+{
+    if (o->optimizer < OPT_ADADELTA || o->optimizer > OPT_SGD) /* a checkpoint could not name it */
+        return nmt_fail(err, NMT_ERR_ARG, "unknown optimizer %d (0 adadelta, 1 adagrad, 2 adam, 3 sgd)", o->optimizer);
+    if (isnan(o->lr) || isinf(o->lr)) return nmt_fail(err, NMT_ERR_ARG, "learning rate %g is not finite (<= 0 means the default)", o->lr);
+    if (!(o->clip >= 0 && o->clip < INFINITY)) return nmt_fail(err, NMT_ERR_ARG, "clip %g: must be finite and >= 0 (0 = no clipping)", o->clip);
+    if (!(o->lr_decay >= 0 && o->lr_decay <= 1)) return nmt_fail(err, NMT_ERR_ARG, "lr_decay %g out of range [0, 1]", o->lr_decay);
+    if (o->batch < 1 || o->sort_blocks < 1) return nmt_fail(err, NMT_ERR_ARG, "batch size and sort blocks must be at least 1");
+    if ((long long)o->batch * o->sort_blocks > INT_MAX)
+        return nmt_fail(err, NMT_ERR_ARG, "batch %d x sort blocks %d = %lld pairs per block: at most %d", o->batch, o->sort_blocks,
+                        (long long)o->batch * o->sort_blocks, INT_MAX);
+    if (o->max_len < 0 || o->max_updates < 0 || o->max_epochs < 0 || !(o->max_time >= 0))
+        return nmt_fail(err, NMT_ERR_ARG, "negative length or stopping limit");
+    return NMT_OK;
+}
+
 int train_setup(trainer *t, st_file **ck, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     int rc;
     if (!o->src || !o->tgt || !o->model) return nmt_fail(err, NMT_ERR_ARG, "training needs a source file, a target file and a model path");
     if (!o->valid_src != !o->valid_tgt) return nmt_fail(err, NMT_ERR_ARG, "a dev set needs both a source and a target file");
-    if (o->batch < 1 || o->sort_blocks < 1) return nmt_fail(err, NMT_ERR_ARG, "batch size and sort blocks must be at least 1");
+    if ((rc = check_opts(o, err))) return rc;
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s", o->checkpoint ? o->checkpoint : "");
     if (!o->checkpoint) snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s.ckpt", o->model);
     if (o->log_tsv) snprintf(t->log_path, sizeof t->log_path, "%s", o->log_tsv);
     else snprintf(t->log_path, sizeof t->log_path, "%s.log.tsv", o->model);
+    if ((rc = check_paths(t, err))) return rc;
     if ((rc = read_side(&t->ts, &t->tt, o->src, o->tgt, o, err))) return rc;
     if (o->valid_src && (rc = read_side(&t->vs, &t->vt, o->valid_src, o->valid_tgt, o, err))) return rc;
     /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
@@ -194,7 +234,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = net_ws_reserve(&t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     t->best_dev = INFINITY;
-    if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    if (o->resume && ((rc = ckpt_restore(t, *ck, err)) || (rc = train_log_trim(t, err)))) return rc;
     if (o->batch_log && (rc = open_batch_log(t, err))) return rc;
     return NMT_OK;
 }
@@ -219,6 +259,7 @@ void train_summary(trainer *t, char *buf, size_t n)
 
 void train_cleanup(trainer *t)
 {
+    path_unlock(t->lock_path, t->lock_fd);
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     nmt_model_free(t->m);
     free(t->G);

@@ -149,6 +149,28 @@ static int finish(trainer *t, int rc, int validated_now, nmt_err *err)
     return rc;
 }
 
+/* A resumed run whose checkpoint already meets a stopping limit (--max-updates at or below its
+ * update, say) is finished: the reason in msg, else 0. Such a run does nothing and succeeds, as
+ * Marian does when restarted past its limits (it checks them before the first batch): job
+ * scripts re-run the same command after a preemption, and the last re-run must not fail, nor
+ * train one more update and overwrite the model. */
+static int already_finished(const trainer *t, char *msg, size_t n)
+{
+    const nmt_train_opts *o = t->o;
+    if (!o->resume) return 0;
+    if (o->max_updates > 0 && t->update >= o->max_updates)
+        snprintf(msg, n, "nothing to do: the checkpoint is at update %ld, --max-updates is %ld", t->update, o->max_updates);
+    else if (o->max_epochs > 0 && (t->bat.epoch > o->max_epochs || (t->bat.epoch == o->max_epochs && t->bat.next >= t->bat.nb)))
+        snprintf(msg, n, "nothing to do: the checkpoint has finished epoch %d, --max-epochs is %d", t->bat.epoch, o->max_epochs);
+    else if (o->max_time > 0 && t->elapsed0 >= o->max_time)
+        snprintf(msg, n, "nothing to do: the checkpoint has trained %.0f s, --max-time is %.0f s", t->elapsed0, o->max_time);
+    else if (o->patience > 0 && t->bad_valid >= o->patience)
+        snprintf(msg, n, "nothing to do: the checkpoint already stopped early (%d validations without improvement)", t->bad_valid);
+    else
+        return 0;
+    return 1;
+}
+
 static int run_loop(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
@@ -185,6 +207,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->cb = cb;
     t->user = user;
     t->t0 = train_now();
+    t->lock_fd = -1;
 #ifdef _OPENMP
     if (o->threads > 0) omp_set_num_threads(o->threads);
 #endif
@@ -199,10 +222,12 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     r.kind = NMT_REPORT_START;
     r.msg = sum;
     train_report(t, &r);
-    rc = run_loop(t, err);
+    char done[200];
+    int finished = already_finished(t, done, sizeof done);
+    if (!finished) rc = run_loop(t, err);
     memset(&r, 0, sizeof r);
     r.kind = NMT_REPORT_END;
-    r.msg = rc == NMT_OK ? "done" : "stopped";
+    r.msg = finished ? done : rc == NMT_OK ? "done" : "stopped";
     train_report(t, &r);
     train_cleanup(t);
     free(t);

@@ -42,7 +42,8 @@ typedef struct trainer {
     uint64_t corpus_hash;
     FILE *batch_log;
     int max_src, max_tgt;       /* the longest pair's sides (training and dev): the workspace's size */
-    char ckpt_path[4096], log_path[4096];
+    char ckpt_path[4096], log_path[4096], lock_path[4200];
+    int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */
 } trainer;
 
 /* train.c: the clock, and the caller's callback */
@@ -57,12 +58,36 @@ void train_summary(trainer *t, char *buf, size_t n);
 void train_cleanup(trainer *t);
 
 /* checkpoint.c */
+#define CKPT_MAX_UPDATES 1e12   /* counters beyond this are damage: 30 years at 1,000 updates a second */
+#define CKPT_MAX_BATCH 1e6
+
+/* A checkpoint's train_state, every field checked for type and range (ckpt_parse). */
+typedef struct ckpt_state {
+    int optimizer, batch, sort_blocks, reshuffle;       /* the run's settings */
+    double lr, lr_decay, clip, dropout;
+    long update, epoch, bad_valid, val_sent, val_tok, opt_step;
+    int nb, next, corpus_pairs, has_drop_rng;
+    double best_dev, elapsed, val_nll, val_step, val_left;
+    uint64_t rng[4], drop_rng[4], corpus_hash;
+} ckpt_state;
+
 uint64_t train_corpus_hash(const pairs *p);     /* ties a checkpoint to its corpus */
+/* train_state of f into s: unknown, missing, mistyped and out-of-range fields refused by name,
+ * and the counters checked against the plan's size (nb from corpus_pairs, batch, sort_blocks). */
+int ckpt_parse(ckpt_state *s, const st_file *f, nmt_err *err);
+/* The saved plan (s->corpus_pairs entries in shuffled and order, s->nb + 1 in starts), checked:
+ * permutations of the corpus regrouped only within blocks, minibatches of 1..batch pairs. */
+int ckpt_read_plan(const st_file *f, const ckpt_state *s, int *shuffled, int *order, int *starts, nmt_err *err);
+/* The optimizer's state tensors (those of kind that are not NULL), n each: finite, and >= 0
+ * where they are sums of squares. */
+int ckpt_read_optim(const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err);
 int ckpt_save(trainer *t, nmt_err *err);
 int ckpt_settings(trainer *t, const st_file *f, nmt_err *err); /* optimizer and batching, into t->eff */
 int ckpt_restore(trainer *t, const st_file *f, nmt_err *err);  /* position, counters, optimizer state */
 
 /* validate.c: dev NLL, the best model, patience and learning-rate decay, the TSV log */
 int train_validate(trainer *t, int *stop, nmt_err *err);
+/* On resume: drops the log's rows past the checkpoint's update (written, then lost to a kill). */
+int train_log_trim(trainer *t, nmt_err *err);
 
 #endif

@@ -1,11 +1,13 @@
 /* validate.c: a validation: the dev set's NLL with dropout off, the best model saved when it
  * improves, patience and learning-rate decay counted, and one row of the TSV log (the Table-2
  * style record of a run). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/atomic.h"
 #include "base/err.h"
 #include "train/trainer.h"
 
@@ -81,4 +83,56 @@ int train_validate(trainer *t, int *stop, nmt_err *err)
     r.lr = t->opt.lr;
     train_report(t, &r);
     return NMT_OK;
+}
+
+/* The whole of path in a new NUL-terminated buffer (*len bytes); NULL with errno on failure. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0, r;
+    char *b = malloc(cap + 1);
+    while (b && (r = fread(b + n, 1, cap - n, f)) > 0)
+        if ((n += r) == cap) {
+            char *nb = realloc(b, 2 * cap + 1);
+            if (!nb) { free(b); b = NULL; break; }
+            b = nb;
+            cap *= 2;
+        }
+    if (b && ferror(f)) { free(b); b = NULL; }
+    fclose(f);
+    if (b) { b[n] = 0; *len = n; }
+    return b;
+}
+
+/* Rows of the TSV log past the checkpoint's update were written by the process that was killed
+ * before it could checkpoint them: the resumed run validates at those updates again, so they
+ * go (as the batch log is cut in setup.c), and the log matches an uninterrupted run's. */
+int train_log_trim(trainer *t, nmt_err *err)
+{
+    size_t len = 0, keep = 0;
+    char *b = slurp(t->log_path, &len);
+    if (!b) return NMT_OK; /* no log yet */
+    for (size_t i = 0; i < len;) {
+        size_t e = i;
+        while (e < len && b[e] != '\n') e++;
+        char *end;
+        long u = strtol(b + i, &end, 10);
+        int past = end != b + i && *end == '\t' && u > t->update; /* the header has no number */
+        if (!past) {
+            memmove(b + keep, b + i, e - i + (e < len));
+            keep += e - i + (e < len);
+        }
+        i = e + 1;
+    }
+    int rc = NMT_OK;
+    if (keep < len) {
+        atomic_file af;
+        if (!(rc = atomic_open(&af, t->log_path, err))) {
+            if (fwrite(b, 1, keep, af.fp) == keep) rc = atomic_commit(&af, err);
+            else { rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", t->log_path, strerror(errno)); atomic_abort(&af); }
+        }
+    }
+    free(b);
+    return rc;
 }

@@ -18,16 +18,23 @@ check "model trained" test -s "$T/m.nmt"
 check "RNNencdec model trained" test -s "$T/e.nmt"
 # A tiny model's attention is nearly uniform and never peaks on the source EOS. Its v_a (att_v,
 # docs/MODEL-MAP.md) times -300 gives sharp weights, in many rows highest on the EOS column,
-# which the hard links must skip: the copy is edited here as a safetensors file.
+# which the hard links must skip: the copy is edited here as a safetensors file, and its
+# checksum (crc32 of dtype, NUL, ndim, dims as u64, data: src/io/safetensors.h) updated in place.
 python3 - "$T/m.nmt" "$T/ms.nmt" <<'EOF' && ok || bad "cannot edit att_v in the model"
-import json, struct, sys
+import json, struct, sys, zlib
 d = bytearray(open(sys.argv[1], 'rb').read())
 n, = struct.unpack('<Q', d[:8])
-t = json.loads(d[8:8 + n])['att_v']
+h = json.loads(d[8:8 + n])
+t = h['att_v']
 assert t['dtype'] == 'F32'
 a, b = (8 + n + o for o in t['data_offsets'])
 v = struct.unpack('<%df' % ((b - a) // 4), d[a:b])
 d[a:b] = struct.pack('<%df' % len(v), *[-300 * x for x in v])
+old = json.loads(h['__metadata__']['crc32'])['att_v']
+c = zlib.crc32(b'F32\0' + bytes([len(t['shape'])]) + b''.join(struct.pack('<Q', x) for x in t['shape']))
+at = d.index(('\\"att_v\\":\\"%s\\"' % old).encode(), 8, 8 + n)
+new = ('\\"att_v\\":\\"%08x\\"' % zlib.crc32(d[a:b], c)).encode()
+d[at:at + len(new)] = new
 open(sys.argv[2], 'wb').write(d)
 EOF
 A="$NMT_BIN align --model $T/ms.nmt --threads 1"

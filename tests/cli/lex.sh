@@ -14,6 +14,20 @@ cmp -s "$T/lex" "$T/want" && ok || bad "lexical table: $(cat "$T/lex")"
 [ "$(wc -l < "$T/lex2")" -eq 2 ] && ok || bad "--min-count"
 printf '0-0 1-7\n0-0\n0-0\n' > "$T/bad"
 expect_fail "link out of range" 1 "bad:1: bad link or index out of range" "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/bad" --out "$T/x"
+# The table is replaced whole: a write that fails half way (a full disk, here a file-size limit)
+# leaves the previous table and no temporary, never a truncated table that --unk-replace accepts.
+awk 'BEGIN { for (i = 0; i < 400; i++) { print "w" i > "'"$T/bs"'"; print "x" i > "'"$T/bt"'"; print "0-0" > "'"$T/ba"'" } }'
+cp "$T/lex" "$T/lex.before"
+sh -c "trap '' XFSZ; ulimit -f 2; exec \"$NMT_BIN\" lex --src $T/bs --tgt $T/bt --align $T/ba --out $T/lex" 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && cmp -s "$T/lex" "$T/lex.before" && ok || bad "a failed write left $(wc -c < "$T/lex") bytes in the table (exit $rc)"
+[ -z "$(ls "$T" | grep 'lex\.tmp\.')" ] && ok || bad "a failed write left a temporary: $(ls "$T" | grep tmp)"
+# temporaries of killed writers (dead PIDs) are removed by the next write; a live writer's stay
+dead=$(sh -c 'echo $$')
+: > "$T/lex.tmp.$dead"; : > "$T/lex.tmp.$$"
+"$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/a" --out "$T/lex" 2> /dev/null
+[ ! -e "$T/lex.tmp.$dead" ] && [ -e "$T/lex.tmp.$$" ] && ok || bad "stale temporary of PID $dead not removed (or a live one removed)"
+rm -f "$T/lex.tmp.$$"
+cmp -s "$T/lex" "$T/want" && ok || bad "lexical table after the clean-up"
 expect_fail "needs a source of links" 2 "one of --model or --align" "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --out "$T/x"
 printf 'only\tone\tfield-ok\nbroken line\n' > "$T/badlex"
 

@@ -1,0 +1,27 @@
+/* fuzz.h: the fuzz harnesses' entry points. Each takes one input and runs it through a reader
+ * the way the program does; any crash, sanitizer report or leak is the finding. libFuzzer calls
+ * them from fuzz/libfuzzer_main.c (make fuzz); tests/test_fuzz_replay.c replays the committed
+ * corpora and regressions through the same functions in every `make test`, without libFuzzer. */
+#ifndef NMT_FUZZ_H
+#define NMT_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int fuzz_modelfile(const uint8_t *data, size_t size);   /* safetensors + model file checks */
+int fuzz_checkpoint(const uint8_t *data, size_t size);  /* train_state, saved plan, optimizer state */
+int fuzz_corpus(const uint8_t *data, size_t size);      /* text file reader, counts, vocabularies, pairs */
+int fuzz_tokenize(const uint8_t *data, size_t size);    /* Moses tokenizer (+ lowercase, normalize) */
+int fuzz_detokenize(const uint8_t *data, size_t size);  /* Moses detokenizer */
+int fuzz_alignio(const uint8_t *data, size_t size);     /* gold, test and soft alignment readers */
+int fuzz_bleu(const uint8_t *data, size_t size);        /* BLEU on a hypothesis and its references */
+
+/* The bytes as a file that path-based readers can open: a path to an in-memory file (memfd),
+ * valid until the next call with the same slot (0..3). NULL if it cannot be made. */
+const char *fuzz_file(int slot, const uint8_t *data, size_t size);
+
+/* Splits data at the first byte `sep`: *n1 bytes from data, then the rest (after sep) in
+ * *p2 / *n2; without sep the second part is the whole input again. */
+void fuzz_split(const uint8_t *data, size_t size, uint8_t sep, size_t *n1, const uint8_t **p2, size_t *n2);
+
+#endif

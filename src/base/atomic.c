@@ -1,0 +1,142 @@
+/* atomic.c: whole-file replacement through a temporary beside the target (see atomic.h), and
+ * the clean-up of temporaries that a killed process left behind. The temporary lives in the
+ * target's directory because rename() is atomic only within one file system. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/atomic.h"
+#include "base/err.h"
+
+/* A copy of path's directory part ("." when it has none) into a new string. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    if (slash == path) return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+int atomic_sync_dir(const char *path)
+{
+    char *dir = dir_of(path);
+    if (!dir) { errno = ENOMEM; return -1; }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    /* Some file systems cannot sync a directory; the data itself is already synced there. */
+    if (rc != 0 && (e == EINVAL || e == ENOTSUP)) rc = 0;
+    errno = e;
+    return rc;
+}
+
+/* The PID in a directory entry named BASE.tmp.PID, or 0 when the name is not of that form. */
+static long temp_pid(const char *entry, const char *base, size_t blen)
+{
+    if (strncmp(entry, base, blen) || strncmp(entry + blen, ".tmp.", 5)) return 0;
+    const char *d = entry + blen + 5;
+    char *end;
+    if (*d < '1' || *d > '9') return 0;
+    errno = 0;
+    long pid = strtol(d, &end, 10);
+    return *end || errno || pid <= 0 ? 0 : pid;
+}
+
+int atomic_remove_stale(const char *path)
+{
+    char *dir = dir_of(path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base);
+    DIR *d = dir ? opendir(dir) : NULL;
+    int removed = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        long pid = temp_pid(e->d_name, base, blen);
+        if (!pid) continue;
+        /* Our own PID cannot be a save in progress for this target (saves of one target do not
+         * overlap): it is a dead process's, whose PID was reused. A live PID may be another
+         * run's save in progress (or an unrelated process): left alone. */
+        if (pid != (long)getpid() && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)) continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *full = malloc(n);
+        if (!full) break;
+        snprintf(full, n, "%s/%s", dir, e->d_name);
+        removed += unlink(full) == 0;
+        free(full);
+    }
+    if (d) closedir(d);
+    free(dir);
+    return removed;
+}
+
+int atomic_open(atomic_file *a, const char *path, nmt_err *err)
+{
+    memset(a, 0, sizeof *a);
+    if (!path || !*path) return nmt_fail(err, NMT_ERR_ARG, "atomic_open: empty path");
+    atomic_remove_stale(path);
+    size_t n = strlen(path) + 32;
+    a->path = strdup(path);
+    a->tmp = malloc(n);
+    if (!a->path || !a->tmp) {
+        atomic_abort(a);
+        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+    }
+    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    /* O_EXCL: never write through a link or into a file someone else made under our name */
+    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || !(a->fp = fdopen(fd, "wb"))) {
+        int e = errno;
+        if (fd >= 0) { close(fd); unlink(a->tmp); }
+        nmt_fail(err, NMT_ERR_IO, "%s: cannot create temporary file '%s': %s", path, a->tmp, strerror(e));
+        free(a->tmp);
+        a->tmp = NULL; /* nothing of ours to remove */
+        atomic_abort(a);
+        return NMT_ERR_IO;
+    }
+    errno = 0; /* a failed write that sets no errno is then not blamed on an older error */
+    return NMT_OK;
+}
+
+void atomic_abort(atomic_file *a)
+{
+    if (!a) return;
+    if (a->fp) fclose(a->fp);
+    if (a->tmp) unlink(a->tmp);
+    free(a->tmp);
+    free(a->path);
+    memset(a, 0, sizeof *a);
+}
+
+int atomic_commit(atomic_file *a, nmt_err *err)
+{
+    if (!a->fp) {
+        atomic_abort(a);
+        return nmt_fail(err, NMT_ERR_ARG, "atomic_commit: no file open");
+    }
+    FILE *fp = a->fp;
+    a->fp = NULL;
+    int e = 0; /* the first failure's errno; EIO when the C library left none */
+    if (ferror(fp)) e = errno ? errno : EIO; /* a failed fwrite: nothing since has touched errno */
+    else if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) e = errno ? errno : EIO;
+    if (fclose(fp) != 0 && !e) e = errno ? errno : EIO;
+    int rc = NMT_OK;
+    if (e)
+        rc = nmt_fail(err, NMT_ERR_IO, "%s: writing '%s' failed: %s", a->path, a->tmp, strerror(e));
+    else if (rename(a->tmp, a->path) != 0)
+        rc = nmt_fail(err, NMT_ERR_IO, "%s: cannot rename '%s' over it: %s", a->path, a->tmp, strerror(errno));
+    if (rc) { atomic_abort(a); return rc; }
+    free(a->tmp);
+    a->tmp = NULL; /* renamed: nothing left to remove */
+    if (atomic_sync_dir(a->path) != 0)
+        rc = nmt_fail(err, NMT_ERR_IO, "%s: written, but syncing its directory failed: %s", a->path, strerror(errno));
+    atomic_abort(a);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/* paths.c: output-versus-input checks and the per-model lock (see paths.h). Files are compared
+ * by identity (device and inode), so that "./a", "a", a hard link or a symbolic link to an
+ * input are all caught; names only stand in for outputs that do not exist yet. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/paths.h"
+
+/* How a path is compared: its inode when it exists, else its name with the directory resolved
+ * (realpath), or as given when even the directory does not exist (the write fails later). */
+typedef struct ident { int exists; dev_t dev; ino_t ino; char name[PATH_MAX + 256]; } ident;
+
+static void ident_of(const char *path, ident *id)
+{
+    struct stat sb;
+    memset(id, 0, sizeof *id);
+    if (stat(path, &sb) == 0) {
+        id->exists = 1;
+        id->dev = sb.st_dev;
+        id->ino = sb.st_ino;
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    if (realpath(dir, real)) snprintf(id->name, sizeof id->name, "%s/%s", real, slash ? slash + 1 : path);
+    else snprintf(id->name, sizeof id->name, "%s", path);
+}
+
+/* Whether two idents are one file; an existing and a missing path never are. */
+static int same(const ident *a, const ident *b)
+{
+    if (a->exists != b->exists) return 0;
+    return a->exists ? a->dev == b->dev && a->ino == b->ino : !strcmp(a->name, b->name);
+}
+
+static int skip(const path_role *p) { return !p->path || !*p->path || !strcmp(p->path, "-"); }
+
+int path_check_outputs(const path_role *in, int nin, const path_role *out, int nout, nmt_err *err)
+{
+    ident a, b;
+    for (int o = 0; o < nout; o++) {
+        if (skip(&out[o])) continue;
+        ident_of(out[o].path, &a);
+        for (int i = 0; i < nin; i++) {
+            if (skip(&in[i])) continue;
+            ident_of(in[i].path, &b);
+            if (same(&a, &b))
+                return nmt_fail(err, NMT_ERR_ARG, "%s is both %s (read) and %s (written): refusing to overwrite an input",
+                                out[o].path, in[i].role, out[o].role);
+        }
+        for (int k = 0; k < o; k++) {
+            if (skip(&out[k])) continue;
+            ident_of(out[k].path, &b);
+            if (same(&a, &b))
+                return nmt_fail(err, NMT_ERR_ARG, "%s is both %s and %s: each output needs its own file", out[o].path,
+                                out[k].role, out[o].role);
+        }
+    }
+    return NMT_OK;
+}
+
+int path_lock(const char *lock_path, const char *what, int *fd_out, nmt_err *err)
+{
+    *fd_out = -1;
+    /* A holder removes the lock file when done: a lock won on a file that was removed (or
+     * replaced) meanwhile protects nothing, so it is taken again on the file now there. */
+    for (int tries = 0; tries < 100; tries++) {
+        int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) return nmt_fail(err, NMT_ERR_IO, "%s: cannot create the lock file: %s", lock_path, strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                return nmt_fail(err, NMT_ERR_IO, "%s is in use by another process (%s is locked): wait for it to end, or choose another path",
+                                what, lock_path);
+            return nmt_fail(err, NMT_ERR_IO, "%s: cannot lock: %s", lock_path, strerror(e));
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(lock_path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            *fd_out = fd;
+            return NMT_OK;
+        }
+        close(fd);
+    }
+    return nmt_fail(err, NMT_ERR_IO, "%s: the lock file keeps changing", lock_path);
+}
+
+void path_unlock(const char *lock_path, int fd)
+{
+    if (fd < 0) return;
+    unlink(lock_path); /* while still held: nobody can hold a lock on the removed file */
+    close(fd);
+}

@@ -1,0 +1,24 @@
+/* paths.h: guards around the files a command writes: no output may be one of its inputs (nor
+ * another output), and one training run at a time per model (a lock file). */
+#ifndef NMT_PATHS_H
+#define NMT_PATHS_H
+
+#include "nmt.h"
+
+typedef struct path_role {
+    const char *path;   /* NULL or "-" (standard input or output): skipped */
+    const char *role;   /* for messages: "the model", "the source corpus" ... */
+} path_role;
+
+/* NMT_ERR_ARG when an output is the same file as an input or as another output: the same
+ * device and inode when both exist (links and other spellings included), else the same name
+ * once the directory is resolved (an output not written yet). The message names both roles. */
+int path_check_outputs(const path_role *in, int nin, const path_role *out, int nout, nmt_err *err);
+
+/* Takes an exclusive lock on lock_path (created if needed) for as long as *fd stays open:
+ * NMT_ERR_IO with "... is locked by another process" when another holder has it. */
+int path_lock(const char *lock_path, const char *what, int *fd, nmt_err *err);
+/* Removes the lock file and releases the lock (fd < 0: nothing to do). */
+void path_unlock(const char *lock_path, int fd);
+
+#endif
