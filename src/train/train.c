@@ -12,10 +12,8 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "backend/backend.h"
 #include "data/batcher.h"
 #include "data/corpus.h"
 #include "base/err.h"
@@ -663,9 +661,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->cb = cb;
     t->user = user;
     t->t0 = now();
-#ifdef _OPENMP
-    if (o->threads > 0) omp_set_num_threads(o->threads);
-#endif
+    if (o->threads > 0) backend()->set_threads(o->threads);
     st_file *ck = NULL;
     int rc = setup(t, &ck, err);
     st_free(ck);
