@@ -190,8 +190,11 @@ static int save_checkpoint(trainer *t, nmt_err *err)
     int64_t tot = (int64_t)t->m->pt.total, n = t->train.n, nb1 = t->bat.nb + 1;
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     optim_settle(&t->opt); /* the state eager updates would have left */
-    if (!rc && t->opt.s1 && st_writer_add(w, "opt.s1", model_real_dtype(), 1, &tot, t->opt.s1)) rc = NMT_ERR_NOMEM;
-    if (!rc && t->opt.s2 && st_writer_add(w, "opt.s2", model_real_dtype(), 1, &tot, t->opt.s2)) rc = NMT_ERR_NOMEM;
+    for (int i = 0; !rc && i < optim_state_count(&t->opt); i++) {
+        char name[64];
+        optim_state_name(&t->opt, i, 0, name, sizeof name);
+        if (st_writer_add(w, name, model_real_dtype(), 1, &tot, optim_state(&t->opt, i))) rc = NMT_ERR_NOMEM;
+    }
     if (!rc && (st_writer_add(w, "train.shuffled", ST_I32, 1, &n, t->bat.shuffled) ||
                 st_writer_add(w, "train.order", ST_I32, 1, &n, t->bat.order) ||
                 st_writer_add(w, "train.starts", ST_I32, 1, &nb1, t->bat.starts)))
@@ -280,10 +283,15 @@ static int restore_state(trainer *t, const st_file *f, nmt_err *err)
     t->val_tok = (long)vtk;
     t->opt.step = (long)step;
     size_t tot = t->m->pt.total;
-    if (t->opt.s1 && (rc = sizeof(real) == 4 ? st_read_f32(f, "opt.s1", (float *)(void *)t->opt.s1, tot, err)
-                                             : st_read_f64(f, "opt.s1", (double *)(void *)t->opt.s1, tot, err))) goto out;
-    if (t->opt.s2 && (rc = sizeof(real) == 4 ? st_read_f32(f, "opt.s2", (float *)(void *)t->opt.s2, tot, err)
-                                             : st_read_f64(f, "opt.s2", (double *)(void *)t->opt.s2, tot, err))) goto out;
+    for (int i = 0; i < optim_state_count(&t->opt); i++) {
+        char name[64], old[64];
+        real *st = optim_state(&t->opt, i);
+        optim_state_name(&t->opt, i, 0, name, sizeof name);
+        optim_state_name(&t->opt, i, 1, old, sizeof old);
+        const char *nm = !st_find(f, name) && st_find(f, old) ? old : name; /* old: an earlier checkpoint */
+        if ((rc = sizeof(real) == 4 ? st_read_f32(f, nm, (float *)(void *)st, tot, err)
+                                    : st_read_f64(f, nm, (double *)(void *)st, tot, err))) goto out;
+    }
     int64_t *tmp = malloc(sizeof(int64_t) * (t->train.n + 2));
     if (!tmp) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto out; }
     struct { const char *name; int *dst; long n; } arr[3] = {
@@ -555,7 +563,7 @@ static int setup(trainer *t, st_file **ck, nmt_err *err)
             if (pair_src_len(sets[s], i) > mx) mx = pair_src_len(sets[s], i);
             if (pair_tgt_len(sets[s], i) > my) my = pair_tgt_len(sets[s], i);
         }
-    int nstate = o->optimizer == 0 || o->optimizer == 2 ? 2 : o->optimizer == 1 ? 1 : 0;
+    int nstate = optim_kind_states(o->optimizer);
     param_table pt;
     param_table_build(&pt, c);
     /* the corpus is already in memory: what is left to allocate is this */
