@@ -1,6 +1,7 @@
 /* fuzz_checkpoint.c: the training state of a checkpoint as `nmt train --resume` reads it:
  * train_state's fields, the saved plan (shuffle, order, minibatch starts) and the optimizer's
  * state, through the same functions, with the corpus size the checkpoint claims. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,11 @@ static void read_rest(const st_file *f, const ckpt_state *s)
         if (sh && ord && st) ckpt_read_plan(f, s, sh, ord, st, &err);
         free(sh); free(ord); free(st);
     }
-    const st_tensor *t1 = st_find(f, "opt.s1"), *t2 = st_find(f, "opt.s2");
+    char n1[64], n2[64];
+    snprintf(n1, sizeof n1, "optim.%s.0", optim_name(s->optimizer));
+    snprintf(n2, sizeof n2, "optim.%s.1", optim_name(s->optimizer));
+    const st_tensor *t1 = st_find(f, n1) ? st_find(f, n1) : st_find(f, "opt.s1");
+    const st_tensor *t2 = st_find(f, n2) ? st_find(f, n2) : st_find(f, "opt.s2");
     size_t n = t1 ? st_numel(t1) : 0;
     if (!t1 || n > (1 << 20) || (t2 && st_numel(t2) != n)) return;
     real *s1 = malloc(sizeof(real) * (n ? n : 1)), *s2 = t2 ? malloc(sizeof(real) * (n ? n : 1)) : NULL;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/blas.h"
+#include "backend/backend.h"
 #include "base/err.h"
 #include "base/fault.h"
 #include "nn/gru.h"

@@ -40,15 +40,15 @@ static void run(int kind, double clip)
         for (int i = 0; i < N; i++) dirty_g += g1[i] != 0 || g2[i] != 0;
     }
     optim_settle(&lazy);
-    int nstate = kind == OPT_ADADELTA || kind == OPT_ADAM ? 2 : kind == OPT_ADAGRAD ? 1 : 0;
-    int bad_s = (nstate >= 1 && memcmp(eager.s1, lazy.s1, sizeof(real) * N)) ||
-                (nstate >= 2 && memcmp(eager.s2, lazy.s2, sizeof(real) * N));
+    int bad_s = optim_state_count(&eager) != optim_state_count(&lazy);
+    for (int i = 0; i < optim_state_count(&eager); i++)
+        bad_s |= memcmp(optim_state(&eager, i), optim_state(&lazy, i), sizeof(real) * N) != 0;
     CHECKF(!bad_p, "%s, clip %g: parameters differ at %d of %d steps", optim_name(kind), clip, bad_p, STEPS);
     CHECKF(!bad_s, "%s, clip %g: state differs after optim_settle", optim_name(kind), clip);
     CHECKF(!dirty_g, "%s: %d gradient entries left non-zero", optim_name(kind), dirty_g);
     CHECK(skipped > ROWS * 10); /* the skipping did happen */
     /* the untouched rows' state really decayed (Adadelta): equal to eager is not equal to before */
-    if (kind == OPT_ADADELTA) CHECK(lazy.s1[HEAD] > 0 && lazy.s1[HEAD] < 1);
+    if (kind == OPT_ADADELTA) CHECK(optim_state(&lazy, 0)[HEAD] > 0 && optim_state(&lazy, 0)[HEAD] < 1);
     optim_free(&eager);
     optim_free(&lazy);
 }
@@ -76,6 +76,27 @@ int main(void)
     CHECK(optim_sparse_rows(&o, 45, 1, 10, &err) != 0 && strstr(err.msg, "overlaps")); /* [45,55) meets [20,50) */
     CHECK(optim_sparse_rows(&o, 95, 1, 10, &err) != 0 && strstr(err.msg, "outside"));  /* past the 100 */
     CHECK(optim_sparse_rows(&o, 50, 5, 10, NULL) == 0);                               /* [50,100) touches, fits */
+    optim_free(&o);
+    /* the table: state counts, names in checkpoints (and the earlier format's), unknown kinds */
+    const char *names[4] = {"adadelta", "adagrad", "adam", "sgd"};
+    int counts[4] = {2, 1, 2, 0};
+    for (int kind = 0; kind < 4; kind++) {
+        CHECK(optim_parse(names[kind]) == kind && !strcmp(optim_name(kind), names[kind]));
+        CHECK(optim_kind_states(kind) == counts[kind]);
+        NMT_ASSERT(optim_init(&o, kind, 10, NULL) == 0);
+        CHECK(optim_state_count(&o) == counts[kind] && !optim_state(&o, counts[kind]) && !optim_state(&o, -1));
+        for (int i = 0; i < counts[kind]; i++) CHECK(optim_state(&o, i) && optim_state(&o, i)[9] == 0);
+        optim_free(&o);
+    }
+    char buf[64];
+    NMT_ASSERT(optim_init(&o, OPT_ADAM, 10, NULL) == 0);
+    optim_state_name(&o, 1, 0, buf, sizeof buf);
+    CHECK(!strcmp(buf, "optim.adam.1"));
+    optim_state_name(&o, 1, 1, buf, sizeof buf);
+    CHECK(!strcmp(buf, "opt.s2"));
+    optim_free(&o);
+    CHECK(optim_parse("rmsprop") == -1 && !strcmp(optim_name(4), "unknown") && optim_kind_states(-1) == 0);
+    CHECK(optim_init(&o, 4, 10, &err) != 0 && strstr(err.msg, "unknown optimizer"));
     optim_free(&o);
     return test_done("test_optim");
 }

@@ -10,7 +10,8 @@
 
 #include "decode/beam.h"
 #include "base/err.h"
-#include "backend/cpu/vec.h"
+#include "backend/backend.h"
+#include "base/topk.h"
 #include "data/vocab.h"
 
 int beam_max_len(double max_ratio, int len)
@@ -19,47 +20,13 @@ int beam_max_len(double max_ratio, int len)
     return m < 1 ? 1 : m;
 }
 
-typedef struct cand { double score; long idx; } cand;
+typedef topk_item cand;
 
-/* a is better than b: higher score, then lower index */
-static int better(const cand *a, const cand *b) { return a->score > b->score || (a->score == b->score && a->idx < b->idx); }
-
-/* min-heap on "better": the root is the worst kept candidate */
-static void heap_push(cand *h, int *n, int cap, cand c)
-{
-    if (*n == cap) {
-        if (!better(&c, &h[0])) return;
-        h[0] = c; /* replace the worst, sift down */
-        for (int i = 0;;) {
-            int l = 2 * i + 1, r = l + 1, w = i;
-            if (l < *n && better(&h[w], &h[l])) w = l;
-            if (r < *n && better(&h[w], &h[r])) w = r;
-            if (w == i) break;
-            cand t = h[i]; h[i] = h[w]; h[w] = t; i = w;
-        }
-        return;
-    }
-    int i = (*n)++;
-    h[i] = c;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!better(&h[p], &h[i])) break;
-        cand t = h[i]; h[i] = h[p]; h[p] = t; i = p;
-    }
-}
-
-/* first v >= from with lp[v] >= thr, or -1 */
+/* first v >= from with lp[v] >= thr, or -1 (the fallback scan below; the common path is the
+ * backend's topk_rows) */
 static int next_above(const real *lp, int from, int V, real thr)
 {
-    int v = from;
-#if NMT_SIMD
-    __m256 t = _mm256_set1_ps(thr);
-    for (; v + 8 <= V; v += 8) {
-        int msk = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(lp + v), t, _CMP_GE_OQ));
-        if (msk) return v + __builtin_ctz(msk);
-    }
-#endif
-    for (; v < V; v++)
+    for (int v = from; v < V; v++)
         if (lp[v] >= thr) return v;
     return -1;
 }
@@ -68,66 +35,29 @@ static int next_above(const real *lp, int from, int V, real thr)
  * float (exactly what a log-softmax pass would have stored), index off + v. Once the heap is full
  * a word can enter only if its score reaches the worst kept one, so the row is scanned for such
  * words against a float bound on z rounded down by more than every rounding involved (no
- * candidate is missed; heap_push decides exactly): most of the vocabulary is skipped eight words
- * at a time. */
+ * candidate is missed; topk_push decides exactly). Used for rows whose ties overflowed their
+ * candidate list. */
 static void push_row(cand *heap, int *nheap, int need, const real *z, int V, real lse, double base, long off,
                      int no_unk)
 {
     if (need <= 0) return;
     int v = 0;
     for (; v < V && *nheap < need; v++)
-        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + (real)(z[v] - lse), off + v});
+        if (!(no_unk && v == VOCAB_UNK)) topk_push(heap, nheap, need, (cand){base + (real)(z[v] - lse), off + v});
     while (v < V) {
         double d = heap[0].score - base, t = d + lse;
         double slack = 4 * FLT_EPSILON * (fabs(d) + fabs(lse)) + 1e-12 * (fabs(heap[0].score) + fabs(base)) + FLT_MIN;
         float thr = nextafterf((float)(t - slack), -INFINITY);
         if ((v = next_above(z, v, V, thr)) < 0) break;
-        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, nheap, need, (cand){base + (real)(z[v] - lse), off + v});
+        if (!(no_unk && v == VOCAB_UNK)) topk_push(heap, nheap, need, (cand){base + (real)(z[v] - lse), off + v});
         v++;
     }
-}
-
-/* One row of logits z, on its own (rows run in parallel): lse = log Σ exp z, and the row's
- * candidates: every allowed word whose lp(v) = z[v] - lse reaches the need-th best lp of the row.
- * A word left out has `need` words of its own row strictly above it, so it cannot be among its
- * sentence's best `need` whatever the row's base score: the sentence's choice among these lists
- * is the choice over whole rows. Returns the count, or -1 when ties make more than cap (the
- * caller then scans the row). heap: scratch for need candidates. */
-static int row_candidates(real *lp_out, int *v_out, int cap, real *lse_out, const real *z, int V, int need,
-                          int no_unk, cand *heap)
-{
-    real lse = vec_logsumexp(NULL, z, V, NULL);
-    *lse_out = lse;
-    /* the need largest z (lp is monotone in z): the scores are the z themselves, exact in
-     * double, so the scan's bound is the worst kept z as it is */
-    int nheap = 0, v = 0;
-    for (; v < V && nheap < need; v++)
-        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, &nheap, need, (cand){z[v], v});
-    while (nheap && v < V && (v = next_above(z, v, V, (float)heap[0].score)) >= 0) {
-        if (!(no_unk && v == VOCAB_UNK)) heap_push(heap, &nheap, need, (cand){z[v], v});
-        v++;
-    }
-    if (nheap == 0) return 0;
-    real lpk = (real)(z[heap[0].idx] - lse); /* the need-th best lp */
-    /* every z with fl(z - lse) >= lpk lies above this bound */
-    double slack = 4 * FLT_EPSILON * (fabs(lpk) + fabs(lse)) + FLT_MIN;
-    float lo = nextafterf((float)((double)lpk + lse - slack), -INFINITY);
-    int n = 0;
-    for (v = next_above(z, 0, V, lo); v >= 0; v = next_above(z, v + 1, V, lo)) {
-        if (no_unk && v == VOCAB_UNK) continue;
-        real lp = (real)(z[v] - lse);
-        if (lp < lpk) continue;
-        if (n == cap) return -1;
-        lp_out[n] = lp;
-        v_out[n++] = v;
-    }
-    return n;
 }
 
 static int cmp_cand(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
-    return better(x, y) ? -1 : better(y, x) ? 1 : 0;
+    return topk_better(x, y) ? -1 : topk_better(y, x) ? 1 : 0;
 }
 
 typedef struct node { int parent, tok, depth; double logprob; } node;
@@ -212,10 +142,10 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
     /* per row: lse, and its candidate list (cap words; more only on ties) with scratch for it */
     int cap = K + 16;
     real *lse = malloc(sizeof(real) * Hmax), *clp = malloc(sizeof(real) * Hmax * cap);
-    int *cv = malloc(sizeof(int) * Hmax * cap), *cn = malloc(sizeof(int) * Hmax);
+    int *cv = malloc(sizeof(int) * Hmax * cap), *cn = malloc(sizeof(int) * Hmax), *rneed = malloc(sizeof(int) * Hmax);
     cand *rheap = malloc(sizeof(cand) * Hmax * K);
     int ok = st && row_src && row_node && yprev && nrow_src && nrow_node && nyprev && sa && sb && snew && heap &&
-             lse && clp && cv && cn && rheap;
+             lse && clp && cv && cn && rneed && rheap;
     int maxsteps = 0;
     for (int b = 0; ok && b < S; b++) {
         sent_state *s = &st[b];
@@ -242,10 +172,8 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
     }
     for (int t = 0; t < maxsteps && H > 0; t++) {
         infer_step(w, m, src, H, row_src, yprev, sa, snew);
-#pragma omp parallel for schedule(static)
-        for (int r = 0; r < H; r++)
-            cn[r] = row_candidates(clp + (size_t)r * cap, cv + (size_t)r * cap, cap, &lse[r], w->logp + (size_t)r * V, V,
-                                   K - st[row_src[r]].nfin, o->no_unk, rheap + (size_t)r * K);
+        for (int r = 0; r < H; r++) rneed[r] = K - st[row_src[r]].nfin; /* what each row's sentence still needs */
+        backend()->topk_rows(cn, clp, cv, lse, w->logp, H, V, rneed, cap, o->no_unk ? VOCAB_UNK : -1, rheap, K);
         int nh = 0;
         for (int r0 = 0; r0 < H;) {
             int b = row_src[r0], r1 = r0;
@@ -260,7 +188,7 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
                     continue;
                 }
                 for (int q = 0; q < cn[r]; q++)
-                    heap_push(heap, &nheap, need, (cand){base + clp[(size_t)r * cap + q], off + cv[(size_t)r * cap + q]});
+                    topk_push(heap, &nheap, need, (cand){base + clp[(size_t)r * cap + q], off + cv[(size_t)r * cap + q]});
             }
             qsort(heap, nheap, sizeof(cand), cmp_cand);
             int first_new = nh;
@@ -304,6 +232,6 @@ out:
         for (int b = 0; b < S; b++) beam_sent_free(&out[b]);
     for (int b = 0; st && b < S; b++) { free(st[b].nodes); free(st[b].fin); free(st[b].attn); }
     free(st); free(row_src); free(row_node); free(yprev); free(nrow_src); free(nrow_node); free(nyprev);
-    free(sa); free(sb); free(snew); free(heap); free(lse); free(clp); free(cv); free(cn); free(rheap);
+    free(sa); free(sb); free(snew); free(heap); free(lse); free(clp); free(cv); free(cn); free(rneed); free(rheap);
     return rc;
 }

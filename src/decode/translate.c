@@ -2,10 +2,8 @@
  * attention out; and forced-decoding scores through the training forward pass. */
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "backend/backend.h"
 #include "decode/beam.h"
 #include "base/err.h"
 #include "decode/lexicon.h"
@@ -27,14 +25,7 @@ nmt_translate_opts nmt_translate_default_opts(void)
     return o;
 }
 
-void nmt_set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n > 0 ? n : omp_get_num_procs());
-#else
-    (void)n;
-#endif
-}
+void nmt_set_threads(int n) { backend()->set_threads(n); }
 
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
 {

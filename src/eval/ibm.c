@@ -6,10 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "backend/backend.h"
 #include "data/corpus.h"
 #include "base/err.h"
 #include "eval/ibm.h"
@@ -191,15 +189,7 @@ void ibm_model_free(ibm_model *m)
     free(m);
 }
 
-static int threads_of(const ibm_opts *o)
-{
-#ifdef _OPENMP
-    return o->threads > 0 ? o->threads : omp_get_max_threads();
-#else
-    (void)o;
-    return 1;
-#endif
-}
+static int threads_of(const ibm_opts *o) { return o->threads > 0 ? o->threads : backend()->threads(); }
 
 static inline int pair_trained(const ibm_corpus *c, long k)
 {
@@ -500,28 +490,47 @@ static double estep_pair(const ibm_model *m, long k, int diag, size_t *slot, dou
     return ll;
 }
 
+/* The loops below run on the backend's threads: each body gets a range of indices and its
+ * thread's number. */
+typedef struct em_job { const ibm_model *m; int diag; long k0; size_t stride; int *a; long first; } em_job;
+
+/* E-step of pairs k0 + [lo, hi): each pair writes its own cells; nothing is shared but the
+ * read-only t */
+static void estep_body(void *ctx, long lo, long hi, int thread)
+{
+    const em_job *j = ctx;
+    const ibm_model *m = j->m;
+    double *post = m->scratch + j->stride * (size_t)thread;
+    for (long k = j->k0 + lo; k < j->k0 + hi; k++) {
+        size_t x = m->cell_off[k];
+        m->ll[k] = estep_pair(m, k, j->diag, m->slot + x, m->tval + x, m->acc + x, post);
+    }
+}
+
+/* M-step of rows [lo, hi) (Brown et al. 1993, eq. 17 normalised per e): rows are independent */
+static void mstep_body(void *ctx, long lo, long hi, int thread)
+{
+    const ibm_model *m = ((const em_job *)ctx)->m;
+    (void)thread;
+    for (long r = lo; r < hi; r++) {
+        double s = 0;
+        for (size_t p = m->row_off[r]; p < m->row_off[r + 1]; p++) s += m->count[p];
+        /* a row with no mass (p0 = 0 leaves NULL's empty) keeps its t */
+        if (s > 0)
+            for (size_t p = m->row_off[r]; p < m->row_off[r + 1]; p++) m->t[p] = m->count[p] / s;
+    }
+}
+
 int ibm_model_em(ibm_model *m, ibm_iter_stats *st, nmt_err *err)
 {
     const ibm_corpus *c = m->c;
+    const backend_ops *bk = backend();
     int diag = m->o.favor_diagonal && m->iter >= m->o.model1_iterations, nt = m->nthreads;
-    size_t stride = (size_t)m->c->max_len[m->cond] + 1;
+    em_job job = {m, diag, 0, (size_t)m->c->max_len[m->cond] + 1, NULL, 0};
     memset(m->count, 0, sizeof(double) * m->npairs);
     for (long h = 0; h < m->nchunks; h++) {
-        long k0 = m->chunk[h], k1 = m->chunk[h + 1];
-        /* Each pair writes its own cells; nothing is shared but the read-only t. */
-        #pragma omp parallel num_threads(nt)
-        {
-#ifdef _OPENMP
-            double *post = m->scratch + stride * (size_t)omp_get_thread_num();
-#else
-            double *post = m->scratch;
-#endif
-            #pragma omp for schedule(dynamic, 8)
-            for (long k = k0; k < k1; k++) {
-                size_t x = m->cell_off[k];
-                m->ll[k] = estep_pair(m, k, diag, m->slot + x, m->tval + x, m->acc + x, post);
-            }
-        }
+        job.k0 = m->chunk[h];
+        bk->parallel_for(m->chunk[h + 1] - m->chunk[h], 8, nt, estep_body, &job);
         /* Serial, in sentence order: the counts come out the same for any number of threads. */
         for (size_t x = 0; x < m->chunk_cells[h]; x++) m->count[m->slot[x]] += m->acc[x];
     }
@@ -533,15 +542,7 @@ int ibm_model_em(ibm_model *m, ibm_iter_stats *st, nmt_err *err)
                             "not a number (t underflowed)", m->iter + 1, k + 1);
         ll += m->ll[k];
     }
-    /* M-step (Brown et al. 1993, eq. 17 normalised per e): rows are independent. */
-    #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
-    for (int r = 0; r < m->rows; r++) {
-        double s = 0;
-        for (size_t p = m->row_off[r]; p < m->row_off[r + 1]; p++) s += m->count[p];
-        /* a row with no mass (p0 = 0 leaves NULL's empty) keeps its t */
-        if (s > 0)
-            for (size_t p = m->row_off[r]; p < m->row_off[r + 1]; p++) m->t[p] = m->count[p] / s;
-    }
+    bk->parallel_for(m->rows, 64, nt, mstep_body, &job);
     m->iter++;
     m->diag = diag;
     if (st) {
@@ -591,16 +592,23 @@ static void viterbi_pair(const ibm_model *m, long k, int *a)
     }
 }
 
+/* pairs first + [lo, hi), each into its own slice of a */
+static void viterbi_body(void *ctx, long lo, long hi, int thread)
+{
+    const em_job *j = ctx;
+    const long *off = j->m->c->off[j->m->gen];
+    (void)thread;
+    for (long k = j->first + lo; k < j->first + hi; k++) viterbi_pair(j->m, k, j->a + (off[k] - off[j->first]));
+}
+
 int ibm_model_viterbi(const ibm_model *m, long first, long count, int *a, nmt_err *err)
 {
     const ibm_corpus *c = m->c;
     if (first < 0 || count < 0 || first + count > c->n)
         return nmt_fail(err, NMT_ERR_ARG, "pairs %ld..%ld: outside the corpus of %ld", first + 1,
                         first + count, c->n);
-    const long *off = c->off[m->gen];
-    int nt = m->nthreads;
-    #pragma omp parallel for schedule(dynamic, 16) num_threads(nt)
-    for (long k = first; k < first + count; k++) viterbi_pair(m, k, a + (off[k] - off[first]));
+    em_job job = {m, m->diag, 0, 0, a, first};
+    backend()->parallel_for(count, 16, m->nthreads, viterbi_body, &job);
     return NMT_OK;
 }
 

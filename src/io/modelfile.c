@@ -249,7 +249,9 @@ int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
     if ((rc = model_alloc(&m, &c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
     for (int i = 0; i < st_count(f) && !rc; i++) {
         const char *name = st_get(f, i)->name;
-        if (!param_table_find(&m->pt, name) && strncmp(name, "opt.", 4) && strncmp(name, "train.", 6))
+        /* a checkpoint's optimizer state (optim., earlier opt.) and batch plan are not the model's */
+        if (!param_table_find(&m->pt, name) && strncmp(name, "optim.", 6) && strncmp(name, "opt.", 4) &&
+            strncmp(name, "train.", 6))
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model", file, name, nmt_arch_name(c.arch));
     }
     for (int i = 0; i < m->pt.n && !rc; i++) {

@@ -4,7 +4,7 @@
  * h←_{Tx+1} = 0 until it reaches each sentence's own last token. */
 #include <string.h>
 
-#include "backend/cpu/blas.h"
+#include "backend/backend.h"
 #include "nn/encoder.h"
 #include "base/fault.h"
 
@@ -102,14 +102,30 @@ static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params 
     }
 }
 
+/* The two directions as the body of a parallel loop */
+typedef struct dir_job { enc_ws *w; const nmt_config *c; const params *p; const batch *bt; } dir_job;
+
+static void dir_forward(void *ctx, long lo, long hi, int thread)
+{
+    const dir_job *j = ctx;
+    (void)thread;
+    for (long d = lo; d < hi; d++) enc_direction_forward(j->w, j->c, j->p, j->bt, (int)d);
+}
+
+static void dir_backward(void *ctx, long lo, long hi, int thread)
+{
+    const dir_job *j = ctx;
+    (void)thread;
+    for (long d = lo; d < hi; d++) enc_direction_backward(j->w, j->c, j->p, j->bt, (int)d);
+}
+
 void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid;
     size_t TB = (size_t)Tx * B;
-    for (size_t i = 0; i < TB; i++) {
-        memcpy(w->ex + i * m, p->Es + (size_t)bt->x[i] * m, sizeof(real) * m);
-        w->mask[i] = (int)(i / B) < bt->xlen[i % B];
-    }
+    bk->gather_rows(w->ex, p->Es, bt->x, (int)TB, m);
+    for (size_t i = 0; i < TB; i++) w->mask[i] = (int)(i / B) < bt->xlen[i % B];
     for (int d = 0; d < w->D; d++) {
         mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
         for (size_t i = 0; i < TB; i++)
@@ -118,16 +134,17 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
     /* The two directions are independent recurrences of small per-step products: one thread
      * each (the BLAS runs single-threaded inside a parallel region) beats splitting every small
      * product over both threads, which pays a synchronisation per step. */
-#pragma omp parallel for schedule(static, 1) if (w->D > 1)
-    for (int d = 0; d < w->D; d++) enc_direction_forward(w, c, p, bt, d);
+    dir_job job = {w, c, p, bt};
+    bk->parallel_for(w->D, 1, 0, dir_forward, &job);
 }
 
 void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
     size_t TB = (size_t)Tx * B;
-#pragma omp parallel for schedule(static, 1) if (w->D > 1)
-    for (int d = 0; d < w->D; d++) enc_direction_backward(w, c, p, bt, d);
+    dir_job job = {w, c, p, bt};
+    bk->parallel_for(w->D, 1, 0, dir_backward, &job);
     for (int d = 0; d < w->D; d++) {
         /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
          * that read the zero state contributes nothing. */
@@ -142,10 +159,5 @@ void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, co
         colsum_add(g->enc_b[d], w->dA[d], (int)TB, 3 * n, 3 * n);
         mm(0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
     }
-    for (size_t i = 0; i < TB; i++) {
-        if (!w->mask[i]) continue;
-        real *dst = g->Es + (size_t)bt->x[i] * m;
-        const real *src = w->dex + i * m;
-        for (int k = 0; k < m; k++) dst[k] += src[k];
-    }
+    bk->scatter_add_rows(g->Es, w->dex, bt->x, w->mask, (int)TB, m);
 }

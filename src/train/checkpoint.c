@@ -77,8 +77,11 @@ int ckpt_save(trainer *t, nmt_err *err)
     int64_t tot = (int64_t)t->m->pt.total, n = t->train.n, nb1 = t->bat.nb + 1;
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     optim_settle(&t->opt); /* the state eager updates would have left */
-    if (!rc && t->opt.s1 && st_writer_add(w, "opt.s1", model_real_dtype(), 1, &tot, t->opt.s1)) rc = NMT_ERR_NOMEM;
-    if (!rc && t->opt.s2 && st_writer_add(w, "opt.s2", model_real_dtype(), 1, &tot, t->opt.s2)) rc = NMT_ERR_NOMEM;
+    for (int i = 0; !rc && i < optim_state_count(&t->opt); i++) {
+        char name[64];
+        optim_state_name(&t->opt, i, 0, name, sizeof name);
+        if (st_writer_add(w, name, model_real_dtype(), 1, &tot, optim_state(&t->opt, i))) rc = NMT_ERR_NOMEM;
+    }
     if (!rc && (st_writer_add(w, "train.shuffled", ST_I32, 1, &n, t->bat.shuffled) ||
                 st_writer_add(w, "train.order", ST_I32, 1, &n, t->bat.order) ||
                 st_writer_add(w, "train.starts", ST_I32, 1, &nb1, t->bat.starts)))
@@ -310,9 +313,17 @@ static int read_moment(const st_file *f, const char *name, real *dst, size_t n, 
 
 int ckpt_read_optim(const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err)
 {
-    /* Adadelta: E[g²], E[Δ²]; AdaGrad: Σg²; Adam: m (signed), v */
-    int rc = s1 ? read_moment(f, "opt.s1", s1, n, kind != OPT_ADAM, err) : NMT_OK;
-    if (!rc && s2) rc = read_moment(f, "opt.s2", s2, n, 1, err);
+    /* Adadelta: E[g²], E[Δ²]; AdaGrad: Σg²; Adam: m (signed), v. Tensors are named
+     * optim.<optimizer>.<i>; checkpoints of the earlier format call them opt.s1, opt.s2. */
+    real *dst[2] = {s1, s2};
+    int rc = NMT_OK;
+    for (int i = 0; i < 2 && !rc; i++) {
+        if (!dst[i]) continue;
+        char name[64];
+        snprintf(name, sizeof name, "optim.%s.%d", optim_name(kind), i);
+        if (!st_find(f, name)) snprintf(name, sizeof name, "opt.s%d", i + 1);
+        rc = read_moment(f, name, dst[i], n, !(kind == OPT_ADAM && i == 0), err);
+    }
     return rc;
 }
 
@@ -326,7 +337,7 @@ int ckpt_restore(trainer *t, const st_file *f, nmt_err *err)
                         st_name(f), s.corpus_pairs, t->train.n);
     /* ckpt_settings gave the batcher the checkpoint's sizes, so its arrays fit the plan */
     NMT_ASSERT(t->bat.B == s.batch && t->bat.k == s.sort_blocks);
-    if ((rc = ckpt_read_optim(f, t->opt.kind, t->opt.s1, t->opt.s2, t->m->pt.total, err))) return rc;
+    if ((rc = ckpt_read_optim(f, t->opt.kind, optim_state(&t->opt, 0), optim_state(&t->opt, 1), t->m->pt.total, err))) return rc;
     if ((rc = ckpt_read_plan(f, &s, t->bat.shuffled, t->bat.order, t->bat.starts, err))) return rc;
     memcpy(t->bat.r.s, s.rng, sizeof s.rng);
     if (s.has_drop_rng) memcpy(t->drop_rng.s, s.drop_rng, sizeof s.drop_rng);

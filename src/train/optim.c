@@ -1,44 +1,78 @@
 /* optim.c: clipping and updates (MODEL.md section 4: "if the L2 norm of the whole gradient
  * exceeds 1, rescale it to norm 1", then Adadelta with ρ 0.95, ε 1e-6):
  *   E[g²] = ρE[g²] + (1-ρ)g²,  Δ = sqrt(E[Δ²] + ε) / sqrt(E[g²] + ε) · g,
- *   E[Δ²] = ρE[Δ²] + (1-ρ)Δ²,  p -= lr · Δ. */
+ *   E[Δ²] = ρE[Δ²] + (1-ρ)Δ²,  p -= lr · Δ.
+ * The optimizers are rows of a table; the loops over parameters are the backend's update
+ * kernels (backend.h lists each rule's formulas). */
 #include <math.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "nn/model.h"
 #include "train/optim.h"
-#include "backend/cpu/vec.h"
 
-static const char *names[] = {"adadelta", "adagrad", "adam", "sgd"};
+typedef struct optim_def {
+    const char *name;
+    int nstate;                     /* state tensors, each of the parameters' size */
+    double lr, rho, eps, b1, b2;    /* defaults */
+    int rule;                       /* the backend's update rule: update (dense), update_rows (lazy) */
+    int lazy;                       /* a row whose gradient is all zero may be skipped */
+    int decays;                     /* ... yet its state decays by ρ each step: owed, paid later */
+} optim_def;
+
+/* Adam moves rows whose gradient is zero (its moments carry on), so it is never lazy; AdaGrad
+ * and SGD leave such a row as it is; Adadelta's averages decay. */
+static const optim_def defs[] = {
+    [OPT_ADADELTA] = {"adadelta", 2, 1.0, 0.95, 1e-6, 0.9, 0.999, BK_ADADELTA, 1, 1},
+    [OPT_ADAGRAD] = {"adagrad", 1, 0.01, 0.95, 1e-10, 0.9, 0.999, BK_ADAGRAD, 1, 0},
+    [OPT_ADAM] = {"adam", 2, 0.001, 0.95, 1e-8, 0.9, 0.999, BK_ADAM, 0, 0},
+    [OPT_SGD] = {"sgd", 0, 0.1, 0.95, 1e-6, 0.9, 0.999, BK_SGD, 1, 0},
+};
+enum { NDEFS = sizeof defs / sizeof defs[0] };
+
+static const optim_def *def_of(int kind) { return kind >= 0 && kind < NDEFS ? &defs[kind] : NULL; }
 
 int optim_parse(const char *name)
 {
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(name, names[i])) return i;
+    for (int i = 0; i < NDEFS; i++)
+        if (!strcmp(name, defs[i].name)) return i;
     return -1;
 }
 
-const char *optim_name(int kind) { return kind >= 0 && kind < 4 ? names[kind] : "unknown"; }
+const char *optim_name(int kind) { return def_of(kind) ? defs[kind].name : "unknown"; }
+
+int optim_kind_states(int kind) { return def_of(kind) ? defs[kind].nstate : 0; }
 
 int optim_init(optim *o, int kind, size_t n, nmt_err *err)
 {
     memset(o, 0, sizeof *o);
+    const optim_def *d = def_of(kind);
+    if (!d) return nmt_fail(err, NMT_ERR_ARG, "unknown optimizer %d", kind);
     o->kind = kind;
     o->n = n;
-    o->rho = 0.95;
-    o->eps = kind == OPT_ADAM ? 1e-8 : kind == OPT_ADAGRAD ? 1e-10 : 1e-6;
-    o->beta1 = 0.9;
-    o->beta2 = 0.999;
-    o->lr = kind == OPT_ADADELTA ? 1.0 : kind == OPT_ADAGRAD ? 0.01 : kind == OPT_ADAM ? 0.001 : 0.1;
-    int nstate = kind == OPT_ADADELTA || kind == OPT_ADAM ? 2 : kind == OPT_ADAGRAD ? 1 : 0;
-    if (nstate >= 1 && !(o->s1 = calloc(n, sizeof(real)))) goto oom;
-    if (nstate >= 2 && !(o->s2 = calloc(n, sizeof(real)))) goto oom;
+    o->lr = d->lr;
+    o->rho = d->rho;
+    o->eps = d->eps;
+    o->beta1 = d->b1;
+    o->beta2 = d->b2;
+    for (int i = 0; i < d->nstate; i++)
+        if (!(o->state[i] = backend()->alloc(sizeof(real) * n))) {
+            optim_free(o);
+            return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate optimizer state for %zu parameters", n);
+        }
     return NMT_OK;
-oom:
-    optim_free(o);
-    return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate optimizer state for %zu parameters", n);
+}
+
+int optim_state_count(const optim *o) { return optim_kind_states(o->kind); }
+
+real *optim_state(const optim *o, int i) { return i >= 0 && i < optim_state_count(o) ? o->state[i] : NULL; }
+
+void optim_state_name(const optim *o, int i, int legacy, char *buf, size_t size)
+{
+    if (legacy) snprintf(buf, size, "opt.s%d", i + 1); /* the format before states were named per optimizer */
+    else snprintf(buf, size, "optim.%s.%d", optim_name(o->kind), i);
 }
 
 int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err)
@@ -52,7 +86,7 @@ int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err)
         if (off < q->off + (size_t)q->rows * q->cols && q->off < end)
             return nmt_fail(err, NMT_ERR_ARG, "row-sparse region [%zu, %zu) overlaps another", off, end);
     }
-    unsigned *lag = calloc(rows > 0 ? rows : 1, sizeof(unsigned));
+    unsigned *lag = backend()->alloc(sizeof(unsigned) * (rows > 0 ? rows : 1));
     if (!lag) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     int i = o->nsparse++;
     for (; i > 0 && o->sparse[i - 1].off > off; i--) o->sparse[i] = o->sparse[i - 1]; /* kept in order */
@@ -71,172 +105,51 @@ int optim_sparse_embeddings(optim *o, const param_table *pt, nmt_err *err)
     return NMT_OK;
 }
 
-/* row r of region q pays its owed decays */
-static void settle_row(optim *o, const struct optim_rows *q, int r)
-{
-    unsigned k = q->lag[r];
-    if (!k) return;
-    real rho = (real)o->rho, *a = o->s1 + q->off + (size_t)r * q->cols, *b = o->s2 + q->off + (size_t)r * q->cols;
-    for (unsigned t = 0; t < k; t++)
-        for (int j = 0; j < q->cols; j++) {
-            a[j] = rho * a[j];
-            b[j] = rho * b[j];
-        }
-    q->lag[r] = 0;
-}
-
 void optim_settle(optim *o)
 {
+    const optim_def *d = def_of(o->kind);
+    if (!d || !d->decays) return; /* nothing is ever owed */
     for (int i = 0; i < o->nsparse; i++) {
         const struct optim_rows *q = &o->sparse[i];
-#pragma omp parallel for schedule(static)
-        for (int r = 0; r < q->rows; r++) settle_row(o, q, r);
+        backend()->settle_rows(o->state, d->nstate, (real)o->rho, q->off, q->rows, q->cols, q->lag);
     }
 }
 
 void optim_free(optim *o)
 {
     if (!o) return;
-    for (int i = 0; i < o->nsparse; i++) free(o->sparse[i].lag);
+    const backend_ops *bk = backend();
+    for (int i = 0; i < o->nsparse; i++) bk->free(o->sparse[i].lag);
     o->nsparse = 0;
-    free(o->s1);
-    free(o->s2);
-    o->s1 = o->s2 = NULL;
-}
-
-double grad_norm(const real *g, size_t n)
-{
-    /* Fixed chunks summed in a fixed order: the same bits whatever the thread count, so a
-     * resumed run clips exactly as an uninterrupted one. */
-    enum { CH = 1 << 16 };
-    size_t nch = (n + CH - 1) / CH;
-    double part[256], total = 0;
-    for (size_t c0 = 0; c0 < nch; c0 += 256) {
-        size_t c1 = nch - c0 < 256 ? nch : c0 + 256;
-#pragma omp parallel for schedule(static)
-        for (size_t c = c0; c < c1; c++) {
-            /* eight running sums (lane i mod 8), added in a fixed tree: one sum would wait on
-             * its own latency at every element; eight vectorise */
-            double acc[8] = {0}, s = 0;
-            size_t i = c * CH, e = (c + 1) * CH < n ? (c + 1) * CH : n;
-            for (; i + 8 <= e; i += 8)
-                for (int k = 0; k < 8; k++) acc[k] += (double)g[i + k] * g[i + k];
-            for (; i < e; i++) s += (double)g[i] * g[i];
-            part[c - c0] = (((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + s;
-        }
-        for (size_t c = c0; c < c1; c++) total += part[c - c0];
-    }
-    return sqrt(total);
-}
-
-/* what one step needs besides the arrays */
-typedef struct step_k { real lr, rho, eps, b1, b2, c1, c2, scale; } step_k;
-
-/* The update of parameters [lo, hi); g is read and left zero. */
-static void update_span(optim *o, const step_k *k, real *p, real *g, size_t lo, size_t hi)
-{
-    real *s1 = o->s1, *s2 = o->s2, lr = k->lr, scale = k->scale;
-    switch (o->kind) {
-    case OPT_ADADELTA: {
-        real rho = k->rho, eps = k->eps;
-#pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            s1[i] = rho * s1[i] + (1 - rho) * gi * gi;
-            real d = rsqrt_(s2[i] + eps) / rsqrt_(s1[i] + eps) * gi;
-            s2[i] = rho * s2[i] + (1 - rho) * d * d;
-            p[i] -= lr * d;
-        }
-        break;
-    }
-    case OPT_ADAGRAD: {
-        real eps = k->eps;
-#pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            s1[i] += gi * gi;
-            p[i] -= lr * gi / (rsqrt_(s1[i]) + eps);
-        }
-        break;
-    }
-    case OPT_ADAM: {
-        real b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2, eps = k->eps;
-#pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            s1[i] = b1 * s1[i] + (1 - b1) * gi;
-            s2[i] = b2 * s2[i] + (1 - b2) * gi * gi;
-            p[i] -= lr * (s1[i] / c1) / (rsqrt_(s2[i] / c2) + eps);
-        }
-        break;
-    }
-    default:
-#pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            p[i] -= lr * g[i] * scale;
-            g[i] = 0;
-        }
+    for (int i = 0; i < OPTIM_MAX_STATE; i++) {
+        bk->free(o->state[i]);
+        o->state[i] = NULL;
     }
 }
 
-/* dense span [lo, hi), in blocks over the threads */
-static void update_dense(optim *o, const step_k *k, real *p, real *g, size_t lo, size_t hi)
-{
-    enum { BLK = 1 << 14 };
-    size_t nb = (hi - lo + BLK - 1) / BLK;
-#pragma omp parallel for schedule(static)
-    for (size_t b = 0; b < nb; b++) update_span(o, k, p, g, lo + b * BLK, lo + b * BLK + BLK < hi ? lo + b * BLK + BLK : hi);
-}
-
-/* every element is ±0: the bits without the sign, OR-ed together, eight at a time */
-static int row_is_zero(const real *g, int n)
-{
-    int j = 0;
-#if NMT_SIMD
-    __m256 acc = _mm256_setzero_ps(), mag = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    for (; j + 8 <= n; j += 8) acc = _mm256_or_ps(acc, _mm256_and_ps(_mm256_loadu_ps(g + j), mag));
-    __m256i bits = _mm256_castps_si256(acc); /* an integer test: denormals count even under DAZ */
-    if (!_mm256_testz_si256(bits, bits)) return 0;
-#endif
-    for (; j < n; j++)
-        if (g[j] != 0) return 0;
-    return 1;
-}
+double grad_norm(const real *g, size_t n) { return sqrt(backend()->sumsq(g, n)); }
 
 int optim_step(optim *o, real *p, real *g, double clip, double *norm)
 {
+    const backend_ops *bk = backend();
+    const optim_def *d = def_of(o->kind);
     double nrm = grad_norm(g, o->n);
     if (norm) *norm = nrm;
-    if (!isfinite(nrm)) {
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < o->n; i++) g[i] = 0;
+    if (!isfinite(nrm) || !d) {
+        memset(g, 0, sizeof(real) * o->n);
         return NMT_ERR_NUMERIC;
     }
     o->step++;
-    step_k k = {(real)o->lr, (real)o->rho, (real)o->eps, (real)o->beta1, (real)o->beta2,
-                (real)(1 - pow(o->beta1, (double)o->step)), (real)(1 - pow(o->beta2, (double)o->step)),
-                clip > 0 && nrm > clip ? (real)(clip / nrm) : 1};
-    int lazy = o->kind != OPT_ADAM; /* Adam moves rows whose gradient is zero */
+    bk_hyper h = {(real)o->lr, (real)o->rho, (real)o->eps, (real)o->beta1, (real)o->beta2,
+                  (real)(1 - pow(o->beta1, (double)o->step)), (real)(1 - pow(o->beta2, (double)o->step)),
+                  clip > 0 && nrm > clip ? (real)(clip / nrm) : 1};
     size_t at = 0;
-    for (int i = 0; lazy && i < o->nsparse; i++) {
+    for (int i = 0; d->lazy && i < o->nsparse; i++) {
         const struct optim_rows *q = &o->sparse[i];
-        update_dense(o, &k, p, g, at, q->off);
-        /* the touched rows are the frequent words, at low ids: hand rows out in small chunks */
-#pragma omp parallel for schedule(dynamic, 64)
-        for (int r = 0; r < q->rows; r++) {
-            size_t lo = q->off + (size_t)r * q->cols;
-            if (row_is_zero(g + lo, q->cols)) {
-                if (o->kind == OPT_ADADELTA) q->lag[r]++; /* AdaGrad and SGD leave such a row as it is */
-                continue;
-            }
-            if (o->kind == OPT_ADADELTA) settle_row(o, q, r);
-            update_span(o, &k, p, g, lo, lo + q->cols);
-        }
+        bk->update(d->rule, &h, p, g, o->state, at, q->off);
+        bk->update_rows(d->rule, &h, p, g, o->state, d->nstate, q->off, q->rows, q->cols, d->decays ? q->lag : NULL);
         at = q->off + (size_t)q->rows * q->cols;
     }
-    update_dense(o, &k, p, g, at, o->n);
+    bk->update(d->rule, &h, p, g, o->state, at, o->n);
     return NMT_OK;
 }

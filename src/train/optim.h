@@ -1,6 +1,8 @@
 /* optim.h: gradient clipping and the optimizers (Adadelta of Appendix B, AdaGrad of Feng et al.,
- * Adam), as flat loops over the parameter arena. Their state lives in one arena of the same
- * layout, so checkpoints save it as two more tensors. */
+ * Adam, SGD), each one entry of a table in optim.c: its name, how many state tensors it keeps,
+ * its default hyper-parameters, the backend rule that updates, and whether rows whose gradient
+ * is zero may be skipped. State tensors have the parameters' layout; checkpoints save each as
+ * optim.<name>.<i>. */
 #ifndef NMT_OPTIM_H
 #define NMT_OPTIM_H
 
@@ -9,7 +11,9 @@
 #include "nmt.h"
 #include "base/real.h"
 
+/* indices into the table; the numbers are nmt_train_opts.optimizer's */
 enum optim_kind { OPT_ADADELTA = 0, OPT_ADAGRAD = 1, OPT_ADAM = 2, OPT_SGD = 3 };
+#define OPTIM_MAX_STATE 2
 
 typedef struct optim {
     int kind;
@@ -18,29 +22,37 @@ typedef struct optim {
     double beta1, beta2;/* Adam */
     long step;          /* updates applied */
     size_t n;
-    real *s1, *s2;      /* Adadelta E[g²], E[Δ²]; AdaGrad Σg²; Adam m, v */
+    real *state[OPTIM_MAX_STATE]; /* read through optim_state */
     /* Row-sparse regions (the embedding matrices: a batch touches a few hundred of their rows).
      * A row whose gradient is all zero is left alone: under Adadelta its only change would be
-     * E[g²] and E[Δ²] times ρ, which is owed (lag) and paid, one multiplication at a time as
-     * the eager loop would, when the row is next touched or optim_settle runs. The result is
-     * the eager update's bits; Adam moves untouched rows, so it updates them as dense. */
+     * each state times ρ, which is owed (lag) and paid, one multiplication at a time as the
+     * eager loop would, when the row is next touched or optim_settle runs. The result is the
+     * eager update's bits; Adam moves untouched rows, so it updates them as dense. */
     int nsparse;
     struct optim_rows { size_t off; int rows, cols; unsigned *lag; } sparse[4];
 } optim;
 
 int optim_parse(const char *name);      /* -1 when unknown */
-const char *optim_name(int kind);
+const char *optim_name(int kind);       /* "unknown" when out of range */
+int optim_kind_states(int kind);        /* state tensors the kind keeps (0 when unknown) */
 /* Paper defaults for the kind; then allocates zeroed state for n parameters. */
 int optim_init(optim *o, int kind, size_t n, nmt_err *err);
 void optim_free(optim *o);
+
+/* The state tensors: count, and the i-th (n reals; NULL when i is out of range). */
+int optim_state_count(const optim *o);
+real *optim_state(const optim *o, int i);
+/* The i-th state tensor's name in a checkpoint, "optim.<name>.<i>"; legacy != 0 gives the name
+ * checkpoints of the earlier format used, so that they still resume. */
+void optim_state_name(const optim *o, int i, int legacy, char *buf, size_t size);
 
 /* Marks g[off, off + rows·cols) as row-sparse (at most 4 regions, not overlapping). */
 int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err);
 /* The model's row-sparse regions: the embedding matrices Es and Et. */
 struct param_table;
 int optim_sparse_embeddings(optim *o, const struct param_table *pt, nmt_err *err);
-/* Pays every owed decay, so that s1 and s2 hold what eager updates would have left (before a
- * checkpoint saves them). */
+/* Pays every owed decay, so that the state holds what eager updates would have left (before a
+ * checkpoint saves it). */
 void optim_settle(optim *o);
 
 /* L2 norm of g[0..n), accumulated in double. */

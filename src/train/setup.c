@@ -117,7 +117,7 @@ static int check_memory(trainer *t, const nmt_config *c, nmt_err *err)
         }
     t->max_src = mx;
     t->max_tgt = my;
-    int nstate = o->optimizer == 0 || o->optimizer == 2 ? 2 : o->optimizer == 1 ? 1 : 0;
+    int nstate = optim_kind_states(o->optimizer);
     param_table pt;
     param_table_build(&pt, c);
     double pbytes = (double)sizeof(real) * pt.total * (2 + nstate);

@@ -8,10 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
+#include "backend/backend.h"
 #include "base/err.h"
 #include "train/trainer.h"
 
@@ -208,9 +205,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->user = user;
     t->t0 = train_now();
     t->lock_fd = -1;
-#ifdef _OPENMP
-    if (o->threads > 0) omp_set_num_threads(o->threads);
-#endif
+    if (o->threads > 0) backend()->set_threads(o->threads);
     st_file *ck = NULL;
     int rc = train_setup(t, &ck, err);
     st_free(ck);

@@ -75,4 +75,23 @@ if kill -0 $pid 2>/dev/null; then kill -KILL $pid; wait $pid; ok; else wait $pid
 # shellcheck disable=SC2086
 "$NMT_BIN" train $ADA --model "$T/bk.nmt" --resume "$T/bk.nmt.ckpt" 2>> "$T/bk.log"
 if cmp -s "$T/b.nmt" "$T/bk.nmt"; then ok; else bad "Adadelta: resumed model differs from the uninterrupted one"; fi
+# A checkpoint of the earlier format, its Adam state named opt.s1 and opt.s2 (tests/data, written
+# at update 10 by the build before optimizer state was named optim.<optimizer>.<i>), resumes to
+# the model of a run never interrupted; a new checkpoint names the state by optimizer and index
+OLD=tests/data/resume-opt-s.nmt.ckpt
+grep -q '"opt.s2"' "$OLD" && ok || bad "$OLD does not hold the earlier names"
+head -n 200 "$D/train.en" > "$T/os"; head -n 200 "$D/train.fr" > "$T/ot"
+OARGS="--src $T/os --tgt $T/ot --arch rnnsearch --emb 8 --hid 8 --att 8 --maxout 4 --vocab 60 --batch 20
+       --save-every 10 --threads 1 --seed 3 --log-every 1000 --optimizer adam --lr 0.01 --max-updates 20"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $OARGS --model "$T/o.nmt" 2> "$T/o.log"
+check "old format: uninterrupted run" test -s "$T/o.nmt"
+grep -q '"optim.adam.1"' "$T/o.nmt.ckpt" && ! grep -q '"opt.s1"' "$T/o.nmt.ckpt" && ok || bad "new checkpoint: state not named optim.adam.<i>"
+head -n 3 "$T/os" | "$NMT_BIN" translate --model "$T/o.nmt.ckpt" --beam 2 > "$T/o.out" 2> "$T/o.err" && [ "$(wc -l < "$T/o.out")" -eq 3 ] \
+    && ok || bad "a checkpoint with optim.* tensors does not load as a model: $(head -c 300 "$T/o.err")"
+cp "$OLD" "$T/or.nmt.ckpt"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $OARGS --model "$T/or.nmt" --resume "$T/or.nmt.ckpt" 2> "$T/or.log"
+grep -q "resumed from .* at update 10" "$T/or.log" && ok || bad "old format: not resumed: $(tail -n 1 "$T/or.log")"
+if cmp -s "$T/o.nmt" "$T/or.nmt"; then ok; else bad "old format: resumed model differs from the uninterrupted one"; fi
 finish train_resume

@@ -1,10 +1,11 @@
-/* blas.c: matrix products through OpenBLAS's CBLAS interface (float or double per real.h). */
+/* blas.c: matrix products through OpenBLAS's CBLAS interface (float or double per real.h), and
+ * the column sums of bias gradients. */
 #include <cblas.h>
 
-#include "backend/cpu/blas.h"
+#include "backend/cpu/cpu.h"
 
-void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-        real beta, real *C, int ldc)
+void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+              real *C, int ldc)
 {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) { /* an empty sum: only the beta scaling remains */
@@ -21,7 +22,7 @@ void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real 
 #endif
 }
 
-void colsum_add(real *C, const real *A, int M, int N, int lda)
+void cpu_colsum_add(real *C, const real *A, int M, int N, int lda)
 {
     for (int i = 0; i < M; i++) {
         const real *a = A + (long)i * lda;

@@ -1,16 +1,8 @@
-/* blas.h: the one seam through which every matrix product goes (row-major, C = A·B + beta·C
- * with optional transposes), so that the BLAS choice and its threading live in one place. */
+/* blas.h: kept so that files which include the product seam by this path still build; the
+ * products (mm, colsum_add) are dispatched to the current backend in backend/backend.h. */
 #ifndef NMT_BLAS_H
 #define NMT_BLAS_H
 
-#include "base/real.h"
-
-/* C[M,N] = op(A)[M,K] · op(B)[K,N] + beta · C; ta/tb non-zero transpose A/B; lda/ldb/ldc are
- * row strides of the matrices as stored. */
-void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-       real beta, real *C, int ldc);
-
-/* C[N] += sum of the M rows of A[M,N] (stride lda): bias gradients. */
-void colsum_add(real *C, const real *A, int M, int N, int lda);
+#include "backend/backend.h"
 
 #endif

@@ -1,0 +1,159 @@
+/* backend.h: the compute seam. A backend is a table of function pointers: memory, threads, the
+ * matrix product and the fused kernels the layers run (GRU gates, attention, readout, embeddings,
+ * optimizer updates, the beam's row scan). Layers decide which kernel runs on which buffers in
+ * which order; a backend decides how, and owns every thread and vector instruction. The pointer
+ * is followed once per kernel call, never per element. One backend is current for the process:
+ * the CPU one unless backend_set chose another before any work started. */
+#ifndef NMT_BACKEND_H
+#define NMT_BACKEND_H
+
+#include <stddef.h>
+
+#include "base/real.h"
+#include "base/topk.h"
+
+/* One decoder step's attention (MODEL.md sections 2, 5): query rows, source layout and the
+ * optional ξ features of Markov / LocFer. Shapes as in nn/attention.h. */
+typedef struct bk_attn {
+    int B, Tx;          /* query rows, padded source length */
+    int Bs;             /* source sentences in the UaH/H layout */
+    int na, hd, ldH;    /* alignment units n', annotation size, row stride of H */
+    int K;              /* ξ features per position (2k+1); 0 = none */
+    const real *M;      /* [K, na] M_a */
+    const real *xi;     /* [B, Tx, K] */
+    real *dxi;          /* backward: [B, Tx, K], written */
+    real *dM_rows;      /* backward: [B, K*na], accumulated */
+} bk_attn;
+
+/* Optimizer update rules; the state tensors s[i] each have the parameters' layout.
+ *   SGD      p -= lr g
+ *   ADAGRAD  s0 += g²;  p -= lr g / (sqrt(s0) + eps)
+ *   ADADELTA s0 = ρ s0 + (1-ρ) g²;  d = sqrt(s1 + eps) / sqrt(s0 + eps) g;
+ *            s1 = ρ s1 + (1-ρ) d²;  p -= lr d
+ *   ADAM     s0 = b1 s0 + (1-b1) g;  s1 = b2 s1 + (1-b2) g²;  p -= lr (s0/c1) / (sqrt(s1/c2) + eps)
+ * with g = scale · gradient; c1, c2 are Adam's bias corrections 1 - b^t. */
+enum bk_rule { BK_SGD, BK_ADAGRAD, BK_ADADELTA, BK_ADAM };
+typedef struct bk_hyper { real lr, rho, eps, b1, b2, c1, c2, scale; } bk_hyper;
+
+/* The body of a parallel loop: indices [lo, hi) on thread `thread` (0 .. threads-1). */
+typedef void (*bk_body)(void *ctx, long lo, long hi, int thread);
+
+typedef struct backend_ops {
+    const char *name;
+
+    /* ---- memory: zero-filled, 64-byte aligned blocks (NULL when out of memory) ---- */
+    void *(*alloc)(size_t bytes);
+    void (*free)(void *p);                                   /* accepts NULL */
+    void (*copy_in)(void *dst, const void *host, size_t bytes);
+    void (*copy_out)(void *host, const void *src, size_t bytes);
+
+    /* ---- threads ---- */
+    void (*set_threads)(int n);                              /* n <= 0: one per processor */
+    int (*threads)(void);
+    /* body over [0, n) in chunks of grain indices handed out as threads free up, on nthreads
+     * threads (<= 0: threads()); one chunk or one thread runs in the caller. */
+    void (*parallel_for)(long n, long grain, int nthreads, bk_body body, void *ctx);
+
+    /* ---- products (row-major) ---- */
+    /* C[M,N] = op(A)[M,K] · op(B)[K,N] + beta C; ta/tb transpose; ld* are row strides */
+    void (*gemm)(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                 real beta, real *C, int ldc);
+    /* C[N] += the sum of the M rows of A (stride lda) */
+    void (*colsum_add)(real *C, const real *A, int M, int N, int lda);
+
+    /* ---- element-wise: y = f(x) over n; y may be x ---- */
+    void (*vexp)(real *y, const real *x, int n);
+    void (*vtanh)(real *y, const real *x, int n);
+    void (*vsigmoid)(real *y, const real *x, int n);
+
+    /* ---- GRU step (MODEL.md section 1) for B rows of n units; a row stride lda, hp stride
+     * ldhp (NULL = the zero state), everything else dense [B, n] ---- */
+    /* z = σ(a_z + zr_z), r = σ(a_r + zr_r), rh = r∘hp; zr [B, 2n] = hp·[U_z|U_r] */
+    void (*gru_gates)(real *z, real *r, real *rh, const real *a, int lda, const real *zr, const real *hp,
+                      int ldhp, int B, int n);
+    /* hc = tanh(a_h + uq) (a points at a_h; uq = rh·U_h), h = hp + z∘(hc - hp) (stride ldh);
+     * rows with mask[b] == 0 copy hp (mask NULL: every row is real) */
+    void (*gru_state)(real *h, int ldh, real *hc, const real *z, const real *a, int lda, const real *uq,
+                      const real *hp, int ldhp, const unsigned char *mask, int B, int n);
+    /* from g = dL/dh (stride n): da_z and da_h into da (stride ldda), dhp += g∘(1 - z); masked rows
+     * get da = 0 and pass g to dhp */
+    void (*gru_grad_state)(real *da, int ldda, real *dhp, const real *g, const real *z, const real *hc,
+                           const real *hp, int ldhp, const unsigned char *mask, int B, int n);
+    /* from dq = da_h·U_h^T: dhp += dq∘r, da_r = dq∘hp∘r(1 - r); masked rows untouched */
+    void (*gru_grad_reset)(real *da, int ldda, real *dhp, const real *dq, const real *r, const real *hp,
+                           int ldhp, const unsigned char *mask, int B, int n);
+
+    /* ---- attention (nn/attention.h): energies, softmax over each row's real source positions,
+     * context; backward recomputes tanh; tmp holds B*Tx reals ---- */
+    void (*attn_forward)(real *alpha, real *ctx, const real *UaH, const real *q, const real *v, const real *H,
+                         const int *xlen, const int *src, const bk_attn *a);
+    void (*attn_backward)(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
+                          const real *alpha, const real *UaH, const real *q, const real *v, const real *H,
+                          const int *xlen, const bk_attn *a, real *tmp);
+
+    /* ---- readout (nn/readout.h); rows NULL = the identity ---- */
+    /* Z[H,V] = row repeated */
+    void (*repeat_row)(real *Z, const real *row, int H, int V);
+    /* t[r,k] = max(tt[i,2k] + b[2k], tt[i,2k+1] + b[2k+1]) for i = rows[r]; which[i,k] = the winner
+     * (which NULL: not kept) */
+    void (*maxout)(real *t, unsigned char *which, const real *tt, const real *b, const int *rows, int N, int l);
+    /* dtt[i, 2k + which[i,k]] = dt[r,k] for i = rows[r] (the losers' entries are left as they are) */
+    void (*maxout_backward)(real *dtt, const real *dt, const unsigned char *which, const int *rows, int N, int l);
+    /* Per row r of logits z [N,V] with target y[rows[r]]: z becomes e^{z - max}, rinv[r] =
+     * 1/Σ e^{z - max}, nll[r] = -log p(y); lp (optional) [rows[r]] = log p(y). */
+    void (*softmax_nll)(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V);
+    /* z = scale (p - onehot(y)) from softmax_nll's z and rinv, and dbias += its column sums,
+     * taken per block of blk rows into part [(N + blk-1)/blk, V] and then block by block */
+    void (*softmax_nll_backward)(real *z, real *dbias, real *part, const double *rinv, const int *rows,
+                                 const int *y, int N, int V, real scale, int blk);
+
+    /* ---- embeddings ---- */
+    /* dst[i] = table[ids[i]] for i < n, rows of cols */
+    void (*gather_rows)(real *dst, const real *table, const int *ids, int n, int cols);
+    /* table[ids[i]] += src[i] for i < n where mask[i] (NULL: all), in the order of i */
+    void (*scatter_add_rows)(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
+                             int cols);
+
+    /* ---- optimizer; s holds the rule's state tensors ---- */
+    /* Σ g² in double, in a fixed order whatever the thread count */
+    double (*sumsq)(const real *g, size_t n);
+    /* the rule on [lo, hi); g is read and left zero */
+    void (*update)(int rule, const bk_hyper *h, real *p, real *g, real *const *s, size_t lo, size_t hi);
+    /* The rule on the rows of [off, off + rows·cols) whose gradient is not all zero; the others
+     * are left alone. With lag (one counter per row), a skipped row owes one decay (every state
+     * times ρ) and pays what it owes before its next update. */
+    void (*update_rows)(int rule, const bk_hyper *h, real *p, real *g, real *const *s, int ns, size_t off,
+                        int rows, int cols, unsigned *lag);
+    /* pays every owed decay of ns state tensors (s[i] *= ρ, lag times), then lag = 0 */
+    void (*settle_rows)(real *const *s, int ns, real rho, size_t off, int rows, int cols, unsigned *lag);
+
+    /* ---- beam search: one scan per row of z [H,V] ---- */
+    /* lse[r] = log Σ_v e^{z_v}; the row's candidates, every word v != skip whose lp = fl(z_v - lse)
+     * reaches the need[r]-th best lp of the row, into lp/v [r*cap ...] and their count into n[r]
+     * (-1 when ties make more than cap). heap: scratch of H*kmax items (kmax >= every need). */
+    void (*topk_rows)(int *n, real *lp, int *v, real *lse, const real *z, int H, int V, const int *need,
+                      int cap, int skip, topk_item *heap, int kmax);
+} backend_ops;
+
+/* the current backend: read on every kernel call, so kept in a plain variable */
+extern const backend_ops *backend_current;
+static inline const backend_ops *backend(void) { return backend_current; }
+
+/* Makes b current (NULL: the CPU backend). Call before any work: buffers of one backend are not
+ * another's. */
+void backend_set(const backend_ops *b);
+const backend_ops *backend_cpu(void);
+
+/* the products every layer calls, by their historical names */
+static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                      real beta, real *C, int ldc)
+{
+    backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+static inline void colsum_add(real *C, const real *A, int M, int N, int lda)
+{
+    backend_current->colsum_add(C, A, M, N, lda);
+}
+
+#endif

@@ -1,0 +1,100 @@
+/* cpu.c: the CPU backend's table, its memory (aligned host blocks) and its threads (OpenMP).
+ * The kernels live in blas.c, vec.c, rnn.c, output.c, update.c and topk.c. */
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/vec.h"
+
+/* 64 bytes: a cache line, and what AVX-512 loads like */
+static void *cpu_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1)) return NULL;
+    memset(p, 0, bytes);
+    return p;
+}
+
+static void cpu_free(void *p) { free(p); }
+
+static void cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes) memmove(dst, src, bytes);
+}
+
+static void cpu_set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n > 0 ? n : omp_get_num_procs());
+#else
+    (void)n;
+#endif
+}
+
+static int cpu_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
+{
+    if (grain < 1) grain = 1;
+    long nchunk = (n + grain - 1) / grain;
+    if (nthreads <= 0) nthreads = cpu_threads();
+    if (nthreads > nchunk) nthreads = (int)nchunk; /* no thread would find work */
+    if (nchunk <= 1 || nthreads == 1) { /* no team to start */
+        if (n > 0) body(ctx, 0, n, 0);
+        return;
+    }
+#pragma omp parallel num_threads(nthreads)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+#pragma omp for schedule(dynamic, 1)
+        for (long c = 0; c < nchunk; c++) body(ctx, c * grain, c * grain + grain < n ? c * grain + grain : n, t);
+    }
+}
+
+const backend_ops cpu_backend = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_in = cpu_copy,
+    .copy_out = cpu_copy,
+    .set_threads = cpu_set_threads,
+    .threads = cpu_threads,
+    .parallel_for = cpu_parallel_for,
+    .gemm = cpu_gemm,
+    .colsum_add = cpu_colsum_add,
+    .vexp = vec_exp,
+    .vtanh = vec_tanh,
+    .vsigmoid = vec_sigmoid,
+    .gru_gates = cpu_gru_gates,
+    .gru_state = cpu_gru_state,
+    .gru_grad_state = cpu_gru_grad_state,
+    .gru_grad_reset = cpu_gru_grad_reset,
+    .attn_forward = cpu_attn_forward,
+    .attn_backward = cpu_attn_backward,
+    .repeat_row = cpu_repeat_row,
+    .maxout = cpu_maxout,
+    .maxout_backward = cpu_maxout_backward,
+    .softmax_nll = cpu_softmax_nll,
+    .softmax_nll_backward = cpu_softmax_nll_backward,
+    .gather_rows = cpu_gather_rows,
+    .scatter_add_rows = cpu_scatter_add_rows,
+    .sumsq = cpu_sumsq,
+    .update = cpu_update,
+    .update_rows = cpu_update_rows,
+    .settle_rows = cpu_settle_rows,
+    .topk_rows = cpu_topk_rows,
+};

@@ -1,0 +1,54 @@
+/* cpu.h: the CPU backend's kernels (OpenBLAS, OpenMP, AVX2), one declaration per entry of the
+ * backend table in cpu.c. Only src/backend includes this; everything else goes through
+ * backend/backend.h. */
+#ifndef NMT_CPU_H
+#define NMT_CPU_H
+
+#include "backend/backend.h"
+
+/* cpu.c: the table of the kernels below */
+extern const backend_ops cpu_backend;
+
+/* blas.c */
+void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+              real *C, int ldc);
+void cpu_colsum_add(real *C, const real *A, int M, int N, int lda);
+
+/* rnn.c: GRU step and attention */
+void cpu_gru_gates(real *z, real *r, real *rh, const real *a, int lda, const real *zr, const real *hp, int ldhp,
+                   int B, int n);
+void cpu_gru_state(real *h, int ldh, real *hc, const real *z, const real *a, int lda, const real *uq,
+                   const real *hp, int ldhp, const unsigned char *mask, int B, int n);
+void cpu_gru_grad_state(real *da, int ldda, real *dhp, const real *g, const real *z, const real *hc,
+                        const real *hp, int ldhp, const unsigned char *mask, int B, int n);
+void cpu_gru_grad_reset(real *da, int ldda, real *dhp, const real *dq, const real *r, const real *hp, int ldhp,
+                        const unsigned char *mask, int B, int n);
+void cpu_attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v, const real *H,
+                      const int *xlen, const int *src, const bk_attn *a);
+void cpu_attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
+                       const real *alpha, const real *UaH, const real *q, const real *v, const real *H,
+                       const int *xlen, const bk_attn *a, real *tmp);
+
+/* output.c: readout and embeddings */
+void cpu_repeat_row(real *Z, const real *row, int H, int V);
+void cpu_maxout(real *t, unsigned char *which, const real *tt, const real *b, const int *rows, int N, int l);
+void cpu_maxout_backward(real *dtt, const real *dt, const unsigned char *which, const int *rows, int N, int l);
+void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V);
+void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *rinv, const int *rows,
+                              const int *y, int N, int V, real scale, int blk);
+void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int cols);
+void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
+                          int cols);
+
+/* update.c: optimizer */
+double cpu_sumsq(const real *g, size_t n);
+void cpu_update(int rule, const bk_hyper *h, real *p, real *g, real *const *s, size_t lo, size_t hi);
+void cpu_update_rows(int rule, const bk_hyper *h, real *p, real *g, real *const *s, int ns, size_t off, int rows,
+                     int cols, unsigned *lag);
+void cpu_settle_rows(real *const *s, int ns, real rho, size_t off, int rows, int cols, unsigned *lag);
+
+/* topk.c: beam search */
+void cpu_topk_rows(int *n, real *lp, int *v, real *lse, const real *z, int H, int V, const int *need, int cap,
+                   int skip, topk_item *heap, int kmax);
+
+#endif

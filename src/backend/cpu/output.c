@@ -1,0 +1,97 @@
+/* output.c: the CPU kernels of the readout (maxout, softmax + negative log-likelihood and its
+ * fused backward, MODEL.md section 2) and of the embedding tables. Rows run in parallel; sums
+ * across rows run in a fixed order, so results do not depend on the thread count. */
+#include <string.h>
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/vec.h"
+
+void cpu_repeat_row(real *Z, const real *row, int H, int V)
+{
+#pragma omp parallel for schedule(static)
+    for (int h = 0; h < H; h++) memcpy(Z + (size_t)h * V, row, sizeof(real) * V);
+}
+
+/* t_k = max(t~_2k + b_2k, t~_2k+1 + b_2k+1); which_k records the winner for backward. */
+static void maxout_row(real *t, unsigned char *which, const real *tt, const real *b, int l)
+{
+    for (int k = 0; k < l; k++) {
+        real a = tt[2 * k] + b[2 * k], c = tt[2 * k + 1] + b[2 * k + 1];
+        if (which) which[k] = c > a;
+        t[k] = c > a ? c : a;
+    }
+}
+
+void cpu_maxout(real *t, unsigned char *which, const real *tt, const real *b, const int *rows, int N, int l)
+{
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < N; r++) {
+        size_t row = rows ? (size_t)rows[r] : (size_t)r;
+        maxout_row(t + (size_t)r * l, which ? which + row * l : NULL, tt + row * 2 * l, b, l);
+    }
+}
+
+void cpu_maxout_backward(real *dtt, const real *dt, const unsigned char *which, const int *rows, int N, int l)
+{
+    for (int r = 0; r < N; r++) {
+        size_t row = rows ? (size_t)rows[r] : (size_t)r;
+        real *d = dtt + row * 2 * l;
+        const unsigned char *wh = which + row * l;
+        for (int k = 0; k < l; k++) d[2 * k + wh[k]] = dt[(size_t)r * l + k];
+    }
+}
+
+void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V)
+{
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < N; r++) { /* the row keeps e^{z - max} for backward */
+        real *zr = z + (size_t)r * V;
+        int row = rows ? rows[r] : r;
+        real zy = zr[y[row]];
+        double sum;
+        real l = zy - vec_logsumexp(zr, zr, V, &sum);
+        rinv[r] = 1 / sum;
+        if (lp) lp[row] = l;
+        nll[r] = -(double)l;
+    }
+}
+
+void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *rinv, const int *rows,
+                              const int *y, int N, int V, real scale, int blk)
+{
+    /* the bias gradient's column sums are taken in the same pass while each row is in cache */
+    int nblk = (N + blk - 1) / blk;
+#pragma omp parallel for schedule(static)
+    for (int q = 0; q < nblk; q++) {
+        real *pq = part + (size_t)q * V;
+        memset(pq, 0, sizeof(real) * V);
+        for (int r = q * blk; r < N && r < (q + 1) * blk; r++) {
+            real *zr = z + (size_t)r * V, f = (real)(scale * rinv[r]);
+            for (int k = 0; k < V; k++) {
+                real v = zr[k] * f;
+                zr[k] = v;
+                pq[k] += v;
+            }
+            int t = y[rows ? rows[r] : r];
+            zr[t] -= scale;
+            pq[t] -= scale;
+        }
+    }
+    for (int q = 0; q < nblk; q++) vec_axpy(dbias, 1, part + (size_t)q * V, V);
+}
+
+void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int cols)
+{
+    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * cols, table + (size_t)ids[i] * cols, sizeof(real) * cols);
+}
+
+void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n, int cols)
+{
+    /* serial: rows of one word meet in one destination, summed in the order of i */
+    for (int i = 0; i < n; i++) {
+        if (mask && !mask[i]) continue;
+        real *d = table + (size_t)ids[i] * cols;
+        const real *s = src + (size_t)i * cols;
+        for (int k = 0; k < cols; k++) d[k] += s[k];
+    }
+}

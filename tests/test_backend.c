@@ -1,0 +1,753 @@
+/* test_backend.c: every kernel of the compute backend, called through the backend table (never a
+ * backend's own functions), against a plain scalar reference written here in double precision.
+ * Buffers go in and out through the table's copy_in/copy_out, so that any later backend can be
+ * held to the same tests. Sizes are odd on purpose: rows of 21, 37 or 203 leave vector tails,
+ * and the thread count is set above one so that parallel loops split. */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "test.h"
+
+static const backend_ops *bk;
+static rng R;
+
+/* ==== buffers on the backend ================================================================ */
+
+static void *pool[64];
+static int npool;
+
+static void *dev_alloc(size_t bytes)
+{
+    void *p = bk->alloc(bytes);
+    NMT_ASSERT(p && npool < 64);
+    return pool[npool++] = p;
+}
+
+static void *dev_copy(const void *host, size_t bytes)
+{
+    void *d = dev_alloc(bytes);
+    bk->copy_in(d, host, bytes);
+    return d;
+}
+
+/* an output buffer holding junk, so that an element the kernel fails to write shows */
+static void *dev_junk(size_t bytes)
+{
+    unsigned char *h = malloc(bytes ? bytes : 1);
+    NMT_ASSERT(h);
+    memset(h, 0x5a, bytes);
+    void *d = dev_copy(h, bytes);
+    free(h);
+    return d;
+}
+
+static real *dev_r(const real *h, size_t n) { return dev_copy(h, sizeof(real) * n); }
+static int *dev_i(const int *h, size_t n) { return dev_copy(h, sizeof(int) * n); }
+static void get(void *host, const void *dev, size_t bytes) { bk->copy_out(host, dev, bytes); }
+static void release(void) { while (npool) bk->free(pool[--npool]); }
+
+/* host arrays of random values in [lo, hi) */
+static real *rnd(size_t n, double lo, double hi)
+{
+    real *x = malloc(sizeof(real) * (n ? n : 1));
+    NMT_ASSERT(x);
+    for (size_t i = 0; i < n; i++) x[i] = (real)(lo + (hi - lo) * rng_uniform(&R));
+    return x;
+}
+
+static double *dbl(const real *x, size_t n)
+{
+    double *d = malloc(sizeof(double) * (n ? n : 1));
+    NMT_ASSERT(d);
+    for (size_t i = 0; i < n; i++) d[i] = x[i];
+    return d;
+}
+
+/* one check over a whole array: |got - want| <= tol · max(1, |want|) everywhere */
+static void close_all(const char *what, const real *got, const double *want, size_t n, double tol)
+{
+    size_t bad = 0, at = 0;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(got[i] - want[i]) / (fabs(want[i]) > 1 ? fabs(want[i]) : 1);
+        if (!(e <= tol)) { bad++; if (!(e <= worst)) { worst = e; at = i; } }
+    }
+    CHECKF(bad == 0, "%s: %zu of %zu off, worst at %zu: %.9g, expected %.9g", what, bad, n, at,
+           n ? (double)got[at] : 0.0, n ? want[at] : 0.0);
+}
+
+/* relative: |got - want| <= tol · |want| (for values spanning many decades) */
+static void close_rel(const char *what, const real *got, const double *want, size_t n, double tol)
+{
+    size_t bad = 0, at = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(got[i] - want[i]) <= tol * fabs(want[i]))) { if (!bad) at = i; bad++; }
+    CHECKF(bad == 0, "%s: %zu of %zu off, first at %zu: %.9g, expected %.9g", what, bad, n, at,
+           n ? (double)got[at] : 0.0, n ? want[at] : 0.0);
+}
+
+static double sigm(double x) { return 1 / (1 + exp(-x)); }
+
+/* ==== memory, threads ======================================================================= */
+
+typedef struct pf_ctx { int *hits; long grain; int nthreads, bad; } pf_ctx;
+
+static void pf_body(void *ctx, long lo, long hi, int thread)
+{
+    pf_ctx *c = ctx;
+    if (hi - lo > c->grain || thread < 0 || thread >= c->nthreads) c->bad = 1;
+    for (long i = lo; i < hi; i++) __atomic_fetch_add(&c->hits[i], 1, __ATOMIC_RELAXED);
+}
+
+static void test_memory_threads(void)
+{
+    enum { N = 1000 };
+    unsigned char *z = malloc(N), h[N];
+    /* blocks given back and taken again are zero-filled all the same */
+    for (int k = 0; k < 8; k++) dev_junk(N + 64 * k);
+    release();
+    int zero = 1;
+    for (int k = 0; k < 8; k++) {
+        get(z, dev_alloc(N), N);
+        for (int i = 0; i < N; i++) zero &= z[i] == 0;
+    }
+    CHECKF(zero, "alloc: memory not zero-filled");
+    void *d = pool[npool - 1];
+    for (int i = 0; i < N; i++) h[i] = (unsigned char)(i * 7);
+    bk->copy_in(d, h, N);
+    get(z, d, N);
+    CHECKF(!memcmp(z, h, N), "copy_in then copy_out does not give the bytes back");
+    free(z);
+    release();
+
+    bk->set_threads(3);
+    CHECK(bk->threads() == 3);
+    for (long n = 0; n <= 1001; n += 143) {
+        int hits[1001] = {0};
+        pf_ctx c = {hits, 16, 3, 0};
+        bk->parallel_for(n, 16, 3, pf_body, &c);
+        int once = 1;
+        for (long i = 0; i < 1001; i++) once &= hits[i] == (i < n);
+        CHECKF(once && !c.bad, "parallel_for over %ld: an index not visited exactly once, or a bad chunk", n);
+    }
+    bk->set_threads(4);
+}
+
+/* ==== products ============================================================================== */
+
+static void test_gemm(void)
+{
+    enum { M = 19, N = 23, K = 37 };
+    double betas[3] = {0, 1, 0.5};
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int bi = 0; bi < 3; bi++) {
+                int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+                real *A = rnd((size_t)(ta ? K : M) * lda, -1, 1), *B = rnd((size_t)(tb ? N : K) * ldb, -1, 1);
+                real *C = rnd((size_t)M * ldc, -1, 1), *got = malloc(sizeof(real) * M * ldc);
+                double *want = dbl(C, (size_t)M * ldc);
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double s = 0;
+                        for (int k = 0; k < K; k++)
+                            s += (double)(ta ? A[k * lda + i] : A[i * lda + k]) * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                        want[i * ldc + j] = s + betas[bi] * C[i * ldc + j];
+                    }
+                real *dC = dev_r(C, (size_t)M * ldc);
+                bk->gemm(ta, tb, M, N, K, dev_r(A, (size_t)(ta ? K : M) * lda), lda, dev_r(B, (size_t)(tb ? N : K) * ldb),
+                         ldb, (real)betas[bi], dC, ldc);
+                get(got, dC, sizeof(real) * M * ldc);
+                char what[64];
+                snprintf(what, sizeof what, "gemm ta %d tb %d beta %g", ta, tb, betas[bi]);
+                close_all(what, got, want, (size_t)M * ldc, 1e-5);
+                free(A); free(B); free(C); free(got); free(want);
+                release();
+            }
+    /* K = 0: only beta C remains */
+    real C[6] = {1, 2, 3, 4, 5, 6}, got[6];
+    double want[6] = {0.5, 1, 1.5, 2, 2.5, 3};
+    real *dC = dev_r(C, 6);
+    bk->gemm(0, 0, 2, 3, 0, dC, 3, dC, 3, (real)0.5, dC, 3);
+    get(got, dC, sizeof got);
+    close_all("gemm K = 0", got, want, 6, 0);
+    release();
+}
+
+static void test_colsum(void)
+{
+    enum { M = 70, N = 29, LDA = 31 };
+    real *A = rnd((size_t)M * LDA, -1, 1), *C = rnd(N, -1, 1), got[N];
+    double want[N];
+    for (int j = 0; j < N; j++) {
+        want[j] = C[j];
+        for (int i = 0; i < M; i++) want[j] += A[i * LDA + j];
+    }
+    real *dC = dev_r(C, N);
+    bk->colsum_add(dC, dev_r(A, (size_t)M * LDA), M, N, LDA);
+    get(got, dC, sizeof got);
+    close_all("colsum_add", got, want, N, 1e-5);
+    free(A); free(C);
+    release();
+}
+
+/* ==== element-wise ========================================================================== */
+
+static void test_elementwise(void)
+{
+    enum { N = 1003 };
+    typedef void (*vf)(real *, const real *, int);
+    struct { const char *name; vf f; double (*ref)(double); double lo, hi; } t[3] = {
+        {"vexp", bk->vexp, exp, -80, 80}, {"vtanh", bk->vtanh, tanh, -9, 9}, {"vsigmoid", bk->vsigmoid, sigm, -30, 30}};
+    for (int q = 0; q < 3; q++) {
+        real *x = rnd(N, t[q].lo, t[q].hi), *got = malloc(sizeof(real) * N);
+        x[0] = 0;
+        x[1] = (real)1e-4;
+        double *want = malloc(sizeof(double) * N);
+        for (int i = 0; i < N; i++) want[i] = t[q].ref(x[i]);
+        real *dx = dev_r(x, N), *dy = dev_junk(sizeof(real) * N);
+        t[q].f(dy, dx, N);
+        get(got, dy, sizeof(real) * N);
+        close_rel(t[q].name, got, want, N, 4e-7);
+        t[q].f(dx, dx, N); /* in place */
+        get(got, dx, sizeof(real) * N);
+        close_rel(t[q].name, got, want, N, 4e-7);
+        free(x); free(got); free(want);
+        release();
+    }
+}
+
+/* ==== GRU step ============================================================================== */
+
+enum { GB = 5, GN = 21, LDA = 3 * GN + 2, LDHP = GN + 3, LDH = GN + 1, LDDA = 3 * GN + 1 };
+
+static void test_gru_forward(int with_hp)
+{
+    real *a = rnd(GB * LDA, -2, 2), *zr = rnd(GB * 2 * GN, -2, 2), *hp = rnd(GB * LDHP, -1, 1);
+    real *uq = rnd(GB * GN, -2, 2), *h0 = rnd(GB * LDH, -1, 1);
+    unsigned char mask[GB] = {1, 0, 1, 1, 0};
+    double wz[GB * GN], wr[GB * GN], wrh[GB * GN], whc[GB * GN], *wh = dbl(h0, GB * LDH);
+    for (int b = 0; b < GB; b++)
+        for (int k = 0; k < GN; k++) {
+            int i = b * GN + k;
+            double prev = with_hp ? hp[b * LDHP + k] : 0;
+            wz[i] = sigm((double)a[b * LDA + k] + zr[b * 2 * GN + k]);
+            wr[i] = sigm((double)a[b * LDA + GN + k] + zr[b * 2 * GN + GN + k]);
+            wrh[i] = wr[i] * prev;
+            whc[i] = tanh((double)a[b * LDA + 2 * GN + k] + uq[i]);
+            wh[b * LDH + k] = mask[b] ? prev + wz[i] * (whc[i] - prev) : prev;
+        }
+    real *dz = dev_junk(sizeof(real) * GB * GN), *dr = dev_junk(sizeof(real) * GB * GN);
+    real *drh = dev_junk(sizeof(real) * GB * GN), *dhc = dev_junk(sizeof(real) * GB * GN);
+    real *da = dev_r(a, GB * LDA), *dhp = with_hp ? dev_r(hp, GB * LDHP) : NULL, *dh = dev_r(h0, GB * LDH);
+    bk->gru_gates(dz, dr, drh, da, LDA, dev_r(zr, GB * 2 * GN), dhp, LDHP, GB, GN);
+    real z[GB * GN], r[GB * GN], rh[GB * GN], hc[GB * GN], h[GB * LDH];
+    get(z, dz, sizeof z);
+    bk->gru_state(dh, LDH, dhc, dz, da + 2 * GN, LDA, dev_r(uq, GB * GN), dhp, LDHP, mask, GB, GN);
+    get(r, dr, sizeof r); get(rh, drh, sizeof rh); get(hc, dhc, sizeof hc); get(h, dh, sizeof h);
+    close_all("gru_gates z", z, wz, GB * GN, 3e-7);
+    close_all("gru_gates r", r, wr, GB * GN, 3e-7);
+    close_all("gru_gates r∘h", rh, wrh, GB * GN, 3e-7);
+    close_all("gru_state tanh", hc, whc, GB * GN, 3e-7);
+    close_all("gru_state h (stride, mask)", h, wh, GB * LDH, 1e-6);
+    free(a); free(zr); free(hp); free(uq); free(h0); free(wh);
+    release();
+}
+
+static void test_gru_backward(int with_hp)
+{
+    real *g = rnd(GB * GN, -1, 1), *z = rnd(GB * GN, 0, 1), *hc = rnd(GB * GN, -1, 1), *r = rnd(GB * GN, 0, 1);
+    real *hp = rnd(GB * LDHP, -1, 1), *da0 = rnd(GB * LDDA, -1, 1), *dhp0 = rnd(GB * GN, -1, 1), *dq = rnd(GB * GN, -1, 1);
+    unsigned char mask[GB] = {1, 1, 0, 1, 0};
+    double *wda = dbl(da0, GB * LDDA), *wdhp = dbl(dhp0, GB * GN);
+    for (int b = 0; b < GB; b++)
+        for (int k = 0; k < GN; k++) {
+            int i = b * GN + k;
+            double prev = with_hp ? hp[b * LDHP + k] : 0;
+            if (!mask[b]) {
+                wda[b * LDDA + k] = wda[b * LDDA + GN + k] = wda[b * LDDA + 2 * GN + k] = 0;
+                wdhp[i] += g[i];
+                continue;
+            }
+            wdhp[i] += (double)g[i] * (1 - z[i]);
+            wda[b * LDDA + 2 * GN + k] = (double)g[i] * z[i] * (1 - (double)hc[i] * hc[i]);
+            wda[b * LDDA + k] = (double)g[i] * (hc[i] - prev) * z[i] * (1 - z[i]);
+        }
+    real da[GB * LDDA], dhp[GB * GN];
+    real *dda = dev_r(da0, GB * LDDA), *ddhp = dev_r(dhp0, GB * GN), *dev_hp = with_hp ? dev_r(hp, GB * LDHP) : NULL;
+    bk->gru_grad_state(dda, LDDA, ddhp, dev_r(g, GB * GN), dev_r(z, GB * GN), dev_r(hc, GB * GN), dev_hp, LDHP, mask, GB, GN);
+    get(da, dda, sizeof da); get(dhp, ddhp, sizeof dhp);
+    close_all("gru_grad_state da", da, wda, GB * LDDA, 1e-6);
+    close_all("gru_grad_state dh_prev", dhp, wdhp, GB * GN, 1e-6);
+    if (with_hp) { /* the reset path, after the caller's dq = da_h·U_h^T */
+        for (int b = 0; b < GB; b++)
+            for (int k = 0; k < GN && mask[b]; k++) {
+                int i = b * GN + k;
+                wdhp[i] += (double)dq[i] * r[i];
+                wda[b * LDDA + GN + k] = (double)dq[i] * hp[b * LDHP + k] * r[i] * (1 - r[i]);
+            }
+        bk->gru_grad_reset(dda, LDDA, ddhp, dev_r(dq, GB * GN), dev_r(r, GB * GN), dev_hp, LDHP, mask, GB, GN);
+        get(da, dda, sizeof da); get(dhp, ddhp, sizeof dhp);
+        close_all("gru_grad_reset da", da, wda, GB * LDDA, 1e-6);
+        close_all("gru_grad_reset dh_prev", dhp, wdhp, GB * GN, 1e-6);
+    }
+    free(g); free(z); free(hc); free(r); free(hp); free(da0); free(dhp0); free(dq); free(wda); free(wdhp);
+    release();
+}
+
+/* ==== attention ============================================================================= */
+
+enum { AT = 9, ANA = 19, AHD = 22, ALDH = 25, AK = 3 };
+
+/* pre_jk for query row b (q [.,na]) against source row s of UaH, with ξ of row b */
+static double att_pre(const real *q, const real *UaH, const real *M, const real *xi, int b, int s, int Bs, int j, int k)
+{
+    double p = (double)q[b * ANA + k] + UaH[((size_t)j * Bs + s) * ANA + k];
+    for (int o = 0; xi && o < AK; o++) p += (double)xi[((size_t)b * AT + j) * AK + o] * M[o * ANA + k];
+    return p;
+}
+
+/* the forward in double: alpha [B,Tx], ctx [B,hd] */
+static void att_ref(double *alpha, double *ctx, const real *UaH, const real *q, const real *v, const real *H,
+                    const real *M, const real *xi, const int *xlen, const int *src, int B, int Bs)
+{
+    for (int b = 0; b < B; b++) {
+        int s = src ? src[b] : b, L = xlen[s];
+        double e[AT], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < L; j++) {
+            e[j] = 0;
+            for (int k = 0; k < ANA; k++) e[j] += v[k] * tanh(att_pre(q, UaH, M, xi, b, s, Bs, j, k));
+            if (e[j] > mx) mx = e[j];
+        }
+        for (int j = 0; j < L; j++) sum += exp(e[j] - mx);
+        for (int j = 0; j < AT; j++) alpha[b * AT + j] = j < L ? exp(e[j] - mx) / sum : 0;
+        for (int c = 0; c < AHD; c++) {
+            ctx[b * AHD + c] = 0;
+            for (int j = 0; j < L; j++) ctx[b * AHD + c] += alpha[b * AT + j] * H[((size_t)j * Bs + s) * ALDH + c];
+        }
+    }
+}
+
+static void test_attn_forward(int with_xi)
+{
+    enum { B = 6, BS = 3 };
+    int src[B] = {0, 2, 1, 1, 0, 2}, xlen[BS] = {9, 4, 7};
+    real *UaH = rnd(AT * BS * ANA, -1, 1), *q = rnd(B * ANA, -1, 1), *v = rnd(ANA, -1, 1);
+    real *H = rnd(AT * BS * ALDH, -1, 1), *M = rnd(AK * ANA, -1, 1), *xi = rnd(B * AT * AK, 0, 1);
+    for (int i = 0; i < B * AT * AK; i += 4) xi[i] = 0; /* zero features are skipped: still right */
+    double wal[B * AT], wctx[B * AHD];
+    att_ref(wal, wctx, UaH, q, v, H, M, with_xi ? xi : NULL, xlen, src, B, BS);
+    bk_attn a = {B, AT, BS, ANA, AHD, ALDH, with_xi ? AK : 0, dev_r(M, AK * ANA), with_xi ? dev_r(xi, B * AT * AK) : NULL,
+                 NULL, NULL};
+    real al[B * AT], ctx[B * AHD], *dal = dev_junk(sizeof al), *dctx = dev_junk(sizeof ctx);
+    bk->attn_forward(dal, dctx, dev_r(UaH, AT * BS * ANA), dev_r(q, B * ANA), dev_r(v, ANA), dev_r(H, AT * BS * ALDH),
+                     dev_i(xlen, BS), dev_i(src, B), &a);
+    get(al, dal, sizeof al); get(ctx, dctx, sizeof ctx);
+    close_all(with_xi ? "attn_forward alpha (ξ)" : "attn_forward alpha", al, wal, B * AT, 2e-6);
+    close_all(with_xi ? "attn_forward context (ξ)" : "attn_forward context", ctx, wctx, B * AHD, 2e-6);
+    free(UaH); free(q); free(v); free(H); free(M); free(xi);
+    release();
+}
+
+/* the backward in double, accumulating into the w* arrays as the kernel does (dq, dxi written) */
+static void att_backward_ref(double *wdq, double *wdU, double *wdH, double *wdv, double *wdxi, double *wdM,
+                             const real *dctx, const real *dalpha, const real *al, const real *UaH, const real *q,
+                             const real *v, const real *H, const real *M, const real *xi, const int *xlen, int B)
+{
+    for (int b = 0; b < B; b++) {
+        int L = xlen[b];
+        double da[AT], s = 0;
+        for (int j = 0; j < L; j++) {
+            const real *h = H + ((size_t)j * B + b) * ALDH;
+            da[j] = dalpha ? dalpha[b * AT + j] : 0;
+            for (int c = 0; c < AHD; c++) {
+                da[j] += (double)dctx[b * AHD + c] * h[c];
+                wdH[((size_t)j * B + b) * ALDH + c] += (double)al[b * AT + j] * dctx[b * AHD + c];
+            }
+            s += al[b * AT + j] * da[j];
+        }
+        for (int k = 0; k < ANA; k++) wdq[b * ANA + k] = 0;
+        for (int j = 0; j < AT * AK && xi; j++) wdxi[b * AT * AK + j] = 0;
+        for (int j = 0; j < L; j++) {
+            double de = al[b * AT + j] * (da[j] - s), dpre[ANA];
+            for (int k = 0; k < ANA; k++) {
+                double t = tanh(att_pre(q, UaH, M, xi, b, b, B, j, k));
+                wdv[b * ANA + k] += de * t;
+                dpre[k] = de * v[k] * (1 - t * t);
+                wdU[((size_t)j * B + b) * ANA + k] += dpre[k];
+                wdq[b * ANA + k] += dpre[k];
+            }
+            for (int o = 0; xi && o < AK; o++) {
+                double acc = 0;
+                for (int k = 0; k < ANA; k++) {
+                    acc += dpre[k] * M[o * ANA + k];
+                    wdM[(size_t)b * AK * ANA + o * ANA + k] += xi[((size_t)b * AT + j) * AK + o] * dpre[k];
+                }
+                wdxi[((size_t)b * AT + j) * AK + o] = acc;
+            }
+        }
+    }
+}
+
+static void test_attn_backward(int with_xi)
+{
+    enum { B = 5, NU = AT * B * ANA, NH = AT * B * ALDH };
+    int xlen[B] = {9, 3, 6, 9, 1};
+    real *UaH = rnd(NU, -1, 1), *q = rnd(B * ANA, -1, 1), *v = rnd(ANA, -1, 1), *H = rnd(NH, -1, 1);
+    real *M = rnd(AK * ANA, -1, 1), *xi = rnd(B * AT * AK, 0, 1), *dctx = rnd(B * AHD, -1, 1);
+    real *dalpha = rnd(B * AT, -1, 1), *dU0 = rnd(NU, -1, 1), *dH0 = rnd(NH, -1, 1), *dv0 = rnd(B * ANA, -1, 1);
+    real *dM0 = rnd(B * AK * ANA, -1, 1), al[B * AT], ctx[B * AHD];
+    const real *xp = with_xi ? xi : NULL;
+    double wal[B * AT], wctx[B * AHD];
+    att_ref(wal, wctx, UaH, q, v, H, M, xp, xlen, NULL, B, B);
+    for (int i = 0; i < B * AT; i++) al[i] = (real)wal[i];
+    double *wdU = dbl(dU0, NU), *wdH = dbl(dH0, NH), *wdv = dbl(dv0, B * ANA), *wdM = dbl(dM0, B * AK * ANA);
+    double wdq[B * ANA], wdxi[B * AT * AK];
+    att_backward_ref(wdq, wdU, wdH, wdv, wdxi, wdM, dctx, with_xi ? dalpha : NULL, al, UaH, q, v, H, M, xp, xlen, B);
+    real *dUaH = dev_r(UaH, NU), *dq_ = dev_r(q, B * ANA), *dv_ = dev_r(v, ANA), *dH_ = dev_r(H, NH);
+    int *dxlen = dev_i(xlen, B);
+    real *gq = dev_junk(sizeof(real) * B * ANA), *gU = dev_r(dU0, NU), *gH = dev_r(dH0, NH), *gv = dev_r(dv0, B * ANA);
+    real *gxi = dev_junk(sizeof(real) * B * AT * AK), *gM = dev_r(dM0, B * AK * ANA);
+    bk_attn a = {B, AT, B, ANA, AHD, ALDH, with_xi ? AK : 0, dev_r(M, AK * ANA), with_xi ? dev_r(xi, B * AT * AK) : NULL,
+                 gxi, gM};
+    /* the forward with src NULL (training's layout) first */
+    real *dal = dev_junk(sizeof al), *dctx_ = dev_junk(sizeof ctx);
+    bk->attn_forward(dal, dctx_, dUaH, dq_, dv_, dH_, dxlen, NULL, &a);
+    get(ctx, dctx_, sizeof ctx);
+    close_all("attn_forward context, src NULL", ctx, wctx, B * AHD, 2e-6);
+    bk->attn_backward(gq, gU, gH, gv, dev_r(dctx, B * AHD), with_xi ? dev_r(dalpha, B * AT) : NULL, dev_r(al, B * AT),
+                      dUaH, dq_, dv_, dH_, dxlen, &a, dev_junk(sizeof(real) * B * AT));
+    real *got = malloc(sizeof(real) * NH);
+    get(got, gq, sizeof(real) * B * ANA); close_all("attn_backward dq", got, wdq, B * ANA, 2e-6);
+    get(got, gU, sizeof(real) * NU); close_all("attn_backward dUaH", got, wdU, NU, 2e-6);
+    get(got, gH, sizeof(real) * NH); close_all("attn_backward dH", got, wdH, NH, 2e-6);
+    get(got, gv, sizeof(real) * B * ANA); close_all("attn_backward dv_rows", got, wdv, B * ANA, 2e-6);
+    if (with_xi) {
+        get(got, gxi, sizeof(real) * B * AT * AK); close_all("attn_backward dξ", got, wdxi, B * AT * AK, 2e-6);
+        get(got, gM, sizeof(real) * B * AK * ANA); close_all("attn_backward dM_rows", got, wdM, B * AK * ANA, 2e-6);
+    }
+    free(got); free(UaH); free(q); free(v); free(H); free(M); free(xi); free(dctx); free(dalpha);
+    free(dU0); free(dH0); free(dv0); free(dM0); free(wdU); free(wdH); free(wdv); free(wdM);
+    release();
+}
+
+/* ==== readout =============================================================================== */
+
+static void test_maxout(void)
+{
+    enum { TB = 14, N = 9, L = 13, V = 203, H = 7 };
+    int rows[N] = {0, 2, 3, 5, 6, 7, 10, 12, 13};
+    real *tt = rnd(TB * 2 * L, -1, 1), *b = rnd(2 * L, -1, 1), *dt = rnd(N * L, -1, 1), *dtt0 = rnd(TB * 2 * L, -1, 1);
+    tt[2 * 2 * L + 1] = tt[2 * 2 * L] + b[0] - b[1]; /* a tie: the first of the pair wins */
+    double wt[N * L], *wdtt = dbl(dtt0, TB * 2 * L);
+    unsigned char wwh[TB * L], wh[TB * L];
+    for (int r = 0; r < N; r++)
+        for (int k = 0; k < L; k++) {
+            int i = rows[r];
+            double x0 = (real)(tt[i * 2 * L + 2 * k] + b[2 * k]), x1 = (real)(tt[i * 2 * L + 2 * k + 1] + b[2 * k + 1]);
+            wwh[i * L + k] = x1 > x0;
+            wt[r * L + k] = x1 > x0 ? x1 : x0;
+            wdtt[i * 2 * L + 2 * k + wwh[i * L + k]] = dt[r * L + k];
+        }
+    real t[N * L], *dtv = dev_junk(sizeof t), *dtt_ = dev_r(tt, TB * 2 * L), *db = dev_r(b, 2 * L);
+    unsigned char *dwh = dev_junk(TB * L);
+    int *drows = dev_i(rows, N);
+    bk->maxout(dtv, dwh, dtt_, db, drows, N, L);
+    get(t, dtv, sizeof t); get(wh, dwh, sizeof wh);
+    close_all("maxout", t, wt, N * L, 0);
+    int same = 1;
+    for (int r = 0; r < N; r++) same &= !memcmp(wh + rows[r] * L, wwh + rows[r] * L, L);
+    CHECKF(same, "maxout: the recorded winners differ");
+    real *gdtt = dev_r(dtt0, TB * 2 * L), *dtt = malloc(sizeof(real) * TB * 2 * L);
+    bk->maxout_backward(gdtt, dev_r(dt, N * L), dwh, drows, N, L);
+    get(dtt, gdtt, sizeof(real) * TB * 2 * L);
+    close_all("maxout_backward", dtt, wdtt, TB * 2 * L, 0);
+    bk->maxout(dtv, NULL, dtt_, db, NULL, N, L); /* rows NULL: the first N rows, no winners kept */
+    get(t, dtv, sizeof t);
+    for (int r = 0; r < N; r++)
+        for (int k = 0; k < L; k++) {
+            real x0 = tt[r * 2 * L + 2 * k] + b[2 * k], x1 = tt[r * 2 * L + 2 * k + 1] + b[2 * k + 1];
+            wt[r * L + k] = x1 > x0 ? x1 : x0;
+        }
+    close_all("maxout, rows NULL", t, wt, N * L, 0);
+    real *row = rnd(V, -1, 1), *Z = malloc(sizeof(real) * H * V), *dZ = dev_junk(sizeof(real) * H * V);
+    double *wZ = malloc(sizeof(double) * H * V);
+    for (int i = 0; i < H * V; i++) wZ[i] = row[i % V];
+    bk->repeat_row(dZ, dev_r(row, V), H, V);
+    get(Z, dZ, sizeof(real) * H * V);
+    close_all("repeat_row", Z, wZ, H * V, 0);
+    free(tt); free(b); free(dt); free(dtt0); free(wdtt); free(dtt); free(row); free(Z); free(wZ);
+    release();
+}
+
+static void test_softmax_nll(void)
+{
+    enum { TB = 8, N = 5, V = 203, BLK = 2, NBLK = (N + BLK - 1) / BLK };
+    int rows[N] = {0, 1, 3, 4, 6}, y[TB] = {5, 202, 7, 0, 100, 9, 201, 3};
+    real *z = rnd(N * V, -8, 8), *lp0 = rnd(TB, -1, 1), *dbias0 = rnd(V, -1, 1);
+    double *wz = malloc(sizeof(double) * N * V), wrinv[N], wnll[N], *wlp = dbl(lp0, TB), *wdb = dbl(dbias0, V);
+    double *wg = malloc(sizeof(double) * N * V);
+    const double scale = 0.37;
+    for (int r = 0; r < N; r++) {
+        double mx = -INFINITY, sum = 0;
+        for (int k = 0; k < V; k++) mx = z[r * V + k] > mx ? z[r * V + k] : mx;
+        for (int k = 0; k < V; k++) sum += wz[r * V + k] = exp(z[r * V + k] - mx);
+        wrinv[r] = 1 / sum;
+        wlp[rows[r]] = z[r * V + y[rows[r]]] - mx - log(sum);
+        wnll[r] = -wlp[rows[r]];
+        for (int k = 0; k < V; k++) {
+            wg[r * V + k] = scale * wz[r * V + k] * wrinv[r] - (k == y[rows[r]] ? scale : 0);
+            wdb[k] += wg[r * V + k];
+        }
+    }
+    real *dz = dev_r(z, N * V), *dlp = dev_r(lp0, TB), *got = malloc(sizeof(real) * N * V), lp[TB];
+    double *drinv = dev_junk(sizeof(double) * N), *dnll = dev_junk(sizeof(double) * N), rinv[N], nll[N];
+    int *drows = dev_i(rows, N), *dy = dev_i(y, TB);
+    bk->softmax_nll(dz, drinv, dnll, dlp, drows, dy, N, V);
+    get(got, dz, sizeof(real) * N * V); get(rinv, drinv, sizeof rinv); get(nll, dnll, sizeof nll); get(lp, dlp, sizeof lp);
+    close_rel("softmax_nll e^{z - max}", got, wz, N * V, 1e-6);
+    close_all("softmax_nll log p (only at rows)", lp, wlp, TB, 1e-6);
+    int ok = 1;
+    for (int r = 0; r < N; r++) ok &= fabs(rinv[r] - wrinv[r]) <= 1e-6 * wrinv[r] && fabs(nll[r] - wnll[r]) <= 1e-5;
+    CHECKF(ok, "softmax_nll: 1/Σ or the NLL differ");
+    real *ddb = dev_r(dbias0, V), db[V];
+    bk->softmax_nll_backward(dz, ddb, dev_junk(sizeof(real) * NBLK * V), drinv, drows, dy, N, V, (real)scale, BLK);
+    get(got, dz, sizeof(real) * N * V); get(db, ddb, sizeof db);
+    close_all("softmax_nll_backward dlogits", got, wg, N * V, 1e-6);
+    close_all("softmax_nll_backward dbias", db, wdb, V, 1e-6);
+    free(z); free(lp0); free(dbias0); free(wz); free(wlp); free(wdb); free(wg); free(got);
+    release();
+}
+
+static void test_embeddings(void)
+{
+    enum { ROWS = 20, COLS = 37, N = 11 };
+    int ids[N] = {3, 0, 19, 3, 7, 7, 7, 12, 0, 5, 3};
+    unsigned char mask[N] = {1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1};
+    real *table = rnd(ROWS * COLS, -1, 1), *src = rnd(N * COLS, -1, 1), got[ROWS * COLS];
+    double want[ROWS * COLS];
+    for (int i = 0; i < N * COLS; i++) want[i] = table[ids[i / COLS] * COLS + i % COLS];
+    real *dtab = dev_r(table, ROWS * COLS), *dst = dev_junk(sizeof(real) * N * COLS);
+    int *dids = dev_i(ids, N);
+    bk->gather_rows(dst, dtab, dids, N, COLS);
+    get(got, dst, sizeof(real) * N * COLS);
+    close_all("gather_rows", got, want, N * COLS, 0);
+    for (int m = 0; m < 2; m++) {
+        for (int i = 0; i < ROWS * COLS; i++) want[i] = table[i];
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < COLS && (m == 0 || mask[i]); k++) want[ids[i] * COLS + k] += src[i * COLS + k];
+        real *d = dev_r(table, ROWS * COLS);
+        bk->scatter_add_rows(d, dev_r(src, N * COLS), dids, m ? dev_copy(mask, N) : NULL, N, COLS);
+        get(got, d, sizeof got);
+        close_all(m ? "scatter_add_rows, masked" : "scatter_add_rows", got, want, ROWS * COLS, 1e-6);
+    }
+    free(table); free(src);
+    release();
+}
+
+/* ==== optimizer ============================================================================= */
+
+/* one element of a rule, in double; s0, s1 the element's state */
+static void rule_ref(int rule, const bk_hyper *h, double *p, double g, double *s0, double *s1)
+{
+    g *= h->scale;
+    switch (rule) {
+    case BK_ADADELTA: {
+        *s0 = h->rho * *s0 + (1 - h->rho) * g * g;
+        double d = sqrt(*s1 + h->eps) / sqrt(*s0 + h->eps) * g;
+        *s1 = h->rho * *s1 + (1 - h->rho) * d * d;
+        *p -= h->lr * d;
+        break;
+    }
+    case BK_ADAGRAD: *s0 += g * g; *p -= h->lr * g / (sqrt(*s0) + h->eps); break;
+    case BK_ADAM:
+        *s0 = h->b1 * *s0 + (1 - h->b1) * g;
+        *s1 = h->b2 * *s1 + (1 - h->b2) * g * g;
+        *p -= h->lr * (*s0 / h->c1) / (sqrt(*s1 / h->c2) + h->eps);
+        break;
+    default: *p -= h->lr * g;
+    }
+}
+
+static const bk_hyper HYP = {0.01f, 0.95f, 1e-6f, 0.9f, 0.999f, 0.271f, 0.002997f, 0.8f};
+
+static void test_sumsq(void)
+{
+    enum { N = (1 << 17) + 1005 };
+    real *g = rnd(N, -1, 1);
+    double want = 0;
+    for (int i = 0; i < N; i++) want += (double)g[i] * g[i];
+    double got = bk->sumsq(dev_r(g, N), N);
+    CHECKF(fabs(got - want) <= 1e-12 * want, "sumsq %.17g, expected %.17g", got, want);
+    free(g);
+    release();
+}
+
+static void test_update(int rule)
+{
+    enum { N = (1 << 15) + 37, LO = 5, HI = N - 3 };
+    real *p = rnd(N, -1, 1), *g = rnd(N, -1, 1), *s0 = rnd(N, 0, 1), *s1 = rnd(N, 0, 1), *got = malloc(sizeof(real) * N);
+    double *wp = dbl(p, N), *wg = dbl(g, N), *ws0 = dbl(s0, N), *ws1 = dbl(s1, N);
+    for (int i = LO; i < HI; i++) {
+        rule_ref(rule, &HYP, &wp[i], g[i], &ws0[i], &ws1[i]);
+        wg[i] = 0;
+    }
+    real *dp = dev_r(p, N), *dg = dev_r(g, N), *ds[2] = {dev_r(s0, N), dev_r(s1, N)};
+    bk->update(rule, &HYP, dp, dg, ds, LO, HI);
+    char what[64];
+    const char *names[4] = {"sgd", "adagrad", "adadelta", "adam"};
+    snprintf(what, sizeof what, "update %s: parameters", names[rule]);
+    get(got, dp, sizeof(real) * N); close_all(what, got, wp, N, 2e-6);
+    snprintf(what, sizeof what, "update %s: gradient zeroed", names[rule]);
+    get(got, dg, sizeof(real) * N); close_all(what, got, wg, N, 0);
+    snprintf(what, sizeof what, "update %s: state", names[rule]);
+    get(got, ds[0], sizeof(real) * N); close_all(what, got, ws0, N, 2e-6);
+    get(got, ds[1], sizeof(real) * N); close_all(what, got, ws1, N, 2e-6);
+    free(p); free(g); free(s0); free(s1); free(got); free(wp); free(wg); free(ws0); free(ws1);
+    release();
+}
+
+/* The lazy form over rows [OFF, OFF + ROWS·COLS): rows with an all-zero gradient (-0 included) are
+ * skipped and, with lag, owe a decay; a touched row pays what it owes first. */
+static void test_update_rows(int rule, int with_lag)
+{
+    enum { OFF = 7, ROWS = 40, COLS = 13, N = OFF + ROWS * COLS + 5 };
+    real *p = rnd(N, -1, 1), *g = rnd(N, -1, 1), *s0 = rnd(N, 0, 1), *s1 = rnd(N, 0, 1), *got = malloc(sizeof(real) * N);
+    unsigned lag[ROWS], glag[ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        lag[r] = with_lag ? (unsigned)(r % 3) : 0;
+        if (r % 4 == 1 || r == ROWS - 1)
+            for (int k = 0; k < COLS; k++) g[OFF + r * COLS + k] = k == 3 ? -0.0f : 0;
+    }
+    double *wp = dbl(p, N), *wg = dbl(g, N), *ws0 = dbl(s0, N), *ws1 = dbl(s1, N);
+    unsigned wlag[ROWS];
+    for (int r = 0; r < ROWS; r++) {
+        size_t lo = OFF + (size_t)r * COLS;
+        wlag[r] = lag[r];
+        if (r % 4 == 1 || r == ROWS - 1) { wlag[r] += with_lag; continue; }
+        for (int k = 0; k < COLS; k++) {
+            for (unsigned t = 0; t < wlag[r]; t++) { ws0[lo + k] *= HYP.rho; ws1[lo + k] *= HYP.rho; }
+            rule_ref(rule, &HYP, &wp[lo + k], g[lo + k], &ws0[lo + k], &ws1[lo + k]);
+            wg[lo + k] = 0;
+        }
+        wlag[r] = 0;
+    }
+    real *dp = dev_r(p, N), *dg = dev_r(g, N), *ds[2] = {dev_r(s0, N), dev_r(s1, N)};
+    unsigned *dlag = dev_copy(lag, sizeof lag);
+    int ns = rule == BK_ADAGRAD ? 1 : rule == BK_SGD ? 0 : 2;
+    bk->update_rows(rule, &HYP, dp, dg, ds, ns, OFF, ROWS, COLS, with_lag ? dlag : NULL);
+    char what[80];
+    snprintf(what, sizeof what, "update_rows rule %d%s", rule, with_lag ? ", owed decays" : "");
+    get(got, dp, sizeof(real) * N); close_all(what, got, wp, N, 2e-6);
+    get(got, dg, sizeof(real) * N); close_all(what, got, wg, N, 0);
+    get(got, ds[0], sizeof(real) * N); close_all(what, got, ws0, N, 2e-6);
+    if (ns == 2) { get(got, ds[1], sizeof(real) * N); close_all(what, got, ws1, N, 2e-6); }
+    get(glag, dlag, sizeof glag);
+    CHECKF(!memcmp(glag, with_lag ? wlag : lag, sizeof glag), "%s: lag counters", what);
+    if (with_lag) { /* then settle: every owed decay paid, lag back to 0 */
+        for (int r = 0; r < ROWS; r++)
+            for (int k = 0; k < COLS; k++)
+                for (unsigned t = 0; t < wlag[r]; t++) {
+                    ws0[OFF + r * COLS + k] *= HYP.rho;
+                    ws1[OFF + r * COLS + k] *= HYP.rho;
+                }
+        bk->settle_rows(ds, 2, HYP.rho, OFF, ROWS, COLS, dlag);
+        get(got, ds[0], sizeof(real) * N); close_all("settle_rows", got, ws0, N, 2e-6);
+        get(got, ds[1], sizeof(real) * N); close_all("settle_rows", got, ws1, N, 2e-6);
+        get(glag, dlag, sizeof glag);
+        int zero = 1;
+        for (int r = 0; r < ROWS; r++) zero &= glag[r] == 0;
+        CHECKF(zero, "settle_rows: lag counters not reset");
+    }
+    free(p); free(g); free(s0); free(s1); free(got); free(wp); free(wg); free(ws0); free(ws1);
+    release();
+}
+
+/* ==== beam search's row scan ================================================================ */
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void test_topk_rows(void)
+{
+    enum { H = 5, V = 203, CAP = 8, KMAX = 5, SKIP = 1 };
+    int need[H] = {3, 1, 5, 0, 2};
+    /* distinct values 0.01 apart, shuffled, so that the best words are never in doubt */
+    real *z = malloc(sizeof(real) * H * V);
+    for (int r = 0; r < H; r++) {
+        for (int v = 0; v < V; v++) z[r * V + v] = (real)(0.01 * v - 1);
+        for (int v = V - 1; v > 0; v--) {
+            int u = (int)rng_below(&R, (uint64_t)v + 1);
+            real t = z[r * V + v]; z[r * V + v] = z[r * V + u]; z[r * V + u] = t;
+        }
+    }
+    z[2 * V + SKIP] = 5; /* the best word of row 2 is the skipped one */
+    for (int v = 10; v < 22; v++) z[4 * V + v] = 7; /* row 4: 12 tie for best, more than CAP */
+    int n[H], cv[H * CAP];
+    real lse[H], clp[H * CAP];
+    int *dn = dev_junk(sizeof n), *dv = dev_junk(sizeof cv);
+    real *dlse = dev_junk(sizeof lse), *dlp = dev_junk(sizeof clp);
+    bk->topk_rows(dn, dlp, dv, dlse, dev_r(z, H * V), H, V, dev_i(need, H), CAP, SKIP,
+                  dev_junk(sizeof(topk_item) * H * KMAX), KMAX);
+    get(n, dn, sizeof n); get(cv, dv, sizeof cv); get(lse, dlse, sizeof lse); get(clp, dlp, sizeof clp);
+    for (int r = 0; r < H; r++) {
+        double s = 0, kth = INFINITY;
+        for (int v = 0; v < V; v++) s += exp(z[r * V + v]);
+        double wl = log(s);
+        CHECKF(fabs(lse[r] - wl) <= 1e-6 * fabs(wl) + 1e-6, "topk_rows: row %d log Σ e^z %.9g, expected %.9g", r, lse[r], wl);
+        /* the need-th best z among the allowed words (ties counted); the candidates are those at or
+         * above it, in word order */
+        double sorted[V];
+        int na = 0;
+        for (int v = 0; v < V; v++)
+            if (v != SKIP) sorted[na++] = z[r * V + v];
+        qsort(sorted, na, sizeof(double), cmp_desc);
+        if (need[r] > 0) kth = sorted[need[r] - 1];
+        int want = 0, ok = 1;
+        for (int v = 0; v < V && need[r] > 0; v++) {
+            if (v == SKIP || z[r * V + v] < kth) continue;
+            if (want < n[r]) ok &= cv[r * CAP + want] == v && fabs(clp[r * CAP + want] - (z[r * V + v] - wl)) <= 1e-5;
+            want++;
+        }
+        if (want > CAP) CHECKF(n[r] == -1, "topk_rows: row %d has %d tied candidates, more than %d: got %d", r, want, CAP, n[r]);
+        else CHECKF(n[r] == want && ok, "topk_rows: row %d: %d candidates (expected %d) or a wrong word", r, n[r], want);
+    }
+    free(z);
+    release();
+}
+
+int main(void)
+{
+    bk = backend();
+    rng_seed(&R, 2024);
+    bk->set_threads(4); /* more threads than rows in some kernels, fewer in others */
+    test_memory_threads();
+    test_gemm();
+    test_colsum();
+    test_elementwise();
+    for (int hp = 0; hp < 2; hp++) {
+        test_gru_forward(hp);
+        test_gru_backward(hp);
+    }
+    for (int xi = 0; xi < 2; xi++) {
+        test_attn_forward(xi);
+        test_attn_backward(xi);
+    }
+    test_maxout();
+    test_softmax_nll();
+    test_embeddings();
+    test_sumsq();
+    for (int rule = BK_SGD; rule <= BK_ADAM; rule++) test_update(rule);
+    test_update_rows(BK_ADADELTA, 1);
+    test_update_rows(BK_ADADELTA, 0);
+    test_update_rows(BK_ADAGRAD, 0);
+    test_update_rows(BK_SGD, 0);
+    test_topk_rows();
+    return test_done("test_backend");
+}
