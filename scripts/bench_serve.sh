@@ -37,15 +37,9 @@ t1=$(date +%s.%N)
 CEIL=$(echo "$N $t0 $t1" | awk '{ printf "%.1f", $1 / ($3 - $2) }')
 printf '%-28s %8s sentences/s\n' "nmt translate" "$CEIL"
 
+. tests/cli/lib_serve.sh
 # shellcheck disable=SC2086
-$NMT serve --model "$MODEL" --port 0 --beam "$BEAM" $TEXT --max-connections 256 $EXTRA 2> "$OUT/serve.log" &
-PID=$!
-PORT=""
-for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$OUT/serve.log")
-    [ -n "$PORT" ] && break
-    sleep 0.1
-done
+NMT_BIN=$NMT serve_start "$OUT/serve.log" "$MODEL" --beam "$BEAM" $TEXT --max-connections 256 $EXTRA
 if [ -z "$PORT" ]; then echo "bench-serve: the server did not start: $(cat "$OUT/serve.log")" >&2; kill $PID; exit 1; fi
 printf '%-28s %8s %12s %9s %9s\n' "nmt serve ($(sed -n 's/.*(\(.*\))/\1/p' "$OUT/serve.log"))" "sent/s" "of translate" "p50 ms" "p99 ms"
 for c in $CLIENTS; do

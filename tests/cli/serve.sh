@@ -17,19 +17,11 @@ head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
     --batch 20 --max-updates 150 --threads 1 --optimizer adam --lr 0.01 2> "$T/train.log"
 check "model trained" test -s "$T/m.nmt"
 
-# start_server LOG ARGS...: runs nmt serve on a free port in the background; sets PID and PORT
-start_server() {
-    log=$1; shift
-    "$NMT_BIN" serve --model "$T/m.nmt" --port 0 "$@" 2> "$log" &
-    PID=$!
-    PORT=""
-    for _ in $(seq 100); do
-        PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$log")
-        [ -n "$PORT" ] && return 0
-        kill -0 $PID 2> /dev/null || break
-        sleep 0.1
-    done
-    bad "server did not start: $(cat "$log")"
+. tests/cli/lib_serve.sh
+start_server() { # LOG ARGS...: the server on the test's model
+    l=$1; shift
+    serve_start "$l" "$T/m.nmt" "$@" && return 0
+    bad "server did not start: $(cat "$l")"
     return 1
 }
 

@@ -19,14 +19,8 @@ head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
     --batch 20 --max-updates 150 --threads 1 --optimizer adam --lr 0.01 2> "$T/train.log"
 check "model trained" test -s "$T/m.nmt"
 
-"$NMT_BIN" serve --model "$T/m.nmt" --port 0 --tokenize en --lowercase --normalize-punct --detokenize fr 2> "$T/log" &
-PID=$!
-PORT=""
-for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/log")
-    [ -n "$PORT" ] && break
-    sleep 0.1
-done
+. tests/cli/lib_serve.sh
+serve_start "$T/log" "$T/m.nmt" --tokenize en --lowercase --normalize-punct --detokenize fr
 [ -n "$PORT" ] && ok || bad "server did not start: $(cat "$T/log")"
 
 SENT="Two dogs are playing in the snow."
