@@ -31,17 +31,29 @@ VIZ_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(VIZ_PKGS)))
 EVAL_LIBS = $(shell pkg-config --libs $(VIZ_PKGS))
 $(BUILD)/src/viz/%.o $(BUILD)/f64/src/viz/%.o $(BUILD)/tests/test_plot.o $(BUILD)/tests/test_report.o: \
     CFLAGS += $(VIZ_CFLAGS)
-LDLIBS   += $(EVAL_LIBS) $(CORE_LIBS)
+# libnmt-serve (the HTTP server of `nmt serve`) adds libmicrohttpd and POSIX threads; only
+# the server's own sources see its header.
+SERVE_PKGS := libmicrohttpd
+SERVE_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(SERVE_PKGS)))
+SERVE_LIBS = $(shell pkg-config --libs $(SERVE_PKGS)) -lpthread
+$(BUILD)/src/serve/%.o: CFLAGS += $(SERVE_CFLAGS)
+LDLIBS   += $(SERVE_LIBS) $(EVAL_LIBS) $(CORE_LIBS)
 
 CORE_DIRS := base backend backend/cpu text data nn train decode io
 EVAL_DIRS := eval viz
+SERVE_DIRS := serve
 LIB_SRC  := $(sort $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c)))
 EVAL_SRC := $(sort $(foreach d,$(EVAL_DIRS),$(wildcard src/$(d)/*.c)))
+SERVE_SRC := $(sort $(foreach d,$(SERVE_DIRS),$(wildcard src/$(d)/*.c)))
+# The page of `nmt serve`, compiled into the library as byte arrays (scripts/embed_web.py).
+WEB_SRC  := $(sort $(wildcard web/*.html web/*.css web/*.js))
+WEB_C    := $(BUILD)/gen/web_assets.c
 CMD_SRC  := $(sort $(wildcard tools/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EVAL_OBJ := $(EVAL_SRC:%.c=$(BUILD)/%.o)
-LIBS_A   := $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
+SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o) $(WEB_C:.c=.o)
+LIBS_A   := $(BUILD)/libnmt-serve.a $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
 # The fuzz harnesses (fuzz/): one libFuzzer program each under `make fuzz`; the committed inputs
 # are replayed through the same functions by tests/test_fuzz_replay.c in every `make test`.
 FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu
@@ -60,15 +72,19 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps test asan check-tests clean demo bench bench-ab fuzz
+.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-serve fuzz
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
-all: deps $(NMT_BIN) $(LIBS_A) $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(EXAMPLES)
+all: deps $(NMT_BIN) $(LIBS_A) $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(BUILD)/libnmt-serve.so $(EXAMPLES)
 	@cp -f $(BUILD)/libnmt.a libnmt.a 2>/dev/null || true
 
 deps:
 	@sh scripts/install-deps.sh
+
+# The packages only the tests use (a browser); the tests that need one skip when it is missing.
+deps-test:
+	@sh scripts/install-deps.sh --test
 
 # Order-only on deps: under make -j the compilers must wait for the headers the install brings.
 $(BUILD)/%.o: %.c | deps
@@ -91,6 +107,17 @@ $(BUILD)/libnmt-eval.a: $(EVAL_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/libnmt-serve.a: $(SERVE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(WEB_C): $(WEB_SRC) scripts/embed_web.py
+	@mkdir -p $(dir $@)
+	python3 scripts/embed_web.py $@ $(WEB_SRC)
+
+$(WEB_C:.c=.o): $(WEB_C)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 # --no-undefined: the core must not reach into the evaluation library (nor the reverse, but
 # through libnmt.so).
 $(BUILD)/libnmt.so: $(LIB_OBJ)
@@ -98,6 +125,9 @@ $(BUILD)/libnmt.so: $(LIB_OBJ)
 
 $(BUILD)/libnmt-eval.so: $(EVAL_OBJ) $(BUILD)/libnmt.so
 	$(CC) -shared -Wl,--no-undefined -o $@ $(EVAL_OBJ) -L$(BUILD) -lnmt -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(EVAL_LIBS) $(CORE_LIBS)
+
+$(BUILD)/libnmt-serve.so: $(SERVE_OBJ) $(BUILD)/libnmt.so
+	$(CC) -shared -Wl,--no-undefined -o $@ $(SERVE_OBJ) -L$(BUILD) -lnmt -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(SERVE_LIBS) $(CORE_LIBS)
 
 $(NMT_BIN): $(CMD_OBJ) $(LIBS_A)
 	@mkdir -p $(dir $@)
@@ -126,7 +156,7 @@ check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
 
 # The full suite, then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
 # the last line of output sums both passes.
-test: deps
+test: deps deps-test
 	@$(MAKE) --no-print-directory all
 	@rm -f build/.tally build-asan/.tally
 	@$(MAKE) --no-print-directory check-tests BUILD=build RUNFLAGS=--no-total || true
@@ -176,7 +206,11 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_LIBOBJ) fuzz/libfuzzer_main
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 	@sh scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
+# nmt serve under 1, 8 and 64 concurrent clients beside nmt translate on the same sentences
+bench-serve: all
+	@sh scripts/bench_serve.sh
+
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
--include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(SERVE_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d)

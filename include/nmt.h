@@ -220,10 +220,17 @@ typedef struct nmt_decoder nmt_decoder;
 
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err);
 void nmt_decoder_free(nmt_decoder *d);
+/* Changes the options of d (checked as nmt_decoder_init does; d unchanged on error); its
+ * workspace is kept, so a server can decode each batch with its own beam without a new decoder. */
+int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err);
 /* Translates sentences[0..n) into out[0..n) (free with nmt_translation_free); n < 0 is
  * NMT_ERR_ARG (n == 0 does nothing). */
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err);
 void nmt_translation_free(nmt_translation *t, int n);
+/* Hard alignment from a hypothesis's attention: the source word (0-based) that output word i
+ * attends to most, the source EOS never chosen, ties to the lower index; -1 when h has no
+ * attention or the source no word. Pharaoh "j-i" pairs are (nmt_hard_link(h, i), i). */
+int nmt_hard_link(const nmt_hypothesis *h, int i);
 /* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS.
  * A target of more than NMT_MAX_TGT_WORDS words, or n < 0, is NMT_ERR_ARG (never cut quietly). */
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,

@@ -1,29 +1,48 @@
 #!/bin/sh
 # Installs the Debian packages that building and testing nmt need; a no-op when all are present.
 # Called by the Makefile before every build, so it must be fast when there is nothing to do.
+# `install-deps.sh --test` also tries the packages only the tests use; those may fail to install
+# (the test that needs one then says so and skips itself), the build's may not.
 set -eu
 
 # The OpenMP build of OpenBLAS: a BLAS call made inside one of our OpenMP regions then runs on
 # one thread instead of starting a second layer of threads on the same two cores.
 # Drawing (libnmt-eval): cairo and pango, found through pkg-config; fontconfig finds the fonts,
 # DejaVu Sans for Latin, Greek, Cyrillic, Hebrew and Arabic, Droid Sans Fallback for CJK.
-PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback"
+# The HTTP server (libnmt-serve): libmicrohttpd.
+PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev"
+# Tests only: a headless browser opens nmt serve's page (tests/cli/serve_browser.sh).
+TEST_PKGS="chromium"
 # `install-deps.sh fuzz` (make fuzz) adds clang and the runtime that holds libFuzzer and the
 # sanitizers for it (libclang-rt-N-dev); the normal build and `make test` need neither.
 if [ "${1:-}" = fuzz ]; then
     PKGS="clang-14 libclang-rt-14-dev"
 fi
 
-missing=""
-for p in $PKGS; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
+missing_of() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf ' %s' "$p"
+    done
+}
 
-echo "install-deps: installing:$missing" >&2
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+install() { # packages...: apt-get update once, then install them
+    echo "install-deps: installing:$*" >&2
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    [ -n "${updated:-}" ] || $SUDO apt-get update -qq
+    updated=1
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+missing=$(missing_of $PKGS)
+# shellcheck disable=SC2086
+[ -z "$missing" ] || install $missing
+[ "${1:-}" = "--test" ] || exit 0
+# shellcheck disable=SC2086
+missing=$(missing_of $TEST_PKGS)
+# shellcheck disable=SC2086
+[ -z "$missing" ] || install $missing || echo "install-deps: could not install$missing (the tests that need it skip)" >&2
+exit 0

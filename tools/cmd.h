@@ -24,6 +24,7 @@ int cmd_aer(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);

@@ -36,10 +36,7 @@ static void print_alignment(const nmt_hypothesis *h, int mode)
     for (int i = 0; i < h->n_words; i++) {
         const float *row = h->attention + (size_t)i * cols;
         if (mode == ALIGN_HARD) {
-            if (cols < 2) continue;
-            int best = 0;
-            for (int j = 1; j < cols - 1; j++) if (row[j] > row[best]) best = j;
-            printf(" %d-%d", best, i);
+            if (nmt_hard_link(h, i) >= 0) printf(" %d-%d", nmt_hard_link(h, i), i);
         } else {
             fputs(i ? " ;" : "", stdout);
             for (int j = 0; j < cols; j++) printf(" %.4f", row[j]);

@@ -27,15 +27,23 @@ nmt_translate_opts nmt_translate_default_opts(void)
 
 void nmt_set_threads(int n) { backend()->set_threads(n); }
 
-int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
+/* The options a decoder can run with on model m: 0 or NMT_ERR_ARG with a message. */
+static int check_opts(const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
 {
-    *out = NULL;
     if (o->beam < 1 || o->beam > 1000) return nmt_fail(err, NMT_ERR_ARG, "beam size %d out of range [1, 1000]", o->beam);
     if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
     if (o->unk_replace && !has_attention(&m->cfg))
         return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which an RNNencdec model does not have");
+    return NMT_OK;
+}
+
+int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
+{
+    *out = NULL;
+    int rc = check_opts(m, o, err);
+    if (rc) return rc;
     if (o->attention && !has_attention(&m->cfg)) /* not an error: the translations are still there */
         nmt_log('W', "an RNNencdec model has no attention: alignments will be empty");
     nmt_decoder *d = calloc(1, sizeof *d);
@@ -44,6 +52,13 @@ int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_
     d->o = *o;
     *out = d;
     return NMT_OK;
+}
+
+int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err)
+{
+    int rc = check_opts(d->m, o, err);
+    if (!rc) d->o = *o; /* the workspace depends on sizes only: it is kept */
+    return rc;
 }
 
 void nmt_decoder_free(nmt_decoder *d)
@@ -66,6 +81,16 @@ void nmt_translation_free(nmt_translation *t, int n)
         free(t[i].hyps);
         memset(&t[i], 0, sizeof t[i]);
     }
+}
+
+int nmt_hard_link(const nmt_hypothesis *h, int i)
+{
+    int cols = h->attn_cols;
+    if (!h->attention || cols < 2 || i < 0 || i >= h->n_words) return -1;
+    const float *row = h->attention + (size_t)i * cols;
+    int best = 0;
+    for (int j = 1; j < cols - 1; j++) if (row[j] > row[best]) best = j;
+    return best;
 }
 
 /* Words of s mapped to ids through the text pipeline's last stage, EOS appended; at most cap

@@ -1,0 +1,281 @@
+/* pool.c: the batching queue and the decoder threads of pool.h. One mutex guards the queue (a
+ * list of jobs in arrival order, each with a cursor on its next sentence); a condition variable
+ * wakes idle decoders. A decoder forms its batch under the mutex, decodes without it, and hands
+ * the results back under it; a job's done callback runs after the mutex is released. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/err.h"
+#include "serve/pool.h"
+
+pool_opts pool_default_opts(void)
+{
+    pool_opts o = {2, 1, 32, 1200, 5, 4096};
+    return o;
+}
+
+typedef struct worker {
+    pool *p;
+    pthread_t tid;
+    nmt_decoder *d;
+    int started;
+} worker;
+
+struct pool {
+    const nmt_model *m;
+    pool_opts o;
+    pool_batch_fn on_batch;
+    void *user;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pool_job *head, *tail;   /* jobs with sentences not yet taken, oldest first */
+    int waiting;             /* sentences not yet taken */
+    int stopping;
+    worker *w;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Jobs decoded in one batch must agree on what changes the search itself. */
+static int same_search(const nmt_translate_opts *a, const nmt_translate_opts *b)
+{
+    return a->beam == b->beam && a->normalize == b->normalize && a->no_unk == b->no_unk &&
+           a->max_ratio == b->max_ratio;
+}
+
+static void unlink_job(pool *p, pool_job *j)
+{
+    if (j->prev_job) j->prev_job->next_job = j->next_job;
+    else p->head = j->next_job;
+    if (j->next_job) j->next_job->prev_job = j->prev_job;
+    else p->tail = j->prev_job;
+    j->prev_job = j->next_job = NULL;
+}
+
+/* ------------------------------------------------------------------ forming a batch */
+
+typedef struct batch_slot { pool_job *job; int index; } batch_slot;
+
+/* Sentences that could join a batch led by the oldest job now. */
+static int compatible_waiting(const pool *p)
+{
+    int n = 0;
+    for (const pool_job *j = p->head; j; j = j->next_job)
+        if (same_search(&j->o, &p->head->o)) n += j->n - j->next;
+    return n;
+}
+
+/* Waits (mutex held) until a batch can be formed: the pool is stopping, the oldest job's
+ * compatible sentences fill a batch, or the oldest has waited max_wait_ms. 0 when there is
+ * nothing to do and the pool is stopping. */
+static int wait_for_batch(pool *p)
+{
+    while (!p->head && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
+    while (p->head && !p->stopping && compatible_waiting(p) < p->o.max_batch) {
+        double due = p->head->t_submit + p->o.max_wait_ms * 1e-3;
+        if (now_s() >= due) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts); /* pthread_cond_timedwait's clock */
+        double left = due - now_s();
+        ts.tv_sec += (time_t)left;
+        ts.tv_nsec += (long)((left - (time_t)left) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+    }
+    return p->head != NULL;
+}
+
+/* Takes up to max_batch sentences, one per compatible job in turn (mutex held). Stops at the
+ * word cap, but always takes at least one sentence. */
+static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
+{
+    int n = 0;
+    long words = 0;
+    *o = p->head->o;
+    o->n_best = 1;
+    o->attention = 0;
+    for (int more = 1, full = 0; more && !full && n < p->o.max_batch;) {
+        more = 0;
+        for (pool_job *j = p->head, *nx; j && n < p->o.max_batch; j = nx) {
+            nx = j->next_job;
+            if (!same_search(&j->o, o) || j->next >= j->n) continue;
+            int w = j->n_words[j->next];
+            if (n > 0 && words + w > p->o.max_batch_words) { full = 1; break; }
+            slot[n].job = j;
+            slot[n++].index = j->next++;
+            words += w;
+            if (j->o.n_best > o->n_best) o->n_best = j->o.n_best;
+            o->attention |= j->o.attention;
+            if (j->next < j->n) more = 1;
+            else unlink_job(p, j);
+        }
+    }
+    p->waiting -= n;
+    return n;
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+/* Decodes one batch without the mutex; results go to the jobs under it. Jobs completed are
+ * chained through next_job into *done. */
+static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o, pool_job **done)
+{
+    pool *p = w->p;
+    const char **src = malloc(sizeof(char *) * n);
+    nmt_translation *tr = calloc(n, sizeof *tr);
+    nmt_err err = {0};
+    int rc = src && tr ? NMT_OK : nmt_fail(&err, NMT_ERR_NOMEM, "out of memory");
+    long sw = 0, tw = 0;
+    double t0 = now_s();
+    for (int i = 0; i < n && !rc; i++) {
+        src[i] = slot[i].job->src[slot[i].index];
+        sw += slot[i].job->n_words[slot[i].index];
+    }
+    o->batch = n;
+    if (!rc) rc = nmt_decoder_set_opts(w->d, o, &err);
+    if (!rc) rc = nmt_translate(w->d, src, n, tr, &err);
+    for (int i = 0; i < n && !rc; i++) tw += tr[i].n_hyps ? tr[i].hyps[0].n_words : 0;
+    double dt = now_s() - t0;
+    if (p->on_batch && !rc) p->on_batch(n, sw, tw, dt, p->user);
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < n; i++) {
+        pool_job *j = slot[i].job;
+        if (rc && !j->rc) { j->rc = rc; j->err = err; }
+        if (!rc) j->tr[slot[i].index] = tr[i]; /* moved: the job owns it now */
+        if (--j->pending == 0) { j->next_job = *done; *done = j; }
+    }
+    pthread_mutex_unlock(&p->mu);
+    free(src);
+    free(tr);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    pool *p = w->p;
+    nmt_set_threads(p->o.threads); /* this thread's OpenMP team size, not the process's */
+    batch_slot *slot = malloc(sizeof *slot * p->o.max_batch);
+    pthread_mutex_lock(&p->mu);
+    while (slot && wait_for_batch(p)) {
+        nmt_translate_opts o;
+        int n = take_batch(p, slot, &o);
+        pthread_mutex_unlock(&p->mu);
+        pool_job *done = NULL;
+        run_batch(w, slot, n, &o, &done);
+        while (done) {
+            pool_job *nx = done->next_job;
+            done->next_job = NULL;
+            done->done(done, done->user);
+            done = nx;
+        }
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    free(slot);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ the API */
+
+static int check_opts(const pool_opts *o, nmt_err *err)
+{
+    if (o->workers < 1 || o->workers > 256) return nmt_fail(err, NMT_ERR_ARG, "workers %d out of range [1, 256]", o->workers);
+    if (o->threads < 1 || o->threads > 1024) return nmt_fail(err, NMT_ERR_ARG, "threads %d out of range [1, 1024]", o->threads);
+    if (o->max_batch < 1 || o->max_batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "max batch %d out of range [1, 10000]", o->max_batch);
+    if (o->max_batch_words < 1) return nmt_fail(err, NMT_ERR_ARG, "max batch words %d must be positive", o->max_batch_words);
+    if (o->max_wait_ms < 0 || o->max_wait_ms > 60000) return nmt_fail(err, NMT_ERR_ARG, "max wait %d ms out of range [0, 60000]", o->max_wait_ms);
+    if (o->max_queue < 1) return nmt_fail(err, NMT_ERR_ARG, "max queue %d must be positive", o->max_queue);
+    return NMT_OK;
+}
+
+int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn on_batch, void *user, nmt_err *err)
+{
+    *out = NULL;
+    int rc = check_opts(o, err);
+    if (rc) return rc;
+    pool *p = calloc(1, sizeof *p);
+    if (!p || !(p->w = calloc(o->workers, sizeof *p->w))) {
+        free(p);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
+    p->m = m;
+    p->o = *o;
+    p->on_batch = on_batch;
+    p->user = user;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    nmt_translate_opts d = nmt_translate_default_opts();
+    for (int i = 0; i < o->workers && !rc; i++) {
+        p->w[i].p = p;
+        rc = nmt_decoder_init(&p->w[i].d, m, &d, err);
+        if (!rc && pthread_create(&p->w[i].tid, NULL, worker_main, &p->w[i]))
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "cannot start decoder thread %d: %s", i, strerror(errno));
+        p->w[i].started = !rc;
+    }
+    if (rc) { pool_free(p); return rc; }
+    *out = p;
+    return NMT_OK;
+}
+
+int pool_submit(pool *p, pool_job *j, nmt_err *err)
+{
+    pthread_mutex_lock(&p->mu);
+    int rc = NMT_OK;
+    if (p->stopping) rc = nmt_fail(err, NMT_ERR_ARG, "the server is shutting down");
+    else if (p->waiting + j->n > p->o.max_queue)
+        rc = nmt_fail(err, NMT_ERR_ARG, "%d sentences are waiting already (the limit is %d)", p->waiting, p->o.max_queue);
+    if (!rc) {
+        j->next = 0;
+        j->pending = j->n;
+        j->rc = 0;
+        j->t_submit = now_s();
+        j->next_job = NULL;
+        j->prev_job = p->tail;
+        if (p->tail) p->tail->next_job = j;
+        else p->head = j;
+        p->tail = j;
+        p->waiting += j->n;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+int pool_waiting(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int n = p->waiting;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+void pool_stop(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->stopping = 1; /* decoders finish what is queued without waiting for batches to fill */
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->o.workers; i++) {
+        if (p->w[i].started) pthread_join(p->w[i].tid, NULL);
+        p->w[i].started = 0;
+    }
+}
+
+void pool_free(pool *p)
+{
+    if (!p) return;
+    pool_stop(p);
+    for (int i = 0; i < p->o.workers; i++) nmt_decoder_free(p->w[i].d);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->w);
+    free(p);
+}

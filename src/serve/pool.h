@@ -1,0 +1,64 @@
+/* pool.h: dynamic batching for a translation server. Requests (jobs of one or more tokenized
+ * sentences) wait in one queue; a pool of decoder threads, each with its own nmt_decoder over
+ * one shared read-only model, takes batches from it and runs them through the batched beam
+ * search. Sentences whose search options agree (beam, length normalisation, no-UNK) share a
+ * batch; a batch closes when it holds max_batch sentences or max_batch_words source words, or
+ * when its oldest sentence has waited max_wait_ms. Jobs are served round-robin, one sentence of
+ * each in turn, so that a long job cannot hold the sentences of a short one back by more than
+ * a batch. */
+#ifndef NMT_SERVE_POOL_H
+#define NMT_SERVE_POOL_H
+
+#include "nmt.h"
+
+typedef struct pool_opts {
+    int workers;         /* decoder threads */
+    int threads;         /* OpenMP threads inside each decoder */
+    int max_batch;       /* sentences per batch */
+    int max_batch_words; /* source words per batch (a single longer sentence still goes alone) */
+    int max_wait_ms;     /* how long the oldest waiting sentence may wait for others to join it */
+    int max_queue;       /* sentences waiting at most; pool_submit refuses beyond */
+} pool_opts;
+
+pool_opts pool_default_opts(void);
+
+typedef struct pool_job pool_job;
+typedef void (*pool_done_fn)(pool_job *job, void *user);
+
+/* What a caller fills in before pool_submit; the pool writes the results. The job and its
+ * sentences belong to the caller and must live until done has been called. */
+struct pool_job {
+    int n;                   /* sentences */
+    const char *const *src;  /* [n] tokenized */
+    const int *n_words;      /* [n] words of each (for the word cap) */
+    nmt_translate_opts o;    /* beam, normalize, no_unk, max_ratio group batches; n_best and
+                                attention are per job */
+    pool_done_fn done;       /* called once, from a decoder thread, when all n are translated */
+    void *user;
+    /* results: tr[n] (the caller frees them with nmt_translation_free), or rc != 0 and err */
+    nmt_translation *tr;
+    int rc;
+    nmt_err err;
+    /* the pool's own */
+    int next, pending;
+    double t_submit;
+    pool_job *prev_job, *next_job;
+};
+
+/* Per-batch figures, for metrics: called from the decoder thread after each batch. */
+typedef void (*pool_batch_fn)(int sentences, long src_words, long tgt_words, double seconds, void *user);
+
+typedef struct pool pool;
+
+int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn on_batch, void *user, nmt_err *err);
+/* Queues a job; NMT_ERR_ARG when the queue is full or the pool is stopping (nothing queued,
+ * done will not be called). */
+int pool_submit(pool *p, pool_job *job, nmt_err *err);
+/* Sentences waiting (not yet taken by a decoder). */
+int pool_waiting(pool *p);
+/* Finishes every queued job, then stops the threads; later submissions are refused. */
+void pool_stop(pool *p);
+/* pool_stop, then frees the pool. NULL is fine. */
+void pool_free(pool *p);
+
+#endif

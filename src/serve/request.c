@@ -1,0 +1,238 @@
+/* request.c: POST /translate's JSON, in and out (request.h). Unknown fields are errors, as
+ * unknown options are on the command line: a misspelt "n_bset" must not pass silently. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "serve/request.h"
+#include "text/unicode.h"
+
+static int refuse(int status, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int refuse(int status, char *msg, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+/* An integer field in [lo, hi] into *out; 0 or 400. */
+static int int_field(const cJSON *it, int lo, int hi, int *out, char *msg, size_t cap)
+{
+    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble))
+        return refuse(400, msg, cap, "\"%s\" must be an integer", it->string);
+    double v = it->valuedouble;
+    if (v < lo || v > hi) return refuse(400, msg, cap, "\"%s\" %.15g out of range [%d, %d]", it->string, v, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
+{
+    if (!cJSON_IsBool(it)) return refuse(400, msg, cap, "\"%s\" must be true or false", it->string);
+    *out = cJSON_IsTrue(it);
+    return 0;
+}
+
+/* "text": "..." or "texts": ["...", ...] into r->text. */
+static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
+{
+    int one = !strcmp(it->string, "text");
+    if (r->text) return refuse(400, msg, cap, "give \"text\" or \"texts\", not both");
+    if (one ? !cJSON_IsString(it) : !cJSON_IsArray(it))
+        return refuse(400, msg, cap, one ? "\"text\" must be a string" : "\"texts\" must be an array of strings");
+    int n = one ? 1 : cJSON_GetArraySize(it);
+    if (n < 1) return refuse(400, msg, cap, "\"texts\" is empty");
+    if (n > lim->max_texts) return refuse(413, msg, cap, "%d texts; the limit is %d per request", n, lim->max_texts);
+    if (!(r->text = calloc(n, sizeof(char *)))) return refuse(500, msg, cap, "out of memory");
+    r->n = n;
+    const cJSON *s = one ? it : it->child;
+    for (int i = 0; i < n; i++, s = s->next) {
+        if (!cJSON_IsString(s)) return refuse(400, msg, cap, "texts[%d] is not a string", i);
+        if (!(r->text[i] = strdup(s->valuestring))) return refuse(500, msg, cap, "out of memory");
+    }
+    return 0;
+}
+
+/* One member of the request object. */
+static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
+{
+    const char *k = it->string;
+    if (!strcmp(k, "text") || !strcmp(k, "texts")) return texts_field(r, it, lim, msg, cap);
+    if (!strcmp(k, "beam")) return int_field(it, 1, lim->max_beam, &r->o.beam, msg, cap);
+    if (!strcmp(k, "n_best")) return int_field(it, 1, lim->max_beam, &r->o.n_best, msg, cap);
+    if (!strcmp(k, "normalize")) return bool_field(it, &r->o.normalize, msg, cap);
+    if (!strcmp(k, "no_unk")) return bool_field(it, &r->o.no_unk, msg, cap);
+    if (!strcmp(k, "attention")) return bool_field(it, &r->attention, msg, cap);
+    if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
+    return refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, no_unk, "
+                                 "attention, alignment)", k);
+}
+
+int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim, char *msg, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    r->o = nmt_translate_default_opts();
+    r->o.beam = lim->beam;
+    long bad = utf8_find_invalid(body, len);
+    if (bad >= 0) return refuse(400, msg, cap, "the body is not valid UTF-8 (byte %ld)", bad);
+    if (memchr(body, 0, len)) return refuse(400, msg, cap, "the body holds a NUL byte");
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (!j) return refuse(400, msg, cap, "malformed JSON at byte %ld", end ? (long)(end - body) : 0L);
+    while (end && end < body + len && strchr(" \t\r\n", *end)) end++;
+    if (end && end < body + len) {
+        cJSON_Delete(j);
+        return refuse(400, msg, cap, "malformed JSON: more after the value, at byte %ld", (long)(end - body));
+    }
+    int st = cJSON_IsObject(j) ? 0 : refuse(400, msg, cap, "the body must be a JSON object");
+    for (const cJSON *it = j->child; it && !st; it = it->next) {
+        for (const cJSON *prev = j->child; prev != it && !st; prev = prev->next)
+            if (!strcmp(prev->string, it->string)) st = refuse(400, msg, cap, "field \"%s\" given twice", it->string);
+        if (!st) st = field(r, it, lim, msg, cap);
+    }
+    cJSON_Delete(j);
+    if (!st && !r->text) st = refuse(400, msg, cap, "no \"text\" (a string) or \"texts\" (an array of strings)");
+    if (!st && r->o.n_best > r->o.beam)
+        st = refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
+    r->o.attention = r->attention || r->alignment;
+    return st;
+}
+
+int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap)
+{
+    if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))))
+        return refuse(500, msg, cap, "out of memory");
+    for (int i = 0; i < r->n; i++) {
+        nmt_text_line tl;
+        nmt_err err;
+        if (nmt_text_encode(src, r->text[i], strlen(r->text[i]), &tl, &err))
+            return refuse(500, msg, cap, "text %d: %s", i, err.msg);
+        if (tl.n_words == 0) return refuse(400, msg, cap, r->n > 1 ? "texts[%d] is empty" : "the text is empty", i);
+        if (tl.n_words > lim->max_words && r->n > 1)
+            return refuse(413, msg, cap, "texts[%d] has %d words; the limit is %d per text", i, tl.n_words, lim->max_words);
+        if (tl.n_words > lim->max_words)
+            return refuse(413, msg, cap, "the text has %d words; the limit is %d", tl.n_words, lim->max_words);
+        r->n_words[i] = tl.n_words;
+        if (!(r->tok[i] = strdup(tl.text))) return refuse(500, msg, cap, "out of memory");
+    }
+    return 0;
+}
+
+void req_free(serve_req *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        free(r->text[i]);
+        if (r->tok) free(r->tok[i]);
+    }
+    free(r->text);
+    free(r->tok);
+    free(r->n_words);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------------ the response */
+
+static cJSON *word_array(const char *const *w, int n, int eos)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(w[i]));
+    if (a && eos) cJSON_AddItemToArray(a, cJSON_CreateString("</s>"));
+    return a;
+}
+
+/* The attention of h as labelled rows: source words and EOS across, output words (and EOS when
+ * finished) down; weights rounded to 4 decimals, enough for a heat map, a third of the bytes. */
+static cJSON *attention_json(const nmt_hypothesis *h, const char *const *src, int n_src)
+{
+    cJSON *a = cJSON_CreateObject(), *w = cJSON_CreateArray();
+    cJSON_AddItemToObject(a, "source", word_array(src, n_src, 1));
+    cJSON_AddItemToObject(a, "target", word_array(h->words, h->n_words, h->finished));
+    cJSON_AddItemToObject(a, "weights", w);
+    for (int i = 0; w && i < h->attn_rows; i++) {
+        cJSON *row = cJSON_CreateArray();
+        for (int j = 0; row && j < h->attn_cols; j++)
+            cJSON_AddItemToArray(row, cJSON_CreateNumber(round(h->attention[(size_t)i * h->attn_cols + j] * 1e4) / 1e4));
+        cJSON_AddItemToArray(w, row);
+    }
+    return a;
+}
+
+/* Pharaoh "source-target" pairs, 0-based, as nmt translate --alignment hard prints them. */
+static cJSON *links_json(const nmt_hypothesis *h)
+{
+    size_t cap = (size_t)h->n_words * 24 + 1, n = 0;
+    char *s = malloc(cap);
+    for (int i = 0; s && i < h->n_words; i++)
+        if (nmt_hard_link(h, i) >= 0) n += snprintf(s + n, cap - n, "%s%d-%d", n ? " " : "", nmt_hard_link(h, i), i);
+    if (s) s[n] = 0;
+    cJSON *j = s ? cJSON_CreateString(s) : NULL;
+    free(s);
+    return j;
+}
+
+static cJSON *hyp_json(const serve_req *r, const nmt_hypothesis *h, const char *const *src, int n_src, nmt_text *tgt)
+{
+    const char *text;
+    size_t len;
+    nmt_err err;
+    cJSON *o = cJSON_CreateObject();
+    if (!o || nmt_text_decode_words(tgt, h->words, h->n_words, &text, &len, &err)) { cJSON_Delete(o); return NULL; }
+    cJSON_AddStringToObject(o, "text", text);
+    cJSON_AddItemToObject(o, "tokens", word_array(h->words, h->n_words, 0));
+    cJSON_AddNumberToObject(o, "score", h->score);
+    cJSON_AddNumberToObject(o, "logprob", h->logprob);
+    cJSON_AddBoolToObject(o, "finished", h->finished);
+    if (r->attention && h->attention) cJSON_AddItemToObject(o, "attention", attention_json(h, src, n_src));
+    if (r->alignment && h->attention) cJSON_AddItemToObject(o, "alignment", links_json(h));
+    return o;
+}
+
+/* One text's answer; its source words are split out of the tokenized line. */
+static cJSON *translation_json(const serve_req *r, int i, const nmt_translation *t, nmt_text *tgt)
+{
+    char *copy = strdup(r->tok[i]);
+    char **src = malloc(sizeof(char *) * (r->n_words[i] + 1));
+    cJSON *o = copy && src ? cJSON_CreateObject() : NULL, *hyps = o ? cJSON_CreateArray() : NULL;
+    int n_src = 0;
+    for (char *p = copy ? strtok(copy, " ") : NULL; p && n_src < t->n_src; p = strtok(NULL, " ")) src[n_src++] = p;
+    int nh = t->n_hyps < r->o.n_best ? t->n_hyps : r->o.n_best;
+    for (int h = 0; hyps && h < nh; h++) cJSON_AddItemToArray(hyps, hyp_json(r, &t->hyps[h], (const char *const *)src, n_src, tgt));
+    if (hyps) {
+        cJSON *best = cJSON_GetArrayItem(hyps, 0);
+        cJSON_AddStringToObject(o, "text", best ? cJSON_GetStringValue(cJSON_GetObjectItem(best, "text")) : "");
+        cJSON_AddNumberToObject(o, "score", nh ? t->hyps[0].score : 0);
+        cJSON_AddItemToObject(o, "source_tokens", word_array((const char *const *)src, n_src, 0));
+        cJSON_AddNumberToObject(o, "unknown_words", t->n_unk);
+        cJSON_AddItemToObject(o, "hyps", hyps);
+    }
+    free(copy);
+    free(src);
+    return o;
+}
+
+char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt)
+{
+    cJSON *root = cJSON_CreateObject(), *all = cJSON_AddArrayToObject(root, "translations");
+    for (int i = 0; all && i < r->n; i++) cJSON_AddItemToArray(all, translation_json(r, i, &tr[i], tgt));
+    char *s = all ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return s;
+}
+
+char *req_error_json(int status, const char *msg)
+{
+    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddNumberToObject(e, "status", status);
+    cJSON_AddStringToObject(e, "message", msg);
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return s;
+}

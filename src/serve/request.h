@@ -1,0 +1,42 @@
+/* request.h: the JSON of POST /translate. A request body is checked (UTF-8, JSON, known fields
+ * of the right types and ranges) and becomes a serve_req; its texts go through the source-side
+ * text pipeline; the translations come back as one JSON document. Every refusal is an HTTP
+ * status with a message that names the field. */
+#ifndef NMT_SERVE_REQUEST_H
+#define NMT_SERVE_REQUEST_H
+
+#include <stddef.h>
+
+#include "nmt.h"
+
+typedef struct req_limits {
+    int max_texts;   /* texts per request */
+    int max_words;   /* words per text after tokenization */
+    int max_beam;
+    int beam;        /* default beam when a request names none */
+} req_limits;
+
+typedef struct serve_req {
+    int n;                 /* texts */
+    char **text;           /* [n] as sent */
+    char **tok;            /* [n] after the source pipeline (req_encode) */
+    int *n_words;          /* [n] */
+    nmt_translate_opts o;  /* beam, n_best, normalize, no_unk; attention if either below */
+    int attention;         /* the response carries the attention matrices */
+    int alignment;         /* ... and Pharaoh links */
+} serve_req;
+
+/* Parses body[0..len). Returns 0, or an HTTP status (400) with msg filled in. */
+int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim, char *msg, size_t cap);
+/* Runs each text through src (the model's source pipeline). Returns 0, or 400 (a text with
+ * no words) / 413 (a text over lim->max_words) / 500 with msg. */
+int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap);
+void req_free(serve_req *r);
+
+/* The response to r: {"translations": [...]} (see docs/SERVE.md), malloc'd, or NULL when out
+ * of memory. tgt is the model's target pipeline (joining, detokenizing). */
+char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt);
+/* {"error": {"status": status, "message": msg}}, malloc'd, or NULL. */
+char *req_error_json(int status, const char *msg);
+
+#endif

@@ -1,0 +1,48 @@
+/* serve.h: the translation server of `nmt serve`, over libmicrohttpd: POST /translate (JSON,
+ * dynamically batched through pool.h), GET / (the page with the attention heat map), GET
+ * /health and GET /metrics. Its own library (libnmt-serve), so that libnmt links no HTTP code.
+ *
+ *     serve_opts o = serve_default_opts();
+ *     serve *s;
+ *     if (serve_init(&s, model, &o, &err)) ...;      // listening when it returns
+ *     printf("port %d\n", serve_port(s));
+ *     serve_run(s, &stop_flag);                       // until a signal handler sets stop_flag
+ *     serve_free(s);
+ */
+#ifndef NMT_SERVE_H
+#define NMT_SERVE_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "nmt.h"
+#include "serve/pool.h"
+#include "serve/request.h"
+
+typedef struct serve_opts {
+    const char *host;         /* address to bind: "127.0.0.1" (default), "::1", "0.0.0.0" ... */
+    int port;                 /* 8080; 0 = any free port (serve_port tells which) */
+    pool_opts pool;
+    req_limits limits;
+    nmt_text_opts src_text;   /* raw text -> the model's words */
+    nmt_text_opts tgt_text;   /* the model's words -> text */
+    size_t max_body;          /* bytes of a request body (1 MiB) */
+    int max_connections;      /* open connections before new requests get 503 (64) */
+    int idle_timeout;         /* seconds a connection may sit silent (10) */
+    int request_timeout;      /* seconds from a connection's opening (or its previous answer) to a
+                                 request's last byte; a client that trickles its bytes is cut (30) */
+} serve_opts;
+
+serve_opts serve_default_opts(void);
+
+typedef struct serve serve;
+
+/* Starts the decoders and binds; m must outlive the server. */
+int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *err);
+int serve_port(const serve *s);
+/* Serves until *stop is non-zero, then drains: no new connections, requests in flight are
+ * answered, the decoders finish. */
+int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err);
+void serve_free(serve *s);
+
+#endif

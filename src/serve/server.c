@@ -1,0 +1,521 @@
+/* server.c: the HTTP side of serve.h on libmicrohttpd. One internal polling thread runs every
+ * connection; a POST /translate whose body is complete and valid is suspended (MHD_suspend_
+ * connection) while its job waits in the pool, and the decoder thread that finishes it writes
+ * the answer and resumes it, so no thread ever blocks on a translation.
+ * Limits: the body size (413), open connections (503 beyond max_connections, and libmicrohttpd
+ * drops connections beyond that plus a margin), silence (libmicrohttpd's idle timeout) and a
+ * request's total arrival time (a watchdog shuts the socket of a client that trickles bytes,
+ * which the idle timeout alone never catches). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/err.h"
+#include "serve/metrics.h"
+#include "serve/serve.h"
+#include "serve/web.h"
+
+serve_opts serve_default_opts(void)
+{
+    serve_opts o;
+    memset(&o, 0, sizeof o);
+    o.host = "127.0.0.1";
+    o.port = 8080;
+    o.pool = pool_default_opts();
+    o.limits = (req_limits){64, 200, 32, 5};
+    o.src_text = nmt_text_default_opts();
+    o.tgt_text = nmt_text_default_opts();
+    o.max_body = (size_t)1 << 20;
+    o.max_connections = 64;
+    o.idle_timeout = 10;
+    o.request_timeout = 30;
+    return o;
+}
+
+/* One open connection (MHD's socket context): what the watchdog needs. */
+typedef struct conn_rec {
+    int fd;
+    double since;          /* when it opened or last answered */
+    int busy;              /* a request of it is complete: decoding or answering */
+    struct conn_rec *prev, *next;
+} conn_rec;
+
+struct serve {
+    serve_opts o;
+    const nmt_model *m;
+    struct MHD_Daemon *d;
+    pool *pool;
+    metrics *met;
+    int port;
+    pthread_mutex_t mu;       /* the connection list, counts and the text pipelines */
+    conn_rec *conns;
+    int n_conns, in_flight;
+    volatile int draining;
+    int listen_fd;            /* given back by MHD_quiesce_daemon; closed after MHD_stop_daemon */
+    nmt_text *src, *tgt;
+};
+
+/* One request (MHD's con_cls). */
+enum { RX_HEADERS, RX_BODY, RX_QUEUED, RX_DONE };
+typedef struct req_ctx {
+    serve *s;
+    struct MHD_Connection *c;
+    const char *route;        /* metrics label; NULL for an unknown path */
+    double t0;
+    int state, too_large;
+    char *body;
+    size_t len, cap;
+    serve_req req;
+    pool_job job;
+    int status;               /* the answer, once state is RX_DONE */
+    char *resp;
+} req_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ answering */
+
+static enum MHD_Result send_buf(req_ctx *x, int status, const char *type, char *body, size_t len, int owned)
+{
+    x->status = status;
+    struct MHD_Response *r = body ? MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE
+                                                                                     : MHD_RESPMEM_PERSISTENT)
+                                  : NULL;
+    if (!r) { if (owned) free(body); return MHD_NO; }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (status == 405)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->route && !strcmp(x->route, "/translate") ? "POST" : "GET, HEAD");
+    if (status == 503 || x->s->draining) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ok = MHD_queue_response(x->c, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result send_json(req_ctx *x, int status, char *json)
+{
+    return send_buf(x, status, "application/json", json, json ? strlen(json) : 0, 1);
+}
+
+static enum MHD_Result send_error(req_ctx *x, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static enum MHD_Result send_error(req_ctx *x, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (status >= 500) nmt_log('W', "[W::serve] %d: %s", status, msg);
+    return send_json(x, status, req_error_json(status, msg));
+}
+
+/* ------------------------------------------------------------------ GET routes */
+
+static enum MHD_Result get_health(req_ctx *x)
+{
+    serve *s = x->s;
+    const nmt_config *c = nmt_model_config(s->m);
+    char *b = malloc(512);
+    if (!b) return MHD_NO;
+    snprintf(b, 512, "{\"status\":\"%s\",\"model\":{\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d},"
+             "\"workers\":%d,\"queue\":%d}", s->draining ? "draining" : "ok", nmt_arch_name(c->arch),
+             c->src_vocab, c->tgt_vocab, s->o.pool.workers, pool_waiting(s->pool));
+    return send_json(x, s->draining ? 503 : 200, b);
+}
+
+static enum MHD_Result get_metrics(req_ctx *x)
+{
+    serve *s = x->s;
+    pthread_mutex_lock(&s->mu);
+    metrics_gauges g = {s->n_conns, s->in_flight, 0, s->o.pool.workers};
+    pthread_mutex_unlock(&s->mu);
+    g.waiting = pool_waiting(s->pool);
+    char *t = metrics_render(s->met, &g);
+    if (!t) return send_error(x, 500, "out of memory");
+    return send_buf(x, 200, "text/plain; version=0.0.4; charset=utf-8", t, strlen(t), 1);
+}
+
+/* GET and HEAD: the page, its files, /health, /metrics. */
+static enum MHD_Result route_get(req_ctx *x, const char *url)
+{
+    for (int i = 0; i < web_n_assets; i++)
+        if (!strcmp(url, web_assets[i].path))
+            return send_buf(x, 200, web_assets[i].content_type, (char *)web_assets[i].data, web_assets[i].len, 0);
+    if (!strcmp(url, "/health")) return get_health(x);
+    if (!strcmp(url, "/metrics")) return get_metrics(x);
+    return send_error(x, 404, "no such path: %s (try GET / or POST /translate)", url);
+}
+
+static const char *route_label(const char *url)
+{
+    static const char *const known[] = {"/", "/translate", "/health", "/metrics", "/app.js", "/style.css"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcmp(url, known[i])) return known[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ POST /translate */
+
+/* Checks made on the headers alone: the answer now, or MHD_YES to read the body. */
+static enum MHD_Result translate_headers(req_ctx *x)
+{
+    const char *ct = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    size_t n = ct ? strcspn(ct, ";") : 0;
+    while (n && ct[n - 1] == ' ') n--;
+    if (!ct || n != 16 || strncasecmp(ct, "application/json", 16))
+        return send_error(x, 415, "Content-Type must be application/json (got %s)", ct ? ct : "none");
+    const char *cl = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > x->s->o.max_body)
+        return send_error(x, 413, "the body has %s bytes; the limit is %zu", cl, x->s->o.max_body);
+    x->state = RX_BODY;
+    return MHD_YES;
+}
+
+/* A chunk of the body: kept while within the limit, counted past it. */
+static void take_body(req_ctx *x, const char *data, size_t n)
+{
+    if (x->too_large || x->len + n > x->s->o.max_body) { x->too_large = 1; return; }
+    if (x->len + n + 1 > x->cap) {
+        size_t cap = (x->len + n + 1) * 2;
+        if (cap > x->s->o.max_body + 1) cap = x->s->o.max_body + 1;
+        char *b = realloc(x->body, cap);
+        if (!b) { x->too_large = 1; return; }
+        x->body = b;
+        x->cap = cap;
+    }
+    memcpy(x->body + x->len, data, n);
+    x->len += n;
+}
+
+/* Runs in a decoder thread when the job is translated: the answer, then the connection wakes. */
+static void job_done(pool_job *j, void *user)
+{
+    req_ctx *x = user;
+    serve *s = x->s;
+    if (j->rc) {
+        x->status = 500;
+        x->resp = req_error_json(500, j->err.msg);
+        nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
+    } else {
+        pthread_mutex_lock(&s->mu); /* the target pipeline keeps its results in itself */
+        x->resp = req_response(&x->req, j->tr, s->tgt);
+        pthread_mutex_unlock(&s->mu);
+        x->status = x->resp ? 200 : 500;
+        if (!x->resp) x->resp = req_error_json(500, "out of memory");
+    }
+    x->state = RX_DONE;
+    MHD_resume_connection(x->c);
+}
+
+/* The whole body is here: parse, encode, queue. Errors are answered at once. */
+static enum MHD_Result translate_body(req_ctx *x)
+{
+    serve *s = x->s;
+    char msg[512];
+    if (x->too_large) return send_error(x, 413, "the body is over the limit of %zu bytes", s->o.max_body);
+    int st = req_parse(&x->req, x->body ? x->body : "", x->len, &s->o.limits, msg, sizeof msg);
+    if (!st) {
+        pthread_mutex_lock(&s->mu);
+        st = req_encode(&x->req, s->src, &s->o.limits, msg, sizeof msg);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (st) return send_error(x, st, "%s", msg);
+    pool_job *j = &x->job;
+    j->n = x->req.n;
+    j->src = (const char *const *)x->req.tok;
+    j->n_words = x->req.n_words;
+    j->o = x->req.o;
+    j->done = job_done;
+    j->user = x;
+    if (!(j->tr = calloc(j->n, sizeof *j->tr))) return send_error(x, 500, "out of memory");
+    x->state = RX_QUEUED;
+    pthread_mutex_lock(&s->mu);
+    s->in_flight++; /* until on_completed, which sees job.tr */
+    pthread_mutex_unlock(&s->mu);
+    MHD_suspend_connection(x->c); /* before submitting: the job may finish at once */
+    nmt_err err;
+    if (pool_submit(s->pool, j, &err)) {
+        x->state = RX_DONE;
+        x->status = 503;
+        x->resp = req_error_json(503, err.msg);
+        MHD_resume_connection(x->c);
+    }
+    return MHD_YES;
+}
+
+/* ------------------------------------------------------------------ libmicrohttpd callbacks */
+
+static conn_rec *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* A request that is not a POST /translate, once it has arrived. Answering in the first call
+ * would make libmicrohttpd close the connection, so GETs are answered in the second. */
+static enum MHD_Result route(req_ctx *x, const char *url, const char *method)
+{
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    if (!strcmp(url, "/translate")) return send_error(x, 405, "use POST for /translate");
+    if (!get) return x->route ? send_error(x, 405, "use GET for %s", url) : send_error(x, 404, "no such path: %s", url);
+    return route_get(x, url);
+}
+
+/* The first call of a request, its headers in: refusals that need no body are sent now. */
+static enum MHD_Result on_headers(req_ctx *x, const char *url, const char *method)
+{
+    serve *s = x->s;
+    pthread_mutex_lock(&s->mu);
+    int n = s->n_conns;
+    pthread_mutex_unlock(&s->mu);
+    if (s->draining) return send_error(x, 503, "the server is shutting down");
+    if (n > s->o.max_connections) return send_error(x, 503, "too many connections (%d open; the limit is %d)", n, s->o.max_connections);
+    if (!strcmp(url, "/translate") && !strcmp(method, "POST")) return translate_headers(x);
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    serve *s = cls;
+    req_ctx *x = *con_cls;
+    if (!x) {
+        if (!(x = calloc(1, sizeof *x))) return MHD_NO;
+        *con_cls = x;
+        x->s = s;
+        x->c = c;
+        x->t0 = now_s();
+        x->route = route_label(url);
+        return on_headers(x, url, method);
+    }
+    if (x->state == RX_DONE) { /* resumed: the answer is ready */
+        char *r = x->resp;
+        x->resp = NULL;
+        return send_json(x, x->status, r);
+    }
+    conn_rec *cr = conn_of(c);
+    if (*upload_size) { /* a body: kept for POST /translate, dropped for the rest */
+        if (cr && now_s() - cr->since > s->o.request_timeout) return MHD_NO; /* a trickling body: close */
+        if (x->state == RX_BODY) take_body(x, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (x->state == RX_QUEUED) return MHD_YES; /* not resumed yet */
+    if (x->state != RX_BODY) return route(x, url, method);
+    pthread_mutex_lock(&s->mu);
+    if (cr) cr->busy = 1;
+    pthread_mutex_unlock(&s->mu);
+    if (s->draining) return send_error(x, 503, "the server is shutting down");
+    return translate_body(x);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)toe;
+    serve *s = cls;
+    req_ctx *x = *con_cls;
+    conn_rec *cr = conn_of(c);
+    pthread_mutex_lock(&s->mu);
+    if (cr) { cr->busy = 0; cr->since = now_s(); }
+    if (x && x->job.tr) s->in_flight--;
+    pthread_mutex_unlock(&s->mu);
+    if (!x) return;
+    if (x->status) metrics_request(s->met, x->route, x->status, now_s() - x->t0);
+    nmt_translation_free(x->job.tr, x->job.n);
+    free(x->job.tr);
+    req_free(&x->req);
+    free(x->body);
+    free(x->resp);
+    free(x);
+    *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context, enum MHD_ConnectionNotificationCode code)
+{
+    serve *s = cls;
+    conn_rec *cr = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci || !(cr = calloc(1, sizeof *cr))) return; /* unwatched, still served */
+        cr->fd = ci->connect_fd;
+        cr->since = now_s();
+        *socket_context = cr;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        s->n_conns++;
+        if (cr) { cr->next = s->conns; if (s->conns) s->conns->prev = cr; s->conns = cr; }
+    } else {
+        s->n_conns--;
+        if (cr) {
+            if (cr->prev) cr->prev->next = cr->next;
+            else s->conns = cr->next;
+            if (cr->next) cr->next->prev = cr->prev;
+        }
+    }
+    pthread_mutex_unlock(&s->mu); /* the socket closes after this returns: the watchdog never sees a reused fd */
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) { free(cr); *socket_context = NULL; }
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    msg[strcspn(msg, "\n")] = 0;
+    nmt_log('W', "[W::serve] %s", msg);
+}
+
+/* Shuts the socket of every connection whose request has taken longer than request_timeout to
+ * arrive; libmicrohttpd then sees the connection end and closes it. */
+static void watchdog(serve *s)
+{
+    double t = now_s();
+    pthread_mutex_lock(&s->mu);
+    for (conn_rec *cr = s->conns; cr; cr = cr->next)
+        if (!cr->busy && t - cr->since > s->o.request_timeout) {
+            shutdown(cr->fd, SHUT_RDWR);
+            cr->since = t; /* once */
+        }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ------------------------------------------------------------------ life cycle */
+
+static int bind_addr(const serve_opts *o, struct sockaddr_storage *sa, socklen_t *len, nmt_err *err)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%d", o->port);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int rc = getaddrinfo(o->host, port, &hints, &ai);
+    if (rc) return nmt_fail(err, NMT_ERR_ARG, "host '%s': %s", o->host, gai_strerror(rc));
+    memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+    *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return NMT_OK;
+}
+
+static int start_daemon(serve *s, nmt_err *err)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    int rc = bind_addr(&s->o, &sa, &len, err);
+    if (rc) return rc;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (sa.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+                            MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, to catch every message */
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->o.max_connections + 64),
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.idle_timeout,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                            MHD_OPTION_END);
+    if (!s->d) return nmt_fail(err, NMT_ERR_IO, "cannot listen on %s port %d: %s", s->o.host, s->o.port, strerror(errno));
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di ? di->port : s->o.port;
+    return NMT_OK;
+}
+
+static void on_batch(int sentences, long src_words, long tgt_words, double seconds, void *user)
+{
+    metrics_batch(((serve *)user)->met, sentences, src_words, tgt_words, seconds);
+}
+
+static int check_opts(const serve_opts *o, nmt_err *err)
+{
+    const req_limits *l = &o->limits;
+    if (o->port < 0 || o->port > 65535) return nmt_fail(err, NMT_ERR_ARG, "port %d out of range [0, 65535]", o->port);
+    if (l->max_words < 1 || l->max_words > NMT_MAX_SRC_WORDS)
+        return nmt_fail(err, NMT_ERR_ARG, "max words %d out of range [1, %d]", l->max_words, NMT_MAX_SRC_WORDS);
+    if (l->max_texts < 1 || l->max_beam < 1 || l->beam < 1 || l->beam > l->max_beam)
+        return nmt_fail(err, NMT_ERR_ARG, "limits: texts %d, beam %d (max %d)", l->max_texts, l->beam, l->max_beam);
+    if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1)
+        return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limit and timeouts must be positive");
+    return NMT_OK;
+}
+
+int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *err)
+{
+    *out = NULL;
+    int rc = check_opts(o, err);
+    if (rc) return rc;
+    serve *s = calloc(1, sizeof *s);
+    if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    s->o = *o;
+    s->m = m;
+    s->listen_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    if (!(s->met = metrics_init())) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc) rc = nmt_text_init_model(&s->src, &o->src_text, m, NMT_SOURCE, err);
+    if (!rc) rc = nmt_text_init_model(&s->tgt, &o->tgt_text, m, NMT_TARGET, err);
+    if (!rc) rc = pool_init(&s->pool, m, &o->pool, on_batch, s, err);
+    if (!rc) rc = start_daemon(s, err);
+    if (rc) { serve_free(s); return rc; }
+    *out = s;
+    return NMT_OK;
+}
+
+int serve_port(const serve *s) { return s->port; }
+
+int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err)
+{
+    (void)err;
+    struct timespec tick = {0, 100 * 1000000L};
+    while (!*stop) {
+        nanosleep(&tick, NULL);
+        watchdog(s);
+    }
+    s->draining = 1;
+    /* no new connections from here on: shutdown makes the kernel refuse them at once, while the
+     * descriptor itself stays open until libmicrohttpd has stopped */
+    s->listen_fd = MHD_quiesce_daemon(s->d);
+    if (s->listen_fd >= 0) shutdown(s->listen_fd, SHUT_RDWR);
+    pthread_mutex_lock(&s->mu);
+    nmt_log('M', "[M::serve] draining: %d requests in flight", s->in_flight);
+    pthread_mutex_unlock(&s->mu);
+    pool_stop(s->pool); /* every queued job is translated and its connection resumed */
+    for (int i = 0; i < 100; i++) { /* let the answers leave (at most 10 s) */
+        pthread_mutex_lock(&s->mu);
+        int left = s->in_flight;
+        pthread_mutex_unlock(&s->mu);
+        if (!left) break;
+        nanosleep(&tick, NULL);
+        watchdog(s);
+    }
+    return NMT_OK;
+}
+
+void serve_free(serve *s)
+{
+    if (!s) return;
+    if (s->pool) pool_stop(s->pool); /* before the daemon: no connection may stay suspended */
+    if (s->d) MHD_stop_daemon(s->d);
+    if (s->listen_fd >= 0) close(s->listen_fd);
+    pool_free(s->pool);
+    nmt_text_free(s->src);
+    nmt_text_free(s->tgt);
+    metrics_free(s->met);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}

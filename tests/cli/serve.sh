@@ -1,0 +1,155 @@
+#!/bin/sh
+# serve.sh: `nmt serve` as a client sees it, on 127.0.0.1 and a free port: the page and its
+# routes; every kind of bad request (malformed JSON, wrong content type, a body over the limit,
+# invalid UTF-8, empty and overlong texts, beams of 0 and 10^6, unknown fields, paths and methods)
+# answered with its status and a JSON error while the server keeps serving; 16 concurrent requests
+# translated exactly as `nmt translate` translates the same lines; alignments as --alignment hard;
+# a client trickling one byte a second cut off; connections over the limit refused with 503;
+# metrics; and the drain on SIGTERM (the request in flight answered, new connections refused,
+# exit 0). Every wait is bounded.
+. tests/cli/lib.sh
+export OMP_WAIT_POLICY=PASSIVE
+PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3 # Debian's, which starts fastest
+C="$PY tests/cli/serve_client.py"
+D=$NMT_SHARED/data/multi30k/tok
+head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --emb 16 --hid 16 --att 16 --maxout 8 --vocab 300 \
+    --batch 20 --max-updates 600 --threads 1 --optimizer adam --lr 0.01 2> "$T/train.log"
+check "model trained" test -s "$T/m.nmt"
+# (600 updates: fewer leave a model that answers "." to everything, and equal answers prove nothing)
+
+. tests/cli/lib_serve.sh
+start_server() { # LOG ARGS...: the server on the test's model
+    l=$1; shift
+    serve_start "$l" "$T/m.nmt" "$@" && return 0
+    bad "server did not start: $(cat "$l")"
+    return 1
+}
+
+# stop_server: SIGTERM and a bounded wait; sets RC to the exit status (124 if it would not stop)
+stop_server() {
+    kill -TERM $PID 2> /dev/null
+    for _ in $(seq 100); do kill -0 $PID 2> /dev/null || break; sleep 0.1; done
+    if kill -0 $PID 2> /dev/null; then kill -KILL $PID; RC=124; wait $PID 2> /dev/null; else wait $PID; RC=$?; fi
+}
+
+# expect NAME STATUS PATTERN METHOD PATH [TYPE [BODY]]: the answer's status, and its body matches
+expect() {
+    name=$1 want=$2 pat=$3; shift 3
+    got=$($C req $PORT "$@" 2>&1)
+    st=$(printf '%s' "$got" | head -n 1 | cut -f1)
+    if [ "$st" != "$want" ]; then bad "$name: status $st, expected $want: $(printf '%s' "$got" | head -c 300)"; return; fi
+    if ! printf '%s' "$got" | grep -Eq -- "$pat"; then bad "$name: body does not match /$pat/: $(printf '%s' "$got" | head -c 300)"; return; fi
+    ok
+}
+
+J=application/json
+start_server "$T/log" --max-body 65536 --max-words 100 --max-connections 20 --request-timeout 3 --timeout 10 \
+    --max-wait-ms 20 --workers 2 || { finish serve; exit 1; }
+
+# the page and the small routes
+expect "GET /" 200 '<textarea id="input"' GET /
+expect "GET /app.js" 200 'fetch\("/translate"' GET /app.js
+expect "GET /style.css" 200 '\.heatmap' GET /style.css
+expect "health" 200 '"status":"ok"' GET /health
+expect "good request" 200 '"translations":\[\{"text":"[^"]+"' POST /translate $J '{"text": "a man is riding a bike ."}'
+good=$($C req $PORT POST /translate $J '{"text": "a man is riding a bike ."}')
+
+# every bad request: its status and a JSON error that says what is wrong
+expect "malformed JSON" 400 '"error":\{"status":400,"message":"malformed JSON' POST /translate $J '{"text": "a man'
+expect "trailing bytes" 400 'more after the value' POST /translate $J '{"text": "a"} x'
+expect "not an object" 400 'must be a JSON object' POST /translate $J '["a man"]'
+expect "wrong content type" 415 'Content-Type must be application/json' POST /translate text/plain '{"text": "a"}'
+expect "no content type" 415 'Content-Type must be application/json' POST /translate "" '{"text": "a"}'
+awk 'BEGIN { printf "{\"text\": \""; for (i = 0; i < 70000; i++) printf "a"; print "\"}" }' > "$T/big.json"
+expect "body over the limit" 413 'the limit is 65536' POST /translate $J "@$T/big.json"
+printf '{"text": "a man \377\376 rides"}' > "$T/utf8.json"
+expect "invalid UTF-8" 400 'not valid UTF-8 \(byte 16\)' POST /translate $J "@$T/utf8.json"
+expect "empty text" 400 'the text is empty' POST /translate $J '{"text": ""}'
+expect "blank text" 400 'the text is empty' POST /translate $J '{"text": "  \t "}'
+expect "empty text in texts" 400 'texts\[1\] is empty' POST /translate $J '{"texts": ["a dog .", ""]}'
+awk 'BEGIN { printf "{\"text\": \""; for (i = 0; i < 10000; i++) printf "word "; print "\"}" }' > "$T/long.json"
+expect "10,000 words" 413 'the text has 10000 words; the limit is 100' POST /translate $J "@$T/long.json"
+expect "beam 0" 400 '\\"beam\\" 0 out of range \[1, 32\]' POST /translate $J '{"text": "a dog .", "beam": 0}'
+expect "beam 10^6" 400 '\\"beam\\" 1000000 out of range' POST /translate $J '{"text": "a dog .", "beam": 1000000}'
+expect "beam 2.5" 400 '\\"beam\\" must be an integer' POST /translate $J '{"text": "a dog .", "beam": 2.5}'
+expect "n_best over beam" 400 'larger than the beam' POST /translate $J '{"text": "a dog .", "beam": 2, "n_best": 3}'
+expect "unknown field" 400 'unknown field \\"colour\\"' POST /translate $J '{"text": "a dog .", "colour": "red"}'
+expect "field twice" 400 'given twice' POST /translate $J '{"text": "a dog .", "text": "a cat ."}'
+expect "text and texts" 400 'not both' POST /translate $J '{"text": "a", "texts": ["b"]}'
+expect "texts not strings" 400 'texts\[0\] is not a string' POST /translate $J '{"texts": [1]}'
+expect "no text" 400 'no \\"text\\"' POST /translate $J '{"beam": 2}'
+expect "bad bool" 400 '\\"attention\\" must be true or false' POST /translate $J '{"text": "a", "attention": 1}'
+expect "unknown path" 404 'no such path: /nope' GET /nope
+expect "POST elsewhere" 404 'no such path' POST /nope $J '{}'
+expect "GET /translate" 405 'use POST' GET /translate
+expect "DELETE /health" 405 'use GET' DELETE /health
+after=$($C req $PORT POST /translate $J '{"text": "a man is riding a bike ."}')
+[ "$after" = "$good" ] && ok || bad "a good request after the bad ones: $after (was $good)"
+
+# 16 requests at once, 16 lines: what nmt translate gives on the same lines with the same beam
+sed -n 1,16p "$D/test_2016_flickr.en" > "$T/in16"
+"$NMT_BIN" translate --model "$T/m.nmt" --beam 4 --threads 1 < "$T/in16" > "$T/want16"
+[ "$(sort -u "$T/want16" | wc -l)" -ge 12 ] && ok || bad "the test model's translations are too alike: $(sort "$T/want16" | uniq -c | head -n 3)"
+$C many $PORT "$T/in16" 16 4 > "$T/got16" 2> "$T/err16" && ok || bad "concurrent requests failed: $(cat "$T/err16")"
+cmp -s "$T/got16" "$T/want16" && ok || bad "concurrent answers differ from nmt translate: $(diff "$T/got16" "$T/want16" | head -n 4)"
+# the same 16 as one request of 16 texts, with n-best and alignments
+$PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "beam": 4, "n_best": 2, "alignment": True}))' \
+    "$T/in16" > "$T/req16.json"
+$C req $PORT POST /translate $J "@$T/req16.json" > "$T/resp16"
+$PY -c 'import json,sys; r = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])
+for t in r["translations"]: print(t["text"])' "$T/resp16" > "$T/batch16" 2>&1
+cmp -s "$T/batch16" "$T/want16" && ok || bad "one request of 16 texts differs from nmt translate: $(diff "$T/batch16" "$T/want16" | head -n 4)"
+"$NMT_BIN" translate --model "$T/m.nmt" --beam 4 --threads 1 --alignment hard < "$T/in16" | sed 's/.* ||| //' > "$T/links_want"
+$PY -c 'import json,sys; r = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])
+for t in r["translations"]: print(t["hyps"][0].get("alignment", "").strip(), len(t["hyps"]))' "$T/resp16" > "$T/links_got"
+paste -d '|' "$T/links_got" "$T/links_want" | awk -F '|' '{ n = split($1, a, " "); if (a[n] != 2) bad = 1; sub(/ [0-9]+$/, "", $1);
+    if ($1 != $2) bad = 1 } END { exit bad }' && ok || bad "alignments or n-best differ: $(paste "$T/links_got" "$T/links_want" | head -n 3)"
+
+# a client that sends one byte a second is cut off (--request-timeout 3), and the server goes on
+r=$($C slow $PORT 12)
+case $r in "closed after "[3-9]*) ok ;; *) bad "slow client: $r" ;; esac
+expect "after the slow client" 200 '"status":"ok"' GET /health
+
+# more connections than allowed (20): 503, then served again once they close
+r=$($C hold $PORT 21 /health)
+case $r in 503*"too many connections"*) ok ;; *) bad "connections over the limit: $r" ;; esac
+expect "after the connection flood" 200 '"status":"ok"' GET /health
+
+# metrics: requests by status, batches, latency
+$C req $PORT GET /metrics > "$T/metrics"
+for pat in 'nmt_http_requests_total\{route="/translate",status="400"\} [0-9]+' 'nmt_http_requests_total\{route="other",status="404"\} 2' \
+    'nmt_http_requests_total\{route="/translate",status="413"\} 2' 'nmt_batch_sentences_count [1-9]' \
+    'nmt_translate_duration_seconds_bucket\{le="\+Inf"\} [1-9]' 'nmt_sentences_total [1-9]' 'nmt_target_tokens_per_second '; do
+    grep -Eq "$pat" "$T/metrics" && ok || bad "metrics lack /$pat/: $(head -c 600 "$T/metrics")"
+done
+stop_server
+[ "$RC" -eq 0 ] && ok || bad "exit status $RC after SIGTERM"
+grep -q "runtime error\|Sanitizer" "$T/log" && bad "sanitizer: $(grep -A5 'runtime error\|Sanitizer' "$T/log" | head -n 8)" || ok
+
+# drain: a request waiting for its batch (--max-wait-ms 3000) when SIGTERM comes is answered,
+# the server takes no new connection, and exits 0
+start_server "$T/log2" --max-wait-ms 3000 || { finish serve; exit 1; }
+$C req $PORT POST /translate $J '{"text": "two dogs are playing in the snow ."}' > "$T/inflight" 2>&1 &
+cpid=$!
+for _ in $(seq 50); do # until the server holds it
+    $C req $PORT GET /metrics 2> /dev/null | grep -q '^nmt_requests_in_flight 1' && break
+    sleep 0.1
+done
+kill -TERM $PID
+sleep 0.3
+$C req $PORT GET /health > "$T/late" 2>&1 && bad "a new connection was served while draining: $(cat "$T/late")" || ok
+for _ in $(seq 100); do kill -0 $PID 2> /dev/null || break; sleep 0.1; done
+if kill -0 $PID 2> /dev/null; then kill -KILL $PID; bad "the server did not stop within 10 s of SIGTERM"; fi
+wait $PID; RC=$?
+[ "$RC" -eq 0 ] && ok || bad "exit status $RC after draining"
+wait $cpid
+grep -q '^200	{"translations":\[{"text":"' "$T/inflight" && ok || bad "the request in flight was not answered: $(cat "$T/inflight")"
+grep -q "draining: 1 requests in flight" "$T/log2" && ok || bad "drain log: $(cat "$T/log2")"
+
+# bad options are usage errors
+expect_fail "no model" 2 "--model is required" "$NMT_BIN" serve
+expect_fail "bad port" 2 "--port 70000: out of range" "$NMT_BIN" serve --model "$T/m.nmt" --port 70000
+expect_fail "beam over max" 2 "larger than --max-beam" "$NMT_BIN" serve --model "$T/m.nmt" --beam 40
+expect_fail "bad host" 1 "host 'no.such.host.invalid'" "$NMT_BIN" serve --model "$T/m.nmt" --host no.such.host.invalid
+finish serve

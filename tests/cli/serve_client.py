@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""serve_client.py: the HTTP client of tests/cli/serve.sh and scripts/bench_serve.sh (standard
+library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
+  req PORT METHOD PATH [CONTENT_TYPE [BODY|@FILE]]  prints the status, a tab, the body
+  many PORT FILE N BEAM                             each line of FILE as its own request, N at a
+                                                    time; prints the 1-best texts in order
+  slow PORT SECONDS                                 sends a request one byte a second; prints
+                                                    "closed after S s" or "open after S s"
+  hold PORT N PATH                                  opens N idle connections, then requests PATH
+                                                    on one more; prints its status
+  bench PORT FILE CLIENTS BEAM                      CLIENTS clients send FILE's lines one request
+                                                    each; prints sentences/s, p50 and p99 in ms
+"""
+import http.client
+import json
+import socket
+import sys
+import threading
+import time
+
+HOST = "127.0.0.1"
+
+
+def request(port, method, path, ctype=None, body=None, timeout=60):
+    c = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    headers = {"Content-Type": ctype} if ctype else {}
+    c.request(method, path, body=body, headers=headers)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data
+
+
+def translate(conn, text, beam):
+    body = json.dumps({"text": text, "beam": beam}).encode()
+    conn.request("POST", "/translate", body=body, headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    if r.status != 200:
+        raise RuntimeError(f"status {r.status}: {data[:200]!r}")
+    return json.loads(data)["translations"][0]["text"]
+
+
+def run_clients(port, lines, clients, beam):
+    """Each client takes the next line, sends it, waits: results and latencies by line."""
+    out, lat, lock, nxt, errors = [None] * len(lines), [0.0] * len(lines), threading.Lock(), [0], []
+
+    def client():
+        conn = http.client.HTTPConnection(HOST, port, timeout=120)
+        while True:
+            with lock:
+                i = nxt[0]
+                nxt[0] += 1
+            if i >= len(lines):
+                break
+            t0 = time.monotonic()
+            try:
+                out[i] = translate(conn, lines[i], beam)
+            except Exception as e:  # reported below; the test fails on it
+                errors.append(f"line {i + 1}: {e}")
+                conn.close()
+                conn = http.client.HTTPConnection(HOST, port, timeout=120)
+            lat[i] = time.monotonic() - t0
+        conn.close()
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out, lat, time.monotonic() - t0, errors
+
+
+def cmd_req(a):
+    port, method, path = int(a[0]), a[1], a[2]
+    ctype = a[3] if len(a) > 3 and a[3] else None
+    body = None
+    if len(a) > 4:
+        body = open(a[4][1:], "rb").read() if a[4].startswith("@") else a[4].encode()
+    status, data = request(port, method, path, ctype, body)
+    sys.stdout.write(f"{status}\t{data.decode('utf-8', 'replace')}\n")
+
+
+def cmd_many(a):
+    port, lines = int(a[0]), open(a[1], encoding="utf-8").read().splitlines()
+    out, _, _, errors = run_clients(port, lines, int(a[2]), int(a[3]))
+    for e in errors:
+        print("error:", e, file=sys.stderr)
+    for t in out:
+        print(t if t is not None else "<no answer>")
+    return 1 if errors else 0
+
+
+def cmd_slow(a):
+    port, limit = int(a[0]), float(a[1])
+    s = socket.create_connection((HOST, port), timeout=limit)
+    msg = b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    t0 = time.monotonic()
+    try:
+        for b in msg * 10:
+            if time.monotonic() - t0 > limit:
+                break
+            s.sendall(bytes([b]))
+            s.settimeout(1.0)
+            try:
+                if s.recv(1024) == b"":
+                    print(f"closed after {time.monotonic() - t0:.0f} s")
+                    return 0
+            except socket.timeout:
+                pass
+    except OSError:  # reset by the server
+        print(f"closed after {time.monotonic() - t0:.0f} s")
+        return 0
+    print(f"open after {time.monotonic() - t0:.0f} s")
+    return 0
+
+
+def cmd_hold(a):
+    port, n, path = int(a[0]), int(a[1]), a[2]
+    held = [socket.create_connection((HOST, port), timeout=10) for _ in range(n)]
+    time.sleep(0.3)  # let the server count them
+    try:
+        status, data = request(port, "GET", path, timeout=10)
+        print(f"{status}\t{data.decode('utf-8', 'replace')}")
+    except (OSError, http.client.HTTPException) as e:
+        print(f"failed\t{e}")
+    for s in held:
+        s.close()
+
+
+def cmd_bench(a):
+    port, lines = int(a[0]), open(a[1], encoding="utf-8").read().splitlines()
+    out, lat, wall, errors = run_clients(port, lines, int(a[2]), int(a[3]))
+    lat.sort()
+    p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000
+    print(f"{len(lines) / wall:.1f} {p(0.5):.0f} {p(0.99):.0f} {len(errors)}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        sys.exit(__doc__)
+    sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)

@@ -1,0 +1,111 @@
+/* cmd_serve.c: `nmt serve`, the translation server (src/serve). Options only: it loads the model,
+ * starts the server, and on SIGTERM or SIGINT lets it drain and exits 0. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "nmt.h"
+#include "opt.h"
+#include "serve/serve.h"
+#include "text/tokenize.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void on_log(char level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    fprintf(stderr, "%s\n", msg);
+}
+
+static const char serve_usage[] =
+    "Usage: nmt serve --model FILE [options]\n"
+    "An HTTP translation server: POST /translate (JSON), GET / (a page showing the attention), GET /health,\n"
+    "GET /metrics (Prometheus). Requests that arrive together are decoded together. SIGTERM or SIGINT: no new\n"
+    "connections, requests in flight are answered, exit 0. The API is in docs/SERVE.md.\n\n";
+
+/* Parses serve's options into o; OPT_GO, or the exit status (help, usage error). */
+static int parse_args(int argc, char **argv, serve_opts *o, const char **model)
+{
+    int tok = -1, detok = -1, lower = 0, punct = 0;
+    long body = (long)o->max_body;
+    opt table[] = {
+        OPT_STR("--model", model, "FILE", "the model (required)"),
+        OPT_STR("--host", &o->host, "ADDR", "address to listen on (default {}; 0.0.0.0 or :: exposes the server)"),
+        OPT_INT("--port", &o->port, 0, 65535, "N", "port (default {}; 0 = any free port, printed at start)"),
+        OPT_ENUM("--tokenize", &tok, tok_lang_parse, "LANG", "en, fr or de", "read raw text: Moses-tokenize it (en, fr, de)"),
+        OPT_FLAG("--lowercase", &lower, 1, "with --tokenize: lowercase first"),
+        OPT_FLAG("--normalize-punct", &punct, 1, "with --tokenize: normalize punctuation first"),
+        OPT_ENUM("--detokenize", &detok, tok_lang_parse, "LANG", "en, fr or de", "answer with detokenized text"),
+        OPT_INT("--beam", &o->limits.beam, 1, 1000, "K", "beam when a request names none (default {})"),
+        OPT_INT("--max-beam", &o->limits.max_beam, 1, 1000, "K", "largest beam a request may ask for (default {})"),
+        OPT_INT("--workers", &o->pool.workers, 1, 256, "N", "decoder threads (default {})"),
+        OPT_INT("--threads", &o->pool.threads, 1, 1024, "N", "OpenMP threads in each decoder (default {}; workers x threads <= cores)"),
+        OPT_INT("--max-batch", &o->pool.max_batch, 1, 10000, "N", "sentences decoded together (default {})"),
+        OPT_INT("--max-batch-words", &o->pool.max_batch_words, 1, 10000000, "N", "source words decoded together (default {})"),
+        OPT_INT("--max-wait-ms", &o->pool.max_wait_ms, 0, 60000, "MS", "how long a sentence waits for others to fill its batch (default {})"),
+        OPT_INT("--max-queue", &o->pool.max_queue, 1, 10000000, "N", "sentences waiting at most; beyond, requests get 503 (default {})"),
+        OPT_INT("--max-texts", &o->limits.max_texts, 1, 100000, "N", "texts per request (default {})"),
+        OPT_INT("--max-words", &o->limits.max_words, 1, NMT_MAX_SRC_WORDS, "N", "words per text after tokenization (default {}; at most {hi})"),
+        OPT_LONG("--max-body", &body, 2, 1L << 30, "BYTES", "request body size (default {})"),
+        OPT_INT("--max-connections", &o->max_connections, 1, 100000, "N", "open connections; beyond, requests get 503 (default {})"),
+        OPT_INT("--timeout", &o->idle_timeout, 1, 86400, "S", "seconds a connection may stay silent (default {})"),
+        OPT_INT("--request-timeout", &o->request_timeout, 1, 86400, "S", "seconds a request may take to arrive in full (default {})"),
+        OPT_END,
+    };
+    opt_cmd c = {"serve", serve_usage, NULL, table, 0, NULL};
+    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+    if (rc != OPT_GO) return rc;
+    o->max_body = (size_t)body;
+    if (tok >= 0) { o->src_text.lang = tok; o->src_text.tokenize = 1; }
+    if (detok >= 0) { o->tgt_text.lang = detok; o->tgt_text.detokenize = 1; }
+    o->src_text.lowercase = lower;
+    o->src_text.normalize_punct = punct;
+    if ((lower || punct) && tok < 0) {
+        fprintf(stderr, "nmt serve: error: --lowercase and --normalize-punct go with --tokenize LANG\n");
+        return CMD_USAGE;
+    }
+    if (o->limits.beam > o->limits.max_beam) {
+        fprintf(stderr, "nmt serve: error: --beam %d is larger than --max-beam %d\n", o->limits.beam, o->limits.max_beam);
+        return CMD_USAGE;
+    }
+    if (!*model) { fprintf(stderr, "nmt serve: error: --model is required (nmt serve --help)\n"); return CMD_USAGE; }
+    return OPT_GO;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    serve_opts o = serve_default_opts();
+    const char *path = NULL;
+    int rc = parse_args(argc, argv, &o, &path);
+    if (rc != OPT_GO) return rc;
+    nmt_set_log(on_log, NULL);
+    nmt_err err;
+    nmt_model *m = NULL;
+    serve *s = NULL;
+    if (nmt_model_load(&m, path, &err) || serve_init(&s, m, &o, &err)) {
+        fprintf(stderr, "nmt serve: error: %s\n", err.msg);
+        nmt_model_free(m);
+        return CMD_ERR;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a client gone mid-answer is an error return, not the end */
+    fprintf(stderr, "[M::serve] listening on http://%s%s%s:%d/ (%d decoders x %d threads)\n", strchr(o.host, ':') ? "[" : "",
+            o.host, strchr(o.host, ':') ? "]" : "", serve_port(s), o.pool.workers, o.pool.threads);
+    rc = serve_run(s, &stop, &err) ? CMD_ERR : CMD_OK;
+    serve_free(s);
+    nmt_model_free(m);
+    fprintf(stderr, "[M::serve] stopped\n");
+    return rc;
+}
