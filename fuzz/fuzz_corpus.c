@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "data/corpus.h"
+#include "text/words.h"
 #include "fuzz.h"
 
 static void build(const textfile *s, const textfile *t, int K, int max_len)
@@ -40,7 +41,7 @@ int fuzz_corpus(const uint8_t *data, size_t size)
         for (long i = 0; i < s.nlines; i++) count_tokens(s.line[i]);
         if (s.nlines == t.nlines) build(&s, &t, K, max_len);
         char *tok[8];
-        for (long i = 0; i < t.nlines; i++) split_tokens(t.line[i], tok, 8);
+        for (long i = 0; i < t.nlines; i++) text_split_words(t.line[i], tok, 8);
         textfile_free(&t);
     }
     textfile_free(&s);
