@@ -74,23 +74,28 @@ static int compatible_waiting(const pool *p)
 }
 
 /* Waits (mutex held) until a batch can be formed: the pool is stopping, the oldest job's
- * compatible sentences fill a batch, or the oldest has waited max_wait_ms. 0 when there is
- * nothing to do and the pool is stopping. */
+ * compatible sentences fill a batch, or the oldest has waited max_wait_ms. 0 only when the
+ * pool is stopping and nothing is left. The queue can empty under a decoder that waits for its
+ * batch to fill (another decoder took it all): it then waits for work again rather than
+ * returning, or the pool would lose a decoder for good at every such race. */
 static int wait_for_batch(pool *p)
 {
-    while (!p->head && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
-    while (p->head && !p->stopping && compatible_waiting(p) < p->o.max_batch) {
-        double due = p->head->t_submit + p->o.max_wait_ms * 1e-3;
-        if (now_s() >= due) break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts); /* pthread_cond_timedwait's clock */
-        double left = due - now_s();
-        ts.tv_sec += (time_t)left;
-        ts.tv_nsec += (long)((left - (time_t)left) * 1e9);
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+    for (;;) {
+        while (!p->head && !p->stopping) pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->head) return 0;
+        while (p->head && !p->stopping && compatible_waiting(p) < p->o.max_batch) {
+            double due = p->head->t_submit + p->o.max_wait_ms * 1e-3;
+            if (now_s() >= due) break;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts); /* pthread_cond_timedwait's clock */
+            double left = due - now_s();
+            ts.tv_sec += (time_t)left;
+            ts.tv_nsec += (long)((left - (time_t)left) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+        }
+        if (p->head) return 1;
     }
-    return p->head != NULL;
 }
 
 /* Takes up to max_batch sentences, one per compatible job in turn (mutex held). Stops at the

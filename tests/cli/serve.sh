@@ -147,6 +147,22 @@ wait $cpid
 grep -q '^200	{"translations":\[{"text":"' "$T/inflight" && ok || bad "the request in flight was not answered: $(cat "$T/inflight")"
 grep -q "draining: 1 requests in flight" "$T/log2" && ok || bad "drain log: $(cat "$T/log2")"
 
+# a decoder outlives an empty queue: two decoders wait for a batch of two to fill; the second
+# sentence fills it, one decoder takes both, and the other must go back to waiting rather than
+# end (it used to end, and the server ran on one decoder from then on: half the throughput)
+start_server "$T/log3" --workers 2 --max-batch 2 --max-wait-ms 2000 || { finish serve; exit 1; }
+n0=$(ls /proc/$PID/task | wc -l)
+$C req $PORT POST /translate $J '{"text": "two dogs are playing ."}' > "$T/r1" 2>&1 &
+cpid=$!
+sleep 0.3
+$C req $PORT POST /translate $J '{"text": "a man is running ."}' > "$T/r2" 2>&1
+wait $cpid
+sleep 0.3
+n1=$(ls /proc/$PID/task | wc -l)
+grep -q '^200' "$T/r1" && grep -q '^200' "$T/r2" && ok || bad "the two requests: $(cat "$T/r1" "$T/r2")"
+[ "$n1" -eq "$n0" ] && ok || bad "threads of the server: $n0 before, $n1 after one decoder took a whole batch"
+stop_server
+
 # bad options are usage errors
 expect_fail "no model" 2 "--model is required" "$NMT_BIN" serve
 expect_fail "bad port" 2 "--port 70000: out of range" "$NMT_BIN" serve --model "$T/m.nmt" --port 70000
