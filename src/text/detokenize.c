@@ -112,8 +112,108 @@ static size_t quote_slot(tok_cpvec *q, const uint32_t *key, size_t len)
     return q->oom ? (size_t)-1 : at;
 }
 
-#define W(i) (v + b->words.v[2 * (i)])
-#define WL(i) ((size_t)b->words.v[2 * (i) + 1])
+/* The line's words after split(/ /): word i is v[at[2i] ..] of at[2i+1] code points. */
+typedef struct { const uint32_t *v; const uint32_t *at; size_t n; } words;
+
+static const uint32_t *word(const words *d, size_t i) { return d->v + d->at[2 * i]; }
+static size_t word_len(const words *d, size_t i) { return d->at[2 * i + 1]; }
+/* the last code point of word i, 0 for an empty word */
+static uint32_t word_last(const words *d, size_t i) { return word_len(d, i) ? word(d, i)[word_len(d, i) - 1] : 0; }
+
+/* Whether word i of d gets a space before it, given $prependSpace (*prepend, updated for the
+ * next word): the script's cases in its order. -1 when the quote counters q run out of memory. */
+static int join_word(int lang, const words *d, size_t i, tok_cpvec *q, int *prepend)
+{
+    const uint32_t *w = word(d, i);
+    size_t wl = word_len(d, i);
+    int was = *prepend;
+    if (wl > 0 && is_cjk(w[0])) {
+        /* a second consecutive CJK word attaches to the previous one */
+        *prepend = 1;
+        return !(i > 0 && is_cjk(word_last(d, i - 1))) && was;
+    }
+    if (all_of(w, wl, is_right_shift)) { *prepend = 0; return was; }   /* currency, opening brackets */
+    if (all_of(w, wl, is_left_shift)) {
+        /* closing punctuation: left shift; French puts a space before ? ! : ; \ % */
+        *prepend = 1;
+        return lang == TOK_LANG_FR && wl == 1 && strchr("?!:;\\%", (int)w[0]);
+    }
+    if (lang == TOK_LANG_EN && i > 0 && wl >= 2 && w[0] == '\'' && uni_is_alphabetic(w[1])
+        && uni_is_alnum(word_last(d, i - 1))) {
+        *prepend = 1;   /* English clitic ('s, 're, 'll ...): left shift */
+        return 0;
+    }
+    if (lang == TOK_LANG_FR && i + 2 <= d->n && wl >= 2 && w[wl - 1] == '\'' && uni_is_alphabetic(w[wl - 2])
+        && word_len(d, i + 1) > 0 && uni_is_alphabetic(word(d, i + 1)[0])) {
+        *prepend = 0;   /* French elision (l', d', qu'): right shift */
+        return was;
+    }
+    if (!all_of(w, wl, is_quote)) { *prepend = 1; return was; }
+    /* quotes alternate: an even count opens (right shift), an odd one closes */
+    const uint32_t dq = '"';
+    int curly = all_of(w, wl, is_low9_or_curly);
+    size_t slot = quote_slot(q, curly ? &dq : w, curly ? 1 : wl);
+    if (slot == (size_t)-1) return -1;
+    if (q->v[slot] % 2) { q->v[slot]++; *prepend = 1; return 0; }
+    if (lang == TOK_LANG_EN && wl == 1 && w[0] == '\'' && i > 0 && word_last(d, i - 1) == 's') {
+        /* possessive of a word ending in s ("the Jones' house"): left shift, not counted */
+        *prepend = 1;
+        return 0;
+    }
+    q->v[slot]++;
+    *prepend = 0;
+    return was;
+}
+
+/* " $text " with @-@ joined and the entities unescaped, into the returned buffer of cur/nxt;
+ * NULL when out of memory. */
+static tok_cpvec *detok_prepare(tok_cpvec *cur, tok_cpvec *nxt)
+{
+    nxt->n = 0;
+    tok_cv_push(nxt, ' ');
+    for (size_t i = 0; i < cur->n; i++) tok_cv_push(nxt, cur->v[i]);
+    tok_cv_push(nxt, ' ');
+    tok_cpvec *a = nxt, *spare = cur;
+    tok_cpvec *r = replace_all(a, spare, " @-@ ", "-");
+    if (r != a) { spare = a; a = r; }
+    for (size_t k = 0; k < NENT; k++) {
+        r = replace_all(a, spare, entities[k][0], entities[k][1]);
+        if (r != a) { spare = a; a = r; }
+    }
+    return a->oom || spare->oom ? NULL : a;
+}
+
+/* split(/ /, $text) into b->words: empty fields between spaces are kept, trailing empty ones
+ * dropped; -1 when out of memory. */
+static int detok_split(const tok_cpvec *text, tok_buf *b, words *d)
+{
+    b->words.n = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= text->n; i++)
+        if (i == text->n || text->v[i] == ' ') {
+            tok_cv_push(&b->words, (uint32_t)start);
+            tok_cv_push(&b->words, (uint32_t)(i - start));
+            start = i + 1;
+        }
+    if (b->words.oom) return -1;
+    *d = (words){text->v, b->words.v, b->words.n / 2};
+    while (d->n > 0 && word_len(d, d->n - 1) == 0) d->n--;
+    return 0;
+}
+
+/* s/ +/ /g; s/^ //g; s/ $//g over t, then t as UTF-8 into b */
+static int detok_squeeze(tok_cpvec *t, tok_buf *b, nmt_err *err)
+{
+    uint32_t *o = t->v;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (o[i] == ' ' && k > 0 && o[k - 1] == ' ') continue;
+        o[k++] = o[i];
+    }
+    size_t s0 = (k > 0 && o[0] == ' ') ? 1 : 0;
+    if (k > s0 && o[k - 1] == ' ') k--;
+    return tok_encode(b, o + s0, k - s0, err);
+}
 
 int detok_line(int lang, const char *in, size_t n, tok_buf *b, nmt_err *err)
 {
@@ -137,119 +237,21 @@ int detok_line(int lang, const char *in, size_t n, tok_buf *b, nmt_err *err)
     if (blank || (cur->n >= 3 && cur->v[0] == '<' && cur->v[cur->n - 1] == '>'))
         return tok_encode(b, cur->v, cur->n, err);
 
-    /* $text = " $text " */
-    nxt->n = 0;
-    tok_cv_push(nxt, ' ');
-    for (size_t i = 0; i < cur->n; i++) tok_cv_push(nxt, cur->v[i]);
-    tok_cv_push(nxt, ' ');
-    { tok_cpvec *t = cur; cur = nxt; nxt = t; }
-
-    {
-        tok_cpvec *r = replace_all(cur, nxt, " @-@ ", "-");
-        if (r != cur) { nxt = cur; cur = r; }
-    }
-    for (size_t k = 0; k < NENT; k++) {
-        tok_cpvec *r = replace_all(cur, nxt, entities[k][0], entities[k][1]);
-        if (r != cur) { nxt = cur; cur = r; }
-    }
-    if (cur->oom || nxt->oom) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");
-
-    /* split(/ /, $text): empty fields between spaces are kept, trailing empty ones dropped */
-    const uint32_t *v = cur->v;
-    size_t len = cur->n;
-    b->words.n = 0;
-    size_t start = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i == len || v[i] == ' ') {
-            tok_cv_push(&b->words, (uint32_t)start);
-            tok_cv_push(&b->words, (uint32_t)(i - start));
-            start = i + 1;
-        }
-    }
-    if (b->words.oom) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");
-    size_t nw = b->words.n / 2;
-    while (nw > 0 && WL(nw - 1) == 0) nw--;
-
-    tok_cpvec *q = nxt; /* quote counters live in the spare buffer */
+    tok_cpvec *text = detok_prepare(cur, nxt);
+    words d;
+    if (!text || detok_split(text, b, &d)) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");
+    tok_cpvec *q = text == cur ? nxt : cur; /* quote counters live in the spare buffer */
     q->n = 0;
     tok_cpvec *t = &b->c; /* the detokenized text */
     t->n = 0;
     t->oom = 0;
     int prepend = 1; /* $prependSpace eq " " */
-#define OUT(c) tok_cv_push(t, (c))
-#define OUT_WORD(i) do { for (size_t k_ = 0; k_ < WL(i); k_++) OUT(W(i)[k_]); } while (0)
-    for (size_t i = 0; i < nw; i++) {
-        const uint32_t *w = W(i);
-        size_t wl = WL(i);
-        if (wl > 0 && is_cjk(w[0])) {
-            /* a second consecutive CJK word attaches to the previous one */
-            if (!(i > 0 && WL(i - 1) > 0 && is_cjk(W(i - 1)[WL(i - 1) - 1])) && prepend) OUT(' ');
-            OUT_WORD(i);
-            prepend = 1;
-        } else if (all_of(w, wl, is_right_shift)) {
-            /* currency and opening brackets: right shift */
-            if (prepend) OUT(' ');
-            OUT_WORD(i);
-            prepend = 0;
-        } else if (all_of(w, wl, is_left_shift)) {
-            /* closing punctuation: left shift; French puts a space before ? ! : ; \ % */
-            if (lang == TOK_LANG_FR && wl == 1 && strchr("?!:;\\%", (int)w[0])) OUT(' ');
-            OUT_WORD(i);
-            prepend = 1;
-        } else if (lang == TOK_LANG_EN && i > 0 && wl >= 2 && w[0] == '\'' && uni_is_alphabetic(w[1])
-                   && WL(i - 1) > 0 && uni_is_alnum(W(i - 1)[WL(i - 1) - 1])) {
-            /* English clitic ('s, 're, 'll ...): left shift */
-            OUT_WORD(i);
-            prepend = 1;
-        } else if (lang == TOK_LANG_FR && i + 2 <= nw && wl >= 2 && w[wl - 1] == '\''
-                   && uni_is_alphabetic(w[wl - 2]) && WL(i + 1) > 0 && uni_is_alphabetic(W(i + 1)[0])) {
-            /* French elision (l', d', qu'): right shift */
-            if (prepend) OUT(' ');
-            OUT_WORD(i);
-            prepend = 0;
-        } else if (all_of(w, wl, is_quote)) {
-            /* quotes alternate: an even count opens (right shift), an odd one closes */
-            const uint32_t dq = '"';
-            const uint32_t *key = w;
-            size_t kl = wl;
-            if (all_of(w, wl, is_low9_or_curly)) { key = &dq; kl = 1; }
-            size_t slot = quote_slot(q, key, kl);
-            if (slot == (size_t)-1) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");
-            if (q->v[slot] % 2 == 0) {
-                if (lang == TOK_LANG_EN && wl == 1 && w[0] == '\'' && i > 0 && WL(i - 1) > 0
-                    && W(i - 1)[WL(i - 1) - 1] == 's') {
-                    /* possessive of a word ending in s ("the Jones' house"): left shift,
-                     * without counting it as a quote */
-                    OUT_WORD(i);
-                    prepend = 1;
-                } else {
-                    if (prepend) OUT(' ');
-                    OUT_WORD(i);
-                    prepend = 0;
-                    q->v[slot]++;
-                }
-            } else {
-                OUT_WORD(i);
-                prepend = 1;
-                q->v[slot]++;
-            }
-        } else {
-            if (prepend) OUT(' ');
-            OUT_WORD(i);
-            prepend = 1;
-        }
+    for (size_t i = 0; i < d.n; i++) {
+        int space = join_word(lang, &d, i, q, &prepend);
+        if (space < 0) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");
+        if (space) tok_cv_push(t, ' ');
+        for (size_t k = 0; k < word_len(&d, i); k++) tok_cv_push(t, word(&d, i)[k]);
         if (t->oom) return nmt_fail(err, NMT_ERR_NOMEM, "detokenize: out of memory");
     }
-#undef OUT
-#undef OUT_WORD
-    /* s/ +/ /g; s/^ //g; s/ $//g */
-    uint32_t *o = t->v;
-    size_t on = t->n, k = 0;
-    for (size_t i = 0; i < on; i++) {
-        if (o[i] == ' ' && k > 0 && o[k - 1] == ' ') continue;
-        o[k++] = o[i];
-    }
-    size_t s0 = (k > 0 && o[0] == ' ') ? 1 : 0;
-    if (k > s0 && o[k - 1] == ' ') k--;
-    return tok_encode(b, o + s0, k - s0, err);
+    return detok_squeeze(t, b, err);
 }
