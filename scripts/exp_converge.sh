@@ -3,6 +3,9 @@
 # with the `hour` recipe until dev perplexity stops improving (patience 4, the rate halved on each
 # plateau), three seeds. Stoppable and resumable at any moment: a finished run leaves NAME.done,
 # a cut one its checkpoint, which the next call resumes; evaluation rows are written once.
+# A finished and evaluated run also leaves its dev curve and row in docs/exp/converge/ (KEEP),
+# which is committed: a later session on a fresh machine skips what is there, and the tables in
+# docs/RESULTS.md are made from those files alone.
 #   scripts/exp_converge.sh DIR train SEED ARCH...   (one queue; run two queues side by side)
 #   scripts/exp_converge.sh DIR eval NAME...         (exp_variants.sh's columns, cached per model)
 set -e
@@ -12,15 +15,25 @@ SHARED=${NMT_SHARED:-$ROOT/../shared}
 M=$SHARED/data/multi30k/tok
 THREADS=${THREADS:-1}
 MAX_EPOCHS=${MAX_EPOCHS:-40}     # a cap far past where the hour recipe plateaus (5-8 epochs)
+KEEP=${KEEP:-$ROOT/docs/exp/converge}
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2; shift 2
 mkdir -p "$DIR"
+
+# keep NAME: the run's evaluation row, dev curve and wall time into KEEP
+keep() {
+    mkdir -p "$KEEP"
+    "$0" "$DIR" eval "$1" > /dev/null
+    cp "$DIR/$1.nmt.log.tsv" "$KEEP/$1.tsv"
+    grep "^$1 " "$DIR/runs.txt" > "$KEEP/$1.runs"
+    cp "$DIR/$1.row" "$KEEP/$1.row"
+}
 
 if [ "$MODE" = train ]; then
     SEED=$1; shift
     for a in "$@"; do
         n=$(echo "$a" | tr '+' '_')_s$SEED
-        [ -e "$DIR/$n.done" ] && continue
+        [ -s "$KEEP/$n.row" ] && continue
         resume=""
         [ -s "$DIR/$n.nmt.ckpt" ] && resume="--resume $DIR/$n.nmt.ckpt"
         start=$(date +%s)
@@ -30,8 +43,9 @@ if [ "$MODE" = train ]; then
             --model "$DIR/$n.nmt" --arch "$a" --preset hour --max-time 0 --max-epochs "$MAX_EPOCHS" \
             --threads "$THREADS" --seed "$SEED" --log-every 200 $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
         echo "$n rc=$rc wall_s=$(( $(date +%s) - start )) resumed=${resume:+yes}" >> "$DIR/runs.txt"
-        [ "$rc" = 0 ] && date -u +%FT%TZ > "$DIR/$n.done"
         [ "$rc" = 0 ] || exit "$rc"
+        date -u +%FT%TZ > "$DIR/$n.done"
+        keep "$n"
     done
     exit 0
 fi
