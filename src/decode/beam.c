@@ -126,101 +126,148 @@ static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
     return 0;
 }
 
+/* The search's scratch, sized for Hmax rows of state width n: rows of the live hypotheses (their
+ * sentence, tree node and last word) now and next, their states, and the candidate lists. */
+typedef struct search_ws {
+    int *row_src, *row_node, *yprev, *nrow_src, *nrow_node, *nyprev;
+    real *sa, *sb, *snew;
+    cand *heap, *rheap;
+    int cap;             /* candidates kept per row (more only on ties) */
+    real *lse, *clp;
+    int *cv, *cn, *rneed;
+} search_ws;
+
+static void search_ws_free(search_ws *s)
+{
+    free(s->row_src); free(s->row_node); free(s->yprev); free(s->nrow_src); free(s->nrow_node); free(s->nyprev);
+    free(s->sa); free(s->sb); free(s->snew); free(s->heap); free(s->lse); free(s->clp); free(s->cv); free(s->cn);
+    free(s->rneed); free(s->rheap);
+}
+
+/* 0, or -1 when out of memory (what was allocated is freed by search_ws_free) */
+static int search_ws_alloc(search_ws *s, int Hmax, int n, int K)
+{
+    s->cap = K + 16;
+    s->row_src = malloc(sizeof(int) * Hmax); s->row_node = malloc(sizeof(int) * Hmax); s->yprev = malloc(sizeof(int) * Hmax);
+    s->nrow_src = malloc(sizeof(int) * Hmax); s->nrow_node = malloc(sizeof(int) * Hmax); s->nyprev = malloc(sizeof(int) * Hmax);
+    s->sa = malloc(sizeof(real) * Hmax * n); s->sb = malloc(sizeof(real) * Hmax * n); s->snew = malloc(sizeof(real) * Hmax * n);
+    s->heap = malloc(sizeof(cand) * K);
+    s->lse = malloc(sizeof(real) * Hmax); s->clp = malloc(sizeof(real) * Hmax * s->cap);
+    s->cv = malloc(sizeof(int) * Hmax * s->cap); s->cn = malloc(sizeof(int) * Hmax); s->rneed = malloc(sizeof(int) * Hmax);
+    s->rheap = malloc(sizeof(cand) * Hmax * K);
+    return s->row_src && s->row_node && s->yprev && s->nrow_src && s->nrow_node && s->nyprev && s->sa && s->sb &&
+           s->snew && s->heap && s->lse && s->clp && s->cv && s->cn && s->rneed && s->rheap ? 0 : -1;
+}
+
+/* Each sentence's tree with its root (the empty hypothesis); the longest search any needs into
+ * *maxsteps. -1 when out of memory. */
+static int sentences_init(sent_state *st, const batch *src, const beam_opts *o, int *maxsteps)
+{
+    int K = o->K;
+    *maxsteps = 0;
+    for (int b = 0; b < src->B; b++) {
+        sent_state *s = &st[b];
+        s->maxlen = beam_max_len(o->max_ratio, src->xlen[b]);
+        if (s->maxlen > *maxsteps) *maxsteps = s->maxlen;
+        s->cap = K * s->maxlen + 1;
+        s->nodes = malloc(sizeof(node) * s->cap);
+        s->fin = malloc(sizeof(int) * (K + K + 1));
+        if (o->attn) s->attn = malloc(sizeof(real) * (size_t)s->cap * src->xlen[b]);
+        if (!s->nodes || !s->fin || (o->attn && !s->attn)) return -1;
+        s->nodes[0] = (node){-1, -1, 0, 0.0};
+        s->nn = 1;
+    }
+    return 0;
+}
+
+/* One sentence's step: its rows [r0, r1) offer their candidates, the best K - nfin become nodes;
+ * those that end in EOS finish, the others become the next step's rows from *nh on. Step t is
+ * the sentence's last when it has K finished, no live row or reaches its length limit: what is
+ * live then competes as it is. */
+static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1, int t, int *nh, const infer_ws *w,
+                            const beam_opts *o, int V, int Tx, int xlen, int n)
+{
+    int need = o->K - s->nfin, nheap = 0;
+    for (int r = r0; r < r1; r++) {
+        double base = s->nodes[ws->row_node[r]].logprob;
+        long off = (long)(r - r0) * V;
+        if (ws->cn[r] < 0) {
+            push_row(ws->heap, &nheap, need, w->logp + (size_t)r * V, V, ws->lse[r], base, off, o->no_unk);
+            continue;
+        }
+        for (int q = 0; q < ws->cn[r]; q++)
+            topk_push(ws->heap, &nheap, need,
+                      (cand){base + ws->clp[(size_t)r * ws->cap + q], off + ws->cv[(size_t)r * ws->cap + q]});
+    }
+    qsort(ws->heap, nheap, sizeof(cand), cmp_cand);
+    int first_new = *nh;
+    for (int k = 0; k < nheap; k++) {
+        int r = r0 + (int)(ws->heap[k].idx / V), v = (int)(ws->heap[k].idx % V);
+        int id = s->nn++;
+        s->nodes[id] = (node){ws->row_node[r], v, s->nodes[ws->row_node[r]].depth + 1, ws->heap[k].score};
+        if (o->attn) memcpy(s->attn + (size_t)id * xlen, w->alpha + (size_t)r * Tx, sizeof(real) * xlen);
+        if (v == VOCAB_EOS) {
+            s->fin[s->nfin++] = id;
+            continue;
+        }
+        ws->nrow_src[*nh] = b;
+        ws->nrow_node[*nh] = id;
+        ws->nyprev[*nh] = v;
+        memcpy(ws->sb + (size_t)*nh * n, ws->snew + (size_t)r * n, sizeof(real) * n);
+        (*nh)++;
+    }
+    if (s->nfin >= o->K || *nh == first_new || t + 1 >= s->maxlen) {
+        for (int q = first_new; q < *nh; q++) s->fin[s->nfin++] = ws->nrow_node[q];
+        *nh = first_new;
+        s->done = 1;
+    }
+}
+
+/* The next step's rows become the current ones. */
+static void search_swap(search_ws *ws)
+{
+    int *ti = ws->row_src; ws->row_src = ws->nrow_src; ws->nrow_src = ti;
+    ti = ws->row_node; ws->row_node = ws->nrow_node; ws->nrow_node = ti;
+    ti = ws->yprev; ws->yprev = ws->nyprev; ws->nyprev = ti;
+    real *tr = ws->sa; ws->sa = ws->sb; ws->sb = tr;
+}
+
 int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err)
 {
     const nmt_config *c = &m->cfg;
     int S = src->B, K = o->K, V = c->tgt_vocab, Tx = src->Tx, rc = NMT_OK;
     int n = infer_state_dim(c, Tx); /* a hypothesis's whole recurrent state, copied as one row */
-    int Hmax = S * K;
     memset(out, 0, sizeof(beam_sent) * S);
-    if ((rc = infer_reserve(w, c, S, Tx, Hmax, err))) return rc;
+    if ((rc = infer_reserve(w, c, S, Tx, S * K, err))) return rc;
+    search_ws ws = {0};
     sent_state *st = calloc(S, sizeof *st);
-    int *row_src = malloc(sizeof(int) * Hmax), *row_node = malloc(sizeof(int) * Hmax), *yprev = malloc(sizeof(int) * Hmax);
-    int *nrow_src = malloc(sizeof(int) * Hmax), *nrow_node = malloc(sizeof(int) * Hmax), *nyprev = malloc(sizeof(int) * Hmax);
-    real *sa = malloc(sizeof(real) * Hmax * n), *sb = malloc(sizeof(real) * Hmax * n), *snew = malloc(sizeof(real) * Hmax * n);
-    cand *heap = malloc(sizeof(cand) * K);
-    /* per row: lse, and its candidate list (cap words; more only on ties) with scratch for it */
-    int cap = K + 16;
-    real *lse = malloc(sizeof(real) * Hmax), *clp = malloc(sizeof(real) * Hmax * cap);
-    int *cv = malloc(sizeof(int) * Hmax * cap), *cn = malloc(sizeof(int) * Hmax), *rneed = malloc(sizeof(int) * Hmax);
-    cand *rheap = malloc(sizeof(cand) * Hmax * K);
-    int ok = st && row_src && row_node && yprev && nrow_src && nrow_node && nyprev && sa && sb && snew && heap &&
-             lse && clp && cv && cn && rneed && rheap;
     int maxsteps = 0;
-    for (int b = 0; ok && b < S; b++) {
-        sent_state *s = &st[b];
-        s->maxlen = beam_max_len(o->max_ratio, src->xlen[b]);
-        if (s->maxlen > maxsteps) maxsteps = s->maxlen;
-        s->cap = K * s->maxlen + 1;
-        s->nodes = malloc(sizeof(node) * s->cap);
-        s->fin = malloc(sizeof(int) * (K + K + 1));
-        if (o->attn) s->attn = malloc(sizeof(real) * (size_t)s->cap * src->xlen[b]);
-        ok = s->nodes && s->fin && (!o->attn || s->attn);
-        if (!ok) break;
-        s->nodes[0] = (node){-1, -1, 0, 0.0}; /* the empty hypothesis */
-        s->nn = 1;
+    if (!st || search_ws_alloc(&ws, S * K, n, K) || sentences_init(st, src, o, &maxsteps)) {
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
+        goto out;
     }
-    if (!ok) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search"); goto out; }
-
     infer_encode(w, m, src);
-    infer_init_states(w, c, sa, S, Tx);
+    infer_init_states(w, c, ws.sa, S, Tx);
     int H = S;
     for (int b = 0; b < S; b++) {
-        row_src[b] = b;
-        row_node[b] = 0;
-        yprev[b] = -1;
+        ws.row_src[b] = b;
+        ws.row_node[b] = 0;
+        ws.yprev[b] = -1;
     }
     for (int t = 0; t < maxsteps && H > 0; t++) {
-        infer_step(w, m, src, H, row_src, yprev, sa, snew);
-        for (int r = 0; r < H; r++) rneed[r] = K - st[row_src[r]].nfin; /* what each row's sentence still needs */
-        backend()->topk_rows(cn, clp, cv, lse, w->logp, H, V, rneed, cap, o->no_unk ? VOCAB_UNK : -1, rheap, K);
+        infer_step(w, m, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
+        for (int r = 0; r < H; r++) ws.rneed[r] = K - st[ws.row_src[r]].nfin; /* what each row's sentence still needs */
+        backend()->topk_rows(ws.cn, ws.clp, ws.cv, ws.lse, w->logp, H, V, ws.rneed, ws.cap, o->no_unk ? VOCAB_UNK : -1,
+                             ws.rheap, K);
         int nh = 0;
         for (int r0 = 0; r0 < H;) {
-            int b = row_src[r0], r1 = r0;
-            while (r1 < H && row_src[r1] == b) r1++;
-            sent_state *s = &st[b];
-            int need = K - s->nfin, nheap = 0;
-            for (int r = r0; r < r1; r++) {
-                double base = s->nodes[row_node[r]].logprob;
-                long off = (long)(r - r0) * V;
-                if (cn[r] < 0) {
-                    push_row(heap, &nheap, need, w->logp + (size_t)r * V, V, lse[r], base, off, o->no_unk);
-                    continue;
-                }
-                for (int q = 0; q < cn[r]; q++)
-                    topk_push(heap, &nheap, need, (cand){base + clp[(size_t)r * cap + q], off + cv[(size_t)r * cap + q]});
-            }
-            qsort(heap, nheap, sizeof(cand), cmp_cand);
-            int first_new = nh;
-            for (int k = 0; k < nheap; k++) {
-                int r = r0 + (int)(heap[k].idx / V), v = (int)(heap[k].idx % V);
-                int id = s->nn++;
-                s->nodes[id] = (node){row_node[r], v, s->nodes[row_node[r]].depth + 1, heap[k].score};
-                if (o->attn)
-                    memcpy(s->attn + (size_t)id * src->xlen[b], w->alpha + (size_t)r * Tx, sizeof(real) * src->xlen[b]);
-                if (v == VOCAB_EOS) {
-                    s->fin[s->nfin++] = id;
-                } else {
-                    nrow_src[nh] = b;
-                    nrow_node[nh] = id;
-                    nyprev[nh] = v;
-                    memcpy(sb + (size_t)nh * n, snew + (size_t)r * n, sizeof(real) * n);
-                    nh++;
-                }
-            }
-            if (s->nfin >= K || nh == first_new || t + 1 >= s->maxlen) {
-                /* done: what is still live competes as it is */
-                for (int q = first_new; q < nh; q++) s->fin[s->nfin++] = nrow_node[q];
-                nh = first_new;
-                s->done = 1;
-            }
+            int b = ws.row_src[r0], r1 = r0;
+            while (r1 < H && ws.row_src[r1] == b) r1++;
+            expand_sentence(&ws, &st[b], b, r0, r1, t, &nh, w, o, V, Tx, src->xlen[b], n);
             r0 = r1;
         }
         H = nh;
-        int *ti = row_src; row_src = nrow_src; nrow_src = ti;
-        ti = row_node; row_node = nrow_node; nrow_node = ti;
-        ti = yprev; yprev = nyprev; nyprev = ti;
-        real *tr = sa; sa = sb; sb = tr;
+        search_swap(&ws);
     }
     for (int b = 0; b < S; b++)
         if (collect(&out[b], &st[b], o, src->xlen[b])) {
@@ -231,7 +278,7 @@ out:
     if (rc)
         for (int b = 0; b < S; b++) beam_sent_free(&out[b]);
     for (int b = 0; st && b < S; b++) { free(st[b].nodes); free(st[b].fin); free(st[b].attn); }
-    free(st); free(row_src); free(row_node); free(yprev); free(nrow_src); free(nrow_node); free(nyprev);
-    free(sa); free(sb); free(snew); free(heap); free(lse); free(clp); free(cv); free(cn); free(rneed); free(rheap);
+    free(st);
+    search_ws_free(&ws);
     return rc;
 }
