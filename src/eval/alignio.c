@@ -187,130 +187,115 @@ static int b_finish(builder *b, aer_align *out, long n_lines, nmt_err *err)
 
 /* ---- gold and test readers -------------------------------------------------------------- */
 
-/* One line per sentence: talp, awesome, ALIBI (id<TAB>links) and test alignments (format -1). */
-static int read_pharaoh(aer_align *out, nmt_err *err)
+/* One line of an alignment file into the builder: 0, or an error code with its message. */
+typedef int (*line_fn)(aer_align *out, builder *b, char *s, size_t len, long lineno, nmt_err *err);
+
+/* out->path read line by line through fn; out is then built from what fn added. */
+static int read_lines(aer_align *out, line_fn fn, nmt_err *err)
 {
-    const int format = out->format;
-    const char poss = format == AER_GOLD_TALP ? '?'
-                    : format == AER_GOLD_AWESOME || format == AER_GOLD_ALIBI ? 'p' : 0;
-    const char *expect = format < 0 ? "i-j" : poss == '?' ? "i-j or i?j" : "i-j or ipj";
-    const char *path = out->path;
     linereader rd;
     builder b = {0};
     char *s;
     size_t len;
-    int rc = linereader_init(&rd, path, 0, err);
-    while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) {
-        rc = 0;
-        size_t pos = 0;
-        if (format == AER_GOLD_ALIBI) {
-            size_t k = 0;
-            int id;
-            while (k < len && is_digit(s[k])) k++;
-            if (k == 0 || k == len || s[k] != '\t') {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: expected 'id<TAB>links'", path,
-                              rd.lineno);
-                break;
-            }
-            if (to_index(s, k, &id) || (size_t)id != b.n_sent) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence id %.*s, expected %zu (ids "
-                              "count 0, 1, 2, ..., one line each)", path, rd.lineno, QUOTE(s, k),
-                              b.n_sent);
-                break;
-            }
-            pos = k + 1;
-        }
-        if (b_sentence(&b, rd.lineno)) { rc = nomem(err, path); break; }
-        const char *f;
-        size_t fl;
-        while (rc == 0 && next_field(s, len, &pos, &f, &fl)) {
-            int x = 0, y = 0, sure = 0;
-            int pr = parse_pair(f, fl, poss, &x, &y, &sure);
-            if (pr == -1)
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a link (expected %s)",
-                              path, rd.lineno, QUOTE(f, fl), expect);
-            else if (pr == -2)
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': index too large (over %ld)",
-                              path, rd.lineno, QUOTE(f, fl), MAX_INDEX);
-            else if (out->base == 1 && (x == 0 || y == 0))
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': position 0 in a file that "
-                              "counts from 1", path, rd.lineno, QUOTE(f, fl));
-            else if (b_add(&b, b.n_sent - 1, out->swapped ? y - out->base : x - out->base,
-                           out->swapped ? x - out->base : y - out->base, sure, rd.lineno))
-                rc = nomem(err, path);
-        }
-    }
+    int rc = linereader_init(&rd, out->path, 0, err);
+    while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) rc = fn(out, &b, s, len, rd.lineno, err);
     if (rc == 0) rc = b_finish(&b, out, rd.lineno, err);
     linereader_free(&rd);
     b_free(&b);
     return rc;
 }
 
-/* NAACL 2003 WPT: "sent pos_src pos_tgt [S|P] [confidence]", one link per line. */
-static int read_naacl(aer_align *out, nmt_err *err)
+/* ALIBI's "id<TAB>" before the links: the id must count the lines from 0. Where the links start
+ * into *pos. */
+static int alibi_id(const aer_align *out, const builder *b, const char *s, size_t len, long lineno, size_t *pos,
+                    nmt_err *err)
 {
+    size_t k = 0;
+    int id;
+    while (k < len && is_digit(s[k])) k++;
+    if (k == 0 || k == len || s[k] != '\t')
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: expected 'id<TAB>links'", out->path, lineno);
+    if (to_index(s, k, &id) || (size_t)id != b->n_sent)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence id %.*s, expected %zu (ids count 0, 1, 2, ..., one "
+                        "line each)", out->path, lineno, QUOTE(s, k), b->n_sent);
+    *pos = k + 1;
+    return 0;
+}
+
+/* One line per sentence: talp, awesome, ALIBI (id<TAB>links) and test alignments (format -1). */
+static int pharaoh_line(aer_align *out, builder *b, char *s, size_t len, long lineno, nmt_err *err)
+{
+    const int format = out->format;
+    const char poss = format == AER_GOLD_TALP ? '?'
+                    : format == AER_GOLD_AWESOME || format == AER_GOLD_ALIBI ? 'p' : 0;
+    const char *expect = format < 0 ? "i-j" : poss == '?' ? "i-j or i?j" : "i-j or ipj";
     const char *path = out->path;
-    linereader rd;
-    builder b = {0};
-    char *s;
-    size_t len;
-    int rc = linereader_init(&rd, path, 0, err);
-    while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) {
-        rc = 0;
-        const char *f[6];
-        size_t fl[6], pos = 0;
-        int nf = 0;
-        while (nf < 6 && next_field(s, len, &pos, &f[nf], &fl[nf])) nf++;
-        if (nf < 3 || nf > 5) {
-            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: %s: expected 'sentence position position "
-                          "[S|P] [confidence]'", path, rd.lineno,
-                          nf < 3 ? "too few fields" : "too many fields");
-            break;
-        }
-        int v[3];
-        for (int k = 0; k < 3 && rc == 0; k++) {
-            int r = to_index(f[k], fl[k], &v[k]);
-            if (r)
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': %s", path, rd.lineno,
-                              QUOTE(f[k], fl[k]), r == -1 ? "not a number" : "too large");
-        }
-        if (rc) break;
-        if (v[0] == 0 || v[0] > MAX_SENT) {
-            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence number %d (they count from 1, "
-                          "up to %ld)", path, rd.lineno, v[0], MAX_SENT);
-            break;
-        }
-        int sure = 1; /* the flag is optional, S by default (WPT 2003 format) */
-        if (nf >= 4) {
-            if (fl[3] != 1 || (f[3][0] != 'S' && f[3][0] != 'P')) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': expected S or P", path,
-                              rd.lineno, QUOTE(f[3], fl[3]));
-                break;
-            }
-            sure = f[3][0] == 'S';
-        }
-        if (nf == 5) {
-            /* The line is NUL-terminated and the field ends at a blank or that NUL. */
-            char *end;
-            double c = strtod(f[4], &end);
-            if (end != f[4] + fl[4] || !isfinite(c)) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a confidence value",
-                              path, rd.lineno, QUOTE(f[4], fl[4]));
-                break;
-            }
-        }
-        if ((size_t)v[0] > b.n_sent) b.n_sent = (size_t)v[0];
-        /* Position 0 of a 1-based file is NULL: such links are in no set. */
-        if (out->base == 1 && (v[1] == 0 || v[2] == 0)) continue;
-        int x = v[1] - out->base, y = v[2] - out->base;
-        if (b_add(&b, (size_t)v[0] - 1, out->swapped ? y : x, out->swapped ? x : y, sure,
-                  rd.lineno))
+    size_t pos = 0;
+    int rc = format == AER_GOLD_ALIBI ? alibi_id(out, b, s, len, lineno, &pos, err) : 0;
+    if (rc) return rc;
+    if (b_sentence(b, lineno)) return nomem(err, path);
+    const char *f;
+    size_t fl;
+    while (rc == 0 && next_field(s, len, &pos, &f, &fl)) {
+        int x = 0, y = 0, sure = 0;
+        int pr = parse_pair(f, fl, poss, &x, &y, &sure);
+        if (pr == -1)
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a link (expected %s)", path, lineno,
+                          QUOTE(f, fl), expect);
+        else if (pr == -2)
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': index too large (over %ld)", path, lineno,
+                          QUOTE(f, fl), MAX_INDEX);
+        else if (out->base == 1 && (x == 0 || y == 0))
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': position 0 in a file that counts from 1", path,
+                          lineno, QUOTE(f, fl));
+        else if (b_add(b, b->n_sent - 1, out->swapped ? y - out->base : x - out->base,
+                       out->swapped ? x - out->base : y - out->base, sure, lineno))
             rc = nomem(err, path);
     }
-    if (rc == 0) rc = b_finish(&b, out, rd.lineno, err);
-    linereader_free(&rd);
-    b_free(&b);
     return rc;
+}
+
+/* NAACL 2003 WPT: "sent pos_src pos_tgt [S|P] [confidence]", one link per line. */
+static int naacl_line(aer_align *out, builder *b, char *s, size_t len, long lineno, nmt_err *err)
+{
+    const char *path = out->path;
+    const char *f[6];
+    size_t fl[6], pos = 0;
+    int nf = 0;
+    while (nf < 6 && next_field(s, len, &pos, &f[nf], &fl[nf])) nf++;
+    if (nf < 3 || nf > 5)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: %s: expected 'sentence position position [S|P] [confidence]'",
+                        path, lineno, nf < 3 ? "too few fields" : "too many fields");
+    int v[3];
+    for (int k = 0; k < 3; k++) {
+        int r = to_index(f[k], fl[k], &v[k]);
+        if (r)
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': %s", path, lineno, QUOTE(f[k], fl[k]),
+                            r == -1 ? "not a number" : "too large");
+    }
+    if (v[0] == 0 || v[0] > MAX_SENT)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: sentence number %d (they count from 1, up to %ld)", path,
+                        lineno, v[0], MAX_SENT);
+    int sure = 1; /* the flag is optional, S by default (WPT 2003 format) */
+    if (nf >= 4) {
+        if (fl[3] != 1 || (f[3][0] != 'S' && f[3][0] != 'P'))
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': expected S or P", path, lineno, QUOTE(f[3], fl[3]));
+        sure = f[3][0] == 'S';
+    }
+    if (nf == 5) {
+        /* The line is NUL-terminated and the field ends at a blank or that NUL. */
+        char *end;
+        double c = strtod(f[4], &end);
+        if (end != f[4] + fl[4] || !isfinite(c))
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a confidence value", path, lineno,
+                            QUOTE(f[4], fl[4]));
+    }
+    if ((size_t)v[0] > b->n_sent) b->n_sent = (size_t)v[0];
+    /* Position 0 of a 1-based file is NULL: such links are in no set. */
+    if (out->base == 1 && (v[1] == 0 || v[2] == 0)) return 0;
+    int x = v[1] - out->base, y = v[2] - out->base;
+    if (b_add(b, (size_t)v[0] - 1, out->swapped ? y : x, out->swapped ? x : y, sure, lineno)) return nomem(err, path);
+    return 0;
 }
 
 aer_gold_opts aer_gold_opts_default(void)
@@ -359,7 +344,7 @@ int aer_gold_read(aer_align *out, const char *path, const aer_gold_opts *opt, nm
     if (base > 1) return nmt_fail(err, NMT_ERR_ARG, "%s: index base %d (0 or 1)", path, base);
     int swapped = (opt->format == AER_GOLD_ALIBI) != (opt->reverse != 0);
     int rc = align_start(out, path, opt->format, base, swapped, err);
-    if (rc == 0) rc = opt->format == AER_GOLD_NAACL ? read_naacl(out, err) : read_pharaoh(out, err);
+    if (rc == 0) rc = read_lines(out, opt->format == AER_GOLD_NAACL ? naacl_line : pharaoh_line, err);
     if (rc) aer_align_free(out);
     return rc;
 }
@@ -369,7 +354,7 @@ int aer_test_read(aer_align *out, const char *path, int reverse, nmt_err *err)
     memset(out, 0, sizeof *out);
     if (!path) return nmt_fail(err, NMT_ERR_ARG, "aer_test_read: no file name");
     int rc = align_start(out, path, -1, 0, reverse != 0, err);
-    if (rc == 0) rc = read_pharaoh(out, err);
+    if (rc == 0) rc = read_lines(out, pharaoh_line, err);
     if (rc) aer_align_free(out);
     return rc;
 }
@@ -448,6 +433,51 @@ static int soft_begin(aer_soft *s, size_t *cap, long line)
     return 0;
 }
 
+/* One weight of a soft matrix: 0, or an error code with its message. */
+static int soft_value(const char *path, long lineno, const char *f, size_t fl, double *v, nmt_err *err)
+{
+    char *end;
+    *v = strtod(f, &end); /* the CLI keeps the C locale: '.' is the point */
+    if (end != f + fl)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a number", path, lineno, QUOTE(f, fl));
+    if (!isfinite(*v))
+        return nmt_fail(err, NMT_ERR_NUMERIC, "%s:%ld: '%.*s': not finite", path, lineno, QUOTE(f, fl));
+    if (*v < 0 || *v > 1)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': an attention weight must be in [0, 1]", path, lineno,
+                        QUOTE(f, fl));
+    return 0;
+}
+
+/* One row of sentence k, whose first field f (fl bytes) is read and the rest of s starts at pos:
+ * its weights appended to out->val (capacity *cap_val), its width checked against the matrix's
+ * first row. */
+static int soft_row(aer_soft *out, size_t k, const char *s, size_t len, size_t pos, const char *f, size_t fl,
+                    size_t *cap_val, long lineno, nmt_err *err)
+{
+    const char *path = out->path;
+    int cols = 0;
+    do {
+        if (cols >= MAX_INDEX)
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld values in a row", path, lineno, MAX_INDEX);
+        double v;
+        int rc = soft_value(path, lineno, f, fl, &v, err);
+        if (rc) return rc;
+        size_t at = out->off[k + 1];
+        if (grow((void **)&out->val, cap_val, at + 1, sizeof *out->val)) return nomem(err, path);
+        out->val[at] = v;
+        out->off[k + 1]++;
+        cols++;
+    } while (next_field(s, len, &pos, &f, &fl));
+    if (out->rows[k] == 0) out->cols[k] = cols;
+    else if (cols != out->cols[k])
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: row has %d values, the matrix's first row (line %ld) has %d",
+                        path, lineno, cols, out->line[k], out->cols[k]);
+    if (out->rows[k] >= MAX_INDEX)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld rows in a matrix", path, lineno, MAX_INDEX);
+    out->rows[k]++;
+    return 0;
+}
+
 int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -463,70 +493,19 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
     int rc = linereader_init(&rd, path, 0, err);
     while (rc == 0 && (rc = linereader_next(&rd, &s, &len, err)) == 1) {
         rc = 0;
-        size_t pos = 0, k = out->n_sent - 1;
+        size_t pos = 0;
         const char *f;
         size_t fl;
         if (!next_field(s, len, &pos, &f, &fl)) { /* a blank line ends the sentence */
-            if (!open) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: blank line where a matrix should "
-                              "start (a sentence has at least one row)", path, rd.lineno);
-                break;
-            }
+            if (!open)
+                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: blank line where a matrix should start (a sentence has "
+                              "at least one row)", path, rd.lineno);
             open = 0;
             continue;
         }
-        if (!open) {
-            if (soft_begin(out, &cap_sent, rd.lineno)) { rc = nomem(err, path); break; }
-            open = 1;
-            k = out->n_sent - 1;
-        }
-        int cols = 0;
-        do {
-            if (cols >= MAX_INDEX) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld values in a row", path,
-                              rd.lineno, MAX_INDEX);
-                break;
-            }
-            char *end;
-            double v = strtod(f, &end); /* the CLI keeps the C locale: '.' is the point */
-            if (end != f + fl) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': not a number", path, rd.lineno,
-                              QUOTE(f, fl));
-                break;
-            }
-            if (!isfinite(v)) {
-                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s:%ld: '%.*s': not finite", path, rd.lineno,
-                              QUOTE(f, fl));
-                break;
-            }
-            if (v < 0 || v > 1) {
-                rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: '%.*s': an attention weight must be "
-                              "in [0, 1]", path, rd.lineno, QUOTE(f, fl));
-                break;
-            }
-            size_t at = out->off[k + 1];
-            if (grow((void **)&out->val, &cap_val, at + 1, sizeof *out->val)) {
-                rc = nomem(err, path);
-                break;
-            }
-            out->val[at] = v;
-            out->off[k + 1]++;
-            cols++;
-        } while (next_field(s, len, &pos, &f, &fl));
-        if (rc) break;
-        if (out->rows[k] == 0) {
-            out->cols[k] = cols;
-        } else if (cols != out->cols[k]) {
-            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: row has %d values, the matrix's first row "
-                          "(line %ld) has %d", path, rd.lineno, cols, out->line[k], out->cols[k]);
-            break;
-        }
-        if (out->rows[k] >= MAX_INDEX) {
-            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld rows in a matrix", path,
-                          rd.lineno, MAX_INDEX);
-            break;
-        }
-        out->rows[k]++;
+        if (!open && soft_begin(out, &cap_sent, rd.lineno)) { rc = nomem(err, path); break; }
+        open = 1;
+        rc = soft_row(out, out->n_sent - 1, s, len, pos, f, fl, &cap_val, rd.lineno, err);
     }
     out->n_lines = rd.lineno;
     linereader_free(&rd);
