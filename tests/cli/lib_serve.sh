@@ -4,6 +4,7 @@
 # address within 10 s.
 serve_start() {
     log=$1 model=$2; shift 2
+    : > "$log"  # exists before the background job opens it, for the first sed below
     "${NMT_BIN:-bin/nmt}" serve --model "$model" --port 0 "$@" 2> "$log" &
     PID=$!
     PORT=""
