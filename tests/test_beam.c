@@ -217,7 +217,7 @@ static void test_greedy_and_batching(int arch)
         for (int t = 0; t < maxl; t++) {
             infer_step(&w, m, &one, 1, &src0, &y, st[t & 1], st[(t + 1) & 1]);
             int best = 0;
-            for (int v = 1; v < c.tgt_vocab; v++) if (w.logp[v] > w.logp[best]) best = v;
+            for (int v = 1; v < c.tgt_vocab; v++) if (w.logits[v] > w.logits[best]) best = v;
             out[nout++] = best;
             if (best == 0) break;
             y = best;

@@ -453,7 +453,7 @@ static void test_step_matches_training(int arch)
         infer_step(&w, m, &bt, NS, rows, yprev, sa, sb);
         for (int b = 0; b < NS; b++) {
             if (t >= tl[b]) continue;
-            const real *z = w.logp + (size_t)b * Ky;
+            const real *z = w.logits + (size_t)b * Ky;
             double lp = z[tgt[b][t]] - vec_logsumexp(NULL, z, Ky, NULL);
             double d = fabs(lp - ref[b][t]) / (fabs(ref[b][t]) + 1e-30);
             if (d > worst) worst = d;

@@ -192,7 +192,7 @@ static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1,
         double base = s->nodes[ws->row_node[r]].logprob;
         long off = (long)(r - r0) * V;
         if (ws->cn[r] < 0) {
-            push_row(ws->heap, &nheap, need, w->logp + (size_t)r * V, V, ws->lse[r], base, off, o->no_unk);
+            push_row(ws->heap, &nheap, need, w->logits + (size_t)r * V, V, ws->lse[r], base, off, o->no_unk);
             continue;
         }
         for (int q = 0; q < ws->cn[r]; q++)
@@ -257,7 +257,7 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
     for (int t = 0; t < maxsteps && H > 0; t++) {
         infer_step(w, m, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
         for (int r = 0; r < H; r++) ws.rneed[r] = K - st[ws.row_src[r]].nfin; /* what each row's sentence still needs */
-        backend()->topk_rows(ws.cn, ws.clp, ws.cv, ws.lse, w->logp, H, V, ws.rneed, ws.cap, o->no_unk ? VOCAB_UNK : -1,
+        backend()->topk_rows(ws.cn, ws.clp, ws.cv, ws.lse, w->logits, H, V, ws.rneed, ws.cap, o->no_unk ? VOCAB_UNK : -1,
                              ws.rheap, K);
         int nh = 0;
         for (int r0 = 0; r0 < H;) {

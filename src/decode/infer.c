@@ -29,7 +29,7 @@ static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
     w->E = arena_take(&a, sizeof(real) * H * m);
     w->tt = arena_take(&a, sizeof(real) * H * 2 * l);
     w->t = arena_take(&a, sizeof(real) * H * l);
-    w->logp = arena_take(&a, sizeof(real) * H * c->tgt_vocab);
+    w->logits = arena_take(&a, sizeof(real) * H * c->tgt_vocab);
     w->cache.z = arena_take(&a, sizeof(real) * H * n);
     w->cache.r = arena_take(&a, sizeof(real) * H * n);
     w->cache.hc = arena_take(&a, sizeof(real) * H * n);
@@ -113,5 +113,5 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     /* s_new has stride D: gather it for the readout's product */
     real *s_dense = w->tmp;
     for (int h = 0; h < H; h++) memcpy(s_dense + (size_t)h * n, st_new + (size_t)h * D, sizeof(real) * n);
-    out_step(w->logp, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
+    out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
 }

@@ -14,7 +14,7 @@ typedef struct infer_ws {
     real *UaH;           /* [Tx*S, n'] */
     real *s0;            /* [S, n] */
     real *Q, *alpha, *ctx, *pre, *E, *tt, *t; /* per row: n', Tx, c, 3n, m, 2l, l */
-    real *logp;          /* [H, Ky] the step's logits (out_step: not normalised) */
+    real *logits;        /* [H, Ky] the step's logits (out_step: not normalised) */
     gru_cache cache;     /* [H, n] each (written, not read back) */
     real *tmp;           /* [H, 3n] */
     real *xi;            /* [H, Tx, K] Markov / LocFer features */
@@ -37,7 +37,7 @@ void infer_free(infer_ws *w);
 void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
 
 /* One step for H rows: row h reads sentence src_of[h], previous word yprev[h] (-1: ȳ_0 = 0,
- * the first step) and state rows st_prev [H, dim]; writes st_new [H, dim], w->logp [H,Ky] (logits) and
+ * the first step) and state rows st_prev [H, dim]; writes st_new [H, dim], w->logits [H,Ky] and
  * w->alpha [H,Tx] (zero for RNNencdec, which has no attention). */
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
                 const real *st_prev, real *st_new);

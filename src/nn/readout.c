@@ -30,7 +30,7 @@ void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
     w->TT = arena_take(a, sizeof(real) * TB * 2 * l);
     w->which = arena_take(a, TB * l);
     w->Tg = arena_take(a, sizeof(real) * TB * l);
-    w->logp = arena_take(a, sizeof(real) * TB * c->tgt_vocab);
+    w->logits = arena_take(a, sizeof(real) * TB * c->tgt_vocab);
     w->dTg = arena_take(a, sizeof(real) * TB * l);
     w->nll = arena_take(a, sizeof(double) * TB);
     w->rsum = arena_take(a, sizeof(double) * TB);
@@ -59,10 +59,10 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
             w->Tg[q] *= w->mask[q];
         }
     }
-    bk->repeat_row(w->logp, p->out_bias, w->N, V);
-    mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logp, V);
+    bk->repeat_row(w->logits, p->out_bias, w->N, V);
+    mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logits, V);
     if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
-    bk->softmax_nll(w->logp, w->rsum, w->nll, logp_tok, w->rows, bt->y, w->N, V);
+    bk->softmax_nll(w->logits, w->rsum, w->nll, logp_tok, w->rows, bt->y, w->N, V);
     double loss = 0;
     for (int r = 0; r < w->N; r++) loss += w->nll[r];
     return loss;
@@ -75,9 +75,9 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
     int TB = Ty * B;
     const backend_ops *bk = backend();
     /* dlogits = scale (p - onehot(y)), and the bias gradient per block of OUT_BLOCK rows */
-    bk->softmax_nll_backward(w->logp, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale, OUT_BLOCK);
-    mm(1, 0, l, V, w->N, w->Tg, l, w->logp, V, 1, g->out_W, V);
-    mm(0, 1, w->N, l, V, w->logp, V, p->out_W, V, 0, w->dTg, l);
+    bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale, OUT_BLOCK);
+    mm(1, 0, l, V, w->N, w->Tg, l, w->logits, V, 1, g->out_W, V);
+    mm(0, 1, w->N, l, V, w->logits, V, p->out_W, V, 0, w->dTg, l);
     if (w->dropout > 0 && w->drop_rng)
         for (size_t q = 0; q < (size_t)w->N * l; q++) w->dTg[q] *= w->mask[q];
     /* maxout: the gradient goes to the winner of each pair; padding rows get none */

@@ -20,8 +20,8 @@ typedef struct out_ws {
     real *TT;              /* [Ty*B, 2l] t~_i */
     unsigned char *which;  /* [Ty*B, l]  which of the pair won (for backward) */
     real *Tg;              /* [N, l]    t_i of real tokens */
-    real *logp;            /* [N, Ky]   e^{z - max z} per row (backward overwrites it with dlogits) */
-    double *rsum;          /* [N]       1 / Σ_k e^{z_k - max z}: p = logp · rsum */
+    real *logits;          /* [N, Ky]   the logits z; softmax_nll turns each row into e^{z - max z}, backward into dL/dz */
+    double *rsum;          /* [N]       1 / Σ_k e^{z_k - max z}: p = logits · rsum once softmax_nll ran */
     real *bias_part;       /* [Ty*B / OUT_BLOCK + 1, Ky] the bias gradient's per-block sums */
     real *dTg;             /* [N, l] */
     double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */

@@ -44,7 +44,7 @@ static void update_span(int rule, const bk_hyper *h, real *p, real *g, real *con
             real gi = g[i] * scale;
             g[i] = 0;
             s0[i] = rho * s0[i] + (1 - rho) * gi * gi;
-            real d = rsqrt_(s1[i] + eps) / rsqrt_(s0[i] + eps) * gi;
+            real d = real_sqrt(s1[i] + eps) / real_sqrt(s0[i] + eps) * gi;
             s1[i] = rho * s1[i] + (1 - rho) * d * d;
             p[i] -= lr * d;
         }
@@ -57,7 +57,7 @@ static void update_span(int rule, const bk_hyper *h, real *p, real *g, real *con
             real gi = g[i] * scale;
             g[i] = 0;
             s0[i] += gi * gi;
-            p[i] -= lr * gi / (rsqrt_(s0[i]) + eps);
+            p[i] -= lr * gi / (real_sqrt(s0[i]) + eps);
         }
         break;
     }
@@ -69,7 +69,7 @@ static void update_span(int rule, const bk_hyper *h, real *p, real *g, real *con
             g[i] = 0;
             s0[i] = b1 * s0[i] + (1 - b1) * gi;
             s1[i] = b2 * s1[i] + (1 - b2) * gi * gi;
-            p[i] -= lr * (s0[i] / c1) / (rsqrt_(s1[i] / c2) + eps);
+            p[i] -= lr * (s0[i] / c1) / (real_sqrt(s1[i] / c2) + eps);
         }
         break;
     }
