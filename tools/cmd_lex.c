@@ -15,8 +15,6 @@
 
 #define LEX_MAX_WORDS 4096 /* words per line: the split buffers' size */
 
-static const char *word_at(char *const *w, int n, int i) { return i >= 0 && i < n ? w[i] : NULL; }
-
 /* split_tokens counts past its buffer: a longer line is refused rather than read out of bounds */
 static int too_long(int ns, int nt, const char *src, const char *tgt, long line)
 {
@@ -24,6 +22,66 @@ static int too_long(int ns, int nt, const char *src, const char *tgt, long line)
     fprintf(stderr, "nmt lex: error: %s:%ld: %d words, more than the limit of %d per line\n", ns > LEX_MAX_WORDS ? src : tgt, line,
             ns > LEX_MAX_WORDS ? ns : nt, LEX_MAX_WORDS);
     return 1;
+}
+
+/* The pairs of an external aligner's Pharaoh file into lc; 0, or 1 after printing why. */
+static int count_links(lex_counter *lc, textfile *S, textfile *T, textfile *A, const char *src, const char *tgt,
+                       const char *align, char **sw, char **tw)
+{
+    nmt_err err;
+    if (textfile_read(A, align, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); return 1; }
+    if (A->nlines != S->nlines) {
+        fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", align, A->nlines, src, S->nlines);
+        return 1;
+    }
+    for (long l = 0; l < S->nlines; l++) {
+        int ns = text_split_words(S->line[l], sw, LEX_MAX_WORDS), nt = text_split_words(T->line[l], tw, LEX_MAX_WORDS);
+        if (too_long(ns, nt, src, tgt, l + 1)) return 1;
+        if (lex_counter_add_links(lc, sw, ns, tw, nt, A->line[l], align, l + 1, &err)) {
+            fprintf(stderr, "nmt lex: error: %s\n", err.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The pairs of the model's forced alignments into lc, batch sentences at a time (al holds
+ * batch results); 0, or 1 after printing why. */
+static int count_attention(lex_counter *lc, textfile *S, textfile *T, const char *model, long batch, const char *src,
+                           const char *tgt, char **sw, char **tw, nmt_alignment *al)
+{
+    nmt_err err;
+    nmt_model *m = NULL;
+    nmt_decoder *d = NULL;
+    nmt_translate_opts o = nmt_translate_default_opts();
+    o.batch = 80;
+    int bad = nmt_model_load(&m, model, &err) || nmt_decoder_init(&d, m, &o, &err);
+    if (bad) fprintf(stderr, "nmt lex: error: %s\n", err.msg);
+    for (long l0 = 0; !bad && l0 < S->nlines; l0 += batch) {
+        int n = (int)(S->nlines - l0 < batch ? S->nlines - l0 : batch);
+        if (nmt_force_align(d, (const char *const *)S->line + l0, (const char *const *)T->line + l0, n, al, &err)) {
+            fprintf(stderr, "nmt lex: error: %s (lines %ld-%ld)\n", err.msg, l0 + 1, l0 + n);
+            bad = 1;
+            break;
+        }
+        if (!al[0].attention && n > 0) {
+            fprintf(stderr, "nmt lex: error: %s has no attention (an RNNencdec model): use --align\n", model);
+            bad = 1;
+        }
+        for (int k = 0; k < n && !bad; k++) {
+            /* split after aligning: splitting writes NULs into the lines */
+            int ns = text_split_words(S->line[l0 + k], sw, LEX_MAX_WORDS), nt = text_split_words(T->line[l0 + k], tw, LEX_MAX_WORDS);
+            bad = too_long(ns, nt, src, tgt, l0 + k + 1);
+            if (!bad && lex_counter_add_attention(lc, &al[k], sw, ns, tw, nt, &err)) {
+                fprintf(stderr, "nmt lex: error: %s\n", err.msg);
+                bad = 1;
+            }
+        }
+        nmt_alignment_free(al, n);
+    }
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+    return bad;
 }
 
 int cmd_lex(int argc, char **argv)
@@ -64,68 +122,14 @@ int cmd_lex(int argc, char **argv)
     int rc = CMD_ERR;
     if (textfile_read(&S, src, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); return CMD_ERR; }
     if (textfile_read(&T, tgt, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); textfile_free(&S); return CMD_ERR; }
-    nmt_model *m = NULL;
-    nmt_decoder *d = NULL;
     lex_counter *lc = lex_counter_init();
     char **sw = malloc(sizeof(char *) * LEX_MAX_WORDS), **tw = malloc(sizeof(char *) * LEX_MAX_WORDS);
     nmt_alignment *al = malloc(sizeof(nmt_alignment) * batch);
     if (!lc || !sw || !tw || !al) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
     if (S.nlines != T.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", src, S.nlines, tgt, T.nlines); goto out; }
-    if (align) {
-        if (textfile_read(&A, align, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
-        if (A.nlines != S.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", align, A.nlines, src, S.nlines); goto out; }
-        for (long l = 0; l < S.nlines; l++) {
-            int ns = text_split_words(S.line[l], sw, LEX_MAX_WORDS), nt = text_split_words(T.line[l], tw, LEX_MAX_WORDS);
-            if (too_long(ns, nt, src, tgt, l + 1)) goto out;
-            for (char *p = A.line[l]; *p;) {
-                while (*p == ' ' || *p == '\t') p++;
-                if (!*p) break;
-                char *e;
-                long a = strtol(p, &e, 10), b = -1;
-                if (e != p && *e == '-') b = strtol(e + 1, &p, 10);
-                const char *x = word_at(sw, ns, (int)a), *y = word_at(tw, nt, (int)b);
-                if (b < 0 || p == e + 1 || (*p && *p != ' ' && *p != '\t') || !x || !y) {
-                    fprintf(stderr, "nmt lex: error: %s:%ld: bad link or index out of range near '%.20s'\n", align, l + 1, e);
-                    goto out;
-                }
-                if (lex_counter_add(lc, x, strlen(x), y, strlen(y))) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
-            }
-        }
-    } else {
-        if (nmt_model_load(&m, model, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
-        nmt_translate_opts o = nmt_translate_default_opts();
-        o.batch = 80;
-        if (nmt_decoder_init(&d, m, &o, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
-        for (long l0 = 0; l0 < S.nlines; l0 += batch) {
-            int n = (int)(S.nlines - l0 < batch ? S.nlines - l0 : batch);
-            if (nmt_force_align(d, (const char *const *)S.line + l0, (const char *const *)T.line + l0, n, al, &err)) {
-                fprintf(stderr, "nmt lex: error: %s (lines %ld-%ld)\n", err.msg, l0 + 1, l0 + n);
-                goto out;
-            }
-            if (!al[0].attention && n > 0) {
-                fprintf(stderr, "nmt lex: error: %s has no attention (an RNNencdec model): use --align\n", model);
-                nmt_alignment_free(al, n);
-                goto out;
-            }
-            for (int k = 0; k < n; k++) {
-                /* split after aligning: splitting writes NULs into the lines */
-                int ns = text_split_words(S.line[l0 + k], sw, LEX_MAX_WORDS), nt = text_split_words(T.line[l0 + k], tw, LEX_MAX_WORDS);
-                if (too_long(ns, nt, src, tgt, l0 + k + 1)) { nmt_alignment_free(al, n); goto out; }
-                int cols = al[k].n_src + 1;
-                for (int i = 0; i < al[k].n_tgt && i < nt && al[k].n_src > 0; i++) {
-                    const float *row = al[k].attention + (size_t)i * cols;
-                    int best = 0;
-                    for (int j = 1; j < al[k].n_src; j++) if (row[j] > row[best]) best = j;
-                    if (best < ns && lex_counter_add(lc, sw[best], strlen(sw[best]), tw[i], strlen(tw[i]))) {
-                        fprintf(stderr, "nmt lex: out of memory\n");
-                        nmt_alignment_free(al, n);
-                        goto out;
-                    }
-                }
-            }
-            nmt_alignment_free(al, n);
-        }
-    }
+    if (align ? count_links(lc, &S, &T, &A, src, tgt, align, sw, tw)
+              : count_attention(lc, &S, &T, model, batch, src, tgt, sw, tw, al))
+        goto out;
     long entries;
     if (lex_counter_write(lc, out, min_count, &entries, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
     fprintf(stderr, "nmt lex: %ld source words in %s\n", entries, out);
@@ -133,8 +137,6 @@ int cmd_lex(int argc, char **argv)
 out:
     free(sw); free(tw); free(al);
     lex_counter_free(lc);
-    nmt_decoder_free(d);
-    nmt_model_free(m);
     textfile_free(&S); textfile_free(&T); textfile_free(&A);
     return rc;
 }

@@ -90,6 +90,44 @@ int lex_counter_add(lex_counter *c, const char *src, size_t sl, const char *tgt,
     return 0;
 }
 
+/* w[i], or NULL when i is outside [0, n) */
+static const char *word_at(char *const *w, int n, long i) { return i >= 0 && i < n ? w[i] : NULL; }
+
+int lex_counter_add_links(lex_counter *c, char *const *sw, int ns, char *const *tw, int nt, const char *links,
+                          const char *path, long line, nmt_err *err)
+{
+    for (const char *p = links; *p;) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        char *e, *after;
+        long a = strtol(p, &e, 10), b = -1;
+        if (e != p && *e == '-') {
+            b = strtol(e + 1, &after, 10);
+            p = after;
+        }
+        const char *x = word_at(sw, ns, a), *y = word_at(tw, nt, b);
+        if (b < 0 || p == e + 1 || (*p && *p != ' ' && *p != '\t') || !x || !y)
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: bad link or index out of range near '%.20s'", path, line, e);
+        if (lex_counter_add(c, x, strlen(x), y, strlen(y))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
+    return NMT_OK;
+}
+
+int lex_counter_add_attention(lex_counter *c, const nmt_alignment *al, char *const *sw, int ns, char *const *tw,
+                              int nt, nmt_err *err)
+{
+    int cols = al->n_src + 1;
+    for (int i = 0; i < al->n_tgt && i < nt && al->n_src > 0; i++) {
+        const float *row = al->attention + (size_t)i * cols;
+        int best = 0;
+        for (int j = 1; j < al->n_src; j++)
+            if (row[j] > row[best]) best = j;
+        if (best < ns && lex_counter_add(c, sw[best], strlen(sw[best]), tw[i], strlen(tw[i])))
+            return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
+    return NMT_OK;
+}
+
 static int by_src_count(const void *a, const void *b)
 {
     const pair_entry *x = a, *y = b;

@@ -13,6 +13,15 @@ typedef struct lex_counter lex_counter;
 lex_counter *lex_counter_init(void);
 void lex_counter_free(lex_counter *c);
 int lex_counter_add(lex_counter *c, const char *src, size_t sl, const char *tgt, size_t tl);
+/* The links of one line of 0-based Pharaoh "s-t" pairs over a sentence pair's words (sw[0..ns),
+ * tw[0..nt)), counted. A malformed link, or an index past either sentence, is NMT_ERR_FORMAT
+ * naming path:line. */
+int lex_counter_add_links(lex_counter *c, char *const *sw, int ns, char *const *tw, int nt, const char *links,
+                          const char *path, long line, nmt_err *err);
+/* Each target word of a forced alignment counted with its most-attended source word (MODEL.md
+ * section 6; the source EOS is no candidate), over the pair's words. */
+int lex_counter_add_attention(lex_counter *c, const nmt_alignment *al, char *const *sw, int ns, char *const *tw,
+                              int nt, nmt_err *err);
 /* Writes the table: for each source word its most frequent target (ties: byte order), sorted
  * by source word; min_count drops pairs seen fewer times. */
 int lex_counter_write(const lex_counter *c, const char *path, long min_count, long *entries, nmt_err *err);
