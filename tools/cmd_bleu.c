@@ -273,6 +273,86 @@ static void print_json(const char *name, double score, int width, const char *si
 
 /* ---------------- the command ---------------- */
 
+/* The hypothesis and reference files, checked to have the same number of lines, at least one. */
+static int load_texts(text *t, const struct args *a)
+{
+    int rc = CMD_OK;
+    for (int i = 0; i < a->nfiles && rc == CMD_OK; i++) rc = text_load(&t[i], a->files[i]);
+    /* an empty or mismatched standard input is likely a command line in the old order */
+    const char *hint = !strcmp(a->files[0], "-") ? " (" ORDER_HINT ")" : "";
+    for (int i = 1; i < a->nfiles && rc == CMD_OK; i++) {
+        if (t[i].n != t[0].n) {
+            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu%s\n", t[0].name, t[0].n, t[i].name,
+                    t[i].n, hint);
+            rc = CMD_ERR;
+        }
+    }
+    if (rc == CMD_OK && t[0].n == 0) {
+        fprintf(stderr, "nmt bleu: error: %s has no lines to score%s\n", t[0].name, hint);
+        rc = CMD_ERR;
+    }
+    return rc;
+}
+
+/* The signatures of the two metrics, as sacreBLEU prints them. */
+typedef struct sigs { char bleu[256], chrf[256]; } sigs;
+
+/* One line's scores (--sentence-level), from statistics over that line alone. */
+static int print_sentence(const struct args *a, const sigs *g, const bleu_stats *bst, const chrf_stats *cst)
+{
+    int w = (int)a->width;
+    char verbose[256];
+    if (a->do_bleu) {
+        bleu_score s;
+        nmt_err err = {0};
+        if (bleu_compute(&s, bst, &a->bleu, &err)) {
+            fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+            return CMD_ERR;
+        }
+        bleu_verbose(verbose, sizeof verbose, &s);
+        if (a->score_only) printf("%.*f", w, s.score);
+        else printf("BLEU|%s = %.*f %s", g->bleu, w, s.score, verbose);
+    }
+    if (a->do_chrf) {
+        if (a->do_bleu) putchar('\t');
+        if (a->score_only) printf("%.*f", w, chrf_compute(cst));
+        else printf("chrF2|%s = %.*f", g->chrf, w, chrf_compute(cst));
+    }
+    putchar('\n');
+    return CMD_OK;
+}
+
+/* The corpus scores: plain, score only, or sacreBLEU's JSON. */
+static int print_corpus(const struct args *a, const sigs *g, const bleu_stats *bst, const chrf_stats *cst)
+{
+    int w = (int)a->width;
+    bleu_score s;
+    nmt_err err = {0};
+    char verbose[256];
+    if (a->do_bleu && bleu_compute(&s, bst, &a->bleu, &err)) {
+        fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+        return CMD_ERR;
+    }
+    double chrf = chrf_compute(cst);
+    if (a->do_bleu) bleu_verbose(verbose, sizeof verbose, &s);
+    if (a->score_only) {
+        if (a->do_bleu) printf("%.*f\n", w, s.score);
+        if (a->do_chrf) printf("%.*f\n", w, chrf);
+    } else if (a->json) {
+        /* sacrebleu -f json: one object, or a list of them for two metrics. */
+        int both = a->do_bleu && a->do_chrf;
+        if (both) printf("[\n");
+        if (a->do_bleu) print_json("BLEU", s.score, w, g->bleu, verbose);
+        if (both) printf(",\n");
+        if (a->do_chrf) print_json("chrF2", chrf, w, g->chrf, NULL);
+        printf(both ? "\n]\n" : "\n");
+    } else {
+        if (a->do_bleu) printf("BLEU|%s = %.*f %s\n", g->bleu, w, s.score, verbose);
+        if (a->do_chrf) printf("chrF2|%s = %.*f\n", g->chrf, w, chrf);
+    }
+    return CMD_OK;
+}
+
 int cmd_bleu(int argc, char **argv)
 {
     struct args a;
@@ -288,28 +368,12 @@ int cmd_bleu(int argc, char **argv)
         free(refs);
         return CMD_ERR;
     }
-    rc = CMD_OK;
-    for (int i = 0; i < nfiles && rc == CMD_OK; i++) rc = text_load(&t[i], a.files[i]);
-    /* an empty or mismatched standard input is likely a command line in the old order */
-    const char *hint = !strcmp(a.files[0], "-") ? " (" ORDER_HINT ")" : "";
-    for (int i = 1; i < nfiles && rc == CMD_OK; i++) {
-        if (t[i].n != t[0].n) {
-            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu%s\n", t[0].name,
-                    t[0].n, t[i].name, t[i].n, hint);
-            rc = CMD_ERR;
-        }
-    }
-    if (rc == CMD_OK && t[0].n == 0) {
-        fprintf(stderr, "nmt bleu: error: %s has no lines to score%s\n", t[0].name, hint);
-        rc = CMD_ERR;
-    }
-
-    char bsig[256], csig[256], verbose[256];
-    bleu_signature(bsig, sizeof bsig, &a.bleu, nrefs, VERSION);
-    chrf_signature(csig, sizeof csig, a.bleu.lowercase, nrefs, VERSION);
+    rc = load_texts(t, &a);
+    sigs g;
+    bleu_signature(g.bleu, sizeof g.bleu, &a.bleu, nrefs, VERSION);
+    chrf_signature(g.chrf, sizeof g.chrf, a.bleu.lowercase, nrefs, VERSION);
     bleu_stats bst = {0};
     chrf_stats cst = {0};
-    int w = (int)a.width;
     for (size_t l = 0; rc == CMD_OK && l < t[0].n; l++) {
         nmt_err err = {0};
         for (int r = 0; r < nrefs; r++) refs[r] = t[r + 1].line[l];
@@ -318,58 +382,14 @@ int cmd_bleu(int argc, char **argv)
             cst = (chrf_stats){0};
         }
         if ((a.do_bleu && bleu_add_sentence(&bst, t[0].line[l], refs, nrefs, &a.bleu, &err)) ||
-            (a.do_chrf &&
-             chrf_add_sentence(&cst, t[0].line[l], refs, nrefs, a.bleu.lowercase, &err))) {
+            (a.do_chrf && chrf_add_sentence(&cst, t[0].line[l], refs, nrefs, a.bleu.lowercase, &err))) {
             fprintf(stderr, "nmt bleu: error: %s:%zu: %s\n", t[0].name, l + 1, err.msg);
             rc = CMD_ERR;
             break;
         }
-        if (!a.sentence) continue;
-        bleu_score s;
-        if (a.do_bleu) {
-            if (bleu_compute(&s, &bst, &a.bleu, &err)) {
-                fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
-                rc = CMD_ERR;
-                break;
-            }
-            bleu_verbose(verbose, sizeof verbose, &s);
-            if (a.score_only) printf("%.*f", w, s.score);
-            else printf("BLEU|%s = %.*f %s", bsig, w, s.score, verbose);
-        }
-        if (a.do_chrf) {
-            if (a.do_bleu) putchar('\t');
-            if (a.score_only) printf("%.*f", w, chrf_compute(&cst));
-            else printf("chrF2|%s = %.*f", csig, w, chrf_compute(&cst));
-        }
-        putchar('\n');
+        if (a.sentence) rc = print_sentence(&a, &g, &bst, &cst);
     }
-
-    if (rc == CMD_OK && !a.sentence) {
-        bleu_score s;
-        nmt_err err = {0};
-        if (a.do_bleu && bleu_compute(&s, &bst, &a.bleu, &err)) {
-            fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
-            rc = CMD_ERR;
-        } else {
-            double chrf = chrf_compute(&cst);
-            if (a.do_bleu) bleu_verbose(verbose, sizeof verbose, &s);
-            if (a.score_only) {
-                if (a.do_bleu) printf("%.*f\n", w, s.score);
-                if (a.do_chrf) printf("%.*f\n", w, chrf);
-            } else if (a.json) {
-                /* sacrebleu -f json: one object, or a list of them for two metrics. */
-                int both = a.do_bleu && a.do_chrf;
-                if (both) printf("[\n");
-                if (a.do_bleu) print_json("BLEU", s.score, w, bsig, verbose);
-                if (both) printf(",\n");
-                if (a.do_chrf) print_json("chrF2", chrf, w, csig, NULL);
-                printf(both ? "\n]\n" : "\n");
-            } else {
-                if (a.do_bleu) printf("BLEU|%s = %.*f %s\n", bsig, w, s.score, verbose);
-                if (a.do_chrf) printf("chrF2|%s = %.*f\n", csig, w, chrf);
-            }
-        }
-    }
+    if (rc == CMD_OK && !a.sentence) rc = print_corpus(&a, &g, &bst, &cst);
     for (int i = 0; i < nfiles; i++) text_free(&t[i]);
     free(t);
     free(refs);
