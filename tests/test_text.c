@@ -1,6 +1,6 @@
 /* test_text.c: the text layer below the model. The word splitter's blank set; the line reader on
  * files, descriptors and pipes (a trailing CR, NUL bytes, invalid UTF-8, a directory, a closed
- * descriptor, a line longer than its buffer, streaming readiness); textfile_read on the same
+ * descriptor, a line longer than its buffer, streaming readiness, gzip input); textfile_read on the same
  * hostile input; and the text pipeline (nmt_text) against independent references: every Moses
  * reference vector in $NMT_SHARED/data/tokenizer (tokenizer.perl with and without -a and
  * escaping, the lowercase + normalize-punctuation front end, detokenizer.perl), the dataset's
@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "test.h"
 #include "data/corpus.h"
@@ -104,6 +106,91 @@ static void test_reader_files(void)
     CHECK(linereader_next(&r, &s, &n, &e) == 0);
     linereader_free(&r);
     free(data);
+}
+
+/* gzip data written by zlib's own gz writer (the decompressor under test is inflate, reading
+ * through linereader): path gets the lines joined by '\n', as `members` concatenated members. */
+static const char *write_gz(const char *name, const char *text, int members)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *out = fopen(path, "wb");
+    size_t len = strlen(text), per = (len + members - 1) / members;
+    for (int m = 0; out && m < members; m++) {
+        char part[600];
+        snprintf(part, sizeof part, "%s/part%d.gz", tmpdir, m);
+        gzFile g = gzopen(part, "wb");
+        size_t from = (size_t)m * per, k = from < len ? (len - from < per ? len - from : per) : 0;
+        if (!g || (k && gzwrite(g, text + from, (unsigned)k) != (int)k) || gzclose(g) != Z_OK) { CHECK(0); break; }
+        FILE *in = fopen(part, "rb");
+        char buf[4096];
+        size_t got;
+        while (in && (got = fread(buf, 1, sizeof buf, in)) > 0) CHECK(fwrite(buf, 1, got, out) == got);
+        if (in) fclose(in);
+    }
+    if (out) fclose(out);
+    return path;
+}
+
+static void test_reader_gzip(void)
+{
+    char out[256];
+    nmt_err e;
+    const char *p = write_gz("one.gz", "a\r\nb\n\nc d", 1);
+    CHECK(read_all(p, LINEREADER_UTF8, out, sizeof out, &e) == 0 && !strcmp(out, "a|b||c d"));
+    p = write_gz("three.gz", "first line\nsecond line\nthird line\n", 3); /* members cut mid-line */
+    CHECK(read_all(p, 0, out, sizeof out, &e) == 0 && !strcmp(out, "first line|second line|third line"));
+    p = write_gz("nul.gz", "x\ny\001\n", 1);
+    CHECK(read_all(p, 0, out, sizeof out, &e) == 0 && !strcmp(out, "x|y\001"));
+
+    /* damaged data: cut short, and bytes after a member that are not another member */
+    FILE *f = fopen(write_gz("whole.gz", "some text that compresses\nand more\n", 1), "rb");
+    char raw[512];
+    size_t n = f ? fread(raw, 1, sizeof raw, f) : 0;
+    if (f) fclose(f);
+    CHECK(n > 20);
+    p = write_tmp("cut.gz", raw, n - 12);
+    CHECK(read_all(p, 0, out, sizeof out, &e) == NMT_ERR_FORMAT);
+    HAS(e.msg, "cut.gz: gzip data ends in the middle");
+    memcpy(raw + n, "junk\n", 5);
+    p = write_tmp("junk.gz", raw, n + 5);
+    CHECK(read_all(p, 0, out, sizeof out, &e) == NMT_ERR_FORMAT);
+    HAS(e.msg, "junk.gz: damaged gzip data");
+    p = write_tmp("notgz.txt", "\x1f\x8a\n", 3); /* the first magic byte alone is text */
+    CHECK(read_all(p, 0, out, sizeof out, &e) == 0 && !strcmp(out, "\x1f\x8a"));
+
+    /* gzip -c of the dataset's own files: the same lines as the plain copy */
+    char gz[512], plain[512];
+    snprintf(gz, sizeof gz, "data/multi30k/val.en.gz");
+    snprintf(plain, sizeof plain, "%s/data/multi30k/tok/val.en", shared);
+    textfile a, b;
+    if (textfile_read(&a, gz, &e)) { CHECKF(0, "%s", e.msg); return; }
+    if (textfile_read(&b, plain, &e)) { CHECKF(0, "%s", e.msg); textfile_free(&a); return; }
+    int same = a.nlines == b.nlines && a.nlines > 1000;
+    for (long i = 0; same && i < a.nlines; i++) same = !strcmp(a.line[i], b.line[i]);
+    CHECKF(same, "%s: %ld lines, %s: %ld, or a line differs", gz, a.nlines, plain, b.nlines);
+    textfile_free(&a);
+    textfile_free(&b);
+
+    /* through a pipe that gives the magic bytes one at a time */
+    f = fopen(write_gz("pipe.gz", "over\nthe pipe\n", 1), "rb");
+    n = f ? fread(raw, 1, sizeof raw, f) : 0;
+    if (f) fclose(f);
+    int fd[2];
+    if (pipe(fd)) { CHECK(0); return; }
+    linereader r;
+    char *s;
+    size_t len;
+    CHECK(linereader_init_fd(&r, fd[0], "pipe", 0, &e) == 0);
+    CHECK(write(fd[1], raw, 1) == 1);
+    CHECK(linereader_ready(&r) == 1); /* the byte is there to read */
+    CHECK(write(fd[1], raw + 1, n - 1) == (ssize_t)(n - 1));
+    close(fd[1]);
+    CHECK(linereader_next(&r, &s, &len, &e) == 1 && !strcmp(s, "over"));
+    CHECK(linereader_next(&r, &s, &len, &e) == 1 && !strcmp(s, "the pipe"));
+    CHECK(linereader_next(&r, &s, &len, &e) == 0);
+    linereader_free(&r);
+    close(fd[0]);
 }
 
 static void test_reader_fds(void)
@@ -444,6 +531,7 @@ int main(int argc, char **argv)
     test_words();
     test_reader_files();
     test_reader_fds();
+    test_reader_gzip();
     test_textfile();
     test_pipeline_api();
     test_pipeline_model();

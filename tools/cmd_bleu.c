@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data/corpus.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "cmd.h"
@@ -42,90 +43,15 @@ static const char bleu_after[] =
 
 /* ---------------- input ---------------- */
 
-/* A whole file split into lines at '\n' ("a\nb" and "a\nb\n" both have two lines). */
-typedef struct text {
-    const char *name; /* for messages */
-    char *buf;
-    char **line;
-    size_t n;
-} text;
-
-static void text_free(text *t)
+/* Reads path ("-": standard input) through the library's line reader: every line valid UTF-8
+ * without NUL bytes, errors naming file:line, gzip data decompressed. Prints the error and
+ * returns CMD_ERR on failure. */
+static int text_load(textfile *t, const char *path)
 {
-    free(t->buf);
-    free(t->line);
-    t->buf = NULL;
-    t->line = NULL;
-}
-
-/* Reads path ("-": standard input), checks every line is valid UTF-8 without NUL bytes, so that
- * errors name file:line. Prints the error and returns CMD_ERR on failure. */
-static int text_load(text *t, const char *path)
-{
-    memset(t, 0, sizeof *t);
-    int is_stdin = !strcmp(path, "-");
-    t->name = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "nmt bleu: error: %s: %s\n", path, strerror(errno));
-        return CMD_ERR;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int oom = !buf;
-    while (!oom) {
-        if (cap - len < 2) {
-            char *nb = cap < ((size_t)-1) / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!nb) { oom = 1; break; }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int read_err = ferror(f) ? errno : 0;
-    if (!is_stdin && fclose(f) != 0 && !read_err) read_err = errno;
-    if (oom || read_err) {
-        fprintf(stderr, "nmt bleu: error: %s: %s\n", t->name,
-                oom ? "out of memory" : strerror(read_err ? read_err : EIO));
-        free(buf);
-        return CMD_ERR;
-    }
-    buf[len] = '\0';
-    size_t count = 0;
-    for (size_t i = 0; i < len; i++) count += buf[i] == '\n';
-    if (len > 0 && buf[len - 1] != '\n') count++;
-    t->buf = buf;
-    t->line = malloc((count + 1) * sizeof *t->line);
-    if (!t->line) {
-        fprintf(stderr, "nmt bleu: error: %s: out of memory\n", t->name);
-        text_free(t);
-        return CMD_ERR;
-    }
-    char *p = buf, *end = buf + len;
-    for (size_t k = 0; k < count; k++) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        if (memchr(p, '\0', n)) {
-            fprintf(stderr, "nmt bleu: error: %s:%zu: line contains a NUL byte\n", t->name,
-                    k + 1);
-            text_free(t);
-            return CMD_ERR;
-        }
-        long bad = utf8_find_invalid(p, n);
-        if (bad >= 0) {
-            fprintf(stderr, "nmt bleu: error: %s:%zu: invalid UTF-8 at byte %ld of the line\n",
-                    t->name, k + 1, bad + 1);
-            text_free(t);
-            return CMD_ERR;
-        }
-        p[n] = '\0';
-        t->line[k] = p;
-        p += n + 1;
-    }
-    t->n = count;
-    return CMD_OK;
+    nmt_err err;
+    int rc = !strcmp(path, "-") ? textfile_read_fd(t, 0, "<stdin>", &err) : textfile_read(t, path, &err);
+    if (rc) fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+    return rc ? CMD_ERR : CMD_OK;
 }
 
 /* ---------------- options ---------------- */
@@ -274,21 +200,21 @@ static void print_json(const char *name, double score, int width, const char *si
 /* ---------------- the command ---------------- */
 
 /* The hypothesis and reference files, checked to have the same number of lines, at least one. */
-static int load_texts(text *t, const struct args *a)
+static int load_texts(textfile *t, const struct args *a)
 {
     int rc = CMD_OK;
     for (int i = 0; i < a->nfiles && rc == CMD_OK; i++) rc = text_load(&t[i], a->files[i]);
     /* an empty or mismatched standard input is likely a command line in the old order */
     const char *hint = !strcmp(a->files[0], "-") ? " (" ORDER_HINT ")" : "";
     for (int i = 1; i < a->nfiles && rc == CMD_OK; i++) {
-        if (t[i].n != t[0].n) {
-            fprintf(stderr, "nmt bleu: error: %s has %zu lines but %s has %zu%s\n", t[0].name, t[0].n, t[i].name,
-                    t[i].n, hint);
+        if (t[i].nlines != t[0].nlines) {
+            fprintf(stderr, "nmt bleu: error: %s has %ld lines but %s has %ld%s\n", t[0].path, t[0].nlines, t[i].path,
+                    t[i].nlines, hint);
             rc = CMD_ERR;
         }
     }
-    if (rc == CMD_OK && t[0].n == 0) {
-        fprintf(stderr, "nmt bleu: error: %s has no lines to score%s\n", t[0].name, hint);
+    if (rc == CMD_OK && t[0].nlines == 0) {
+        fprintf(stderr, "nmt bleu: error: %s has no lines to score%s\n", t[0].path, hint);
         rc = CMD_ERR;
     }
     return rc;
@@ -360,7 +286,7 @@ int cmd_bleu(int argc, char **argv)
     if (rc != OPT_GO) return rc;
 
     int nfiles = a.nfiles, nrefs = a.nfiles - 1;
-    text *t = calloc((size_t)nfiles, sizeof *t);
+    textfile *t = calloc((size_t)nfiles, sizeof *t);
     const char **refs = calloc((size_t)nrefs, sizeof *refs);
     if (!t || !refs) {
         fprintf(stderr, "nmt bleu: error: out of memory\n");
@@ -374,7 +300,7 @@ int cmd_bleu(int argc, char **argv)
     chrf_signature(g.chrf, sizeof g.chrf, a.bleu.lowercase, nrefs, VERSION);
     bleu_stats bst = {0};
     chrf_stats cst = {0};
-    for (size_t l = 0; rc == CMD_OK && l < t[0].n; l++) {
+    for (long l = 0; rc == CMD_OK && l < t[0].nlines; l++) {
         nmt_err err = {0};
         for (int r = 0; r < nrefs; r++) refs[r] = t[r + 1].line[l];
         if (a.sentence) {
@@ -383,14 +309,14 @@ int cmd_bleu(int argc, char **argv)
         }
         if ((a.do_bleu && bleu_add_sentence(&bst, t[0].line[l], refs, nrefs, &a.bleu, &err)) ||
             (a.do_chrf && chrf_add_sentence(&cst, t[0].line[l], refs, nrefs, a.bleu.lowercase, &err))) {
-            fprintf(stderr, "nmt bleu: error: %s:%zu: %s\n", t[0].name, l + 1, err.msg);
+            fprintf(stderr, "nmt bleu: error: %s:%ld: %s\n", t[0].path, l + 1, err.msg);
             rc = CMD_ERR;
             break;
         }
         if (a.sentence) rc = print_sentence(&a, &g, &bst, &cst);
     }
     if (rc == CMD_OK && !a.sentence) rc = print_corpus(&a, &g, &bst, &cst);
-    for (int i = 0; i < nfiles; i++) text_free(&t[i]);
+    for (int i = 0; i < nfiles; i++) textfile_free(&t[i]);
     free(t);
     free(refs);
     return rc;

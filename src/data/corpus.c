@@ -63,23 +63,21 @@ static void pool_free(pool *p)
     memset(p, 0, sizeof *p);
 }
 
-int textfile_read(textfile *t, const char *path, nmt_err *err)
+/* Every line of the open reader r into t; r is freed. */
+static int read_lines(textfile *t, linereader *r, const char *name, nmt_err *err)
 {
-    memset(t, 0, sizeof *t);
-    linereader r;
-    int rc = linereader_init(&r, path, LINEREADER_UTF8, err);
-    if (rc) return rc;
     pool p = {0};
     char *s;
     size_t n;
-    while ((rc = linereader_next(&r, &s, &n, err)) == 1)
+    int rc;
+    while ((rc = linereader_next(r, &s, &n, err)) == 1)
         if (pool_add(&p, s, n)) {
-            rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", name);
             break;
         }
-    linereader_free(&r);
-    if (!rc && (!(t->line = malloc(sizeof(char *) * (p.n ? p.n : 1))) || !(t->path = strdup(path))))
-        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+    linereader_free(r);
+    if (!rc && (!(t->line = malloc(sizeof(char *) * (p.n ? p.n : 1))) || !(t->path = strdup(name))))
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", name);
     if (rc) {
         pool_free(&p);
         textfile_free(t);
@@ -87,6 +85,22 @@ int textfile_read(textfile *t, const char *path, nmt_err *err)
     }
     pool_to_textfile(&p, t);
     return NMT_OK;
+}
+
+int textfile_read(textfile *t, const char *path, nmt_err *err)
+{
+    memset(t, 0, sizeof *t);
+    linereader r;
+    int rc = linereader_init(&r, path, LINEREADER_UTF8, err);
+    return rc ? rc : read_lines(t, &r, path, err);
+}
+
+int textfile_read_fd(textfile *t, int fd, const char *name, nmt_err *err)
+{
+    memset(t, 0, sizeof *t);
+    linereader r;
+    int rc = linereader_init_fd(&r, fd, name, LINEREADER_UTF8, err);
+    return rc ? rc : read_lines(t, &r, name, err);
 }
 
 void textfile_free(textfile *t)

@@ -19,8 +19,11 @@ typedef struct textfile {
     char **line;        /* [nlines] */
 } textfile;
 
-/* Every line of path (text/linereader.h: no NUL byte, valid UTF-8, a final "\r" dropped). */
+/* Every line of path (text/linereader.h: no NUL byte, valid UTF-8, a final "\r" dropped, gzip
+ * data decompressed). */
 int textfile_read(textfile *t, const char *path, nmt_err *err);
+/* The same from an open descriptor (standard input), named name in messages; fd stays open. */
+int textfile_read_fd(textfile *t, int fd, const char *name, nmt_err *err);
 void textfile_free(textfile *t);
 /* Replaces every line by its text through tp's text stages (raw text Moses-tokenized as the
  * model's data was); nothing to do when tp has none. */

@@ -4,7 +4,9 @@
  * LF files); a last line without a newline still counts. What is not text is an error, never
  * the end of the input: a NUL byte inside a line ("FILE:LINE: NUL byte in line"), a failed read
  * (a directory, EIO, a closed descriptor: "FILE: cannot read: ..."), and with LINEREADER_UTF8
- * invalid UTF-8 ("FILE:LINE: invalid UTF-8 at byte N of the line").
+ * invalid UTF-8 ("FILE:LINE: invalid UTF-8 at byte N of the line"). Input that starts with
+ * gzip's magic bytes (1f 8b, never the start of UTF-8 text) is decompressed on the way, files
+ * and pipes alike, concatenated members included; damaged gzip data is an error naming the file.
  *
  *     linereader r;
  *     char *s;
@@ -32,6 +34,8 @@ typedef struct linereader {
     char *buf;        /* buf[pos..len) is read but not yet returned; one byte spare at the end */
     size_t len, pos, cap;
     long lineno;      /* lines returned so far: the number of the last one */
+    int sniffed;      /* the first bytes were looked at for gzip's magic */
+    struct lr_gzip *gz; /* the decompressor when the input is gzip data, else NULL */
 } linereader;
 
 /* Opens path for reading. */
