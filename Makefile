@@ -72,7 +72,7 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-serve fuzz
+.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-serve fuzz install
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
@@ -150,6 +150,22 @@ $(BUILD)/tests/%_f64: $(BUILD)/tests/%_f64.o $(BUILD)/libnmt_f64.a
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libnmt.a include/nmt.h
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(CORE_LIBS)
+
+# make install PREFIX=DIR (default /usr/local; DESTDIR for staged installs): the program, the three
+# libraries (static and shared), nmt.h, and nmt.pc so that a C program finds them the usual way:
+#   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs nmt)           (shared libnmt)
+#   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs --static nmt)  (and its dependencies)
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd.h)
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(NMT_BIN) $(DESTDIR)$(PREFIX)/bin/nmt
+	install -m 644 $(LIBS_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(BUILD)/libnmt-serve.so $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/nmt.h $(DESTDIR)$(PREFIX)/include/nmt.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(NMT_VERSION)|' \
+	    -e 's|@LIBS_PRIVATE@|-L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -fopenmp $(CORE_LIBS)|' nmt.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nmt.pc
 
 check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
 	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) NMT_EXAMPLES=$(BUILD)/examples sh tests/run.sh $(BUILD) $(RUNFLAGS)

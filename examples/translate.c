@@ -1,5 +1,5 @@
 /* translate.c: embedding nmt in a program: load a model, translate sentences, free everything.
- * Build: cc translate.c -Iinclude libnmt.a -lopenblas -lcjson -lz -lm -fopenmp
+ * Build, after make install: cc translate.c $(pkg-config --cflags --libs nmt)
  * Usage: translate MODEL "tokenized sentence" ... */
 #include <stdio.h>
 
