@@ -56,7 +56,7 @@ SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o) $(WEB_C:.c=.o)
 LIBS_A   := $(BUILD)/libnmt-serve.a $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
 # The fuzz harnesses (fuzz/): one libFuzzer program each under `make fuzz`; the committed inputs
 # are replayed through the same functions by tests/test_fuzz_replay.c in every `make test`.
-FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu
+FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu request
 FUZZ_OBJ := $(patsubst %.c,$(BUILD)/%.o,fuzz/memfile.c $(FUZZ_NAMES:%=fuzz/fuzz_%.c))
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -208,7 +208,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build-fuzz
 FUZZ_CFLAGS  := -O1 -g -std=c11 -D_GNU_SOURCE -fno-math-errno -Wno-unknown-pragmas $(ARCHFLAGS) \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Isrc -I$(BLASINC)
-FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) fuzz/memfile.c)
+# The request harness needs the server's JSON code alone (src/serve/request.c: no libmicrohttpd).
+FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) src/serve/request.c fuzz/memfile.c)
 
 $(FUZZ_DIR)/%.o: %.c | deps
 	@sh scripts/install-deps.sh fuzz

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "eval/aer.h"
 #include "cmd.h"
 #include "viz/draw.h"
@@ -197,31 +198,54 @@ static void warn_missing(const draw_fonts *fonts, const plot_spec *spec)
                 n == 1 ? "" : "s", n == 1 ? "s" : "");
 }
 
-/* out is a PREFIX (format: the files to write) or a FILE with its format's extension (format 0). */
-static int write_outputs(const plot_spec *spec, const char *out, int format, const char *font)
+/* The files --out names: PREFIX.svg, .png and/or .pdf as format asks, or out itself when it
+ * names its format (format 0). Returns how many (up to 3), or -1 for lack of memory; free
+ * path[0..3) either way (unused entries are NULL). */
+static int output_paths(const char *out, int format, char *path[3])
+{
+    size_t n = strlen(out) + 5;
+    int k = 0;
+    path[0] = path[1] = path[2] = NULL;
+    for (int f = DRAW_SVG; f <= DRAW_PDF; f <<= 1) {
+        if (format ? !(format & f) : f != draw_format_of(out)) continue;
+        if (!(path[k] = malloc(n))) return -1;
+        if (format) snprintf(path[k], n, "%s.%s", out, draw_format_name(f));
+        else snprintf(path[k], n, "%s", out);
+        k++;
+    }
+    return k;
+}
+
+/* No output may be an input (a --out that names the model or a corpus would destroy it):
+ * checked before anything is read. */
+static int check_outputs(const char *const in_path[5], char *const path[3], int n)
+{
+    static const char *const in_role[5] = {"the model", "the soft matrices", "the source sentences",
+                                           "the target sentences", "the font"};
+    path_role in[5], out[3];
+    for (int k = 0; k < 5; k++) in[k] = (path_role){in_path[k], in_role[k]};
+    for (int k = 0; k < n; k++) out[k] = (path_role){path[k], "the plot"};
+    nmt_err err;
+    if (!path_check_outputs(in, 5, out, n, &err)) return CMD_OK;
+    fprintf(stderr, "nmt plot: error: %s\n", err.msg);
+    return CMD_ERR;
+}
+
+/* Draws spec into each of path[0..n), printing each name once written. */
+static int write_outputs(const plot_spec *spec, char *const path[3], int n, const char *font)
 {
     nmt_err err;
     draw_fonts *fonts = NULL;
-    if (!font) font = getenv("NMT_FONT");
-    if (font && !*font) font = NULL;
     if (draw_fonts_open(&fonts, font, &err)) {
         fprintf(stderr, "nmt plot: error: %s\n", err.msg);
         return CMD_ERR;
     }
     warn_missing(fonts, spec);
-    size_t n = strlen(out) + 5;
-    char *path = malloc(n);
     int rc = CMD_OK;
-    if (!path) { fprintf(stderr, "nmt plot: error: out of memory\n"); rc = CMD_ERR; }
-    for (int f = DRAW_SVG; !rc && f <= DRAW_PDF; f <<= 1) {
-        if (format && !(format & f)) continue;
-        if (format) snprintf(path, n, "%s.%s", out, draw_format_name(f));
-        else if (f == draw_format_of(out)) snprintf(path, n, "%s", out);
-        else continue;
-        if (plot_write(spec, fonts, path, &err)) { fprintf(stderr, "nmt plot: error: %s\n", err.msg); rc = CMD_ERR; }
-        else printf("%s\n", path);
+    for (int k = 0; !rc && k < n; k++) {
+        if (plot_write(spec, fonts, path[k], &err)) { fprintf(stderr, "nmt plot: error: %s\n", err.msg); rc = CMD_ERR; }
+        else printf("%s\n", path[k]);
     }
-    free(path);
     draw_fonts_free(fonts);
     return rc;
 }
@@ -272,9 +296,15 @@ int cmd_plot(int argc, char **argv)
     format = named ? 0 : format ? format : DRAW_SVG | DRAW_PNG;
     if (eos && matrix) { fprintf(stderr, "nmt plot: --eos needs --model: soft matrices have no EOS row or column\n"); return CMD_USAGE; }
 
-    char *sbuf = NULL, *tbuf = NULL, **sw = NULL, **tw = NULL;
+    if (!font) font = getenv("NMT_FONT");
+    if (font && !*font) font = NULL;
+    char *path[3], *sbuf = NULL, *tbuf = NULL, **sw = NULL, **tw = NULL;
     float *w = NULL;
-    int rc = CMD_ERR, ns = line_words(src, line, &sbuf, &sw), nt = ns < 0 ? -1 : line_words(tgt, line, &tbuf, &tw);
+    int rc = CMD_ERR, npath = output_paths(out, format, path), ns = -1, nt = -1;
+    if (npath < 0) fprintf(stderr, "nmt plot: error: out of memory\n");
+    else if (check_outputs((const char *const[5]){model, matrix, src, tgt, font}, path, npath) == CMD_OK)
+        ns = line_words(src, line, &sbuf, &sw);
+    if (ns > 0) nt = line_words(tgt, line, &tbuf, &tw);
     int rows = nt, cols = ns, stride = ns;
     if (nt < 0) goto done;
     if (model ? from_model(model, sw, ns, tw, nt, eos, &w, &rows, &cols, &stride)
@@ -289,11 +319,12 @@ int cmd_plot(int argc, char **argv)
         for (int r = 0; r < rows; r++) rl[r] = r < nt && !(eos && r == rows - 1) ? tw[r] : "</s>";
         for (int c = 0; c < cols; c++) cl[c] = c < ns && !(eos && c == cols - 1) ? sw[c] : "</s>";
         plot_spec spec = {rows, cols, rl, cl, w, stride, title, (int)cell};
-        rc = write_outputs(&spec, out, format, font);
+        rc = write_outputs(&spec, path, npath, font);
     }
     free(rl);
     free(cl);
 done:
+    for (int k = 0; k < 3; k++) free(path[k]);
     free(w);
     free(sbuf);
     free(tbuf);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "eval/bleu.h"
 #include "viz/chart.h"
 #include "cmd.h"
@@ -254,44 +255,76 @@ static void print_figure2(const report *r, const char *const *labels)
     putchar('\n');
 }
 
+/* The files --out PREFIX names, in the order they are written: PREFIX.tsv, .svg, .png. 0, or
+ * -1 for lack of memory; free the three either way. */
+static int figure_paths(const char *prefix, char *path[3])
+{
+    static const char *const ext[3] = {"tsv", "svg", "png"};
+    size_t n = strlen(prefix) + 5;
+    int rc = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!(path[k] = malloc(n))) rc = -1;
+        else snprintf(path[k], n, "%s.%s", prefix, ext[k]);
+    }
+    return rc;
+}
+
 /* PREFIX.tsv, PREFIX.svg and PREFIX.png. fonts NULL (none found): the TSV is written all the
  * same, and the drawings refused after it with font_msg. */
 static int write_figure(const report *r, const struct args *a, const char *const *labels, const draw_fonts *fonts,
                         const char *font_msg)
 {
     nmt_err err;
-    size_t n = strlen(a->out) + 5;
-    char *tsv = malloc(n), *svg = malloc(n), *png = malloc(n);
+    char *path[3]; /* tsv, svg, png */
     report_figure fig;
     int rc = CMD_OK, have_fig = 0;
-    if (!tsv || !svg || !png) { rc = runtime_error("out of memory"); goto done; }
-    snprintf(tsv, n, "%s.tsv", a->out);
-    snprintf(svg, n, "%s.svg", a->out);
-    snprintf(png, n, "%s.png", a->out);
-    if (report_write_tsv(r, labels, tsv, &err)) { rc = runtime_error("%s", err.msg); goto done; }
+    if (figure_paths(a->out, path)) { rc = runtime_error("out of memory"); goto done; }
+    if (report_write_tsv(r, labels, path[0], &err)) { rc = runtime_error("%s", err.msg); goto done; }
     if (!fonts) {
-        printf("Figure 2: %s\n", tsv);
-        rc = runtime_error("%s, %s: not written: %s (--font FILE names a font file)", svg, png, font_msg);
+        printf("Figure 2: %s\n", path[0]);
+        rc = runtime_error("%s, %s: not written: %s (--font FILE names a font file)", path[1], path[2], font_msg);
         goto done;
     }
     if (report_figure_make(&fig, r, labels, a->title, &err)) { rc = runtime_error("%s", err.msg); goto done; }
     have_fig = 1;
-    if (chart_write(&fig.spec, fonts, svg, &err)) {
-        printf("Figure 2: %s\n", tsv);
+    if (chart_write(&fig.spec, fonts, path[1], &err)) {
+        printf("Figure 2: %s\n", path[0]);
         rc = runtime_error("%s", err.msg);
         goto done;
     }
-    if (chart_write(&fig.spec, fonts, png, &err)) {
-        printf("Figure 2: %s, %s\n", tsv, svg);
+    if (chart_write(&fig.spec, fonts, path[2], &err)) {
+        printf("Figure 2: %s, %s\n", path[0], path[1]);
         rc = runtime_error("%s", err.msg);
         goto done;
     }
-    printf("Figure 2: %s, %s, %s\n", tsv, svg, png);
+    printf("Figure 2: %s, %s, %s\n", path[0], path[1], path[2]);
 done:
     if (have_fig) report_figure_free(&fig);
-    free(tsv);
-    free(svg);
-    free(png);
+    for (int k = 0; k < 3; k++) free(path[k]);
+    return rc;
+}
+
+/* No output may be an input: --out PREFIX.tsv over a --hyp file would destroy a system's
+ * output. Checked before anything is read or written. */
+static int check_outputs(const struct args *a)
+{
+    path_role in[8 + 2 * MAX_SYSTEMS], out[3];
+    int nin = 0;
+    in[nin++] = (path_role){a->src, "the source sentences"};
+    in[nin++] = (path_role){a->ref, "the reference"};
+    in[nin++] = (path_role){a->unk_vocab, "the --unk-vocab model"};
+    in[nin++] = (path_role){a->src_vocab, "the source vocabulary"};
+    in[nin++] = (path_role){a->tgt_vocab, "the target vocabulary"};
+    in[nin++] = (path_role){a->font ? a->font : getenv("NMT_FONT"), "the font"};
+    for (int s = 0; s < a->nhyp; s++) in[nin++] = (path_role){a->hyp[s], "a --hyp file"};
+    for (int s = 0; s < a->nnounk; s++) in[nin++] = (path_role){a->nounk[s], "a --hyp-nounk file"};
+    char *path[3];
+    nmt_err err;
+    int rc = figure_paths(a->out, path) ? runtime_error("out of memory") : CMD_OK;
+    static const char *const role[3] = {"the figure's TSV", "the figure's SVG", "the figure's PNG"};
+    for (int k = 0; k < 3; k++) out[k] = (path_role){path[k], role[k]};
+    if (!rc && path_check_outputs(in, nin, out, 3, &err)) rc = runtime_error("%s", err.msg);
+    for (int k = 0; k < 3; k++) free(path[k]);
     return rc;
 }
 
@@ -340,7 +373,8 @@ int cmd_report(int argc, char **argv)
     draw_fonts *fonts = NULL;
     nmt_err err;
 
-    rc = read_text(&src, a.src);
+    rc = a.out ? check_outputs(&a) : CMD_OK;
+    if (!rc) rc = read_text(&src, a.src);
     if (!rc) rc = read_text(&ref, a.ref);
     if (!rc && src.nlines == 0) rc = runtime_error("%s (--src) has no lines", a.src);
     if (!rc) rc = same_lines(&ref, "--ref", &src);

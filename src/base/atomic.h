@@ -1,7 +1,7 @@
 /* atomic.h: replacing a file all at once. Writers get a temporary beside the target
  * (TARGET.tmp.PID); commit syncs it, renames it over the target and syncs the directory, so a
  * reader sees the old file or the new one, never a part. Used for model files, checkpoints, the
- * lexicon and training logs; any other writer of whole files (plots, reports) can use it too. */
+ * lexicon, training logs, plots and the report's figure files (TSV, SVG, PNG, PDF). */
 #ifndef NMT_ATOMIC_H
 #define NMT_ATOMIC_H
 

@@ -1,13 +1,13 @@
 /* report.c: the numbers of Table 1 and Figure 2 (report.h), the plain vocabulary reader, the TSV
  * and the figure's chart spec. Each sentence's BLEU statistics are summed into every subset it
  * belongs to (all, No UNK, its bucket): they add up, so a subset scores as it would alone. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/corpus.h"
+#include "base/atomic.h"
 #include "base/err.h"
+#include "data/corpus.h"
 #include "eval/report.h"
 #include "text/unicode.h"
 
@@ -280,8 +280,11 @@ int report_write_tsv(const report *r, const char *const *labels, const char *pat
     for (int s = 0; s < r->nsys; s++)
         if (strpbrk(labels[s], "\t\r\n"))
             return nmt_fail(err, NMT_ERR_ARG, "%s: label '%s' holds a tab or a line break", path, labels[s]);
-    FILE *f = fopen(path, "wb");
-    if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    /* through a temporary: a write that fails half way leaves the old table, not a cut one */
+    atomic_file af;
+    int rc = atomic_open(&af, path, err);
+    if (rc) return rc;
+    FILE *f = af.fp;
     fputs("bucket\tsentences", f);
     for (int s = 0; s < r->nsys; s++) fprintf(f, "\t%s", labels[s]);
     fputc('\n', f);
@@ -293,13 +296,7 @@ int report_write_tsv(const report *r, const char *const *labels, const char *pat
         for (int s = 0; s < r->nsys; s++) fprintf(f, "\t%.4f", r->bucket_bleu[(size_t)b * r->nsys + s]);
         fputc('\n', f);
     }
-    int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
-        remove(path);
-        return nmt_fail(err, NMT_ERR_IO, "%s: write error", path);
-    }
-    return NMT_OK;
+    return atomic_commit(&af, err);
 }
 
 void report_figure_free(report_figure *fig)

@@ -81,7 +81,8 @@ void report_free(report *r);
 void report_bucket_label(char *buf, size_t size, int k);
 
 /* PREFIX.tsv: a header "bucket<TAB>sentences<TAB>label..." then one row per non-empty bucket
- * (label as report_bucket_label, BLEU with 4 decimals). Labels must hold no tab or newline. */
+ * (label as report_bucket_label, BLEU with 4 decimals). Labels must hold no tab or newline. The
+ * file is replaced whole (base/atomic.h): after an error an existing one is as it was. */
 int report_write_tsv(const report *r, const char *const *labels, const char *path, nmt_err *err);
 
 /* Figure 2 as a chart_spec: one series per system over the non-empty buckets, each point at its

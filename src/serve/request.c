@@ -18,6 +18,10 @@ static int refuse(int status, char *msg, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, cap, fmt, ap);
     va_end(ap);
+    /* A message cut to fit can end inside a character (a long field name of accented letters):
+     * drop the partial character, so that the message stays UTF-8. */
+    long bad = cap ? utf8_find_invalid(msg, strlen(msg)) : -1;
+    if (bad >= 0) msg[bad] = 0;
     return status;
 }
 
@@ -227,12 +231,32 @@ char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt)
     return s;
 }
 
+/* s with every byte that is not part of a valid UTF-8 character replaced by U+FFFD (JSON text
+ * must be UTF-8; the server's messages quote URLs and headers as they came), malloc'd or NULL. */
+static char *valid_utf8(const char *s)
+{
+    size_t n = strlen(s), o = 0;
+    char *out = malloc(3 * n + 1);
+    for (size_t i = 0; out && i < n;) {
+        uint32_t cp;
+        int k = (unsigned char)s[i] < 0x80 ? 1 : utf8_decode(s + i, n - i, &cp);
+        if (k < 0) { memcpy(out + o, "\xEF\xBF\xBD", 3); o += 3; i++; continue; }
+        memcpy(out + o, s + i, (size_t)k);
+        o += (size_t)k;
+        i += (size_t)k;
+    }
+    if (out) out[o] = 0;
+    return out;
+}
+
 char *req_error_json(int status, const char *msg)
 {
+    char *text = valid_utf8(msg);
     cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
     cJSON_AddNumberToObject(e, "status", status);
-    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddStringToObject(e, "message", text ? text : "out of memory");
     char *s = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
+    free(text);
     return s;
 }

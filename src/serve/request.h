@@ -36,7 +36,8 @@ void req_free(serve_req *r);
 /* The response to r: {"translations": [...]} (see docs/SERVE.md), malloc'd, or NULL when out
  * of memory. tgt is the model's target pipeline (joining, detokenizing). */
 char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt);
-/* {"error": {"status": status, "message": msg}}, malloc'd, or NULL. */
+/* {"error": {"status": status, "message": msg}}, malloc'd, or NULL; bytes of msg that are not
+ * UTF-8 become U+FFFD. */
 char *req_error_json(int status, const char *msg);
 
 #endif

@@ -1,7 +1,8 @@
 /* canvas.c: cairo surfaces for SVG, PNG and PDF behind one drawing interface (canvas.h). PDF goes
  * straight to the file; PNG is drawn into an RGB image and encoded by cairo at the end; SVG is
  * held in a memory stream until the end, when it is copied to the file with the <title> and the
- * text layer (kept in a second memory stream) put into it. */
+ * text layer (kept in a second memory stream) put into it. "The file" is a temporary beside the
+ * target (base/atomic.h), renamed over it only when everything was written. */
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/atomic.h"
 #include "base/err.h"
 #include "text/unicode.h"
 #include "viz/canvas.h"
@@ -26,7 +28,7 @@ struct canvas {
     int format;               /* enum draw_format */
     int width, height;
     char *path, *title;
-    FILE *f;
+    atomic_file out;          /* the temporary: a failed or abandoned drawing never touches path */
     int write_errno;          /* the first failed write's errno, 0 if none */
     int oom;                  /* memory ran out: the drawing is incomplete */
     cairo_surface_t *surface;
@@ -100,7 +102,7 @@ static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned
 {
     canvas *c = closure;
     if (c->write_errno) return CAIRO_STATUS_WRITE_ERROR;
-    if (fwrite(data, 1, n, c->f) != n) {
+    if (fwrite(data, 1, n, c->out.fp) != n) {
         c->write_errno = errno ? errno : EIO;
         return CAIRO_STATUS_WRITE_ERROR;
     }
@@ -147,10 +149,8 @@ int canvas_open(canvas **out, const char *path, int width, int height, const dra
     c->width = width;
     c->height = height;
     c->fonts = fonts;
-    if (!(c->f = fopen(path, "wb"))) {
-        int rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-        free(c->path);
-        c->path = NULL; /* nothing was created: nothing to remove */
+    int rc = atomic_open(&c->out, path, err);
+    if (rc) {
         canvas_discard(c);
         return rc;
     }
@@ -162,7 +162,7 @@ int canvas_open(canvas **out, const char *path, int width, int height, const dra
     c->surface = make_surface(c);
     c->cr = cairo_create(c->surface);
     if (cairo_status(c->cr) != CAIRO_STATUS_SUCCESS) {
-        int rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: cairo: %s", path, cairo_status_to_string(cairo_status(c->cr)));
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: cairo: %s", path, cairo_status_to_string(cairo_status(c->cr)));
         canvas_discard(c);
         return rc;
     }
@@ -188,8 +188,7 @@ void canvas_discard(canvas *c)
     if (c->ctx) g_object_unref(c->ctx);
     memfile_close(&c->svg);
     memfile_close(&c->layer);
-    if (c->f) fclose(c->f);
-    if (c->path) remove(c->path);
+    atomic_abort(&c->out); /* the temporary goes; the target, if any, is as it was */
     free(c->path);
     free(c->title);
     free(c->svg.p);
@@ -201,27 +200,28 @@ void canvas_discard(canvas *c)
  * layer last; write errors show in the file's error flag. */
 static void write_svg(canvas *c)
 {
+    FILE *f = c->out.fp;
     if (memfile_close(&c->svg) || memfile_close(&c->layer)) { c->oom = 1; return; }
     const char *d = c->svg.p, *open = strstr(d, "<svg"); /* a memory stream's text ends in a NUL */
     const char *start = open ? strchr(open, '>') : NULL, *end = NULL;
     for (const char *p = start; p && (p = strstr(p, "</svg>")); p++) end = p;
     if (!start || !end) { /* not what cairo writes: leave it as it is */
-        fwrite(d, 1, c->svg.n, c->f);
+        fwrite(d, 1, c->svg.n, f);
         return;
     }
-    fwrite(d, 1, (size_t)(start + 1 - d), c->f);
+    fwrite(d, 1, (size_t)(start + 1 - d), f);
     if (c->title) {
-        fputs("\n<title>", c->f);
-        c->oom |= put_xml(c->f, c->title);
-        fputs("</title>", c->f);
+        fputs("\n<title>", f);
+        c->oom |= put_xml(f, c->title);
+        fputs("</title>", f);
     }
-    fwrite(start + 1, 1, (size_t)(end - start - 1), c->f);
-    fputs("<g class=\"text-layer\" fill=\"#000000\" fill-opacity=\"0\" font-family=\"", c->f);
-    c->oom |= put_xml(c->f, draw_fonts_family(c->fonts));
-    fputs("\">\n", c->f);
-    fwrite(c->layer.p, 1, c->layer.n, c->f);
-    fputs("</g>\n", c->f);
-    fwrite(end, 1, c->svg.n - (size_t)(end - d), c->f);
+    fwrite(start + 1, 1, (size_t)(end - start - 1), f);
+    fputs("<g class=\"text-layer\" fill=\"#000000\" fill-opacity=\"0\" font-family=\"", f);
+    c->oom |= put_xml(f, draw_fonts_family(c->fonts));
+    fputs("\">\n", f);
+    fwrite(c->layer.p, 1, c->layer.n, f);
+    fputs("</g>\n", f);
+    fwrite(end, 1, c->svg.n - (size_t)(end - d), f);
 }
 
 int canvas_close(canvas *c, nmt_err *err)
@@ -242,15 +242,9 @@ int canvas_close(canvas *c, nmt_err *err)
     if (c->oom || st == CAIRO_STATUS_NO_MEMORY) rc = nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", c->path);
     else if (c->write_errno) rc = nmt_fail(err, NMT_ERR_IO, "%s: write error: %s", c->path, strerror(c->write_errno));
     else if (st != CAIRO_STATUS_SUCCESS) rc = nmt_fail(err, NMT_ERR_IO, "%s: cairo: %s", c->path, cairo_status_to_string(st));
-    int bad = ferror(c->f);
-    if (fclose(c->f) != 0 || bad) {
-        if (!rc) rc = nmt_fail(err, NMT_ERR_IO, "%s: write error: %s", c->path, strerror(errno));
-    }
-    c->f = NULL;
-    if (!rc) { /* keep the file */
-        free(c->path);
-        c->path = NULL;
-    }
+    /* the commit checks the stream's own writes (the SVG copy) and renames the temporary over
+     * the target; after an error above, the discard below removes the temporary instead */
+    if (!rc) rc = atomic_commit(&c->out, err);
     canvas_discard(c);
     return rc;
 }

@@ -21,16 +21,17 @@
 
 typedef struct canvas canvas;
 
-/* Creates path (any error there is reported now, as NMT_ERR_IO naming it) and a width x height
- * drawing for it, painted white, in the format of its extension (NMT_ERR_ARG for another one).
- * title (may be NULL) becomes the SVG's <title> and the PDF's title. fonts must outlive the
- * canvas. */
+/* Creates the temporary that will become path (base/atomic.h; any error there is reported now,
+ * as NMT_ERR_IO naming path) and a width x height drawing for it, painted white, in the format
+ * of its extension (NMT_ERR_ARG for another one). title (may be NULL) becomes the SVG's <title>
+ * and the PDF's title. fonts must outlive the canvas. */
 int canvas_open(canvas **out, const char *path, int width, int height, const draw_fonts *fonts, const char *title,
                 nmt_err *err);
 cairo_t *canvas_cairo(canvas *c);
-/* Ends the drawing and writes the file: NMT_OK, or an error with the file removed. Frees c. */
+/* Ends the drawing, writes the temporary and renames it over path: NMT_OK, or an error with the
+ * temporary removed and an existing path left as it was. Frees c. */
 int canvas_close(canvas *c, nmt_err *err);
-/* Gives up: frees c and removes its file. NULL is allowed. */
+/* Gives up: frees c and removes its temporary (path is not touched). NULL is allowed. */
 void canvas_discard(canvas *c);
 
 /* Sets the source colour from 0xRRGGBB. */

@@ -91,7 +91,7 @@ int chart_series_runs(const chart_spec *s, int k);
 
 /* Writes the chart to path as SVG, PNG (8-bit RGB) or PDF, by the name's extension (draw.h):
  * grid, frame and ticks, each series' line runs, then every marker (no line hides a marker),
- * the legend, the text. */
+ * the legend, the text. path is replaced whole: on any error an existing one is left as it was. */
 int chart_write(const chart_spec *s, const draw_fonts *fonts, const char *path, nmt_err *err);
 
 #endif

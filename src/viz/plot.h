@@ -53,7 +53,8 @@ void plot_layout_free(plot_layout *l);
 /* The grey level of a weight: 0 -> 0 (black), 1 -> 255 (white), clamped into [0, 1]. */
 uint8_t plot_grey(float w);
 
-/* Writes the plot to path as SVG, PNG (8-bit RGB) or PDF, by the name's extension (draw.h). */
+/* Writes the plot to path as SVG, PNG (8-bit RGB) or PDF, by the name's extension (draw.h),
+ * replacing it whole: on any error an existing path is left as it was. */
 int plot_write(const plot_spec *s, const draw_fonts *fonts, const char *path, nmt_err *err);
 
 /* Splits a tokenized sentence into its words as the model reads them (separated by spaces, tabs,

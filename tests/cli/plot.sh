@@ -4,7 +4,8 @@
 # a Python reader written here (signature, chunk CRCs, IHDR, inflate, filters), then compared:
 # labels equal the words of the input, the SVG cells' greys equal round(255 x weight) of
 # `nmt align --soft`, and the PNG pixels equal the SVG cells. PDFs are checked for header, one
-# page and size. Then odd tokens, an 80-word pair, EOS, --matrix, formats, and every error exit.
+# page and size. Then odd tokens, an 80-word pair, EOS, --matrix, formats, every error exit,
+# outputs that are inputs, and writes that fail half way.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
@@ -271,6 +272,27 @@ expect_fail "small cell" 2 "--cell 3: out of range" $P --model "$T/m.nmt" --cell
 expect_fail "missing font" 1 "nofont.ttf" $P --model "$T/m.nmt" --font "$T/nofont.ttf"
 expect_fail "not a font" 1 "v.en: not a font file" $P --model "$T/m.nmt" --font "$T/v.en"
 expect_fail "unwritable" 1 "nodir/x.svg" "$NMT_BIN" plot --model "$T/m.nmt" --src "$T/v.en" --tgt "$T/v.fr" --out "$T/nodir/x"
+
+# ---- outputs: never an input, and replaced whole
+cp "$T/v.en" "$T/src.svg"
+expect_fail "--out PREFIX.svg = the source" 1 "src.svg is both the source sentences \(read\) and the plot \(written\)" \
+    "$NMT_BIN" plot --model "$T/m.nmt" --src "$T/src.svg" --tgt "$T/v.fr" --out "$T/src"
+cmp -s "$T/src.svg" "$T/v.en" && [ ! -e "$T/src.png" ] && ok || bad "plot overwrote its source, or wrote a refused plot"
+cp "$T/m.nmt" "$T/m2.nmt"; ln -s "$T/m2.nmt" "$T/model.pdf"
+expect_fail "--out FILE.pdf = a link to the model" 1 "model.pdf is both the model \(read\) and the plot" \
+    "$NMT_BIN" plot --model "$T/m2.nmt" --src "$T/v.en" --tgt "$T/v.fr" --out "$T/model.pdf"
+cmp -s "$T/m2.nmt" "$T/m.nmt" && ok || bad "plot overwrote its model through a link"
+# A write that fails half way (a full disk; here a file-size limit of 1 KiB, well under each
+# file) leaves the previous plot as it was and no temporary, in each format's own write path
+# (SVG copied from memory, PNG encoded at the end, PDF streamed while drawn).
+limited() { sh -c "trap '' XFSZ; ulimit -f 2; exec \"\$@\" > /dev/null" limited "$@"; }
+for f in svg png pdf; do
+    cp "$T/all.$f" "$T/keep.$f"
+    expect_fail "a $f write that fails" 1 "all\.$f: .*File too large" \
+        limited "$NMT_BIN" plot --model "$T/m.nmt" --src "$T/v.en" --tgt "$T/v.fr" --out "$T/all" --format $f --title "$f"
+    cmp -s "$T/all.$f" "$T/keep.$f" && ok || bad "a failed $f write left $(wc -c < "$T/all.$f") bytes over the old plot"
+done
+[ -z "$(ls "$T" | grep '\.tmp\.')" ] && ok || bad "a failed write left a temporary: $(ls "$T" | grep '\.tmp\.')"
 
 # valgrind: no leak and no invalid access while drawing all three formats. fontconfig loses a few
 # hundred bytes loading its default configuration, on the thread pango starts for it: not ours.

@@ -2,7 +2,8 @@
 # report.sh: `nmt report` on Multi30k with shared/data/bleu hypotheses as systems: scores against
 # `nmt bleu` on the same lines (all, No UNK, each bucket), TSV counts against awk, SVG via xml.etree
 # (each system's line runs and markers in its colour, the text layer), PNG signature/IHDR/data,
-# No UNK from a model and from vocabulary files, then the error cases.
+# No UNK from a model and from vocabulary files, then the error cases, outputs that are inputs,
+# and writes that fail half way.
 . tests/cli/lib.sh
 B=$NMT_SHARED/data/bleu
 M=$NMT_SHARED/data/multi30k
@@ -235,6 +236,30 @@ expect_fail "repeated vocabulary word" 1 "dup.vocab:3: 'a' repeated \(first at l
     --hyp "$HA" --src-vocab-file "$T/dup.vocab" --tgt-vocab-file "$T/tv"
 expect_fail "unwritable output" 1 "$T/no/dir/x.tsv" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/no/dir/x"
 expect_fail "bad font" 1 "--font" $R --src "$SRC" --ref "$REF" --hyp "$HA" --out "$T/f" --font "$T/sv"
+
+# ---------------------------------------------------------------- outputs: never an input, replaced whole
+cp "$HA" "$T/sys.tsv"
+expect_fail "--out PREFIX.tsv = a --hyp file" 1 "sys.tsv is both a --hyp file \(read\) and the figure's TSV \(written\)" \
+    $R --src "$SRC" --ref "$REF" --hyp "$T/sys.tsv" --out "$T/sys"
+cmp -s "$T/sys.tsv" "$HA" && ok || bad "report overwrote its --hyp file"
+[ ! -e "$T/sys.svg" ] && ok || bad "a refused report wrote its figure"
+cp "$REF" "$T/ref.fr"; ln -s "$T/ref.fr" "$T/lnk.png" # a copy: a broken build must not write into shared data
+expect_fail "--out PREFIX.png = a link to the reference" 1 "lnk.png is both the reference \(read\) and the figure's PNG" \
+    $R --src "$SRC" --ref "$T/ref.fr" --hyp "$HA" --out "$T/lnk"
+cmp -s "$T/ref.fr" "$REF" && [ ! -e "$T/lnk.tsv" ] && ok || bad "a refused report wrote through the link"
+# A write that fails half way (a full disk; here a file-size limit of 1 KiB) leaves the previous
+# files as they were and no temporary: first the TSV (labels long enough to pass the limit), then
+# the SVG (the TSV, small, is written, identical to the old one).
+for f in tsv svg png; do cp "$T/r.$f" "$T/keep.$f"; done
+long=$(awk 'BEGIN { for (i = 0; i < 600; i++) printf "x" }')
+limited() { sh -c "trap '' XFSZ; ulimit -f 2; exec \"\$@\" > /dev/null" limited "$@"; }
+expect_fail "a TSV write that fails" 1 "r\.tsv: .*File too large" \
+    limited "$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels "A$long,B$long" --out "$T/r"
+cmp -s "$T/r.tsv" "$T/keep.tsv" && ok || bad "a failed TSV write changed r.tsv ($(wc -c < "$T/r.tsv") bytes)"
+expect_fail "an SVG write that fails" 1 "r\.svg: .*File too large" \
+    limited "$NMT_BIN" report --src "$SRC" --ref "$REF" --hyp "$HA" --hyp "$HB" --labels 'Sys A,Sys B' --out "$T/r"
+for f in tsv svg png; do cmp -s "$T/r.$f" "$T/keep.$f" && ok || bad "a failed write changed r.$f ($(wc -c < "$T/r.$f") bytes)"; done
+[ -z "$(ls "$T" | grep '\.tmp\.')" ] && ok || bad "a failed write left a temporary: $(ls "$T" | grep '\.tmp\.')"
 "$NMT_BIN" report --help > "$T/help" 2>&1 && grep -q "^Usage: nmt report" "$T/help" && ok || bad "--help"
 
 finish report
