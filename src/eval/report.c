@@ -176,6 +176,101 @@ static int add_line(bleu_stats *st, const char *hyp, const char *ref, const bleu
     return NMT_OK;
 }
 
+/* The per-system sums of BLEU statistics: all sentences, the No-UNK subset, per length bucket
+ * ([bucket * nsys + system]); len[i] is sentence i's source length in words. */
+typedef struct report_sums { int *len; bleu_stats *all, *nounk, *bucket; } report_sums;
+
+static void sums_free(report_sums *m)
+{
+    free(m->len);
+    free(m->all);
+    free(m->nounk);
+    free(m->bucket);
+}
+
+/* The references' UTF-8 first, so that a bad one is named as such and not through a hypothesis. */
+static int check_refs(const report_input *in, nmt_err *err)
+{
+    for (long i = 0; i < in->n; i++) {
+        long bad = utf8_find_invalid(in->ref[i], strlen(in->ref[i]));
+        if (bad >= 0)
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: invalid UTF-8 at byte %ld of the line",
+                            in->ref_name ? in->ref_name : "references", i + 1, bad + 1);
+    }
+    return NMT_OK;
+}
+
+/* Source lengths, the buckets and their counts, and which sentences are free of unknown words;
+ * -1 when out of memory. */
+static int report_layout(report *r, report_sums *m, const report_input *in)
+{
+    long n = in->n;
+    int ns = in->nsys;
+    for (long i = 0; i < n; i++) {
+        m->len[i] = count_tokens(in->src[i]);
+        if (m->len[i] > r->max_words) r->max_words = m->len[i];
+    }
+    r->nbuckets = report_bucket_of(r->max_words) + 1;
+    r->bucket_n = calloc((size_t)r->nbuckets, sizeof *r->bucket_n);
+    r->bucket_bleu = calloc((size_t)r->nbuckets * (size_t)ns, sizeof *r->bucket_bleu);
+    m->bucket = calloc((size_t)r->nbuckets * (size_t)ns, sizeof *m->bucket);
+    if (!r->bucket_n || !r->bucket_bleu || !m->bucket) return -1;
+    for (long i = 0; i < n; i++) r->bucket_n[report_bucket_of(m->len[i])]++;
+    if (!in->src_vocab) return 0;
+    r->has_nounk = 1;
+    r->known = malloc((size_t)n);
+    r->bleu_nounk = calloc((size_t)ns, sizeof *r->bleu_nounk);
+    if (!r->known || !r->bleu_nounk) return -1;
+    for (long i = 0; i < n; i++) {
+        int us = report_has_unknown(in->src[i], in->src_vocab), ur = report_has_unknown(in->ref[i], in->tgt_vocab);
+        r->n_unk_src += us;
+        r->n_unk_ref += ur;
+        r->known[i] = !us && !ur;
+        r->n_known += r->known[i];
+    }
+    return 0;
+}
+
+/* System s's statistics into the sums: every sentence, its bucket, and on the No-UNK subset its
+ * No-UNK hypotheses where given (else the same ones). */
+static int count_system(const report *r, report_sums *m, const report_input *in, int s, nmt_err *err)
+{
+    const report_system *sy = &in->sys[s];
+    int ns = in->nsys, rc;
+    for (long i = 0; i < in->n; i++) {
+        bleu_stats st = {0};
+        if ((rc = add_line(&st, sy->hyp[i], in->ref[i], &in->bleu, sy->hyp_name, i, err))) return rc;
+        stats_add(&m->all[s], &st);
+        stats_add(&m->bucket[(size_t)report_bucket_of(m->len[i]) * ns + s], &st);
+        if (!r->known || !r->known[i]) continue;
+        if (sy->hyp_nounk) {
+            st = (bleu_stats){0};
+            if ((rc = add_line(&st, sy->hyp_nounk[i], in->ref[i], &in->bleu, sy->nounk_name, i, err))) return rc;
+        }
+        stats_add(&m->nounk[s], &st);
+    }
+    return NMT_OK;
+}
+
+/* System s's scores from its sums. */
+static int score_system(report *r, const report_sums *m, const report_input *in, int s, nmt_err *err)
+{
+    int ns = in->nsys, rc;
+    bleu_score sc;
+    if ((rc = bleu_compute(&sc, &m->all[s], &in->bleu, err))) return rc;
+    r->bleu_all[s] = sc.score;
+    if (r->has_nounk && r->n_known > 0) {
+        if ((rc = bleu_compute(&sc, &m->nounk[s], &in->bleu, err))) return rc;
+        r->bleu_nounk[s] = sc.score;
+    }
+    for (int b = 0; b < r->nbuckets; b++) {
+        if (!r->bucket_n[b]) continue;
+        if ((rc = bleu_compute(&sc, &m->bucket[(size_t)b * ns + s], &in->bleu, err))) return rc;
+        r->bucket_bleu[(size_t)b * ns + s] = sc.score;
+    }
+    return NMT_OK;
+}
+
 int report_compute(report *out, const report_input *in, nmt_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -183,89 +278,18 @@ int report_compute(report *out, const report_input *in, nmt_err *err)
     if (rc) return rc;
     report *r = out;
     int ns = in->nsys;
-    long n = in->n;
     r->nsys = ns;
-    r->n = n;
-    int *len = malloc(sizeof *len * (size_t)n);
-    bleu_stats *all = calloc((size_t)ns, sizeof *all), *nounk = calloc((size_t)ns, sizeof *nounk), *bucket = NULL;
+    r->n = in->n;
+    report_sums m = {malloc(sizeof *m.len * (size_t)in->n), calloc((size_t)ns, sizeof *m.all),
+                     calloc((size_t)ns, sizeof *m.nounk), NULL};
     r->bleu_all = calloc((size_t)ns, sizeof *r->bleu_all);
-    if (!len || !all || !nounk || !r->bleu_all) goto oom;
-    /* references first, so that a bad one is named as such and not through a hypothesis */
-    for (long i = 0; i < n; i++) {
-        long bad = utf8_find_invalid(in->ref[i], strlen(in->ref[i]));
-        if (bad >= 0) {
-            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: invalid UTF-8 at byte %ld of the line",
-                          in->ref_name ? in->ref_name : "references", i + 1, bad + 1);
-            goto fail;
-        }
-    }
-    for (long i = 0; i < n; i++) {
-        len[i] = count_tokens(in->src[i]);
-        if (len[i] > r->max_words) r->max_words = len[i];
-    }
-    r->nbuckets = report_bucket_of(r->max_words) + 1;
-    r->bucket_n = calloc((size_t)r->nbuckets, sizeof *r->bucket_n);
-    r->bucket_bleu = calloc((size_t)r->nbuckets * (size_t)ns, sizeof *r->bucket_bleu);
-    bucket = calloc((size_t)r->nbuckets * (size_t)ns, sizeof *bucket);
-    if (!r->bucket_n || !r->bucket_bleu || !bucket) goto oom;
-    for (long i = 0; i < n; i++) r->bucket_n[report_bucket_of(len[i])]++;
-
-    if (in->src_vocab) {
-        r->has_nounk = 1;
-        r->known = malloc((size_t)n);
-        r->bleu_nounk = calloc((size_t)ns, sizeof *r->bleu_nounk);
-        if (!r->known || !r->bleu_nounk) goto oom;
-        for (long i = 0; i < n; i++) {
-            int us = report_has_unknown(in->src[i], in->src_vocab), ur = report_has_unknown(in->ref[i], in->tgt_vocab);
-            r->n_unk_src += us;
-            r->n_unk_ref += ur;
-            r->known[i] = !us && !ur;
-            r->n_known += r->known[i];
-        }
-    }
-
-    for (int s = 0; s < ns; s++) {
-        const report_system *sy = &in->sys[s];
-        for (long i = 0; i < n; i++) {
-            bleu_stats st = {0};
-            if ((rc = add_line(&st, sy->hyp[i], in->ref[i], &in->bleu, sy->hyp_name, i, err))) goto fail;
-            stats_add(&all[s], &st);
-            stats_add(&bucket[(size_t)report_bucket_of(len[i]) * ns + s], &st);
-            if (!r->known || !r->known[i]) continue;
-            if (sy->hyp_nounk) {
-                st = (bleu_stats){0};
-                if ((rc = add_line(&st, sy->hyp_nounk[i], in->ref[i], &in->bleu, sy->nounk_name, i, err))) goto fail;
-            }
-            stats_add(&nounk[s], &st);
-        }
-    }
-    for (int s = 0; s < ns; s++) {
-        bleu_score sc;
-        if ((rc = bleu_compute(&sc, &all[s], &in->bleu, err))) goto fail;
-        r->bleu_all[s] = sc.score;
-        if (r->has_nounk && r->n_known > 0) {
-            if ((rc = bleu_compute(&sc, &nounk[s], &in->bleu, err))) goto fail;
-            r->bleu_nounk[s] = sc.score;
-        }
-        for (int b = 0; b < r->nbuckets; b++) {
-            if (!r->bucket_n[b]) continue;
-            if ((rc = bleu_compute(&sc, &bucket[(size_t)b * ns + s], &in->bleu, err))) goto fail;
-            r->bucket_bleu[(size_t)b * ns + s] = sc.score;
-        }
-    }
-    free(len);
-    free(all);
-    free(nounk);
-    free(bucket);
-    return NMT_OK;
-oom:
-    rc = nmt_fail(err, NMT_ERR_NOMEM, "report: out of memory for %ld sentences", n);
-fail:
-    free(len);
-    free(all);
-    free(nounk);
-    free(bucket);
-    report_free(r);
+    int oom = !m.len || !m.all || !m.nounk || !r->bleu_all;
+    if (!oom && !(rc = check_refs(in, err))) oom = report_layout(r, &m, in);
+    if (oom) rc = nmt_fail(err, NMT_ERR_NOMEM, "report: out of memory for %ld sentences", in->n);
+    for (int s = 0; s < ns && !rc; s++) rc = count_system(r, &m, in, s, err);
+    for (int s = 0; s < ns && !rc; s++) rc = score_system(r, &m, in, s, err);
+    sums_free(&m);
+    if (rc) report_free(r);
     return rc;
 }
 
