@@ -37,7 +37,8 @@ SERVE_PKGS := libmicrohttpd
 SERVE_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(SERVE_PKGS)))
 SERVE_LIBS = $(shell pkg-config --libs $(SERVE_PKGS)) -lpthread
 $(BUILD)/src/serve/%.o: CFLAGS += $(SERVE_CFLAGS)
-LDLIBS   += $(SERVE_LIBS) $(EVAL_LIBS) $(CORE_LIBS)
+# The program alone reads option files (tools/opt_config.c): libyaml.
+LDLIBS   += -lyaml $(SERVE_LIBS) $(EVAL_LIBS) $(CORE_LIBS)
 
 CORE_DIRS := base backend backend/cpu text data nn train decode io
 EVAL_DIRS := eval viz

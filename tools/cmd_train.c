@@ -107,12 +107,19 @@ static const char train_usage[] =
     "Trains an RNNsearch or RNNencdec model (Bahdanau et al. 2014, Appendix B) on a tokenized parallel\n"
     "corpus (one sentence per line, tokens separated by spaces, UTF-8).\n\n";
 
-/* The options of `nmt train` into o; OPT_GO, or the exit status. */
-static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv)
+/* The options of `nmt train` into o, and the options in effect as YAML into *yaml (the caller's
+ * to free); OPT_GO, or the exit status (--dump-config prints them and stops). */
+static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv, char **yaml)
 {
     long seed = (long)o->seed;
-    int langs[2] = {-1, -1};
+    int langs[2] = {-1, -1}, dump = 0;
+    const char *config = NULL;
     opt table[] = {
+        {.names = "-c --config", .kind = OPTK_STR, .dst = &config, .arg = "FILE", .flags = OPT_CONFIG | OPT_ONCE | OPT_NONEMPTY,
+         .help = "options from a YAML file, 'name: value' per line with the long names\n"
+         "below (hid: 256, lowercase: true); options given here override it"},
+        {.names = "--dump-config", .kind = OPTK_FLAG, .dst = &dump, .lo = 1, .flags = OPT_DUMP,
+         .help = "print the options in effect as such a file, and stop"},
         OPT_HEAD("Data:"),
         OPT_STR("--src", &o->src, "FILE", "training corpus, source side"),
         OPT_STR("--tgt", &o->tgt, "FILE", "training corpus, target side"),
@@ -181,6 +188,13 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                  "(exit 130); --resume goes on from it.\n", table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
+    size_t need = opt_dump(NULL, 0, &c) + 1;
+    if (!(*yaml = malloc(need))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
+    opt_dump(*yaml, need, &c);
+    if (dump) {
+        fputs(*yaml, stdout);
+        return CMD_OK;
+    }
     o->seed = (uint64_t)seed;
     if (opt_given(&c, "--tokenize")) {
         o->tokenize_src = langs[0];
@@ -189,12 +203,11 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     return OPT_GO;
 }
 
-int cmd_train(int argc, char **argv)
+/* nmt train once its options are read. */
+static int run_train(nmt_train_opts *op, long log_every)
 {
-    nmt_train_opts o = nmt_train_default_opts();
-    long log_every = 100;
-    int rc = train_options(&o, &log_every, argc, argv);
-    if (rc != OPT_GO) return rc;
+    nmt_train_opts o = *op;
+    int rc;
     if ((o.tok_lowercase || o.tok_normalize) && o.tokenize_src < 0) {
         fprintf(stderr, "nmt train: --lowercase and --normalize-punct go with --tokenize SRC,TGT\n");
         return CMD_USAGE;
@@ -220,6 +233,17 @@ int cmd_train(int argc, char **argv)
         return CMD_ERR;
     }
     return CMD_OK;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    nmt_train_opts o = nmt_train_default_opts();
+    long log_every = 100;
+    char *yaml = NULL;
+    int rc = train_options(&o, &log_every, argc, argv, &yaml);
+    if (rc == OPT_GO) rc = run_train(&o, log_every);
+    free(yaml);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ nmt vocab */

@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "opt.h"
+#include "opt_config.h"
 
 /* ------------------------------------------------------------------ names */
 
@@ -94,6 +95,20 @@ static const char *closest(const opt *t, const char *s, char *buf, size_t size)
 
 /* ------------------------------------------------------------------ errors */
 
+opt *opt_find_long(opt_cmd *c, const char *key)
+{
+    char name[80];
+    snprintf(name, sizeof name, "--%s", key);
+    opt *o = lookup(c->opts, name, strlen(name));
+    if (o && o->kind == OPTK_OLD) o = lookup(c->opts, o->help, strlen(o->help));
+    return o;
+}
+
+const char *opt_closest(const opt_cmd *c, const char *key, char *buf, size_t size)
+{
+    return closest(c->opts, key, buf, size);
+}
+
 static int usage_error(const opt_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int usage_error(const opt_cmd *c, const char *fmt, ...)
 {
@@ -171,6 +186,8 @@ static int apply(const opt_cmd *c, opt *o, const char *name, const char *val, in
     double x = 0;
     const char *why;
     if (nth == 0 && ++o->seen > 1 && (o->flags & OPT_ONCE)) return usage_error(c, "%s given twice", name);
+    if (nth == 0) o->ngiven = 0;
+    if (val && o->ngiven < (int)(sizeof o->given / sizeof *o->given)) o->given[o->ngiven++] = val;
     if (val && !*val && (o->flags & OPT_NONEMPTY)) return usage_error(c, "%s needs a non-empty value", name);
     switch (o->kind) {
     case OPTK_FLAG:
@@ -213,6 +230,7 @@ typedef struct item {
     const char *val;
     int nth;
     int old;        /* spelled the old way: warn */
+    int at;         /* the option's index in argv */
     char name[48];  /* as spelled, for messages */
 } item;
 
@@ -253,8 +271,63 @@ static int walk(opt_cmd *c, int argc, char **argv, item *it, int *nit, char **ar
         for (int nth = 0; nth == 0 || (val && (o->flags & OPT_MORE) && i + 1 < argc && argv[i + 1][0] != '-' &&
                                        !o->fn(NULL, argv[i + 1], nth)); nth++) {
             item *x = &it[(*nit)++];
-            *x = (item){o, nth ? argv[++i] : val, nth, nth == 0 && as != o, ""};
+            *x = (item){o, nth ? argv[++i] : val, nth, nth == 0 && as != o, i, ""};
             snprintf(x->name, sizeof x->name, "%.*s", (int)len, a);
+        }
+    }
+    return 0;
+}
+
+/* The option file named on the command line, if any, as items (*cit, *ncit), each item's line of
+ * the file in its at; the options the command line gives again are left out, so that it
+ * overrides the file. 0, or an exit status. */
+static int config_items(opt_cmd *c, const item *it, int nit, item **cit, int *ncit, const char **file)
+{
+    *cit = NULL;
+    *ncit = 0;
+    *file = NULL;
+    for (int k = 0; k < nit; k++)
+        if (it[k].o->flags & OPT_CONFIG) *file = it[k].val;
+    if (!*file) return 0;
+    char **cargv;
+    int cargc, *line, nargs = 0;
+    if (opt_config_read(c, *file, &cargv, &cargc, &line)) return CMD_ERR;
+    item *all = malloc(sizeof *all * (size_t)(cargc > 0 ? cargc : 1));
+    opt_cmd nopos = *c;
+    nopos.max_args = 0; /* a file holds options only */
+    int rc = all ? walk(&nopos, cargc, cargv, all, ncit, NULL, &nargs) : CMD_ERR;
+    int n = 0;
+    for (int k = 0; !rc && k < *ncit; k++) {
+        int again = 0;
+        for (int j = 0; j < nit && !again; j++) again = it[j].o == all[k].o;
+        if (again) continue;
+        all[n] = all[k];
+        all[n++].at = line[all[k].at];
+    }
+    *ncit = n;
+    free(cargv);
+    free(line);
+    if (rc) { free(all); return rc; }
+    *cit = all;
+    return 0;
+}
+
+/* Applies the items, presets (OPT_FIRST) first; a value from the file names its line when it is
+ * refused. */
+static int apply_items(opt_cmd *c, item *it, int nit, int from_file, const char *file, int pass)
+{
+    for (int k = 0; k < nit; k++) {
+        if (((it[k].o->flags & OPT_FIRST) != 0) != (pass == 0)) continue;
+        if (it[k].old) {
+            char now[64];
+            main_name(it[k].o, now, sizeof now);
+            fprintf(stderr, "nmt %s: warning: %s is an old spelling: use %s\n", c->name, it[k].name, now);
+        }
+        int rc = apply(c, it[k].o, it[k].name, it[k].val, it[k].nth);
+        if (rc) {
+            if (!from_file) return rc;
+            fprintf(stderr, "nmt %s: (the value is from %s:%d)\n", c->name, file, it[k].at);
+            return CMD_ERR; /* a bad file is bad input, not bad usage */
         }
     }
     return 0;
@@ -262,7 +335,7 @@ static int walk(opt_cmd *c, int argc, char **argv, item *it, int *nit, char **ar
 
 int opt_parse(opt_cmd *c, int argc, char **argv, char **args, int *nargs)
 {
-    item *it = malloc(sizeof *it * (size_t)(argc > 0 ? argc : 1));
+    item *it = malloc(sizeof *it * (size_t)(argc > 0 ? argc : 1)), *cit = NULL;
     if (!it) {
         fprintf(stderr, "nmt %s: error: out of memory\n", c->name);
         return CMD_ERR;
@@ -274,21 +347,85 @@ int opt_parse(opt_cmd *c, int argc, char **argv, char **args, int *nargs)
             free(it);
             return CMD_OK;
         }
-    int nit = 0;
+    int nit = 0, ncit = 0;
+    const char *file = NULL;
     *nargs = 0;
     int rc = walk(c, argc, argv, it, &nit, args, nargs);
-    for (int pass = 0; pass < 2 && !rc; pass++)
-        for (int k = 0; k < nit && !rc; k++) {
-            if (((it[k].o->flags & OPT_FIRST) != 0) != (pass == 0)) continue;
-            if (it[k].old) {
-                char now[64];
-                main_name(it[k].o, now, sizeof now);
-                fprintf(stderr, "nmt %s: warning: %s is an old spelling: use %s\n", c->name, it[k].name, now);
-            }
-            rc = apply(c, it[k].o, it[k].name, it[k].val, it[k].nth);
-        }
+    if (!rc) rc = config_items(c, it, nit, &cit, &ncit, &file);
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        rc = apply_items(c, cit, ncit, 1, file, pass);
+        if (!rc) rc = apply_items(c, it, nit, 0, NULL, pass);
+    }
     free(it);
+    free(cit);
     return rc ? rc : OPT_GO;
+}
+
+/* A value as YAML: plain when it reads back as the same string, else single-quoted. */
+static size_t dump_value(char *buf, size_t size, const char *v)
+{
+    int plain = *v && !strchr(":#'\"{}[],&*!|>%@`", v[0]) && !strchr(v, '#') && !strstr(v, ": ") && v[0] != '-' &&
+                v[0] != ' ' && v[strlen(v) - 1] != ' ' && !strchr(v, '\n');
+    const char *words[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "True", "False", "TRUE", "FALSE"};
+    for (size_t i = 0; plain && i < sizeof words / sizeof *words; i++) plain = strcmp(v, words[i]) != 0;
+    if (plain) return (size_t)snprintf(buf, size, "%s", v);
+    size_t k = (size_t)snprintf(buf, size, "'");
+    for (const char *p = v; *p; p++) k += (size_t)snprintf(buf + (k < size ? k : size), k < size ? size - k : 0, *p == '\'' ? "''" : "%c", *p);
+    return k + (size_t)snprintf(buf + (k < size ? k : size), k < size ? size - k : 0, "'");
+}
+
+size_t opt_dump(char *buf, size_t size, const opt_cmd *c)
+{
+    size_t k = 0;
+#define OUT(...) (k += (size_t)snprintf(buf + (k < size ? k : size), k < size ? size - k : 0, __VA_ARGS__))
+    for (const opt *o = c->opts; o->kind != OPTK_END; o++) {
+        if (!is_option(o) || (o->flags & (OPT_CONFIG | OPT_DUMP))) continue;
+        char name[64], num[64];
+        main_name(o, name, sizeof name);
+        if (strncmp(name, "--", 2)) continue; /* short spellings only: not in a file */
+        const char *key = name + 2;
+        if (o->kind == OPTK_FLAG) {
+            if (o->seen) OUT("%s: true\n", key);
+            continue;
+        }
+        const char *v = NULL;
+        switch (o->kind) {
+        case OPTK_INT: snprintf(num, sizeof num, "%d", *(int *)o->dst); v = num; break;
+        case OPTK_LONG: snprintf(num, sizeof num, "%ld", *(long *)o->dst); v = num; break;
+        case OPTK_DBL: snprintf(num, sizeof num, "%.17g", *(double *)o->dst); v = num; break;
+        case OPTK_STR: v = *(const char **)o->dst; break;
+        case OPTK_CHOICE: {
+            const char *p = o->arg;
+            for (int n = *(int *)o->dst; n > 0 && strchr(p, '|'); n--) p = strchr(p, '|') + 1;
+            snprintf(num, sizeof num, "%.*s", (int)strcspn(p, "|"), p);
+            v = num;
+            break;
+        }
+        default: /* names and lists: as they were given */
+            if (!o->ngiven) continue;
+            if (o->ngiven == 1) v = o->given[0];
+        }
+        /* a default outside the option's range means "automatic" (threads 0: all cores): not a value */
+        double x = o->kind == OPTK_INT ? *(int *)o->dst : o->kind == OPTK_LONG ? (double)*(long *)o->dst
+                 : o->kind == OPTK_DBL ? *(double *)o->dst : 0;
+        if (!o->seen && (o->kind == OPTK_INT || o->kind == OPTK_LONG || o->kind == OPTK_DBL) && (x < o->lo || x > o->hi))
+            continue;
+        if (!v && o->ngiven > 1) {
+            OUT("%s:\n", key);
+            for (int i = 0; i < o->ngiven; i++) {
+                OUT("  - ");
+                k += dump_value(buf + (k < size ? k : size), k < size ? size - k : 0, o->given[i]);
+                OUT("\n");
+            }
+            continue;
+        }
+        if (!v) continue;
+        OUT("%s: ", key);
+        k += dump_value(buf + (k < size ? k : size), k < size ? size - k : 0, v);
+        OUT("\n");
+    }
+#undef OUT
+    return k;
 }
 
 int opt_given(const opt_cmd *c, const char *name)

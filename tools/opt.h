@@ -26,6 +26,8 @@ enum opt_kind {
 #define OPT_FIRST 4u    /* applied before every other option, wherever it stands (presets) */
 #define OPT_MORE 8u     /* OPTK_FN: the following arguments too, while fn accepts them (nth 1, 2 ...) */
 #define OPT_BELOW_HI 16u
+#define OPT_CONFIG 32u  /* OPTK_STR: a YAML file of options (opt_config.c), read before the command line */
+#define OPT_DUMP 64u    /* OPTK_FLAG: print the effective options as YAML and stop (the caller checks it) */
 
 typedef struct opt {
     const char *names; /* spellings, space-separated ("-w --width"); messages use the first "--" one */
@@ -43,6 +45,8 @@ typedef struct opt {
     int seen;          /* set by opt_parse: how many times it was given */
     int (*to_int)(const char *val); /* OPTK_ENUM */
     const char *expect; /* OPTK_ENUM: the names it knows, for the error */
+    const char *given[8]; /* set by opt_parse: the values of its last use, as written (for --dump-config) */
+    int ngiven;
 } opt;
 
 /* Table entries; _Generic refuses a destination of the wrong type at compile time. */
@@ -91,5 +95,16 @@ void opt_help(FILE *f, const opt_cmd *c);
 
 /* How many times the option of that spelling was given (0 for none or an unknown name). */
 int opt_given(const opt_cmd *c, const char *name);
+
+/* The options in effect after opt_parse, as a YAML mapping that -c reads back to the same values:
+ * every option with a value (defaults included; a string that is unset is left out) and every
+ * flag that was given, under its long name without the dashes. Into buf (size bytes, always
+ * terminated); returns the length it needed. */
+size_t opt_dump(char *buf, size_t size, const opt_cmd *c);
+
+/* The option whose long spelling is "--" + key, or NULL (opt_config.c's check of a file's keys). */
+opt *opt_find_long(opt_cmd *c, const char *key);
+/* The closest long spelling to key, for "did you mean" (NULL when none is close). */
+const char *opt_closest(const opt_cmd *c, const char *key, char *buf, size_t size);
 
 #endif
