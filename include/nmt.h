@@ -99,6 +99,10 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_err *err);
 /* Writes atomically (temporary file, fsync, rename): a crash never leaves a partial model. */
 int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err);
 void nmt_model_free(nmt_model *m);
+/* Checkpoint averaging: a model whose every parameter is the mean over the n model files (one
+ * configuration and the same vocabularies, else NMT_ERR_ARG naming what differs); the rest
+ * (configuration, vocabularies, text stages) is the first file's. */
+int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err *err);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
 
