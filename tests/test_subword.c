@@ -161,6 +161,7 @@ static void test_roundtrip(void)
     unlink(path);
     if (!m2) { nmt_model_free(m); return; }
     CHECK(m2->sw && m2->sw->joint);
+    if (!m2->sw) { nmt_model_free(m); nmt_model_free(m2); return; }
     CHECK(spm_size(m2->sw->sp[0]) == spm_size(sp));
     for (int id = 0; id < spm_size(sp); id++)
         CHECKF(!strcmp(spm_piece(sp, id), spm_piece(m2->sw->sp[0], id)), "piece %d", id);
