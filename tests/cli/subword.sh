@@ -53,6 +53,12 @@ paste -d '|' "$T/links" "$T/v.fr" | awk -F'|' '{ n = split($2, w, " "); m = spli
 "$NMT_BIN" align --model "$T/u.nmt" --src "$T/v.en" --tgt "$T/v.fr" --soft > "$T/soft" 2> /dev/null
 "$NMT_BIN" aer --gold "$T/links" --test "$T/links" > "$T/aer" 2>&1 && grep -q "AER" "$T/aer" && ok || bad "aer on word links: $(cat "$T/aer")"
 
+# the heat map of a pair, in words (fontconfig's one-off leak let be, as in plot.sh)
+printf 'leak:libfontconfig.so\n' > "$T/lsan.supp"
+LSAN_OPTIONS="suppressions=$T/lsan.supp:print_suppressions=0" "$NMT_BIN" plot --model "$T/u.nmt" --src "$T/v.en" \
+    --tgt "$T/v.fr" --line 2 --out "$T/heat" --format svg > /dev/null 2> "$T/plot.err"
+check "plot of a subword model: $(head -c 200 "$T/plot.err")" test -s "$T/heat.svg"
+
 # the segmentation is SentencePiece's own: spm_encode on the embedded model agrees (on raw text
 # with no text stages of ours, a BPE model; on a joint model both sides are the one model)
 # shellcheck disable=SC2086
