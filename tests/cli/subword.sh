@@ -65,6 +65,18 @@ check "plot of a subword model: $(head -c 200 "$T/plot.err")" test -s "$T/heat.s
 "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/b.nmt" --subwords bpe --subword-vocab 500 --joint $A \
     --max-updates 5 2> /dev/null
 check "joint bpe model written" test -s "$T/b.nmt"
+# AER against the human gold alignments of the Hansards test set: the links are over its words
+# (a model without text stages: punctuation normalisation may move word boundaries, and the
+# links are over the words after the model's stages)
+for f in test.en test.fr test.talp; do head -n 60 "$NMT_SHARED/data/alignment/en-fr/hansards_naacl2003/$f" > "$T/h.$f"; done
+H=$T/h
+"$NMT_BIN" align --model "$T/b.nmt" --src "$H.test.en" --tgt "$H.test.fr" > "$T/hh" 2> /dev/null
+"$NMT_BIN" aer --gold "$H.test.talp" --test "$T/hh" --src "$H.test.en" --tgt "$H.test.fr" > "$T/aer_h" 2> "$T/err"
+[ $? -eq 0 ] && grep -q '^AER' "$T/aer_h" && ok || bad "nmt aer on a subword model's links: $(head -c 300 "$T/err")"
+"$NMT_BIN" align --model "$T/b.nmt" --src "$H.test.en" --tgt "$H.test.fr" --soft > "$T/hs" 2> /dev/null
+"$NMT_BIN" aer --gold "$H.test.talp" --soft "$T/hs" --src "$H.test.en" --tgt "$H.test.fr" > "$T/aer_s" 2> "$T/err"
+[ $? -eq 0 ] && grep -q '^SAER' "$T/aer_s" && ok || bad "nmt aer --soft on a subword model's matrices: $(head -c 300 "$T/err")"
+
 "$NMT_BIN" vocab --model "$T/b.nmt" --side src > "$T/bs" 2> /dev/null
 "$NMT_BIN" vocab --model "$T/b.nmt" --side tgt > "$T/bt" 2> /dev/null
 cmp -s "$T/bs" "$T/bt" && ok || bad "a joint model's sides have different vocabularies"
@@ -95,6 +107,15 @@ if command -v spm_encode > /dev/null; then
 else
     echo "subword.sh: spm_encode missing (Debian package sentencepiece): its comparisons skipped" >&2
 fi
+
+# SentencePiece over Moses tokens: the model tokenizes raw text itself, and detokenizes its output
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/m.nmt" --subwords bpe --subword-vocab 500 \
+    --tokenize en,fr --lowercase --normalize-punct $A --max-updates 5 2> /dev/null
+echo "A man's bike, isn't it?" | "$NMT_BIN" segment --model "$T/m.nmt" > "$T/m.seg"
+grep -q "▁a ▁man ▁.*&" "$T/m.seg" && grep -q "▁," "$T/m.seg" && ok || bad "segment of a --tokenize model: $(cat "$T/m.seg")"
+echo "A man's bike, isn't it?" | "$NMT_BIN" translate --model "$T/m.nmt" --beam 2 > "$T/m.out" 2> "$T/m.err" &&
+    [ "$(wc -l < "$T/m.out")" -eq 1 ] && ! grep -q "&apos;\|▁" "$T/m.out" && ok || bad "translate with a --tokenize model: $(cat "$T/m.out" "$T/m.err")"
 
 # checkpoints carry the SentencePiece models: 10 updates, then 10 more resumed, is the 20-update run
 # shellcheck disable=SC2086
