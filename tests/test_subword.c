@@ -188,6 +188,26 @@ static void test_roundtrip(void)
     for (int k = 0; k < l.n_words; k++) CHECK(d.word_of[k] == l.word_of[k]);
     nmt_text_free(ts);
     nmt_text_free(tt);
+    /* metadata whose vocabulary disagrees with the embedded model (two pieces swapped, the file's
+     * checksums intact): refused, naming the entry */
+    size_t blen;
+    const void *b = spm_bytes(m2->sw->sp[0], &blen);
+    spm *sp3;
+    subwords *sw3;
+    nmt_model *m3, *m4 = NULL;
+    CHECK(spm_load(&sp3, b, blen, "test", &err) == NMT_OK && subwords_init(&sw3, sp3, NULL, text, &err) == NMT_OK);
+    CHECK(subword_vocab_words(sw3->sp[0], &words, &n, &err) == NMT_OK);
+    const char *w2 = words[2];
+    words[2] = words[3];
+    words[3] = w2;
+    CHECK(nmt_model_create(&m3, &c, words, words, 1, &err) == NMT_OK);
+    free(words);
+    m3->sw = sw3;
+    CHECK(nmt_model_save(m3, path, &err) == NMT_OK);
+    CHECKF(nmt_model_load(&m4, path, &err) == NMT_ERR_FORMAT && strstr(err.msg, "vocabulary entry 2"), "%s", err.msg);
+    unlink(path);
+    nmt_model_free(m3);
+    nmt_model_free(m4);
     nmt_model_free(m);
     nmt_model_free(m2);
 }

@@ -128,6 +128,8 @@ static int check_subword_options(const nmt_train_opts *o, const opt_cmd *c)
     const char *why = NULL;
     int units = o->subwords || o->spm_src;
     if (o->subwords && o->spm_src) why = "--subwords trains a SentencePiece model, --spm-model reads one: give one of them";
+    else if (units && (opt_given(c, "--vocab") || opt_given(c, "--src-vocab") || opt_given(c, "--tgt-vocab")))
+        why = "a subword model's vocabularies are its pieces: size them with --subword-vocab, not --vocab";
     else if (!o->subwords && (opt_given(c, "--subword-vocab") || o->subword_joint))
         why = "--subword-vocab and --joint go with --subwords";
     else if (o->lang_src >= 0 && (!units || o->tokenize_src >= 0))

@@ -138,6 +138,8 @@ expect_fail "Moses options on a subword model" 1 "subword model reads raw text" 
     "$NMT_BIN" translate --model "$T/u.nmt" --tokenize en < "$T/new.en"
 expect_fail "--subwords and --spm-model" 2 "give one of them" \
     "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/z.nmt" --subwords bpe --spm-model "$T/r.en"
+expect_fail "--vocab with --subwords" 2 "size them with --subword-vocab" \
+    "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/z.nmt" --subwords bpe --vocab 500
 expect_fail "--subword-vocab alone" 2 "go with --subwords" \
     "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/z.nmt" --subword-vocab 500
 expect_fail "--normalize-punct without a language" 2 "needs the languages" \
