@@ -199,7 +199,9 @@ int nmt_attention_to_words(float *out, const float *att, int eos_row, const nmt_
 /* ------------------------------------------------------------------ translation
  * Thread safety: a loaded nmt_model is read-only and may be shared by any number of threads;
  * each thread decodes with its own nmt_decoder. Sentences are tokenized text (words separated
- * by spaces); unknown words map to UNK. */
+ * by spaces); unknown words map to UNK. A subword model reads its pieces: give it the text of
+ * nmt_text_encode on its own pipeline (and its hypotheses' words are pieces, which
+ * nmt_text_decode_words joins into text). Lengths count the model's tokens. */
 #define NMT_MAX_SRC_WORDS 400   /* longer inputs are cut to this many words (reported) */
 #define NMT_MAX_TGT_WORDS 1200  /* nmt_score / nmt_force_align: a longer target is an error */
 

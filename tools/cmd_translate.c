@@ -127,7 +127,8 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
     if (tl.n_invalid)
         fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, tl.n_invalid);
     if (tl.n_words > NMT_MAX_SRC_WORDS)
-        fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words, NMT_MAX_SRC_WORDS);
+        fprintf(stderr, "[W::translate] %s:%ld: %d %s, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words,
+                tl.n_words == tl.n_text_words ? "words" : "pieces", NMT_MAX_SRC_WORDS);
     int *wof = st->align ? malloc(sizeof *wof * ((size_t)tl.n_words + 1)) : NULL;
     *map = (nmt_word_map){tl.n_words, wof, tl.n_text_words};
     if (wof) memcpy(wof, tl.word_of, sizeof *wof * (size_t)tl.n_words);
