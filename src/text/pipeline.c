@@ -24,7 +24,7 @@ struct nmt_text {
     tok_buf tb;           /* Moses stages: result and scratch */
     char *line;           /* the text stages' result when there is no Moses stage */
     char *split;          /* a copy of the text, cut into words */
-    char *joined;         /* decoding: the words joined by spaces */
+    char *joined;         /* the words joined by single spaces: decoding's output, a subword line's input to SentencePiece */
     const char **words;   /* encoding's words, or decoding's words of ids */
     int *ids;
     int *word_of;         /* the word of each token (identity without subwords) */
