@@ -174,6 +174,11 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize (or --subwords and --lang): normalize punctuation\n"
                  "first (with --lowercase: the Multi30k preprocessing; translate with\n"
                  "the same options, which a subword model applies itself)"),
+        {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
+         .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
+         "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"
+         "vocab 10000, Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4,\n"
+         "max-time 1h); options given beside it override its values"},
         OPT_HEAD("Subword units (SentencePiece; the model then reads and writes raw text):"),
         OPT_CHOICE("--subwords", &units, "unigram|bpe", "train a SentencePiece model of this kind on the training corpus\n"
                    "(after its text stages) and store it in the model file"),
@@ -184,11 +189,6 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                "model, or source and target"),
         OPT_FN("--lang", text_langs, parse_langs, "SRC,TGT", "the sides' languages, for --normalize-punct on raw text without\n"
                "--tokenize (subword models)"),
-        {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
-         .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
-         "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"
-         "vocab 10000, Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4,\n"
-         "max-time 1h); options given beside it override its values"},
         OPT_HEAD("Model:"),
         OPT_ENUM("--arch", &o->cfg.arch, nmt_arch_parse, "NAME",
                  "rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec", "rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov |\n"
