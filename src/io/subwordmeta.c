@@ -1,6 +1,7 @@
 /* subwordmeta.c: the "subwords" metadata entry of a model file, written and read:
  *   {"type": "sentencepiece", "joint": false, "src": BASE64, "tgt": BASE64,
- *    "src_text": {"lang": "en", "tokenize": false, "lowercase": true, "normalize_punct": true},
+ *    "src_text": {"lang": "en", "tokenize": false, "lowercase": true, "normalize_punct": true,
+ *                 "escape": true},
  *    "tgt_text": {...}}
  * ("tgt" is absent when joint). The reader accepts nothing else: an unknown key is damage. */
 #include <stdio.h>
@@ -25,6 +26,7 @@ static cJSON *text_json(const nmt_text_opts *o)
     cJSON_AddBoolToObject(t, "tokenize", o->tokenize);
     cJSON_AddBoolToObject(t, "lowercase", o->lowercase);
     cJSON_AddBoolToObject(t, "normalize_punct", o->normalize_punct);
+    cJSON_AddBoolToObject(t, "escape", o->escape);
     return t;
 }
 
@@ -69,15 +71,15 @@ static int only_keys(const cJSON *o, const char *const *known, int n, const char
 
 static int text_parse(nmt_text_opts *o, const cJSON *t, int side, const char *file, nmt_err *err)
 {
-    static const char *const keys[] = {"lang", "tokenize", "lowercase", "normalize_punct"};
+    static const char *const keys[] = {"lang", "tokenize", "lowercase", "normalize_punct", "escape"};
     const char *bad = NULL;
     *o = nmt_text_default_opts();
-    if (!cJSON_IsObject(t) || only_keys(t, keys, 4, &bad))
+    if (!cJSON_IsObject(t) || only_keys(t, keys, 5, &bad))
         return nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords' %s text stages are not an object of %s (key '%.60s')", file,
-                        side_name[side], "lang, tokenize, lowercase, normalize_punct", bad ? bad : "?");
+                        side_name[side], "lang, tokenize, lowercase, normalize_punct, escape", bad ? bad : "?");
     const cJSON *lang = cJSON_GetObjectItemCaseSensitive(t, "lang");
-    int *flags[3] = {&o->tokenize, &o->lowercase, &o->normalize_punct};
-    for (int k = 0; k < 3; k++) {
+    int *flags[4] = {&o->tokenize, &o->lowercase, &o->normalize_punct, &o->escape};
+    for (int k = 0; k < 4; k++) {
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(t, keys[k + 1]);
         if (!cJSON_IsBool(f)) return nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords' %s '%s' is not true or false", file, side_name[side], keys[k + 1]);
         *flags[k] = cJSON_IsTrue(f);

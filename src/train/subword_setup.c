@@ -24,6 +24,9 @@ nmt_text_opts train_side_stages(const trainer *t, int side)
     if (tok >= 0) {
         to.lang = tok;
         to.tokenize = 1;
+        /* SentencePiece over Moses tokens: no HTML escapes (tokenizer.perl -no-escape), which would
+         * only cost pieces (&apos; is four of them); the detokenizer leaves plain text as it is */
+        to.escape = !train_uses_subwords(o);
     } else if (train_uses_subwords(o)) {
         to.lang = side ? o->lang_tgt : o->lang_src;
     }

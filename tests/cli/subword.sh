@@ -113,7 +113,9 @@ fi
 "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/m.nmt" --subwords bpe --subword-vocab 500 \
     --tokenize en,fr --lowercase --normalize-punct $A --max-updates 5 2> /dev/null
 echo "A man's bike, isn't it?" | "$NMT_BIN" segment --model "$T/m.nmt" > "$T/m.seg"
-grep -q "▁a ▁man ▁.*&" "$T/m.seg" && grep -q "▁," "$T/m.seg" && ok || bad "segment of a --tokenize model: $(cat "$T/m.seg")"
+# Moses split "man's" and "bike," (no HTML escape: tokenizer.perl -no-escape)
+grep -q "▁a ▁man ▁ *'" "$T/m.seg" && grep -q "▁," "$T/m.seg" && ! grep -q "&" "$T/m.seg" && ok ||
+    bad "segment of a --tokenize model: $(cat "$T/m.seg")"
 echo "A man's bike, isn't it?" | "$NMT_BIN" translate --model "$T/m.nmt" --beam 2 > "$T/m.out" 2> "$T/m.err" &&
     [ "$(wc -l < "$T/m.out")" -eq 1 ] && ! grep -q "&apos;\|▁" "$T/m.out" && ok || bad "translate with a --tokenize model: $(cat "$T/m.out" "$T/m.err")"
 
