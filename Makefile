@@ -25,7 +25,9 @@ LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
 # pangoft2 and fontconfig for a font map of its own. A program that only translates links the
 # first alone. The drawing code and its tests compile with their headers, as system headers.
 # Expanded when used (=, not :=), so that a first build sees what `deps` has just installed.
-CORE_LIBS := -lopenblas -lcjson -lz -lm
+# SentencePiece (subword units) is C++: src/text/spm.cc, the one C++ file, wraps it behind a C
+# interface, and the core links it and the C++ runtime.
+CORE_LIBS := -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm
 VIZ_PKGS  := pangocairo pangoft2 fontconfig
 VIZ_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(VIZ_PKGS)))
 EVAL_LIBS = $(shell pkg-config --libs $(VIZ_PKGS))
@@ -44,6 +46,7 @@ CORE_DIRS := base backend backend/cpu text data nn train decode io
 EVAL_DIRS := eval viz
 SERVE_DIRS := serve
 LIB_SRC  := $(sort $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c)))
+LIB_CXX  := src/text/spm.cc
 EVAL_SRC := $(sort $(foreach d,$(EVAL_DIRS),$(wildcard src/$(d)/*.c)))
 SERVE_SRC := $(sort $(foreach d,$(SERVE_DIRS),$(wildcard src/$(d)/*.c)))
 # The page of `nmt serve`, compiled into the library as byte arrays (scripts/embed_web.py).
@@ -51,7 +54,7 @@ WEB_SRC  := $(sort $(wildcard web/*.html web/*.css web/*.js))
 WEB_C    := $(BUILD)/gen/web_assets.c
 CMD_SRC  := $(sort $(wildcard tools/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o)
 EVAL_OBJ := $(EVAL_SRC:%.c=$(BUILD)/%.o)
 SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o) $(WEB_C:.c=.o)
 LIBS_A   := $(BUILD)/libnmt-serve.a $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
@@ -63,7 +66,7 @@ CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # The float64 build of the library (with fault-injection switches) for the finite-difference
 # gradient checks: test programs named test_*_f64.c link against it.
-F64_OBJ  := $(LIB_SRC:%.c=$(BUILD)/f64/%.o) $(EVAL_SRC:%.c=$(BUILD)/f64/%.o)
+F64_OBJ  := $(LIB_SRC:%.c=$(BUILD)/f64/%.o) $(EVAL_SRC:%.c=$(BUILD)/f64/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o)
 F64FLAGS := -DNMT_REAL_DOUBLE -DNMT_FAULTS
 
 # bin/nmt is the installed-by-hand program; sanitizer builds keep theirs inside BUILD.
@@ -91,6 +94,14 @@ deps-test:
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The C++ file: the C flags that apply to C++ (no -std=c11, no -Wstrict-prototypes); the
+# SentencePiece headers are system headers, so their own warnings stay theirs.
+CXX      ?= g++
+CXXFLAGS := $(OPT) -std=c++17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -fPIC $(ARCHFLAGS) -Iinclude -Isrc -MMD -MP $(SANFLAGS)
+$(BUILD)/%.o: %.cc | deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(BUILD)/f64/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -210,12 +221,18 @@ FUZZ_DIR     := build-fuzz
 FUZZ_CFLAGS  := -O1 -g -std=c11 -D_GNU_SOURCE -fno-math-errno -Wno-unknown-pragmas $(ARCHFLAGS) \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Isrc -I$(BLASINC)
 # The request harness needs the server's JSON code alone (src/serve/request.c: no libmicrohttpd).
-FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) src/serve/request.c fuzz/memfile.c)
+FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) src/serve/request.c fuzz/memfile.c) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o)
 
 $(FUZZ_DIR)/%.o: %.c | deps
 	@sh scripts/install-deps.sh fuzz
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# The C++ file with clang++: no vptr check, whose run-time part only a C++ link would bring.
+$(FUZZ_DIR)/%.o: %.cc | deps
+	@mkdir -p $(dir $@)
+	$(subst clang,clang++,$(FUZZ_CC)) -O1 -g -std=c++17 -fsanitize=address,undefined -fno-sanitize=vptr \
+	    -fno-sanitize-recover=all -fno-omit-frame-pointer -fsanitize=fuzzer-no-link -Iinclude -Isrc -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_LIBOBJ) fuzz/libfuzzer_main.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_TARGET=fuzz_$* -o $@ fuzz/libfuzzer_main.c $< $(FUZZ_LIBOBJ) \

@@ -110,8 +110,13 @@ size_t nmt_model_num_params(const nmt_model *m);
  * The one road between a language's text and a model's ids, used by training, translation,
  * scoring and alignment:
  *   encode: a line -> invalid UTF-8 bytes replaced by U+FFFD -> [lowercase.perl ->
- *           normalize-punctuation.perl ->] [tokenizer.perl] -> words -> ids (unknown: UNK)
- *   decode: ids -> words -> one line, words joined by spaces -> [detokenizer.perl]
+ *           normalize-punctuation.perl ->] [tokenizer.perl] -> words -> [SentencePiece pieces]
+ *           -> ids (unknown: UNK)
+ *   decode: ids -> tokens -> one line (words joined by spaces, or pieces joined by
+ *           SentencePiece) -> [detokenizer.perl]
+ * A model trained with subword units (nmt train --subwords) carries its SentencePiece models
+ * and its text stages: its pipelines read raw text and write raw text, the tokens it reads and
+ * writes are pieces, and each line also tells which word each piece belongs to.
  * Words are separated by runs of the blanks " \t\n\v\f\r". The Moses stages are byte-identical
  * to the scripts (moses-smt/mosesdecoder 3a0631a) on the reference vectors. Without Moses stages
  * a line is taken as tokenized text.
@@ -145,19 +150,25 @@ typedef struct nmt_text nmt_text;
  * with no vocabulary when words is NULL: encode then gives words and no ids. */
 int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *words, int n_words, nmt_err *err);
 /* A pipeline over the source or target (enum nmt_side) vocabulary of m, which must outlive it.
- * Model files store no text settings: the stages come from o. */
+ * A word model's file stores no text settings: the stages come from o. A subword model's stages
+ * are its own: o must ask for none (NMT_ERR_ARG otherwise). */
 int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model *m, int side, nmt_err *err);
 void nmt_text_free(nmt_text *t);
 
-/* One encoded line; every pointer is into the nmt_text and valid until its next call. */
+/* One encoded (or decoded) line; every pointer is into the nmt_text (or the model) and valid
+ * until its next call. The model's tokens are words, or a subword model's pieces. */
 typedef struct nmt_text_line {
-    const char *text;    /* the line after the text stages (the tokenized line), NUL-terminated */
+    const char *text;    /* encoding: the tokens as the model reads them, separated by spaces (the
+                            tokenized line; a subword model's pieces); decoding: the output text */
     size_t len;
-    int n_words;
+    int n_words;         /* tokens */
     const char *const *words;
     const int *ids;      /* [n_words]; NULL without a vocabulary */
-    int n_unk;           /* words mapped to UNK */
+    int n_unk;           /* tokens mapped to UNK */
     int n_invalid;       /* invalid UTF-8 bytes of the input, each replaced by U+FFFD */
+    int n_text_words;    /* the words a user sees: the line after the text stages split at blanks */
+    const char *const *text_words;
+    const int *word_of;  /* [n_words]: the text word each token belongs to (-1: none); k for words */
 } nmt_text_line;
 
 /* Encodes line[0..len) (one line: a final "\n" is dropped; a NUL byte ends it), which must not
@@ -168,11 +179,33 @@ int nmt_text_decode(nmt_text *t, const int *ids, int n, const char **text, size_
 /* Decodes words (say, a hypothesis whose UNKs were replaced by source words) the same way. */
 int nmt_text_decode_words(nmt_text *t, const char *const *words, int n, const char **text, size_t *len,
                           nmt_err *err);
+/* The same, with the words of the output (before detokenizing) and the word of each token in
+ * *out, for alignments and heat maps in words. */
+int nmt_text_decode_line(nmt_text *t, const char *const *words, int n, nmt_text_line *out, nmt_err *err);
+
+/* Which word each token of a sentence belongs to (nmt_text_line's word_of, n_text_words). */
+typedef struct nmt_word_map {
+    int n_tokens;        /* tokens mapped (a source cut at NMT_MAX_SRC_WORDS: the ones read) */
+    const int *word_of;  /* [n_tokens]: a word index, or -1 (the token's weight is dropped) */
+    int n_words;
+} nmt_word_map;
+
+/* Attention over tokens merged into attention over words (docs/SUBWORDS.md): att has one row
+ * per target token (tgt->n_tokens), then one for the EOS when eos_row is 1, and one column per
+ * source token (src->n_tokens) then the source EOS. out, [(tgt->n_words + eos_row) x
+ * (src->n_words + 1)], gets in each row for each source word the sum of its tokens' weights, and
+ * for each target word the sum of its tokens' rows divided by their number (rows stay
+ * distributions); the EOS row and column stay their own. Word models merge with identity maps,
+ * which copies. NMT_ERR_ARG for a word index out of range. */
+int nmt_attention_to_words(float *out, const float *att, int eos_row, const nmt_word_map *tgt, const nmt_word_map *src,
+                           nmt_err *err);
 
 /* ------------------------------------------------------------------ translation
  * Thread safety: a loaded nmt_model is read-only and may be shared by any number of threads;
  * each thread decodes with its own nmt_decoder. Sentences are tokenized text (words separated
- * by spaces); unknown words map to UNK. */
+ * by spaces); unknown words map to UNK. A subword model reads its pieces: give it the text of
+ * nmt_text_encode on its own pipeline (and its hypotheses' words are pieces, which
+ * nmt_text_decode_words joins into text). Lengths count the model's tokens. */
 #define NMT_MAX_SRC_WORDS 400   /* longer inputs are cut to this many words (reported) */
 #define NMT_MAX_TGT_WORDS 1200  /* nmt_score / nmt_force_align: a longer target is an error */
 
@@ -287,7 +320,15 @@ typedef struct nmt_train_opts {
     int max_nonfinite;                  /* consecutive NaN/Inf updates tolerated */
     double max_memory;                  /* bytes; refuse larger configurations (0 = available RAM) */
     int tokenize_src, tokenize_tgt;     /* -1, or a language (0 en, 1 fr, 2 de): Moses-tokenize raw text */
-    int tok_lowercase, tok_normalize;   /* with tokenizing: lowercase / normalize punctuation first */
+    int tok_lowercase, tok_normalize;   /* lowercase / normalize punctuation first: with tokenizing, or
+                                           with subwords and lang_src / lang_tgt */
+    int lang_src, lang_tgt;             /* -1, or the sides' languages when not tokenizing (subwords) */
+    int subwords;                       /* 0: words; 1 unigram, 2 BPE: SentencePiece units trained on the
+                                           training corpus (after its text stages), stored in the model */
+    int subword_vocab;                  /* pieces per SentencePiece model, EOS and UNK counted; 8000 */
+    int subword_joint;                  /* one SentencePiece model for both sides */
+    const char *spm_src, *spm_tgt;      /* existing SentencePiece models instead of training them;
+                                           spm_tgt NULL: spm_src is a joint model */
     const char *batch_log;              /* if set, each update's pairs as 1-based corpus line numbers,
                                            one line per update, to replay the exact data order elsewhere;
                                            on resume it is cut back to the checkpoint's update */

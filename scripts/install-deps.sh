@@ -10,12 +10,14 @@ set -eu
 # Drawing (libnmt-eval): cairo and pango, found through pkg-config; fontconfig finds the fonts,
 # DejaVu Sans for Latin, Greek, Cyrillic, Hebrew and Arabic, Droid Sans Fallback for CJK.
 # The HTTP server (libnmt-serve): libmicrohttpd. Option files of the program (nmt train -c): libyaml.
-PKGS="gcc make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev libyaml-dev"
+# Subword units (libnmt's src/text/spm.cc, the one C++ file): SentencePiece, and g++ for that file.
+PKGS="gcc g++ make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev libsentencepiece-dev libyaml-dev"
 # The run-time libraries bin/nmt links directly, named too (the -dev packages bring them today,
 # but a machine that only runs the program needs exactly these).
-PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libyaml-0-2"
-# Tests only: a headless browser opens nmt serve's page (tests/cli/serve_browser.sh).
-TEST_PKGS="chromium"
+PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libsentencepiece0 libstdc++6 libyaml-0-2"
+# Tests only: a headless browser opens nmt serve's page (tests/cli/serve_browser.sh); the
+# spm_encode and spm_decode programs, which the subword tests compare with.
+TEST_PKGS="chromium sentencepiece"
 # `install-deps.sh fuzz` (make fuzz) adds clang and the runtime that holds libFuzzer and the
 # sanitizers for it (libclang-rt-N-dev); the normal build and `make test` need neither.
 if [ "${1:-}" = fuzz ]; then

@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "nmt.h"
+
 #define NMT_VERSION_STRING "0.1.0"
 
 /* Exit statuses: 0 success, 1 runtime error, 2 bad usage. */
@@ -26,6 +28,9 @@ int cmd_bleu(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_segment(int argc, char **argv);
+/* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
+int cmd_vocab_model(const char *path, int side);
 
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);
@@ -33,6 +38,15 @@ int cmd_finish(int rc);
 /* The library's log callback (nmt_set_log), user the command's name: "nmt CMD: warning: MSG"
  * for 'W', "nmt CMD: error: MSG" for 'E', "nmt CMD: MSG" for 'M', on stderr. */
 void cmd_log(char level, const char *msg, void *user);
+
+/* cmd_words.c. The line s through tp: *line the tokens the model reads (space-separated), *map
+ * each token's word, and if words is not NULL *words the words a user reads (space-separated);
+ * all malloc'ed (the caller frees them, and map->word_of, on failure too). */
+int cmd_encode_line(nmt_text *tp, const char *s, char **line, nmt_word_map *map, char **words, nmt_err *err);
+/* a's attention (over tokens) as *w over words: rows the target's words and its EOS, columns the
+ * source words whose tokens the model read and the EOS; the weights in *buf (grown, *cap). */
+int cmd_alignment_words(const nmt_alignment *a, const nmt_word_map *src, const nmt_word_map *tgt, nmt_alignment *w,
+                        float **buf, size_t *cap, nmt_err *err);
 
 /* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize, for option tables (opt.h). */
 const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth);

@@ -24,7 +24,8 @@ enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 static const char align_usage[] =
     "Usage: nmt align --model FILE --src FILE --tgt FILE [options] > output\n"
     "Forced alignment: the model reads each source sentence and is made to produce its target; its\n"
-    "attention gives the alignment (RNNsearch-style models only). One record per line pair, in order.\n\n";
+    "attention gives the alignment (RNNsearch-style models only). One record per line pair, in order.\n"
+    "A subword model reads raw text and aligns words: its pieces' attention is summed per word.\n\n";
 
 static const char align_after[] =
     "\nA pair with an empty side gives an empty line (pharaoh) or a record without links (json);\n"
@@ -57,21 +58,25 @@ static double round9(double v)
     return strtod(b, NULL);
 }
 
-/* The words of a line as the model reads them (the text pipeline's); -1 for lack of memory. */
-static int count_words(nmt_text *tp, const char *s)
+/* The words of a line (the text pipeline's, which a subword model cuts further into pieces) in
+ * *words and the tokens the model reads in *tokens; -1 when the pipeline fails. */
+static int count_words(nmt_text *tp, const char *s, int *words, int *tokens)
 {
     nmt_text_line l;
-    return nmt_text_encode(tp, s, strlen(s), &l, NULL) ? -1 : l.n_words;
+    if (nmt_text_encode(tp, s, strlen(s), &l, NULL)) return -1;
+    *words = l.n_text_words;
+    *tokens = l.n_words;
+    return 0;
 }
 
-/* The same words as a JSON array; NULL for lack of memory. */
+/* The words as a JSON array; NULL for lack of memory. */
 static cJSON *word_array(nmt_text *tp, const char *s)
 {
     nmt_text_line l;
     if (nmt_text_encode(tp, s, strlen(s), &l, NULL)) return NULL;
     cJSON *a = cJSON_CreateArray();
-    for (int k = 0; a && k < l.n_words; k++) {
-        cJSON *x = cJSON_CreateString(l.words[k]);
+    for (int k = 0; a && k < l.n_text_words; k++) {
+        cJSON *x = cJSON_CreateString(l.text_words[k]);
         if (!x) { cJSON_Delete(a); a = NULL; break; }
         cJSON_AddItemToArray(a, x);
     }
@@ -80,7 +85,7 @@ static cJSON *word_array(nmt_text *tp, const char *s)
 
 /* One record; returns -1 for lack of memory. nsw, ntw: the words of the lines (the model may
  * have read fewer source words: the others get weight 0). */
-static int print_record(nmt_text *tp, const nmt_alignment *a, const char *src, const char *tgt, int nsw, int ntw,
+static int print_record(nmt_text *const tp[2], const nmt_alignment *a, const char *src, const char *tgt, int nsw, int ntw,
                         int fmt, double thr)
 {
     int ns = a->n_src, nt = a->n_tgt < ntw ? a->n_tgt : ntw, cols = a->n_src + 1;
@@ -110,7 +115,7 @@ static int print_record(nmt_text *tp, const nmt_alignment *a, const char *src, c
         return 0;
     }
     cJSON *o = cJSON_CreateObject(), *att = cJSON_CreateArray(), *links = cJSON_CreateArray();
-    cJSON *sw = word_array(tp, src), *tw = word_array(tp, tgt);
+    cJSON *sw = word_array(tp[0], src), *tw = word_array(tp[1], tgt);
     int rc = -1;
     if (!o || !att || !links || !sw || !tw) {
         cJSON_Delete(o); cJSON_Delete(att); cJSON_Delete(links); cJSON_Delete(sw); cJSON_Delete(tw);
@@ -152,6 +157,38 @@ static int print_record(nmt_text *tp, const nmt_alignment *a, const char *src, c
 out:
     cJSON_Delete(o);
     return rc;
+}
+
+/* ------------------------------------------------------------------ tokens and words */
+
+/* One chunk of pairs as the model reads them (a subword model's pieces) with each side's token
+ * -> word maps, and the attention merged into words. */
+typedef struct chunk {
+    char *src[CHUNK], *tgt[CHUNK];
+    nmt_word_map sm[CHUNK], tm[CHUNK];
+    float *att;
+    size_t att_cap;
+} chunk;
+
+static void chunk_clear(chunk *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(c->src[i]);
+        free(c->tgt[i]);
+        free((int *)c->sm[i].word_of);
+        free((int *)c->tm[i].word_of);
+        c->src[i] = c->tgt[i] = NULL;
+        c->sm[i].word_of = c->tm[i].word_of = NULL;
+    }
+}
+
+static int chunk_encode(chunk *c, nmt_text *const tp[2], char *const *S, char *const *T, int n, nmt_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (cmd_encode_line(tp[0], S[i], &c->src[i], &c->sm[i], NULL, err) ||
+            cmd_encode_line(tp[1], T[i], &c->tgt[i], &c->tm[i], NULL, err))
+            return -1;
+    return 0;
 }
 
 /* What align's options set. */
@@ -199,97 +236,127 @@ static int align_options(int argc, char **argv, struct align_args *a)
     return OPT_GO;
 }
 
+/* Every pair's word counts, checked before anything is written; 0, or -1 after saying why. */
+static int check_lines(nmt_text *const tp[2], const textfile *S, const textfile *T, int fmt, int *nsw, int *ntw)
+{
+    for (long k = 0; k < S->nlines; k++) {
+        int ns_tok, nt_tok;
+        if (count_words(tp[0], S->line[k], &nsw[k], &ns_tok) || count_words(tp[1], T->line[k], &ntw[k], &nt_tok)) {
+            fprintf(stderr, "nmt align: error: line %ld: the text pipeline failed (out of memory?)\n", k + 1);
+            return -1;
+        }
+        if (fmt == FMT_SOFT && (nsw[k] == 0 || ntw[k] == 0)) {
+            fprintf(stderr, "nmt align: error: %s:%ld: empty sentence: the soft-matrix format cannot hold it "
+                    "(remove the pair, or use the pharaoh or json output)\n", nsw[k] ? T->path : S->path, k + 1);
+            return -1;
+        }
+        if (ns_tok > NMT_MAX_SRC_WORDS)
+            fprintf(stderr, "[W::align] %s:%ld: %d %s, aligning the first %d\n", S->path, k + 1, ns_tok,
+                    ns_tok == nsw[k] ? "words" : "pieces", NMT_MAX_SRC_WORDS);
+    }
+    return 0;
+}
+
+/* The attention of a[0..n) checked to be weights; 0, or -1 after saying which line is wrong. */
+static int check_weights(const nmt_alignment *al, int n, long first)
+{
+    for (int i = 0; i < n; i++) {
+        const nmt_alignment *a = &al[i];
+        size_t cells = (size_t)(a->n_tgt + 1) * (a->n_src + 1);
+        for (size_t c = 0; c < cells; c++)
+            if (!isfinite(a->attention[c]) || a->attention[c] < 0 || a->attention[c] > 1) {
+                fprintf(stderr, "nmt align: error: line %ld: the attention holds %g, not a weight in [0, 1]\n",
+                        first + i + 1, (double)a->attention[c]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+/* Aligns and prints every pair, CHUNK at a time; 0, or -1 after an error message. */
+static int align_all(nmt_decoder *d, nmt_text *const tp[2], const textfile *S, const textfile *T, const int *nsw,
+                     const int *ntw, int fmt, double thr, const char *model, int arch)
+{
+    static chunk c; /* large: kept off the stack */
+    nmt_alignment al[CHUNK], w;
+    nmt_err err;
+    int bad = 0;
+    for (long k0 = 0; k0 < S->nlines && !bad; k0 += CHUNK) {
+        int n = S->nlines - k0 < CHUNK ? (int)(S->nlines - k0) : CHUNK;
+        if (chunk_encode(&c, tp, S->line + k0, T->line + k0, n, &err) ||
+            nmt_force_align(d, (const char *const *)c.src, (const char *const *)c.tgt, n, al, &err)) {
+            fprintf(stderr, "nmt align: error: %s (lines %ld-%ld)\n", err.msg, k0 + 1, k0 + n);
+            chunk_clear(&c, n);
+            bad = -1;
+            break;
+        }
+        if (!al[0].attention) {
+            fprintf(stderr, "nmt align: error: %s is an %s model: it has no attention to align with\n", model, nmt_arch_name(arch));
+            bad = -1;
+        }
+        if (!bad) bad = check_weights(al, n, k0);
+        for (int i = 0; i < n && !bad; i++) {
+            if (cmd_alignment_words(&al[i], &c.sm[i], &c.tm[i], &w, &c.att, &c.att_cap, &err)) {
+                fprintf(stderr, "nmt align: error: line %ld: %s\n", k0 + i + 1, err.msg);
+                bad = -1;
+            } else if (print_record(tp, &w, S->line[k0 + i], T->line[k0 + i], nsw[k0 + i], ntw[k0 + i], fmt, thr)) {
+                fprintf(stderr, "nmt align: error: out of memory\n");
+                bad = -1;
+            }
+        }
+        nmt_alignment_free(al, n);
+        chunk_clear(&c, n);
+    }
+    free(c.att);
+    c.att = NULL;
+    c.att_cap = 0;
+    return bad;
+}
+
 int cmd_align(int argc, char **argv)
 {
     struct align_args args;
     int prc = align_options(argc, argv, &args);
     if (prc != OPT_GO) return prc;
-    const char *model = args.model, *src = args.src, *tgt = args.tgt;
     int fmt = args.soft ? FMT_SOFT : args.json ? FMT_JSON : FMT_PHARAOH;
-    double thr = args.thr;
-    nmt_translate_opts o = args.o;
-
     textfile S = {0}, T = {0};
     nmt_err err;
     int rc = CMD_ERR;
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
-    nmt_alignment *al = NULL;
-    nmt_text *tp = NULL; /* tokenized lines to words, as the model reads them */
+    nmt_text *tp[2] = {NULL, NULL}; /* lines to the model's tokens and the user's words */
     nmt_text_opts to = nmt_text_default_opts();
     int *nsw = NULL, *ntw = NULL;
-    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err) || nmt_text_init(&tp, &to, NULL, 0, &err)) {
+    if (textfile_read(&S, args.src, &err) || textfile_read(&T, args.tgt, &err) || nmt_model_load(&m, args.model, &err) ||
+        nmt_text_init_model(&tp[0], &to, m, NMT_SOURCE, &err) || nmt_text_init_model(&tp[1], &to, m, NMT_TARGET, &err)) {
         fprintf(stderr, "nmt align: error: %s\n", err.msg);
         goto out;
     }
-    long n_lines = S.nlines;
-    if (n_lines != T.nlines) {
-        fprintf(stderr, "nmt align: error: %s has %ld lines but %s has %ld\n", src, n_lines, tgt, T.nlines);
+    if (S.nlines != T.nlines) {
+        fprintf(stderr, "nmt align: error: %s has %ld lines but %s has %ld\n", args.src, S.nlines, args.tgt, T.nlines);
         goto out;
     }
-    nsw = malloc(sizeof *nsw * (size_t)(n_lines ? n_lines : 1));
-    ntw = malloc(sizeof *ntw * (size_t)(n_lines ? n_lines : 1));
-    al = calloc(CHUNK, sizeof *al);
-    if (!nsw || !ntw || !al) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
-    for (long k = 0; k < n_lines; k++) {
-        nsw[k] = count_words(tp, S.line[k]);
-        ntw[k] = count_words(tp, T.line[k]);
-        if (nsw[k] < 0 || ntw[k] < 0) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
-        if (fmt == FMT_SOFT && (nsw[k] == 0 || ntw[k] == 0)) {
-            fprintf(stderr, "nmt align: error: %s:%ld: empty sentence: the soft-matrix format cannot hold it "
-                    "(remove the pair, or use the pharaoh or json output)\n", nsw[k] ? tgt : src, k + 1);
-            goto out;
-        }
-        if (nsw[k] > NMT_MAX_SRC_WORDS)
-            fprintf(stderr, "[W::align] %s:%ld: %d words, aligning the first %d\n", src, k + 1, nsw[k], NMT_MAX_SRC_WORDS);
-    }
-    if (nmt_model_load(&m, model, &err) || nmt_decoder_init(&d, m, &o, &err)) {
-        fprintf(stderr, "nmt align: error: %s\n", err.msg);
-        goto out;
-    }
+    nsw = malloc(sizeof *nsw * (size_t)(S.nlines ? S.nlines : 1));
+    ntw = malloc(sizeof *ntw * (size_t)(S.nlines ? S.nlines : 1));
+    if (!nsw || !ntw) { fprintf(stderr, "nmt align: error: out of memory\n"); goto out; }
+    if (check_lines(tp, &S, &T, fmt, nsw, ntw)) goto out;
     if (nmt_model_config(m)->arch == NMT_ARCH_RNNENC) { /* known before decoding anything */
-        fprintf(stderr, "nmt align: error: %s is an %s model: it has no attention to align with\n", model,
+        fprintf(stderr, "nmt align: error: %s is an %s model: it has no attention to align with\n", args.model,
                 nmt_arch_name(NMT_ARCH_RNNENC));
         goto out;
     }
-    for (long k0 = 0; k0 < n_lines; k0 += CHUNK) {
-        int n = n_lines - k0 < CHUNK ? (int)(n_lines - k0) : CHUNK;
-        if (nmt_force_align(d, (const char *const *)S.line + k0, (const char *const *)T.line + k0, n, al, &err)) {
-            fprintf(stderr, "nmt align: error: %s (lines %ld-%ld)\n", err.msg, k0 + 1, k0 + n);
-            goto out;
-        }
-        if (!al[0].attention) {
-            fprintf(stderr, "nmt align: error: %s is an %s model: it has no attention to align with\n", model,
-                    nmt_arch_name(nmt_model_config(m)->arch));
-            nmt_alignment_free(al, n);
-            goto out;
-        }
-        for (int i = 0; i < n; i++) {
-            const nmt_alignment *a = &al[i];
-            size_t cells = (size_t)(a->n_tgt + 1) * (a->n_src + 1);
-            for (size_t c = 0; c < cells; c++)
-                if (!isfinite(a->attention[c]) || a->attention[c] < 0 || a->attention[c] > 1) {
-                    fprintf(stderr, "nmt align: error: line %ld: the attention holds %g, not a weight in [0, 1]\n",
-                            k0 + i + 1, (double)a->attention[c]);
-                    nmt_alignment_free(al, n);
-                    goto out;
-                }
-            if (print_record(tp, a, S.line[k0 + i], T.line[k0 + i], nsw[k0 + i], ntw[k0 + i], fmt, thr)) {
-                fprintf(stderr, "nmt align: error: out of memory\n");
-                nmt_alignment_free(al, n);
-                goto out;
-            }
-        }
-        nmt_alignment_free(al, n);
+    if (nmt_decoder_init(&d, m, &args.o, &err)) {
+        fprintf(stderr, "nmt align: error: %s\n", err.msg);
+        goto out;
     }
-    rc = CMD_OK;
+    if (!align_all(d, tp, &S, &T, nsw, ntw, fmt, args.thr, args.model, nmt_model_config(m)->arch)) rc = CMD_OK;
 out:
-    free(al);
     free(nsw);
     free(ntw);
     nmt_decoder_free(d);
     nmt_model_free(m);
-    nmt_text_free(tp);
+    nmt_text_free(tp[0]);
+    nmt_text_free(tp[1]);
     textfile_free(&S);
     textfile_free(&T);
     return rc;

@@ -79,8 +79,42 @@ static int line_words(const char *path, long want, char **buf, char ***words)
     return n > 0 ? n : -1;
 }
 
-/* The attention of the pair from the model: weights [rows x stride] and the shape to draw. */
-static int from_model(const char *model, char **sw, int ns, char **tw, int nt, int eos, float **w, int *rows,
+/* The pair through the model's pipelines and force-decoded; its attention merged into the
+ * words a user reads (a subword model's pieces summed, docs/SUBWORDS.md) into a. words[0..1]
+ * get the words (space-separated, to free), which the labels are then made of. */
+static int model_align(nmt_model *m, const char *src, const char *tgt, nmt_alignment *a, char *words[2], nmt_err *err)
+{
+    nmt_text_opts to = nmt_text_default_opts();
+    nmt_text *tp[2] = {NULL, NULL};
+    char *line[2] = {NULL, NULL};
+    nmt_word_map map[2] = {{0, NULL, 0}, {0, NULL, 0}};
+    nmt_decoder *d = NULL;
+    nmt_alignment t = {0};
+    nmt_translate_opts o = nmt_translate_default_opts();
+    o.batch = 1;
+    size_t cap = 0;
+    float *buf = NULL;
+    int rc = nmt_text_init_model(&tp[0], &to, m, NMT_SOURCE, err);
+    if (!rc) rc = nmt_text_init_model(&tp[1], &to, m, NMT_TARGET, err);
+    if (!rc) rc = cmd_encode_line(tp[0], src, &line[0], &map[0], &words[0], err);
+    if (!rc) rc = cmd_encode_line(tp[1], tgt, &line[1], &map[1], &words[1], err);
+    if (!rc) rc = nmt_decoder_init(&d, m, &o, err);
+    if (!rc) rc = nmt_force_align(d, (const char *const *)&line[0], (const char *const *)&line[1], 1, &t, err);
+    if (!rc && t.attention) rc = cmd_alignment_words(&t, &map[0], &map[1], a, &buf, &cap, err);
+    if (rc || !t.attention) { free(buf); a->attention = NULL; }
+    nmt_alignment_free(&t, 1);
+    nmt_decoder_free(d);
+    for (int k = 0; k < 2; k++) {
+        nmt_text_free(tp[k]);
+        free(line[k]);
+        free((int *)map[k].word_of);
+    }
+    return rc;
+}
+
+/* The attention of the pair from the model: weights [rows x stride] and the shape to draw; the
+ * words as the model's pipeline gives them replace *sw, *ns (and tw, nt) with their buffers. */
+static int from_model(const char *model, char **words[2], int n[2], char *bufs[2], int eos, float **w, int *rows,
                       int *cols, int *stride)
 {
     nmt_err err;
@@ -90,23 +124,16 @@ static int from_model(const char *model, char **sw, int ns, char **tw, int nt, i
         return -1;
     }
     /* the sentence as the model will read it: words joined by single spaces */
-    size_t ls = 1, lt = 1;
-    for (int k = 0; k < ns; k++) ls += strlen(sw[k]) + 1;
-    for (int k = 0; k < nt; k++) lt += strlen(tw[k]) + 1;
-    char *src = calloc(1, ls), *tgt = calloc(1, lt);
-    nmt_decoder *d = NULL;
+    char *text[2] = {NULL, NULL}, *seen[2] = {NULL, NULL};
     nmt_alignment a = {0};
-    int rc = -1;
-    if (!src || !tgt) {
-        fprintf(stderr, "nmt plot: error: out of memory\n");
-        goto out;
+    int rc = -1, ns = n[0];
+    for (int k = 0; k < 2; k++) {
+        size_t len = 1;
+        for (int i = 0; i < n[k]; i++) len += strlen(words[k][i]) + 1;
+        if (!(text[k] = calloc(1, len))) goto out;
+        for (int i = 0; i < n[k]; i++) { if (i) strcat(text[k], " "); strcat(text[k], words[k][i]); }
     }
-    for (int k = 0; k < ns; k++) { if (k) strcat(src, " "); strcat(src, sw[k]); }
-    for (int k = 0; k < nt; k++) { if (k) strcat(tgt, " "); strcat(tgt, tw[k]); }
-    nmt_translate_opts o = nmt_translate_default_opts();
-    o.batch = 1;
-    const char *sp[1] = {src}, *tp[1] = {tgt};
-    if (nmt_decoder_init(&d, m, &o, &err) || nmt_force_align(d, sp, tp, 1, &a, &err)) {
+    if (model_align(m, text[0], text[1], &a, seen, &err)) {
         fprintf(stderr, "nmt plot: error: %s\n", err.msg);
         goto out;
     }
@@ -115,20 +142,26 @@ static int from_model(const char *model, char **sw, int ns, char **tw, int nt, i
                 nmt_arch_name(nmt_model_config(m)->arch));
         goto out;
     }
+    for (int k = 0; k < 2; k++) { /* the labels: the words as the model's pipeline gives them */
+        free(bufs[k]);
+        free(words[k]);
+        n[k] = plot_split_words(seen[k], &bufs[k], &words[k]);
+        if (n[k] < 0) { fprintf(stderr, "nmt plot: error: out of memory\n"); goto out; }
+    }
+    ns = n[0];
     if (a.n_src < ns)
         fprintf(stderr, "[W::plot] the model reads only the first %d of the %d source words\n", a.n_src, ns);
     *stride = a.n_src + 1;
     *cols = eos ? a.n_src + 1 : a.n_src;
-    *rows = eos ? a.n_tgt + 1 : (a.n_tgt < nt ? a.n_tgt : nt);
+    *rows = eos ? a.n_tgt + 1 : (a.n_tgt < n[1] ? a.n_tgt : n[1]);
     *w = a.attention;
     a.attention = NULL;
     rc = 0;
 out:
-    nmt_alignment_free(&a, 1);
-    nmt_decoder_free(d);
+    if (rc < 0 && !text[1]) fprintf(stderr, "nmt plot: error: out of memory\n");
+    free(a.attention);
     nmt_model_free(m);
-    free(src);
-    free(tgt);
+    for (int k = 0; k < 2; k++) { free(text[k]); free(seen[k]); }
     return rc;
 }
 
@@ -307,9 +340,12 @@ int cmd_plot(int argc, char **argv)
     if (ns > 0) nt = line_words(tgt, line, &tbuf, &tw);
     int rows = nt, cols = ns, stride = ns;
     if (nt < 0) goto done;
-    if (model ? from_model(model, sw, ns, tw, nt, eos, &w, &rows, &cols, &stride)
-              : from_matrix(matrix, line, src, ns, tgt, nt, &w))
-        goto done;
+    char **wl[2] = {sw, tw}, *bl[2] = {sbuf, tbuf};
+    int nl[2] = {ns, nt};
+    rc = model ? from_model(model, wl, nl, bl, eos, &w, &rows, &cols, &stride) : from_matrix(matrix, line, src, ns, tgt, nt, &w);
+    sw = wl[0], tw = wl[1], sbuf = bl[0], tbuf = bl[1], ns = nl[0], nt = nl[1];
+    if (rc) { rc = CMD_ERR; goto done; }
+    rc = CMD_ERR;
     /* labels: the words as text (the model has read them as tokens), then "</s>" for EOS */
     for (int k = 0; !raw && k < nt; k++) detok_unescape_word(tw[k]);
     for (int k = 0; !raw && k < ns; k++) detok_unescape_word(sw[k]);

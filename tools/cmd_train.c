@@ -93,6 +93,26 @@ static const char *parse_langs(void *dst, const char *s, int nth)
     return NULL;
 }
 
+/* --spm-model A[,B] into struct spm_paths: one joint model, or a source and a target model */
+struct spm_paths { char buf[8192]; const char *src, *tgt; };
+
+static const char *parse_spm_paths(void *dst, const char *s, int nth)
+{
+    (void)nth;
+    struct spm_paths *p = dst;
+    if (!*s || strlen(s) >= sizeof p->buf) return "expected FILE or SRC_FILE,TGT_FILE";
+    strcpy(p->buf, s);
+    char *comma = strchr(p->buf, ',');
+    p->src = p->buf;
+    p->tgt = NULL;
+    if (comma) {
+        *comma = 0;
+        p->tgt = comma + 1;
+        if (!*p->src || !*p->tgt || strchr(p->tgt, ',')) return "expected FILE or SRC_FILE,TGT_FILE";
+    }
+    return NULL;
+}
+
 static const char *parse_preset(void *dst, const char *s, int nth)
 {
     (void)nth;
@@ -102,18 +122,42 @@ static const char *parse_preset(void *dst, const char *s, int nth)
 
 #define ANY_LONG OPT_LONG_MAX
 
+/* The subword options together; OPT_GO or CMD_USAGE after saying why. */
+static int check_subword_options(const nmt_train_opts *o, const opt_cmd *c)
+{
+    const char *why = NULL;
+    int units = o->subwords || o->spm_src;
+    if (o->subwords && o->spm_src) why = "--subwords trains a SentencePiece model, --spm-model reads one: give one of them";
+    else if (units && (opt_given(c, "--vocab") || opt_given(c, "--src-vocab") || opt_given(c, "--tgt-vocab")))
+        why = "a subword model's vocabularies are its pieces: size them with --subword-vocab, not --vocab";
+    else if (!o->subwords && (opt_given(c, "--subword-vocab") || o->subword_joint))
+        why = "--subword-vocab and --joint go with --subwords";
+    else if (o->lang_src >= 0 && (!units || o->tokenize_src >= 0))
+        why = "--lang goes with subword units on text that is not --tokenize'd (which names the languages itself)";
+    else if ((o->tok_lowercase || o->tok_normalize) && o->tokenize_src < 0 && !units)
+        why = "--lowercase and --normalize-punct go with --tokenize SRC,TGT (or with subword units)";
+    else if (o->tok_normalize && o->tokenize_src < 0 && o->lang_src < 0)
+        why = "--normalize-punct needs the languages: --tokenize SRC,TGT or --lang SRC,TGT";
+    if (!why) return OPT_GO;
+    fprintf(stderr, "nmt train: %s\n", why);
+    return CMD_USAGE;
+}
+
 static const char train_usage[] =
     "Usage: nmt train --src FILE --tgt FILE --model FILE [options]\n"
     "Trains an RNNsearch or RNNencdec model (Bahdanau et al. 2014, Appendix B) on a tokenized parallel\n"
-    "corpus (one sentence per line, tokens separated by spaces, UTF-8).\n\n";
+    "corpus (one sentence per line, tokens separated by spaces, UTF-8), or on raw text with --tokenize,\n"
+    "or with subword units (--subwords: SentencePiece, stored in the model, which then reads and writes\n"
+    "raw text; docs/SUBWORDS.md).\n\n";
 
 /* The options of `nmt train` into o, and the options in effect as YAML into *yaml (the caller's
  * to free); OPT_GO, or the exit status (--dump-config prints them and stops). */
 static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv, char **yaml)
 {
     long seed = (long)o->seed;
-    int langs[2] = {-1, -1}, dump = 0;
+    int langs[2] = {-1, -1}, text_langs[2] = {-1, -1}, units = 0, dump = 0;
     const char *config = NULL;
+    static struct spm_paths spm; /* o keeps pointers into it */
     opt table[] = {
         {.names = "-c --config", .kind = OPTK_STR, .dst = &config, .arg = "FILE", .flags = OPT_CONFIG | OPT_ONCE | OPT_NONEMPTY,
          .help = "options from a YAML file, 'name: value' per line with the long names\n"
@@ -133,14 +177,25 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_STR("--log", &o->log_tsv, "FILE", "TSV log of validations (default MODEL.log.tsv)"),
         OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
         OPT_FN("--tokenize", langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
-        OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize: lowercase first"),
-        OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize: normalize punctuation first (with --lowercase:\n"
-                 "the Multi30k preprocessing; translate with the same options)"),
+        OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize (or --subwords): lowercase first"),
+        OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize (or --subwords and --lang): normalize punctuation\n"
+                 "first (with --lowercase: the Multi30k preprocessing; translate with\n"
+                 "the same options, which a subword model applies itself)"),
         {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
          .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
          "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"
          "vocab 10000, Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4,\n"
          "max-time 1h); options given beside it override its values"},
+        OPT_HEAD("Subword units (SentencePiece; the model then reads and writes raw text):"),
+        OPT_CHOICE("--subwords", &units, "unigram|bpe", "train a SentencePiece model of this kind on the training corpus\n"
+                   "(after its text stages) and store it in the model file"),
+        OPT_INT("--subword-vocab", &o->subword_vocab, 300, 1000000, "N", "pieces per SentencePiece model, EOS and UNK counted (default {};\n"
+                "the 256 byte pieces of byte fallback need room)"),
+        OPT_FLAG("--joint", &o->subword_joint, 1, "one SentencePiece model for both sides, trained on both"),
+        OPT_FN("--spm-model", &spm, parse_spm_paths, "FILE[,FILE]", "existing SentencePiece model(s) instead of --subwords: one joint\n"
+               "model, or source and target"),
+        OPT_FN("--lang", text_langs, parse_langs, "SRC,TGT", "the sides' languages, for --normalize-punct on raw text without\n"
+               "--tokenize (subword models)"),
         OPT_HEAD("Model:"),
         OPT_ENUM("--arch", &o->cfg.arch, nmt_arch_parse, "NAME",
                  "rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec", "rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov |\n"
@@ -200,7 +255,14 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         o->tokenize_src = langs[0];
         o->tokenize_tgt = langs[1];
     }
-    return OPT_GO;
+    if (opt_given(&c, "--lang")) {
+        o->lang_src = text_langs[0];
+        o->lang_tgt = text_langs[1];
+    }
+    if (opt_given(&c, "--subwords")) o->subwords = units + 1; /* SPM_UNIGRAM, SPM_BPE */
+    o->spm_src = spm.src;
+    o->spm_tgt = spm.tgt;
+    return check_subword_options(o, &c);
 }
 
 /* nmt train once its options are read. */
@@ -208,10 +270,6 @@ static int run_train(nmt_train_opts *op, long log_every)
 {
     nmt_train_opts o = *op;
     int rc;
-    if ((o.tok_lowercase || o.tok_normalize) && o.tokenize_src < 0) {
-        fprintf(stderr, "nmt train: --lowercase and --normalize-punct go with --tokenize SRC,TGT\n");
-        return CMD_USAGE;
-    }
     if (!o.src || !o.tgt || !o.model) {
         fprintf(stderr, "nmt train: --src, --tgt and --model are required (nmt train --help)\n");
         return CMD_USAGE;
@@ -250,12 +308,18 @@ int cmd_train(int argc, char **argv)
 int cmd_vocab(int argc, char **argv)
 {
     long K = 30002;
+    const char *model = NULL;
+    int side = 0;
     opt table[] = {
         OPT_LONG("--size --vocab", &K, 3, 4000000, "K", "entries counting </s> and <unk> (default {}; --vocab as in\n"
                  "nmt train)"),
+        OPT_STR1("--model", &model, "FILE", "print this model's vocabulary instead: 'id<TAB>entry' lines (a subword\n"
+                 "model's SentencePiece pieces)"),
+        OPT_CHOICE("--side", &side, "src|tgt", "with --model: which side (default src)"),
         OPT_END,
     };
     opt_cmd c = {"vocab", "Usage: nmt vocab [--size K] FILE\n"
+                 "       nmt vocab --model FILE [--side src|tgt]\n"
                  "Prints the K-entry shortlist vocabulary of a tokenized text (ids 0 </s> and 1 <unk>, then words by\n"
                  "falling count, ties in byte order), one 'id<TAB>word<TAB>count' line each, and its coverage on stderr.\n"
                  "FILE may be '-' for standard input.\n\n", NULL, table, 1, "one input file only"};
@@ -263,6 +327,9 @@ int cmd_vocab(int argc, char **argv)
     int nargs, rc = opt_parse(&c, argc, argv, args, &nargs);
     if (rc != OPT_GO) return rc;
     const char *in = nargs ? args[0] : NULL;
+    if (model && in) { fprintf(stderr, "nmt vocab: --model prints the model's vocabulary: no input file\n"); return CMD_USAGE; }
+    if (!model && opt_given(&c, "--side")) { fprintf(stderr, "nmt vocab: --side goes with --model\n"); return CMD_USAGE; }
+    if (model) return cmd_vocab_model(model, side);
     if (!in) { fprintf(stderr, "nmt vocab: no input file (nmt vocab --help)\n"); return CMD_USAGE; }
     textfile t;
     wordcount wc;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "cmd.h"
 #include "data/corpus.h"
 #include "nmt.h"
@@ -15,19 +16,10 @@
 /* ------------------------------------------------------------------ output */
 enum { ALIGN_NONE, ALIGN_HARD, ALIGN_SOFT };
 
-/* Prints the words through the target side's text pipeline (joined, detokenized if asked). */
-static int print_words(nmt_text *tgt, const nmt_hypothesis *h, nmt_err *err)
-{
-    const char *s;
-    size_t n;
-    int rc = nmt_text_decode_words(tgt, h->words, h->n_words, &s, &n, err);
-    if (!rc) fwrite(s, 1, n, stdout);
-    return rc;
-}
-
 /* Hard: each target word to its most-attended source word (the source EOS never chosen; ties
  * to the lower index), Pharaoh "src-tgt", 0-based. Soft: one row per target word, weights over
- * the source words and EOS, rows separated by " ; ". EOS rows are left out of both. */
+ * the source words and EOS, rows separated by " ; ". EOS rows are left out of both. h's
+ * attention is over words already (word_attention). */
 static void print_alignment(const nmt_hypothesis *h, int mode)
 {
     fputs(" |||", stdout);
@@ -54,7 +46,53 @@ typedef struct stream {
     nmt_decoder *d;
     int cap;         /* lines gathered at most before decoding */
     int align, scores, nbest;
+    nmt_word_map *src_words; /* [cap]: each gathered line's token -> word map (for alignments) */
+    float *att;      /* a hypothesis's attention over words */
+    size_t att_cap;
 } stream;
+
+/* h with its attention merged from tokens to words (a subword model's pieces; a word model's
+ * maps are the identity) into st->att: *w's rows are the output's words, its columns the
+ * source's words and EOS. */
+static int word_attention(stream *st, const nmt_hypothesis *h, const nmt_text_line *out, const nmt_word_map *src,
+                          nmt_hypothesis *w, nmt_err *err)
+{
+    *w = *h;
+    if (!h->attention) return NMT_OK;
+    int finished = h->attn_rows > h->n_words;
+    size_t need = (size_t)(out->n_text_words + finished) * (src->n_words + 1);
+    if (need > st->att_cap) {
+        float *a = realloc(st->att, sizeof *a * need);
+        if (!a) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        st->att = a;
+        st->att_cap = need;
+    }
+    nmt_word_map tgt = {h->n_words, out->word_of, out->n_text_words};
+    nmt_word_map sm = *src;
+    sm.n_tokens = h->attn_cols - 1; /* the tokens read: a long source is cut */
+    int rc = nmt_attention_to_words(st->att, h->attention, finished, &tgt, &sm, err);
+    w->attention = st->att;
+    w->n_words = out->n_text_words;
+    w->attn_rows = out->n_text_words + finished;
+    w->attn_cols = src->n_words + 1;
+    return rc;
+}
+
+/* One hypothesis: its text through the target pipeline (joined, detokenized if asked), then its
+ * score if asked, then its alignment in words if asked. */
+static int print_hyp(stream *st, const nmt_hypothesis *h, const nmt_word_map *src, int score, nmt_err *err)
+{
+    nmt_text_line out;
+    int rc = nmt_text_decode_line(st->tgt, h->words, h->n_words, &out, err);
+    if (rc) return rc;
+    fwrite(out.text, 1, out.len, stdout);
+    if (score) printf(" ||| %.6f", h->score);
+    if (!st->align) return NMT_OK;
+    nmt_hypothesis w;
+    if ((rc = word_attention(st, h, &out, src, &w, err))) return rc;
+    print_alignment(&w, st->align);
+    return NMT_OK;
+}
 
 /* The source side reads raw text through the Moses pipeline the model's data went through (with
  * --tokenize); the target side detokenizes the output (with --detokenize). */
@@ -73,7 +111,7 @@ static int text_sides(stream *st, const nmt_model *m, int tok_lang, const tok_op
 
 /* The next input line as the model reads it, in *out (to free): 1; 0 at the end of the input;
  * -1 after printing an error. */
-static int next_sentence(stream *st, char **out)
+static int next_sentence(stream *st, char **out, nmt_word_map *map)
 {
     char *line;
     size_t len;
@@ -89,32 +127,34 @@ static int next_sentence(stream *st, char **out)
     if (tl.n_invalid)
         fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, tl.n_invalid);
     if (tl.n_words > NMT_MAX_SRC_WORDS)
-        fprintf(stderr, "[W::translate] %s:%ld: %d words, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words, NMT_MAX_SRC_WORDS);
-    if (!(*out = strdup(tl.text))) {
+        fprintf(stderr, "[W::translate] %s:%ld: %d %s, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words,
+                tl.n_words == tl.n_text_words ? "words" : "pieces", NMT_MAX_SRC_WORDS);
+    int *wof = st->align ? malloc(sizeof *wof * ((size_t)tl.n_words + 1)) : NULL;
+    *map = (nmt_word_map){tl.n_words, wof, tl.n_text_words};
+    if (wof) memcpy(wof, tl.word_of, sizeof *wof * (size_t)tl.n_words);
+    if (!(*out = strdup(tl.text)) || (st->align && !wof)) {
         fprintf(stderr, "nmt translate: error: out of memory\n");
+        free(*out);
+        free(wof);
+        *out = NULL;
+        map->word_of = NULL;
         return -1;
     }
     return 1;
 }
 
 /* One input's answer: its 1-best line, or its n-best lines. */
-static int print_translation(stream *st, const nmt_translation *t, long index, nmt_err *err)
+static int print_translation(stream *st, const nmt_translation *t, const nmt_word_map *src, long index, nmt_err *err)
 {
     int rc = 0;
     if (!st->nbest) {
-        if (t->n_hyps) {
-            rc = print_words(st->tgt, &t->hyps[0], err);
-            if (st->scores) printf(" ||| %.6f", t->hyps[0].score);
-            if (st->align) print_alignment(&t->hyps[0], st->align);
-        }
+        if (t->n_hyps) rc = print_hyp(st, &t->hyps[0], src, st->scores, err);
         putchar('\n');
         return rc;
     }
     for (int h = 0; h < t->n_hyps && !rc; h++) {
         printf("%ld ||| ", index);
-        rc = print_words(st->tgt, &t->hyps[h], err);
-        printf(" ||| %.6f", t->hyps[h].score);
-        if (st->align) print_alignment(&t->hyps[h], st->align);
+        rc = print_hyp(st, &t->hyps[h], src, 1, err);
         putchar('\n');
     }
     if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
@@ -127,13 +167,14 @@ static int run_stream(stream *st)
 {
     char **batch = calloc(st->cap, sizeof *batch);
     nmt_translation *tr = calloc(st->cap, sizeof *tr);
-    int rc = batch && tr ? CMD_OK : CMD_ERR, got = 1;
+    st->src_words = calloc(st->cap, sizeof *st->src_words);
+    int rc = batch && tr && st->src_words ? CMD_OK : CMD_ERR, got = 1;
     if (rc) fprintf(stderr, "nmt translate: error: out of memory\n");
     long index = 0;
     nmt_err err;
     while (!rc && got > 0) {
         int nb = 0;
-        do nb += (got = next_sentence(st, &batch[nb])) > 0;
+        do nb += (got = next_sentence(st, &batch[nb], &st->src_words[nb])) > 0;
         while (got > 0 && nb < st->cap && linereader_ready(&st->in));
         if (got < 0) rc = CMD_ERR;
         int failed = nb && nmt_translate(st->d, (const char *const *)batch, nb, tr, &err);
@@ -142,16 +183,21 @@ static int run_stream(stream *st)
             rc = CMD_ERR;
         }
         for (int i = 0; i < nb && !failed; i++)
-            if ((failed = print_translation(st, &tr[i], index++, &err))) {
+            if ((failed = print_translation(st, &tr[i], &st->src_words[i], index++, &err))) {
                 fprintf(stderr, "nmt translate: error: %s\n", err.msg);
                 rc = CMD_ERR;
             }
         fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
         nmt_translation_free(tr, nb); /* a failed nmt_translate has left them empty */
-        for (int i = 0; i < nb; i++) free(batch[i]);
+        for (int i = 0; i < nb; i++) {
+            free(batch[i]);
+            free((int *)st->src_words[i].word_of);
+        }
     }
     free(batch);
     free(tr);
+    free(st->src_words);
+    free(st->att);
     return rc;
 }
 
@@ -174,8 +220,10 @@ static int load_model(const char *cmd, const char *path, nmt_model **m)
 
 static const char translate_usage[] =
     "Usage: nmt translate --model FILE [options] < input > output\n"
-    "Translates tokenized text (one sentence per line, words separated by spaces) with beam search.\n"
-    "One output line per input line, in order; an empty line gives an empty line.\n\n";
+    "Translates tokenized text (one sentence per line, words separated by spaces) with beam search;\n"
+    "a subword model (nmt train --subwords) reads raw text and writes raw text, its text stages being\n"
+    "its own, and its alignments are over words. One output line per input line, in order; an empty\n"
+    "line gives an empty line.\n\n";
 
 /* What translate's options set. */
 struct translate_args {
@@ -288,19 +336,35 @@ int cmd_translate(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ nmt score */
+
+/* Both sides replaced by the lines the model reads (its own pipelines: a word model's leave
+ * tokenized text as it is). */
+static int model_lines(const nmt_model *m, textfile *S, textfile *T, nmt_err *err)
+{
+    nmt_text_opts o = nmt_text_default_opts();
+    nmt_text *ps = NULL, *pt = NULL;
+    int rc = nmt_text_init_model(&ps, &o, m, NMT_SOURCE, err);
+    if (!rc) rc = nmt_text_init_model(&pt, &o, m, NMT_TARGET, err);
+    if (!rc) rc = textfile_encode(S, ps, err);
+    if (!rc) rc = textfile_encode(T, pt, err);
+    nmt_text_free(ps);
+    nmt_text_free(pt);
+    return rc;
+}
 int cmd_score(int argc, char **argv)
 {
     const char *model = NULL, *src = NULL, *tgt = NULL;
     int rc, threads = 0;
     opt table[] = {
         OPT_STR("--model", &model, "FILE", "the model (required)"),
-        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (a subword model's: raw), one per line"),
         OPT_STR("--tgt", &tgt, "FILE", "their translations (the same number of lines)"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         OPT_END,
     };
     opt_cmd c = {"score", "Usage: nmt score --model FILE --src FILE --tgt FILE [--threads N]\n"
-                 "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source.\n"
+                 "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source\n"
+                 "(a subword model's raw text is cut into its pieces first, and TOKENS counts pieces).\n"
                  "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n"
                  "Limits: sources are read up to " STR(NMT_MAX_SRC_WORDS) " words; a target over " STR(NMT_MAX_TGT_WORDS) " words is an error.\n\n", NULL, table, 0, NULL};
     int nargs;
@@ -319,6 +383,10 @@ int cmd_score(int argc, char **argv)
     long ns = S.nlines;
     if (ns != T.nlines) {
         fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, T.nlines);
+        goto out;
+    }
+    if (model_lines(m, &S, &T, &err)) { /* a subword model reads raw text as its pieces */
+        fprintf(stderr, "nmt score: error: %s\n", err.msg);
         goto out;
     }
     nmt_translate_opts o = nmt_translate_default_opts();

@@ -121,8 +121,9 @@ int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err)
         const char *s;
         size_t n;
         int bad;
-        if ((rc = text_pipe_text(tp, t->line[i], strlen(t->line[i]), &s, &n, &bad, err)))
-            nmt_fail(err, rc, "%s:%ld: tokenizing failed", t->path, i + 1);
+        nmt_err inner;
+        if ((rc = text_pipe_line(tp, t->line[i], strlen(t->line[i]), &s, &n, &bad, &inner)))
+            nmt_fail(err, rc, "%s:%ld: %s", t->path, i + 1, inner.msg);
         else if (pool_add(&p, s, n))
             rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }

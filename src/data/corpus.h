@@ -25,8 +25,9 @@ int textfile_read(textfile *t, const char *path, nmt_err *err);
 /* The same from an open descriptor (standard input), named name in messages; fd stays open. */
 int textfile_read_fd(textfile *t, int fd, const char *name, nmt_err *err);
 void textfile_free(textfile *t);
-/* Replaces every line by its text through tp's text stages (raw text Moses-tokenized as the
- * model's data was); nothing to do when tp has none. */
+/* Replaces every line by the line the model reads through tp (text_pipe_line: raw text
+ * Moses-tokenized as the model's data was, pieces for a subword pipeline); nothing to do when tp
+ * has no stage. */
 int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err);
 
 /* The word count of text/words.h under its former name, for src/eval/report.c until it includes

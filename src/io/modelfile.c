@@ -1,6 +1,7 @@
 /* modelfile.c: the nmt_model object and its file. The file is safetensors: float32 tensors in
  * the parameter table's order and names, and in __metadata__ the format name and version, the
- * config as JSON, and both vocabularies as JSON arrays. The loader trusts nothing in the file. */
+ * config as JSON, both vocabularies as JSON arrays and, for a subword model, its SentencePiece
+ * models (io/subwordmeta.h). The loader trusts nothing in the file. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "base/err.h"
 #include "nn/model.h"
 #include "io/safetensors.h"
+#include "io/subwordmeta.h"
 #include "data/vocab.h"
 
 #define FORMAT_NAME "nmt-model"
@@ -48,6 +50,7 @@ void nmt_model_free(nmt_model *m)
     free(m->P);
     vocab_free(m->src);
     vocab_free(m->tgt);
+    subwords_free(m->sw);
     free(m);
 }
 
@@ -118,6 +121,9 @@ int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err)
     cJSON_free(cfg);
     cJSON_free(sv);
     cJSON_free(tv);
+    char *sw = m->sw && !bad ? subwords_meta_json(m->sw) : NULL;
+    bad = bad || (m->sw && (!sw || st_writer_meta(w, SUBWORDS_KEY, sw)));
+    cJSON_free(sw);
     if (bad) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while writing the model header");
     for (int i = 0; i < m->pt.n; i++) {
         const tensor_info *t = &m->pt.t[i];
@@ -213,7 +219,7 @@ static int vocab_parse(vocab **out, const char *json, int expect, const char *wh
  * before checksums existed lack ST_CRC_KEY and still load (unchecked; a warning is logged). */
 static int check_meta_keys(const st_file *f, nmt_err *err)
 {
-    static const char *known[] = {"format", "format_version", "config", "src_vocab", "tgt_vocab", "train_state", ST_CRC_KEY};
+    static const char *known[] = {"format", "format_version", "config", "src_vocab", "tgt_vocab", "train_state", SUBWORDS_KEY, ST_CRC_KEY};
     for (int i = 0; i < st_meta_count(f); i++) {
         const char *k = NULL;
         st_meta_get(f, i, &k, NULL);
@@ -224,6 +230,17 @@ static int check_meta_keys(const st_file *f, nmt_err *err)
     }
     if (!st_has_checksums(f)) nmt_log('W', "%s: no checksums (written by an older version): damage cannot be detected", st_name(f));
     return NMT_OK;
+}
+
+/* A subword model's SentencePiece models, whose pieces must be its vocabularies. */
+static int subwords_from_file(nmt_model *m, const st_file *f, nmt_err *err)
+{
+    const char *json = st_meta(f, SUBWORDS_KEY);
+    if (!json) return NMT_OK;
+    int rc = subwords_meta_parse(&m->sw, json, st_name(f), err);
+    if (!rc) rc = subwords_check_vocab(m->sw, NMT_SOURCE, (const char *const *)m->src->words, m->src->n, st_name(f), err);
+    if (!rc) rc = subwords_check_vocab(m->sw, NMT_TARGET, (const char *const *)m->tgt->words, m->tgt->n, st_name(f), err);
+    return rc;
 }
 
 int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
@@ -247,6 +264,7 @@ int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
     if ((rc = vocab_parse(&tv, st_meta(f, "tgt_vocab"), c.tgt_vocab, "target", file, err))) { vocab_free(sv); return rc; }
     nmt_model *m;
     if ((rc = model_alloc(&m, &c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+    rc = subwords_from_file(m, f, err);
     for (int i = 0; i < st_count(f) && !rc; i++) {
         const char *name = st_get(f, i)->name;
         /* a checkpoint's optimizer state (optim., earlier opt.) and batch plan are not the model's */

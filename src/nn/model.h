@@ -72,6 +72,7 @@ struct nmt_model {
     real *P;            /* pt.total parameters, one allocation */
     params p;           /* pointers into P */
     vocab *src, *tgt;
+    struct subwords *sw; /* a subword model's SentencePiece models (text/subword.h), or NULL */
 };
 
 /* Builds a model from an opened model or checkpoint file (validating config, vocabularies,

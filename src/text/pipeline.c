@@ -1,7 +1,8 @@
 /* pipeline.c: nmt_text, the text pipeline. Encoding runs, in order, the UTF-8 repair (one U+FFFD
  * per invalid byte), the Moses front end and tokenizer (tokenize.c: lowercase.perl,
- * normalize-punctuation.perl, tokenizer.perl), the word splitter (words.h) and the vocabulary;
- * decoding runs the vocabulary backwards, joins the words with spaces and detokenizes
+ * normalize-punctuation.perl, tokenizer.perl), the word splitter (words.h), for a subword model
+ * SentencePiece over the words (subword.h), and the vocabulary; decoding runs the vocabulary
+ * backwards, joins the tokens (with spaces, or SentencePiece's join) and detokenizes
  * (detokenizer.perl). The object owns every buffer it returns and reuses them line after line. */
 #include <limits.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "base/err.h"
 #include "nn/model.h"
 #include "text/pipeline.h"
+#include "text/subword.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 #include "text/words.h"
@@ -22,10 +24,21 @@ struct nmt_text {
     tok_buf tb;           /* Moses stages: result and scratch */
     char *line;           /* the text stages' result when there is no Moses stage */
     char *split;          /* a copy of the text, cut into words */
-    char *joined;         /* decoding: the words joined by spaces */
+    char *joined;         /* the words joined by single spaces: decoding's output, a subword line's input to SentencePiece */
     const char **words;   /* encoding's words, or decoding's words of ids */
     int *ids;
-    size_t line_cap, split_cap, joined_cap, words_cap, ids_cap;
+    int *word_of;         /* the word of each token (identity without subwords) */
+    size_t line_cap, split_cap, joined_cap, words_cap, ids_cap, word_of_cap;
+    /* subword pipelines only */
+    const subwords *sw;   /* the model's SentencePiece models, or NULL */
+    int side;             /* enum nmt_side: which of them */
+    spm_seg seg;          /* the line's pieces and their spans */
+    char *pieces;         /* encoding: the pieces joined by spaces, the line the model reads */
+    char *decoded;        /* decoding: SentencePiece's join of the pieces */
+    const char **twords;  /* encoding: the pieces; decoding: the words of the decoded line */
+    char *tsplit;         /* a copy of the decoded line, cut into words */
+    int *sp_ids;          /* decoding: SentencePiece ids of the tokens */
+    size_t pieces_cap, decoded_cap, twords_cap, tsplit_cap, sp_ids_cap;
 };
 
 /* Makes room for need elements of elem bytes in *p (doubling); -1 when there is no memory. */
@@ -47,20 +60,22 @@ nmt_text_opts nmt_text_default_opts(void)
     return o;
 }
 
-static int check_opts(const nmt_text_opts *o, nmt_err *err)
+/* sub: a subword pipeline, whose text may be lowercased and normalised without tokenizing
+ * (SentencePiece then finds the units). */
+static int check_opts(const nmt_text_opts *o, int sub, nmt_err *err)
 {
     if (o->lang < NMT_LANG_NONE || o->lang > NMT_LANG_DE) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: unknown language %d", o->lang);
-    if ((o->tokenize || o->detokenize) && o->lang == NMT_LANG_NONE)
-        return nmt_fail(err, NMT_ERR_ARG, "text pipeline: tokenizing and detokenizing need a language");
-    if ((o->lowercase || o->normalize_punct || o->aggressive) && !o->tokenize)
+    if ((o->tokenize || o->detokenize || o->normalize_punct) && o->lang == NMT_LANG_NONE)
+        return nmt_fail(err, NMT_ERR_ARG, "text pipeline: tokenizing, detokenizing and punctuation normalization need a language");
+    if (sub ? o->aggressive && !o->tokenize : (o->lowercase || o->normalize_punct || o->aggressive) && !o->tokenize)
         return nmt_fail(err, NMT_ERR_ARG, "text pipeline: lowercasing, punctuation normalization and aggressive splitting go with tokenizing");
     return NMT_OK;
 }
 
-static int make(nmt_text **out, const nmt_text_opts *o, const vocab *v, nmt_err *err)
+static int make(nmt_text **out, const nmt_text_opts *o, const vocab *v, const subwords *sw, int side, int sub, nmt_err *err)
 {
     *out = NULL;
-    int rc = check_opts(o, err);
+    int rc = check_opts(o, sub, err);
     if (rc) return rc;
     nmt_text *t = calloc(1, sizeof *t);
     if (!t) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
@@ -72,6 +87,8 @@ static int make(nmt_text **out, const nmt_text_opts *o, const vocab *v, nmt_err 
     t->to.lowercase = o->lowercase;
     t->to.normalize = o->normalize_punct;
     t->v = v;
+    t->sw = sw;
+    t->side = side;
     tok_buf_init(&t->tb);
     *out = t;
     return NMT_OK;
@@ -82,7 +99,7 @@ int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *wor
     *out = NULL;
     vocab *v = NULL;
     int rc = words ? vocab_from_words(&v, words, n_words, err) : NMT_OK;
-    if (!rc && (rc = make(out, o, v, err)) == NMT_OK) (*out)->own = v;
+    if (!rc && (rc = make(out, o, v, NULL, 0, 0, err)) == NMT_OK) (*out)->own = v;
     else vocab_free(v);
     return rc;
 }
@@ -91,7 +108,28 @@ int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model 
 {
     *out = NULL;
     if (!m || (side != NMT_SOURCE && side != NMT_TARGET)) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: no model, or side %d is neither source nor target", side);
-    return make(out, o, side == NMT_SOURCE ? m->src : m->tgt, err);
+    const vocab *v = side == NMT_SOURCE ? m->src : m->tgt;
+    if (!m->sw) return make(out, o, v, NULL, 0, 0, err);
+    /* a subword model reads raw text: its stages are the ones its data went through */
+    if (o->tokenize || o->lowercase || o->normalize_punct || o->aggressive || o->detokenize)
+        return nmt_fail(err, NMT_ERR_ARG, "a subword model reads raw text and writes raw text: its text stages are stored in "
+                        "it (leave tokenizing, lowercasing, punctuation normalization and detokenizing to it)");
+    return text_pipe_init_subwords(out, m->sw, side, v, 1, err);
+}
+
+int text_pipe_init_subwords(nmt_text **out, const subwords *sw, int side, const vocab *v, int stages, nmt_err *err)
+{
+    nmt_text_opts o = nmt_text_default_opts();
+    if (stages) {
+        o = sw->text[side];
+        o.detokenize = o.tokenize && side == NMT_TARGET;
+    }
+    return make(out, &o, v, sw, side, 1, err);
+}
+
+int text_pipe_init_stages(nmt_text **out, const nmt_text_opts *o, nmt_err *err)
+{
+    return make(out, o, NULL, NULL, 0, 1, err);
 }
 
 void nmt_text_free(nmt_text *t)
@@ -104,10 +142,17 @@ void nmt_text_free(nmt_text *t)
     free(t->joined);
     free(t->words);
     free(t->ids);
+    free(t->word_of);
+    spm_seg_free(&t->seg);
+    free(t->pieces);
+    free(t->decoded);
+    free(t->twords);
+    free(t->tsplit);
+    free(t->sp_ids);
     free(t);
 }
 
-int text_pipe_has_stages(const nmt_text *t) { return t->o.tokenize != 0; }
+int text_pipe_has_stages(const nmt_text *t) { return t->o.tokenize || t->o.lowercase || t->o.normalize_punct || t->sw; }
 
 /* ------------------------------------------------------------------ encoding */
 
@@ -128,6 +173,24 @@ static int repair(nmt_text *t, const char *s, size_t n)
     return bad;
 }
 
+/* The Moses front end without the tokenizer (subword pipelines: SentencePiece finds the
+ * units): lowercase.perl, then normalize-punctuation.perl, each as tok_line runs them. */
+static int front(nmt_text *t, const char *line, size_t len, const char **out, size_t *out_len, nmt_err *err)
+{
+    int rc = NMT_OK;
+    if (t->o.lowercase && !(rc = tok_lowercase_line(line, len, &t->tb, err))) {
+        /* the next stage writes t->tb.s: it reads a copy */
+        if (reserve(&t->line, &t->line_cap, t->tb.len + 1, 1)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        memcpy(t->line, t->tb.s, t->tb.len + 1);
+        line = t->line;
+        len = t->tb.len;
+    }
+    if (!rc && t->o.normalize_punct) rc = tok_normalize_line(t->o.lang, line, len, &t->tb, err);
+    *out = t->o.normalize_punct ? t->tb.s : line;
+    *out_len = t->o.normalize_punct ? t->tb.len : len;
+    return rc;
+}
+
 int text_pipe_text(nmt_text *t, const char *line, size_t len, const char **out, size_t *out_len, int *n_invalid,
                    nmt_err *err)
 {
@@ -146,6 +209,7 @@ int text_pipe_text(nmt_text *t, const char *line, size_t len, const char **out, 
         t->line[len] = 0;
         line = t->line;
     }
+    if (!t->o.tokenize && (t->o.lowercase || t->o.normalize_punct)) return front(t, line, len, out, out_len, err);
     if (!t->o.tokenize) {
         *out = line;
         *out_len = len;
@@ -172,6 +236,72 @@ int text_pipe_ids(const vocab *v, const char *s, int *ids, int cap, int *kept, l
     return n;
 }
 
+/* words[0..n) joined by one space each into t->joined (*len bytes); -1 without memory. */
+static int join(nmt_text *t, const char *const *words, int n, size_t *len)
+{
+    size_t need = 1;
+    for (int k = 0; k < n; k++) need += strlen(words[k]) + 1;
+    if (reserve(&t->joined, &t->joined_cap, need, 1)) return -1;
+    char *p = t->joined;
+    for (int k = 0; k < n; k++) {
+        size_t l = strlen(words[k]);
+        if (k) *p++ = ' ';
+        memcpy(p, words[k], l);
+        p += l;
+    }
+    *p = 0;
+    *len = (size_t)(p - t->joined);
+    return 0;
+}
+
+/* t->word_of as the identity over n tokens (a word model's tokens are its words). */
+static int identity_words(nmt_text *t, int n)
+{
+    if (reserve(&t->word_of, &t->word_of_cap, (size_t)n + 1, sizeof *t->word_of)) return -1;
+    for (int k = 0; k < n; k++) t->word_of[k] = k;
+    return 0;
+}
+
+/* A subword pipeline's tokens: SentencePiece over the nw words joined by single spaces (so that
+ * it sees the words the splitter found), each piece with its id and its word. */
+static int segment(nmt_text *t, int nw, nmt_text_line *out, nmt_err *err)
+{
+    const spm *sp = t->sw->sp[t->side];
+    const int *to_vocab = t->sw->to_vocab[t->side];
+    size_t jlen, need = 1;
+    if (join(t, t->words, nw, &jlen)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    int rc = spm_encode(sp, t->joined, jlen, &t->seg, err);
+    if (rc) return rc;
+    int n = t->seg.n, unk = 0;
+    for (int k = 0; k < n; k++) need += strlen(spm_piece(sp, t->seg.id[k])) + 1;
+    if (reserve(&t->ids, &t->ids_cap, (size_t)n + 1, sizeof *t->ids) ||
+        reserve(&t->word_of, &t->word_of_cap, (size_t)n + 1, sizeof *t->word_of) ||
+        reserve(&t->twords, &t->twords_cap, (size_t)n + 1, sizeof *t->twords) ||
+        reserve(&t->pieces, &t->pieces_cap, need + strlen(VOCAB_UNK_STR) * (size_t)n, 1))
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    char *p = t->pieces;
+    for (int k = 0; k < n; k++) {
+        int id = to_vocab[t->seg.id[k]];
+        if (id < 0) id = VOCAB_UNK; /* a control symbol: never a token of the model */
+        unk += id == VOCAB_UNK;
+        t->ids[k] = id;
+        const char *piece = id == VOCAB_UNK ? VOCAB_UNK_STR : spm_piece(sp, t->seg.id[k]);
+        size_t l = strlen(piece);
+        t->twords[k] = piece; /* the tokens point into the SentencePiece model, the line is a copy */
+        if (k) *p++ = ' ';
+        memcpy(p, piece, l);
+        p += l;
+    }
+    *p = 0;
+    subword_word_of(t->joined, jlen, t->seg.begin, t->seg.end, n, t->word_of);
+    out->text = t->pieces;
+    out->len = (size_t)(p - t->pieces);
+    out->n_words = n;
+    out->words = t->twords;
+    out->ids = t->ids;
+    out->n_unk = unk;
+    return NMT_OK;
+}
 int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *out, nmt_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -185,6 +315,15 @@ int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *ou
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     memcpy(t->split, s, n + 1);
     text_split_words(t->split, (char **)t->words, nw);
+    out->n_text_words = nw;
+    out->text_words = t->words;
+    out->n_invalid = bad;
+    if (t->sw) {
+        int rc2 = segment(t, nw, out, err);
+        out->word_of = t->word_of; /* after segment, which may move it */
+        return rc2;
+    }
+    if (identity_words(t, nw)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     long unk = 0;
     int kept;
     if (t->v) text_pipe_ids(t->v, s, t->ids, nw, &kept, &unk);
@@ -194,34 +333,86 @@ int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *ou
     out->words = t->words;
     out->ids = t->v ? t->ids : NULL;
     out->n_unk = (int)unk;
-    out->n_invalid = bad;
+    out->word_of = t->word_of;
     return NMT_OK;
+}
+
+int text_pipe_line(nmt_text *t, const char *line, size_t len, const char **out, size_t *out_len, int *n_invalid,
+                   nmt_err *err)
+{
+    if (!t->sw) return text_pipe_text(t, line, len, out, out_len, n_invalid, err);
+    nmt_text_line l;
+    int rc = nmt_text_encode(t, line, len, &l, err);
+    *out = l.text;
+    *out_len = l.len;
+    *n_invalid = l.n_invalid;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ decoding */
 
+/* A subword pipeline's decoding: the tokens' SentencePiece ids (a word outside the vocabulary,
+ * say a copied source word, as UNK) joined by SentencePiece, the words of the result and the word
+ * of each token. */
+static int join_pieces(nmt_text *t, const char *const *words, int n, nmt_text_line *out, nmt_err *err)
+{
+    const int *to_spm = t->sw->to_spm[t->side];
+    if (!t->v) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: decoding pieces needs a vocabulary");
+    if (reserve(&t->sp_ids, &t->sp_ids_cap, (size_t)n + 1, sizeof *t->sp_ids)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < n; k++) {
+        int id = vocab_find(t->v, words[k], strlen(words[k]));
+        t->sp_ids[k] = to_spm[id > VOCAB_EOS ? id : VOCAB_UNK];
+    }
+    size_t len;
+    int rc = spm_decode(t->sw->sp[t->side], t->sp_ids, n, &t->decoded, &t->decoded_cap, &len, &t->seg, err);
+    if (rc) return rc;
+    int nw = text_count_words(t->decoded);
+    if (reserve(&t->tsplit, &t->tsplit_cap, len + 1, 1) || reserve(&t->twords, &t->twords_cap, (size_t)nw + 1, sizeof *t->twords) ||
+        reserve(&t->word_of, &t->word_of_cap, (size_t)n + 1, sizeof *t->word_of))
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    memcpy(t->tsplit, t->decoded, len + 1);
+    text_split_words(t->tsplit, (char **)t->twords, nw);
+    for (int k = 0; k < n; k++) t->word_of[k] = -1;
+    subword_word_of(t->decoded, len, t->seg.begin, t->seg.end, t->seg.n < n ? t->seg.n : n, t->word_of);
+    out->text = t->decoded;
+    out->len = len;
+    out->n_text_words = nw;
+    out->text_words = t->twords;
+    return NMT_OK;
+}
+
+int nmt_text_decode_line(nmt_text *t, const char *const *words, int n, nmt_text_line *out, nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: %d tokens", n);
+    out->n_words = n;
+    out->words = words;
+    int rc = NMT_OK;
+    if (t->sw) {
+        rc = join_pieces(t, words, n, out, err);
+    } else if (join(t, words, n, &out->len) || identity_words(t, n)) {
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    } else {
+        out->text = t->joined;
+        out->n_text_words = n;
+        out->text_words = words;
+    }
+    out->word_of = t->word_of;
+    if (rc || !t->o.detokenize) return rc;
+    if ((rc = detok_line(t->o.lang, out->text, out->len, &t->tb, err))) return rc;
+    out->text = t->tb.s;
+    out->len = t->tb.len;
+    return NMT_OK;
+}
+
 int nmt_text_decode_words(nmt_text *t, const char *const *words, int n, const char **text, size_t *len,
                           nmt_err *err)
 {
-    size_t need = 1;
-    for (int k = 0; k < n; k++) need += strlen(words[k]) + 1;
-    if (reserve(&t->joined, &t->joined_cap, need, 1)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    char *p = t->joined;
-    for (int k = 0; k < n; k++) {
-        size_t l = strlen(words[k]);
-        if (k) *p++ = ' ';
-        memcpy(p, words[k], l);
-        p += l;
-    }
-    *p = 0;
-    *text = t->joined;
-    *len = (size_t)(p - t->joined);
-    if (!t->o.detokenize) return NMT_OK;
-    int rc = detok_line(t->o.lang, t->joined, *len, &t->tb, err);
-    if (rc) return rc;
-    *text = t->tb.s;
-    *len = t->tb.len;
-    return NMT_OK;
+    nmt_text_line l;
+    int rc = nmt_text_decode_line(t, words, n, &l, err);
+    *text = l.text;
+    *len = l.len;
+    return rc;
 }
 
 int nmt_text_decode(nmt_text *t, const int *ids, int n, const char **text, size_t *len, nmt_err *err)

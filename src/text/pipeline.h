@@ -11,6 +11,8 @@
 #include "nmt.h"
 #include "data/vocab.h"
 
+struct subwords;
+
 /* 1 when t has a stage that changes text (tokenizing); 0 when its lines are taken as they are. */
 int text_pipe_has_stages(const nmt_text *t);
 
@@ -19,6 +21,22 @@ int text_pipe_has_stages(const nmt_text *t);
  * Errors are the tokenizer's (no memory, a line over TOK_MAX_LINE), without file or line. */
 int text_pipe_text(nmt_text *t, const char *line, size_t len, const char **out, size_t *out_len, int *n_invalid,
                    nmt_err *err);
+
+/* The line as the model reads it: text_pipe_text's result, then for a subword pipeline its
+ * pieces joined by spaces. The same arguments and lifetime. */
+int text_pipe_line(nmt_text *t, const char *line, size_t len, const char **out, size_t *out_len, int *n_invalid,
+                   nmt_err *err);
+
+/* A pipeline over one side (enum nmt_side) of sw, which must outlive it; ids index v (may be
+ * NULL when only text is wanted: decoding then refuses). stages 1: the text stages stored in sw
+ * run first (raw text in, raw text out); 0: lines are taken as the stages' output already (a
+ * training corpus encoded before its SentencePiece model existed). */
+int text_pipe_init_subwords(nmt_text **out, const struct subwords *sw, int side, const vocab *v, int stages, nmt_err *err);
+
+/* Text stages alone, with no vocabulary, where a subword model's text goes through them before
+ * its SentencePiece model exists: lowercasing and punctuation normalization may run without
+ * the tokenizer. */
+int text_pipe_init_stages(nmt_text **out, const nmt_text_opts *o, nmt_err *err);
 
 /* The words of s mapped to ids through v (UNK for unknown words), the first cap of them kept in
  * ids[0..*kept); *unk grows by the UNKs kept. Returns the number of words in s. */

@@ -20,6 +20,8 @@ nmt_train_opts nmt_train_default_opts(void)
     o.patience = 10;
     o.max_nonfinite = 10;
     o.tokenize_src = o.tokenize_tgt = -1;
+    o.lang_src = o.lang_tgt = -1;
+    o.subword_vocab = 8000;
     return o;
 }
 

@@ -12,6 +12,8 @@
 #include "base/err.h"
 #include "base/paths.h"
 #include "data/vocab.h"
+#include "text/pipeline.h"
+#include "text/subword.h"
 #include "train/trainer.h"
 
 static double mem_available(void)
@@ -50,19 +52,16 @@ static int build_vocabs(trainer *t, vocab **sv, vocab **tv, nmt_err *err)
     return rc;
 }
 
-/* Runs t through the text pipeline of one side: raw text in (lang >= 0) is Moses-tokenized, as
- * the model's data; tokenized text is left as it is. */
-static int encode_side(textfile *t, int lang, const nmt_train_opts *o, nmt_err *err)
+/* Runs f through the text stages of one side (train_side_stages): raw text in is
+ * Moses-tokenized, or for a subword model perhaps only lowercased and normalised, as the model's
+ * data; tokenized text is left as it is. */
+static int encode_side(trainer *t, textfile *f, int side, nmt_err *err)
 {
-    if (lang < 0) return NMT_OK;
-    nmt_text_opts to = nmt_text_default_opts();
-    to.lang = lang;
-    to.tokenize = 1;
-    to.lowercase = o->tok_lowercase;
-    to.normalize_punct = o->tok_normalize;
+    nmt_text_opts to = train_side_stages(t, side);
+    if (!to.tokenize && !to.lowercase && !to.normalize_punct) return NMT_OK;
     nmt_text *tp;
-    int rc = nmt_text_init(&tp, &to, NULL, 0, err);
-    if (!rc) rc = textfile_encode(t, tp, err);
+    int rc = text_pipe_init_stages(&tp, &to, err);
+    if (!rc) rc = textfile_encode(f, tp, err);
     nmt_text_free(tp);
     return rc;
 }
@@ -93,13 +92,13 @@ static int open_batch_log(trainer *t, nmt_err *err)
 
 /* Reads one parallel pair of files (training or dev), checks that the sides have as many
  * lines, and tokenizes raw text. Every input is read and checked before any training starts. */
-static int read_side(textfile *s, textfile *tg, const char *sp, const char *tp, const nmt_train_opts *o, nmt_err *err)
+static int read_side(trainer *t, textfile *s, textfile *tg, const char *sp, const char *tp, nmt_err *err)
 {
     int rc;
     if ((rc = textfile_read(s, sp, err)) || (rc = textfile_read(tg, tp, err))) return rc;
     if (s->nlines != tg->nlines)
         return nmt_fail(err, NMT_ERR_MISMATCH, "%s has %ld lines but %s has %ld", sp, s->nlines, tp, tg->nlines);
-    if ((rc = encode_side(s, o->tokenize_src, o, err)) || (rc = encode_side(tg, o->tokenize_tgt, o, err))) return rc;
+    if ((rc = encode_side(t, s, NMT_SOURCE, err)) || (rc = encode_side(t, tg, NMT_TARGET, err))) return rc;
     return NMT_OK;
 }
 
@@ -138,12 +137,13 @@ static int check_paths(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", o->model);
-    path_role in[4] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
-                       {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"}};
+    path_role in[6] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
+                       {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
+                       {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"}};
     path_role out[5] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
                         {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}};
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
-    int rc = path_check_outputs(in, 4, out, 5, err);
+    int rc = path_check_outputs(in, 6, out, 5, err);
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
     if (!rc) rc = path_check_outputs(resume, 1, out + 2, 3, err);      /* the logs and the lock */
     if (!rc) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err);
@@ -179,21 +179,26 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if (o->log_tsv) snprintf(t->log_path, sizeof t->log_path, "%s", o->log_tsv);
     else snprintf(t->log_path, sizeof t->log_path, "%s.log.tsv", o->model);
     if ((rc = check_paths(t, err))) return rc;
-    if ((rc = read_side(&t->ts, &t->tt, o->src, o->tgt, o, err))) return rc;
-    if (o->valid_src && (rc = read_side(&t->vs, &t->vt, o->valid_src, o->valid_tgt, o, err))) return rc;
-    /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
-    vocab *sv = NULL, *tv = NULL;
-    nmt_config cfg = o->cfg;
+    /* a resumed subword model's text stages are its own: the checkpoint comes first */
     if (o->resume) {
         if ((rc = st_open(ck, o->resume, err))) return rc; /* tensors read on demand: never held twice */
         if ((rc = model_from_file(&t->m, *ck, err)) || (rc = ckpt_settings(t, *ck, err))) return rc;
+    }
+    if ((rc = read_side(t, &t->ts, &t->tt, o->src, o->tgt, err))) return rc;
+    if (o->valid_src && (rc = read_side(t, &t->vs, &t->vt, o->valid_src, o->valid_tgt, err))) return rc;
+    /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
+    vocab *sv = NULL, *tv = NULL;
+    nmt_config cfg = o->cfg;
+    if ((rc = train_subword_setup(t, &t->sw, &sv, &tv, err))) { vocab_free(sv); return rc; }
+    if (o->resume) {
         sv = t->m->src;
         tv = t->m->tgt;
         cfg = t->m->cfg;
     } else {
-        if ((rc = nmt_config_check(&o->cfg, err))) return rc;
-        if ((rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
-        cfg.src_vocab = sv->n; /* a corpus with fewer types than asked gives a smaller shortlist */
+        if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+        if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
+        cfg.src_vocab = sv->n; /* a corpus with fewer types than asked gives a smaller shortlist; a
+                                  subword model's vocabularies are its pieces */
         cfg.tgt_vocab = tv->n;
     }
     const nmt_config *c = &cfg;
@@ -216,6 +221,8 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     }
     if (!o->resume) { /* the new model takes ownership of the vocabularies */
         if ((rc = model_alloc(&t->m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+        t->m->sw = t->sw; /* the model owns its SentencePiece models from now on */
+        t->sw = NULL;
         rng r;
         rng_seed(&r, o->seed);
         if (params_init(&t->m->pt, t->m->P, c->hid, &r)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
@@ -253,6 +260,9 @@ void train_summary(trainer *t, char *buf, size_t n)
         k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g%s), clip %g, dropout %g, batches of %d in blocks of %d, %s order, seed %llu",
                       t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->lr_decay > 0 ? ", decayed on plateaus" : "", t->o->clip, t->o->dropout, t->bat.B,
                       t->bat.B * t->bat.k, t->bat.reshuffle ? "reshuffled" : "paper", (unsigned long long)t->o->seed);
+    if (t->m->sw && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\nsubword units: SentencePiece%s, %d source and %d target pieces (EOS and UNK counted)",
+                      t->m->sw->joint ? " (one joint model)" : "", c->src_vocab, c->tgt_vocab);
     if (t->o->resume && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - k, "\nresumed from %s at update %ld (epoch %d)", t->o->resume, t->update, t->bat.epoch);
 }
@@ -262,6 +272,7 @@ void train_cleanup(trainer *t)
     path_unlock(t->lock_path, t->lock_fd);
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     nmt_model_free(t->m);
+    subwords_free(t->sw);
     free(t->G);
     optim_free(&t->opt);
     textfile_free(&t->ts); textfile_free(&t->tt); textfile_free(&t->vs); textfile_free(&t->vt);

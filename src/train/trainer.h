@@ -21,6 +21,7 @@ typedef struct trainer {
     nmt_train_cb cb;
     void *user;
     nmt_model *m;
+    struct subwords *sw;        /* a new subword model's SentencePiece models until the model owns them */
     real *G;
     params g;
     optim opt;
@@ -56,6 +57,16 @@ void train_warn(trainer *t, const char *msg);
 int train_setup(trainer *t, st_file **ck, nmt_err *err);
 void train_summary(trainer *t, char *buf, size_t n);
 void train_cleanup(trainer *t);
+
+/* subword_setup.c: subword units (nmt_train_opts.subwords, spm_src) */
+struct subwords;
+int train_uses_subwords(const nmt_train_opts *o);
+/* The text stages of one side (enum nmt_side): a resumed subword model's own, else the options'. */
+nmt_text_opts train_side_stages(const trainer *t, int side);
+/* After the corpora's text stages: the run's SentencePiece models (*sw, NULL for a word model or
+ * a resumed run, whose model has them) trained or read, every corpus replaced by its pieces, and
+ * for a new model the vocabularies of the pieces in *sv, *tv. */
+int train_subword_setup(trainer *t, struct subwords **sw, vocab **sv, vocab **tv, nmt_err *err);
 
 /* checkpoint.c */
 #define CKPT_MAX_UPDATES 1e12   /* counters beyond this are damage: 30 years at 1,000 updates a second */

@@ -64,4 +64,5 @@ def main():
     open(dst, "wb").write(struct.pack("<Q", len(h)) + h.encode() + bytes(data))
 
 
-main()
+if __name__ == "__main__":  # spm_meta.py imports crc_table
+    main()

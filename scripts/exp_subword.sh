@@ -1,0 +1,126 @@
+#!/bin/sh
+# exp_subword.sh: words against subword units (docs/SUBWORDS.md, docs/RESULTS.md). Each stage
+# writes its outputs into DIR and is skipped when they exist, so a killed run goes on where it
+# stopped when started again.
+#   scripts/exp_subword.sh DIR speed          segmentation speed: nmt segment beside spm_encode on
+#                                            the same SentencePiece model (seconds)
+#   scripts/exp_subword.sh DIR bleu [CORPUS]  BLEU at one training budget: a word model (10,000-word
+#                                            shortlists, Moses tokenization) and unigram and BPE
+#                                            models (8,000 pieces a side, raw text), on multi30k or
+#                                            wmt_enfr (default both; CPU hours each)
+set -e
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NMT=${NMT:-$ROOT/bin/nmt}
+SHARED=${NMT_SHARED:-$ROOT/../shared}
+THREADS=${THREADS:-2}
+UPDATES=${UPDATES:-6000}   # the budget: the same number of updates of the same batch size for all
+PIECES=${PIECES:-8000}
+BEAM=${BEAM:-5}
+export OMP_WAIT_POLICY=PASSIVE
+DIR=$1; MODE=$2
+[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,12p' "$0"; exit 2; }
+mkdir -p "$DIR"
+
+# best_of3 OUT command...: the smallest wall time of three runs, in seconds, into OUT
+best_of3() {
+    out=$1; shift
+    best=
+    for _ in 1 2 3; do
+        s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N)
+        t=$(echo "$e - $s" | bc)
+        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" -eq 1 ]; then best=$t; fi
+    done
+    echo "$best" > "$out"
+}
+
+speed() {
+    M=$SHARED/data/multi30k
+    W=$SHARED/data/wmt_enfr
+    command -v spm_encode > /dev/null || { echo "spm_encode missing: apt-get install sentencepiece" >&2; exit 1; }
+    # a model whose only use is its segmentation: tiny layers, one update
+    if [ ! -s "$DIR/seg.nmt" ]; then
+        "$NMT" train --src $M/train.en --tgt $M/train.fr --model "$DIR/seg.nmt" --subwords unigram \
+            --subword-vocab "$PIECES" --emb 4 --hid 4 --att 4 --maxout 2 --max-updates 1 --threads "$THREADS" \
+            2> "$DIR/seg.train.err"
+    fi
+    [ -s "$DIR/seg.model" ] || python3 "$ROOT/tests/cli/spm_meta.py" extract "$DIR/seg.nmt" src "$DIR/seg.model"
+    # the text: wmt_enfr's English training side, long news and web sentences
+    [ -s "$DIR/text.en" ] || cp $W/train.en "$DIR/text.en"
+    if [ ! -s "$DIR/speed.txt" ]; then
+        "$NMT" segment --model "$DIR/seg.nmt" < "$DIR/text.en" > "$DIR/nmt.seg"
+        spm_encode --model "$DIR/seg.model" --output_format=piece < "$DIR/text.en" > "$DIR/spm.seg"
+        same=$(cmp -s "$DIR/nmt.seg" "$DIR/spm.seg" && echo identical || echo DIFFERENT)
+        best_of3 "$DIR/t.nmt" "$NMT" segment --model "$DIR/seg.nmt" --input "$DIR/text.en"
+        best_of3 "$DIR/t.spm" sh -c "spm_encode --model '$DIR/seg.model' --output_format=piece < '$DIR/text.en'"
+        lines=$(wc -l < "$DIR/text.en"); bytes=$(wc -c < "$DIR/text.en")
+        {
+            echo "text: $lines lines, $bytes bytes (wmt_enfr train.en); model: unigram, $PIECES pieces, trained on Multi30k train.en"
+            echo "output: $same"
+            echo "nmt segment: $(cat "$DIR/t.nmt") s (best of 3, model load included)"
+            echo "spm_encode:  $(cat "$DIR/t.spm") s (best of 3)"
+        } > "$DIR/speed.txt"
+    fi
+    cat "$DIR/speed.txt"
+}
+
+# prep_corpus NAME: DIR/NAME/{train,dev,test}.{en,fr} raw, and tokenized copies for the word model
+prep_corpus() {
+    c=$1; D=$DIR/$c
+    mkdir -p "$D"
+    [ -s "$D/done.prep" ] && return 0
+    if [ "$c" = multi30k ]; then S=$SHARED/data/multi30k; set -- train val test_2016_flickr
+    else S=$SHARED/data/wmt_enfr; set -- train dev test; fi
+    for n in train dev test; do
+        for l in en fr; do
+            cp "$S/$1.$l" "$D/$n.$l"
+            "$NMT" tokenize -l $l --lowercase --normalize-punct < "$S/$1.$l" > "$D/$n.tok.$l"
+        done
+        shift
+    done
+    touch "$D/done.prep"
+}
+
+# train_one CORPUS NAME ARGS...: DIR/CORPUS/NAME.nmt, unless there (a killed run resumes)
+train_one() {
+    c=$1; n=$2; shift 2; D=$DIR/$c
+    [ -s "$D/$n.done" ] && return 0
+    resume=; [ -s "$D/$n.nmt.ckpt" ] && resume="--resume $D/$n.nmt.ckpt"
+    # shellcheck disable=SC2086
+    "$NMT" train --model "$D/$n.nmt" --emb 256 --hid 256 --att 256 --maxout 256 --optimizer adam --lr 0.002 \
+        --dropout 0.3 --max-updates "$UPDATES" --valid-every 500 --patience 0 --threads "$THREADS" --seed 1 \
+        --log-every 200 "$@" $resume > "$D/$n.out" 2> "$D/$n.err"
+    touch "$D/$n.done"
+}
+
+# bleu_one CORPUS NAME: beam search on the raw test set, scored on raw text against the raw reference
+bleu_one() {
+    c=$1; n=$2; D=$DIR/$c
+    [ -s "$D/$n.bleu" ] && return 0
+    if [ "$n" = words ]; then
+        "$NMT" translate --model "$D/$n.nmt" --beam "$BEAM" --tokenize en --lowercase --normalize-punct \
+            --detokenize fr < "$D/test.en" > "$D/$n.hyp"
+    else
+        "$NMT" translate --model "$D/$n.nmt" --beam "$BEAM" < "$D/test.en" > "$D/$n.hyp"
+    fi
+    # case-insensitive: the models see lowercased text
+    "$NMT" bleu -lc "$D/test.fr" < "$D/$n.hyp" > "$D/$n.bleu"
+}
+
+bleu() {
+    for c in ${1:-multi30k wmt_enfr}; do
+        prep_corpus "$c"; D=$DIR/$c
+        train_one "$c" words --src "$D/train.tok.en" --tgt "$D/train.tok.fr" --valid-src "$D/dev.tok.en" \
+            --valid-tgt "$D/dev.tok.fr" --vocab 10000
+        for u in unigram bpe; do
+            train_one "$c" "$u" --src "$D/train.en" --tgt "$D/train.fr" --valid-src "$D/dev.en" --valid-tgt "$D/dev.fr" \
+                --subwords "$u" --subword-vocab "$PIECES" --lowercase --normalize-punct --lang en,fr
+        done
+        for n in words unigram bpe; do bleu_one "$c" "$n"; echo "$c $n: $(cat "$D/$n.bleu")"; done
+    done
+}
+
+case "$MODE" in
+speed) speed ;;
+bleu) bleu "$3" ;;
+*) sed -n '2,12p' "$0"; exit 2 ;;
+esac
