@@ -333,6 +333,8 @@ typedef struct nmt_train_opts {
                                            one line per update, to replay the exact data order elsewhere;
                                            on resume it is cut back to the checkpoint's update */
     volatile int *stop;                 /* set non-zero (e.g. from a signal handler) to checkpoint and stop */
+    const char *options_yaml;           /* if set, the options as the program read them (YAML); checkpoints
+                                           keep it under the metadata key "options", to show how a run began */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);

@@ -299,6 +299,7 @@ int cmd_train(int argc, char **argv)
     long log_every = 100;
     char *yaml = NULL;
     int rc = train_options(&o, &log_every, argc, argv, &yaml);
+    o.options_yaml = yaml;
     if (rc == OPT_GO) rc = run_train(&o, log_every);
     free(yaml);
     return rc;

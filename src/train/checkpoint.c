@@ -76,6 +76,8 @@ int ckpt_save(trainer *t, nmt_err *err)
     char *js = state_json(t);
     int64_t tot = (int64_t)t->m->pt.total, n = t->train.n, nb1 = t->bat.nb + 1;
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc && t->o->options_yaml && st_writer_meta(w, "options", t->o->options_yaml))
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     optim_settle(&t->opt); /* the state eager updates would have left */
     for (int i = 0; !rc && i < optim_state_count(&t->opt); i++) {
         char name[64];

@@ -2,7 +2,7 @@
 # config.sh: option files (nmt train -c FILE, YAML with the long option names as keys). A run
 # from a file trains the model the same options on the command line train, byte for byte; the
 # command line overrides the file; --dump-config prints what is in effect and reads back to the
-# same; a bad file or value is an error naming the file and line.
+# same, and the checkpoint keeps it; a bad file or value is an error naming the file and line.
 . tests/cli/lib.sh
 export OMP_WAIT_POLICY=PASSIVE
 D=$NMT_SHARED/data/multi30k/tok
@@ -35,6 +35,16 @@ grep -qx "hid: 16" "$T/d1" && grep -qx "emb: 8" "$T/d1" && grep -qx "reshuffle: 
 grep -q "^lowercase" "$T/d1" && bad "a switch set false in the file is on" || ok
 "$NMT_BIN" train -c "$T/d1" --dump-config > "$T/d2" 2> "$T/err"
 cmp -s "$T/d1" "$T/d2" && ok || bad "the dump does not read back to itself: $(diff "$T/d1" "$T/d2" | head -n 5)"
+
+# the checkpoint keeps the options the run began with, and resumes with them there
+PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+"$NMT_BIN" train -c "$T/run.yaml" --model "$T/file.nmt" --dump-config > "$T/want"
+$PY -c 'import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+sys.stdout.write(json.loads(b[8:8 + n])["__metadata__"]["options"])' "$T/file.nmt.ckpt" > "$T/kept" 2> "$T/err"
+cmp -s "$T/want" "$T/kept" && ok || bad "the checkpoint's options: $(head -c 300 "$T/kept" "$T/err")"
+"$NMT_BIN" train -c "$T/run.yaml" --model "$T/file.nmt" --resume "$T/file.nmt.ckpt" --max-updates 6 2> "$T/err" \
+    && ok || bad "resume from a checkpoint with options: $(tail -n 3 "$T/err")"
 
 printf 'hid: 8\nhiden: 3\n' > "$T/b1"
 expect_fail "unknown key" 1 "b1:2: unknown option 'hiden'; did you mean hid\?" "$NMT_BIN" train -c "$T/b1"
