@@ -291,6 +291,11 @@ void nmt_set_threads(int n);
 /* ------------------------------------------------------------------ training
  * MODEL.md section 4 (Appendix B): Adadelta (ρ 0.95, ε 1e-6), clipping at norm 1, minibatches
  * of 80 from 1600-pair blocks sorted by length, the corpus shuffled once. */
+/* Initialisation of a new model's parameters: Appendix B's (orthogonal recurrent weights, N(0, 0.01²)
+ * others, the attention's W_a and U_a N(0, 0.001²) and v_a zero), or Glorot-uniform for the
+ * attention's weights alone or for every weight matrix (biases zero in all three). */
+enum nmt_init { NMT_INIT_PAPER, NMT_INIT_GLOROT_ATT, NMT_INIT_GLOROT };
+
 typedef struct nmt_train_opts {
     const char *src, *tgt;              /* training corpus, one tokenized sentence per line */
     const char *valid_src, *valid_tgt;  /* dev set (optional) */
@@ -333,6 +338,7 @@ typedef struct nmt_train_opts {
                                            one line per update, to replay the exact data order elsewhere;
                                            on resume it is cut back to the checkpoint's update */
     volatile int *stop;                 /* set non-zero (e.g. from a signal handler) to checkpoint and stop */
+    int init;                           /* enum nmt_init: how new parameters are drawn (NMT_INIT_PAPER) */
     const char *options_yaml;           /* if set, the options as the program read them (YAML); checkpoints
                                            keep it under the metadata key "options", to show how a run began */
 } nmt_train_opts;

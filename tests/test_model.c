@@ -468,6 +468,59 @@ static void test_step_matches_training(int arch)
     nmt_model_free(m);
 }
 
+/* Mean and largest magnitude of a tensor, and its second moment. */
+static void moments(const real *w, size_t n, double *mean2, double *maxabs)
+{
+    *mean2 = 0;
+    *maxabs = 0;
+    for (size_t k = 0; k < n; k++) {
+        *mean2 += (double)w[k] * w[k] / n;
+        if (fabs(w[k]) > *maxabs) *maxabs = fabs(w[k]);
+    }
+}
+
+/* The three initialisations against their distributions: a tensor drawn Glorot-uniform lies in
+ * [-a, a], a = sqrt(6 / (rows + cols)), fills that range and has second moment a²/3; the paper's
+ * draws keep their standard deviations and v_a its zeros; biases are zero under all three. */
+static void test_init_schemes(void)
+{
+    nmt_config c = nmt_config_default();
+    c.arch = NMT_ARCH_RECATT;
+    c.src_vocab = 300; c.tgt_vocab = 200; c.emb = 32; c.hid = 40; c.att = 36; c.maxout = 16;
+    param_table pt;
+    param_table_build(&pt, &c);
+    real *P = malloc(sizeof(real) * pt.total);
+    if (!P) { CHECK(0); return; }
+    for (int scheme = NMT_INIT_PAPER; scheme <= NMT_INIT_GLOROT; scheme++) {
+        rng r;
+        rng_seed(&r, 5);
+        CHECK(params_init(&pt, P, c.hid, &r, scheme) == 0);
+        for (int i = 0; i < pt.n; i++) {
+            const tensor_info *t = &pt.t[i];
+            size_t n = (size_t)t->rows * t->cols;
+            double m2, mx, a = sqrt(6.0 / (t->rows + t->cols));
+            moments(P + t->offset, n, &m2, &mx);
+            int att = !strncmp(t->name, "att_", 4) && strcmp(t->name, "att_b");
+            int bias = t->init == INIT_ZERO && strcmp(t->name, "att_v");
+            int glorot = !bias && (scheme == NMT_INIT_GLOROT || (scheme == NMT_INIT_GLOROT_ATT && att));
+            if (bias) {
+                CHECKF(mx == 0, "scheme %d: bias %s not zero", scheme, t->name);
+            } else if (glorot) {
+                CHECKF(mx <= a && mx > 0.8 * a, "scheme %d: %s max %g, a = %g", scheme, t->name, mx, a);
+                /* the second moment of n uniform draws, within five standard errors */
+                double se = a * a * sqrt(4.0 / 45 / n);
+                CHECKF(fabs(m2 - a * a / 3) < 5 * se, "scheme %d: %s second moment %g, want %g", scheme, t->name, m2, a * a / 3);
+            } else if (!strcmp(t->name, "att_v")) {
+                CHECKF(mx == 0, "scheme %d: v_a not zero", scheme);
+            } else if (t->init != INIT_ORTHO_BLOCKS) {
+                double sd = t->init == INIT_NORMAL_001 ? 0.01 : 0.001;
+                CHECKF(fabs(sqrt(m2) - sd) < 0.1 * sd, "scheme %d: %s sd %g, want %g", scheme, t->name, sqrt(m2), sd);
+            }
+        }
+    }
+    free(P);
+}
+
 int main(void)
 {
     rng_seed(&R, 99);
@@ -484,6 +537,7 @@ int main(void)
     }
     test_zero_extras();
     test_bad_files();
+    test_init_schemes();
     for (int s = 0; s < NS; s++) { free(src[s]); free(tgt[s]); }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) return 1;

@@ -211,6 +211,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_INT("--hid", &o->cfg.hid, 1, 65536, "N", "GRU units per encoder direction and in the decoder (default {})"),
         OPT_INT("--att", &o->cfg.att, 1, 65536, "N", "alignment model hidden units (default {})"),
         OPT_INT("--maxout", &o->cfg.maxout, 1, 65536, "N", "maxout units of the deep output (default {})"),
+        OPT_CHOICE("--init", &o->init, "paper|glorot-att|glorot", "paper (Appendix B; default) | glorot-att (the attention's weights\n"
+                   "Glorot-uniform: it starts attending at once) | glorot (every weight matrix)"),
         OPT_HEAD("Training:"),
         OPT_INT("--max-len", &o->max_len, 0, 100000, "N", "skip pairs with a side over N words (default {}; 0 = none)"),
         OPT_INT("--batch", &o->batch, 1, 100000, "N", "sentence pairs per update (default {})"),

@@ -70,7 +70,7 @@ int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *sr
     if ((rc = model_alloc(&m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
     rng r;
     rng_seed(&r, seed);
-    if (params_init(&m->pt, m->P, c->hid, &r)) {
+    if (params_init(&m->pt, m->P, c->hid, &r, NMT_INIT_PAPER)) {
         nmt_model_free(m);
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while initialising");
     }

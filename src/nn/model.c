@@ -1,6 +1,7 @@
 /* model.c: configuration checks, the parameter table of each architecture and Appendix-B
  * initialisation (MODEL.md sections 1-4). */
 #include <stddef.h>
+#include <math.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -113,12 +114,32 @@ const tensor_info *param_table_find(const param_table *pt, const char *name)
     return NULL;
 }
 
-int params_init(const param_table *pt, real *arena, int hid, rng *r)
+/* Glorot and Bengio (2010)'s uniform initialisation: U(-a, a), a = sqrt(6 / (fan_in + fan_out)). */
+static void glorot(real *w, int rows, int cols, rng *r)
+{
+    double a = sqrt(6.0 / (rows + cols));
+    for (size_t k = 0; k < (size_t)rows * cols; k++) w[k] = (real)(a * (2 * rng_uniform(r) - 1));
+}
+
+/* Is t drawn Glorot-uniform under scheme? Biases never are; v_a (a vector, zero in the paper) is
+ * a weight, [n', 1]. */
+static int is_glorot(const tensor_info *t, int scheme)
+{
+    int weight = t->init != INIT_ZERO || !strcmp(t->name, "att_v");
+    if (!weight || scheme == NMT_INIT_PAPER) return 0;
+    return scheme == NMT_INIT_GLOROT || (!strncmp(t->name, "att_", 4) && strcmp(t->name, "att_b"));
+}
+
+int params_init(const param_table *pt, real *arena, int hid, rng *r, int scheme)
 {
     for (int i = 0; i < pt->n; i++) {
         const tensor_info *t = &pt->t[i];
         real *w = arena + t->offset;
         size_t sz = (size_t)t->rows * t->cols;
+        if (is_glorot(t, scheme)) {
+            glorot(w, t->rows, t->cols, r);
+            continue;
+        }
         switch (t->init) {
         case INIT_ZERO:
             memset(w, 0, sizeof(real) * sz);

@@ -58,8 +58,11 @@ void param_table_build(param_table *pt, const nmt_config *c);
 void params_point(params *p, const param_table *pt, real *arena);
 const tensor_info *param_table_find(const param_table *pt, const char *name);
 
-/* Appendix B initialisation into arena; -1 on allocation failure (orthogonal scratch). */
-int params_init(const param_table *pt, real *arena, int hid, rng *r);
+/* Initialisation into arena; -1 on allocation failure (orthogonal scratch). scheme (enum
+ * nmt_init): NMT_INIT_PAPER is Appendix B's; NMT_INIT_GLOROT_ATT draws the attention's weights
+ * (W_a, U_a, v_a and the variants' R_a, M_a) Glorot-uniform instead, NMT_INIT_GLOROT every weight
+ * matrix and v_a; biases stay zero. */
+int params_init(const param_table *pt, real *arena, int hid, rng *r, int scheme);
 
 typedef struct vocab vocab;
 typedef struct st_file st_file;

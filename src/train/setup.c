@@ -225,7 +225,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         t->sw = NULL;
         rng r;
         rng_seed(&r, o->seed);
-        if (params_init(&t->m->pt, t->m->P, c->hid, &r)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        if (params_init(&t->m->pt, t->m->P, c->hid, &r, o->init)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
         c = &t->m->cfg;
     }
     t->G = calloc(t->m->pt.total, sizeof(real));
