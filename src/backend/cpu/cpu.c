@@ -1,5 +1,5 @@
 /* cpu.c: the CPU backend's table, its memory (aligned host blocks) and its threads (OpenMP).
- * The kernels live in blas.c, vec.c, rnn.c, output.c, update.c and topk.c. */
+ * The kernels live in blas.c, vec.c, rows.c, rnn.c, output.c, update.c and topk.c. */
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -79,12 +79,22 @@ const backend_ops cpu_backend = {
     .vexp = vec_exp,
     .vtanh = vec_tanh,
     .vsigmoid = vec_sigmoid,
+    .zero_rows = cpu_zero_rows,
+    .copy_rows = cpu_copy_rows,
+    .act_rows = cpu_act_rows,
+    .act_grad_rows = cpu_act_grad_rows,
+    .add_rows = cpu_add_rows,
+    .mul_rows = cpu_mul_rows,
+    .axpy_diff_rows = cpu_axpy_diff_rows,
+    .dist_rows = cpu_dist_rows,
     .gru_gates = cpu_gru_gates,
     .gru_state = cpu_gru_state,
     .gru_grad_state = cpu_gru_grad_state,
     .gru_grad_reset = cpu_gru_grad_reset,
     .attn_forward = cpu_attn_forward,
     .attn_backward = cpu_attn_backward,
+    .attn_window = cpu_attn_window,
+    .attn_window_backward = cpu_attn_window_backward,
     .repeat_row = cpu_repeat_row,
     .maxout = cpu_maxout,
     .maxout_backward = cpu_maxout_backward,
