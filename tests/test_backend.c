@@ -6,6 +6,7 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "base/err.h"
@@ -137,6 +138,41 @@ static void test_memory_threads(void)
     bk->set_threads(4);
 }
 
+/* Resident bytes of this process (statm's second field), -1 where /proc cannot be read. */
+static double resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size, res;
+    int ok = f && fscanf(f, "%ld %ld", &size, &res) == 2;
+    if (f) fclose(f);
+    return ok ? (double)res * sysconf(_SC_PAGESIZE) : -1;
+}
+
+/* A large block comes zero-filled without being made resident: workspaces are sized for the
+ * longest batch and optimizer state covers every embedding row, and most of both is never
+ * written. Writing one byte per page then makes it resident, which shows that the measure sees
+ * the pages. */
+static void test_alloc_untouched(void)
+{
+    enum { MIB = 1 << 20, BIG = 256 * MIB };
+    double before = resident_bytes();
+    if (before < 0) {
+        printf("test_backend: /proc/self/statm unreadable, resident-memory check skipped\n");
+        return;
+    }
+    unsigned char *p = bk->alloc(BIG);
+    NMT_ASSERT(p);
+    double grew = resident_bytes() - before;
+    CHECKF(grew < BIG / 2, "alloc of %d MiB made %.1f MiB resident", BIG / MIB, grew / MIB);
+    int zero = 1;
+    for (size_t i = 0; i < BIG; i += 4096) zero &= p[i] == 0;
+    for (size_t i = 0; i < BIG; i += 4096) p[i] = 1;
+    grew = resident_bytes() - before;
+    CHECKF(zero && grew >= BIG / 2, "a written %d MiB block: %.1f MiB resident, zero-filled %d", BIG / MIB, grew / MIB,
+           zero);
+    bk->free(p);
+}
+
 /* ==== products ============================================================================== */
 
 static void test_gemm(void)
@@ -218,6 +254,161 @@ static void test_elementwise(void)
         free(x); free(got); free(want);
         release();
     }
+}
+
+/* ==== element-wise over strided rows ======================================================== */
+
+/* Two shapes: a few rows, and enough rows × columns that the kernels split rows over threads.
+ * Every buffer has its own row stride wider than the row, and the references start from the
+ * output's old contents, so an element written outside a row's cols shows as a mismatch. */
+typedef struct rows_shape { int R, cols, ldy, lda, ldb; } rows_shape;
+static const rows_shape SHAPES[2] = {{5, 37, 40, 42, 38}, {171, 203, 205, 209, 204}};
+
+static double act_ref(int f, double x)
+{
+    return f == BK_TANH ? tanh(x) : f == BK_SIGMOID ? sigm(x) : x;
+}
+
+static double act_grad_ref(int f, double dy, double y)
+{
+    return f == BK_TANH ? dy * (1 - y * y) : f == BK_SIGMOID ? dy * y * (1 - y) : dy;
+}
+
+static const char *fn_name(int f) { return f == BK_TANH ? "tanh" : f == BK_SIGMOID ? "sigmoid" : "identity"; }
+
+/* y = f(x + b) (b NULL: f(x)), into a separate buffer and in place */
+static void test_act_rows(const rows_shape *s, int f, int with_b)
+{
+    int NR = s->R, C = s->cols;
+    real *y0 = rnd((size_t)NR * s->ldy, -1, 1), *x = rnd((size_t)NR * s->lda, -4, 4), *b = rnd(C, -1, 1);
+    real *got = malloc(sizeof(real) * NR * s->ldy);
+    double *want = dbl(y0, (size_t)NR * s->ldy), *want_in = dbl(x, (size_t)NR * s->lda);
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < C; k++) {
+            double v = act_ref(f, (double)x[r * s->lda + k] + (with_b ? b[k] : 0));
+            want[r * s->ldy + k] = v;
+            want_in[r * s->lda + k] = v;
+        }
+    real *dy = dev_r(y0, (size_t)NR * s->ldy), *dx = dev_r(x, (size_t)NR * s->lda), *db = with_b ? dev_r(b, C) : NULL;
+    char what[96];
+    snprintf(what, sizeof what, "act_rows %s%s, %d x %d", fn_name(f), with_b ? " + b" : "", NR, C);
+    bk->act_rows(f, dy, s->ldy, dx, s->lda, db, NR, C);
+    get(got, dy, sizeof(real) * NR * s->ldy);
+    close_all(what, got, want, (size_t)NR * s->ldy, 1e-6);
+    bk->act_rows(f, dx, s->lda, dx, s->lda, db, NR, C);
+    got = realloc(got, sizeof(real) * NR * s->lda);
+    get(got, dx, sizeof(real) * NR * s->lda);
+    close_all(what, got, want_in, (size_t)NR * s->lda, 1e-6);
+    free(y0); free(x); free(b); free(got); free(want); free(want_in);
+    release();
+}
+
+/* dx = dy ∘ f'(y) with y the activation's output, into dx and in place over dy */
+static void test_act_grad_rows(const rows_shape *s, int f)
+{
+    int NR = s->R, C = s->cols;
+    real *dx0 = rnd((size_t)NR * s->ldy, -1, 1), *dy = rnd((size_t)NR * s->lda, -2, 2);
+    real *y = rnd((size_t)NR * s->ldb, f == BK_SIGMOID ? 0 : -1, 1), *got = malloc(sizeof(real) * NR * s->lda);
+    double *want = dbl(dx0, (size_t)NR * s->ldy), *want_in = dbl(dy, (size_t)NR * s->lda);
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < C; k++) {
+            double v = act_grad_ref(f, dy[r * s->lda + k], y[r * s->ldb + k]);
+            want[r * s->ldy + k] = v;
+            want_in[r * s->lda + k] = v;
+        }
+    real *ddx = dev_r(dx0, (size_t)NR * s->ldy), *ddy = dev_r(dy, (size_t)NR * s->lda), *dev_y = dev_r(y, (size_t)NR * s->ldb);
+    char what[96];
+    snprintf(what, sizeof what, "act_grad_rows %s, %d x %d", fn_name(f), NR, C);
+    bk->act_grad_rows(f, ddx, s->ldy, ddy, s->lda, dev_y, s->ldb, NR, C);
+    get(got, ddx, sizeof(real) * NR * s->ldy);
+    close_all(what, got, want, (size_t)NR * s->ldy, 1e-6);
+    bk->act_grad_rows(f, ddy, s->lda, ddy, s->lda, dev_y, s->ldb, NR, C);
+    get(got, ddy, sizeof(real) * NR * s->lda);
+    close_all(what, got, want_in, (size_t)NR * s->lda, 1e-6);
+    free(dx0); free(dy); free(y); free(got); free(want); free(want_in);
+    release();
+}
+
+/* zero_rows, copy_rows, add_rows and mul_rows (each into y, then add and mul in place over a) */
+static void test_rows_basic(const rows_shape *s)
+{
+    int NR = s->R, C = s->cols;
+    size_t ny = (size_t)NR * s->ldy, na = (size_t)NR * s->lda;
+    real *y0 = rnd(ny, -1, 1), *a = rnd(na, -2, 2), *b = rnd((size_t)NR * s->ldb, -2, 2);
+    real *got = malloc(sizeof(real) * (ny > na ? ny : na));
+    double *want = malloc(sizeof(double) * (ny > na ? ny : na));
+    const char *names[4] = {"zero_rows", "copy_rows", "add_rows", "mul_rows"};
+    real *da = dev_r(a, na), *db = dev_r(b, (size_t)NR * s->ldb);
+    for (int q = 0; q < 4; q++) {
+        for (size_t i = 0; i < ny; i++) want[i] = y0[i];
+        for (int r = 0; r < NR; r++)
+            for (int k = 0; k < C; k++) {
+                double av = a[r * s->lda + k], bv = b[r * s->ldb + k];
+                want[r * s->ldy + k] = q == 0 ? 0 : q == 1 ? av : q == 2 ? av + bv : av * bv;
+            }
+        real *dy = dev_r(y0, ny);
+        if (q == 0) bk->zero_rows(dy, s->ldy, NR, C);
+        else if (q == 1) bk->copy_rows(dy, s->ldy, da, s->lda, NR, C);
+        else if (q == 2) bk->add_rows(dy, s->ldy, da, s->lda, db, s->ldb, NR, C);
+        else bk->mul_rows(dy, s->ldy, da, s->lda, db, s->ldb, NR, C);
+        get(got, dy, sizeof(real) * ny);
+        char what[64];
+        snprintf(what, sizeof what, "%s, %d x %d", names[q], NR, C);
+        close_all(what, got, want, ny, 1e-6);
+    }
+    for (int q = 2; q < 4; q++) { /* y = a: the accumulating form the layers use */
+        real *dy = dev_r(a, na);
+        for (size_t i = 0; i < na; i++) want[i] = a[i];
+        for (int r = 0; r < NR; r++)
+            for (int k = 0; k < C; k++) {
+                double av = a[r * s->lda + k], bv = b[r * s->ldb + k];
+                want[r * s->lda + k] = q == 2 ? av + bv : av * bv;
+            }
+        if (q == 2) bk->add_rows(dy, s->lda, dy, s->lda, db, s->ldb, NR, C);
+        else bk->mul_rows(dy, s->lda, dy, s->lda, db, s->ldb, NR, C);
+        get(got, dy, sizeof(real) * na);
+        close_all(q == 2 ? "add_rows in place" : "mul_rows in place", got, want, na, 1e-6);
+    }
+    free(y0); free(a); free(b); free(got); free(want);
+    release();
+}
+
+/* y_r += u_r (x_r - z_r) and ||x_r - z_r||, with z and without */
+static void test_rows_dist(const rows_shape *s)
+{
+    int NR = s->R, C = s->cols;
+    size_t ny = (size_t)NR * s->ldy;
+    real *y0 = rnd(ny, -1, 1), *x = rnd((size_t)NR * s->lda, -2, 2), *z = rnd((size_t)NR * s->ldb, -2, 2);
+    real *u = rnd(NR, -3, 3), *got = malloc(sizeof(real) * ny);
+    double *want = malloc(sizeof(double) * ny), *wd = malloc(sizeof(double) * NR), *gd = malloc(sizeof(double) * NR);
+    u[0] = 0; /* a zero scale leaves its row as it is */
+    real *dx = dev_r(x, (size_t)NR * s->lda), *dz = dev_r(z, (size_t)NR * s->ldb), *du = dev_r(u, NR);
+    for (int wz = 0; wz < 2; wz++) {
+        for (size_t i = 0; i < ny; i++) want[i] = y0[i];
+        for (int r = 0; r < NR; r++) {
+            double ss = 0;
+            for (int k = 0; k < C; k++) {
+                double d = (double)x[r * s->lda + k] - (wz ? z[r * s->ldb + k] : 0);
+                want[r * s->ldy + k] += u[r] * d;
+                ss += d * d;
+            }
+            wd[r] = sqrt(ss);
+        }
+        real *dy = dev_r(y0, ny);
+        double *dd = dev_junk(sizeof(double) * NR);
+        bk->axpy_diff_rows(dy, s->ldy, du, dx, s->lda, wz ? dz : NULL, s->ldb, NR, C);
+        bk->dist_rows(dd, dx, s->lda, wz ? dz : NULL, s->ldb, NR, C);
+        get(got, dy, sizeof(real) * ny);
+        get(gd, dd, sizeof(double) * NR);
+        char what[64];
+        snprintf(what, sizeof what, "axpy_diff_rows%s, %d x %d", wz ? "" : " (no z)", NR, C);
+        close_all(what, got, want, ny, 2e-6);
+        int bad = 0;
+        for (int r = 0; r < NR; r++) bad += !(fabs(gd[r] - wd[r]) <= 1e-6 * wd[r]);
+        CHECKF(!bad, "dist_rows%s, %d x %d: %d of %d norms off", wz ? "" : " (no z)", NR, C, bad, NR);
+    }
+    free(y0); free(x); free(z); free(u); free(got); free(want); free(wd); free(gd);
+    release();
 }
 
 /* ==== GRU step ============================================================================== */
@@ -436,6 +627,39 @@ static void test_attn_backward(int with_xi)
 
 /* ==== readout =============================================================================== */
 
+/* the ξ window of Markov / LocFer and its backward: rows of lengths 0 .. Tx, windows k = 0 and 2
+ * (so that windows run past both ends of a sentence), source rows ld apart */
+static void test_attn_window(int k)
+{
+    enum { WH = 6, WT = 11, WLD = 14 };
+    int len[WH] = {WT, 1, 0, 5, 10, 2}, K = 2 * k + 1;
+    size_t nxi = (size_t)WH * WT * K;
+    real *src = rnd(WH * WLD, 0, 1), *dxi = rnd(nxi, -1, 1), *dsrc0 = rnd(WH * WT, -1, 1);
+    real *got = malloc(sizeof(real) * nxi);
+    double *want = calloc(nxi, sizeof(double)), *wds = dbl(dsrc0, WH * WT);
+    for (int b = 0; b < WH; b++)
+        for (int j = 0; j < len[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j - k + o;
+                if (p < 0 || p >= len[b]) continue;
+                want[((size_t)b * WT + j) * K + o] = src[b * WLD + p];
+                wds[b * WT + p] += dxi[((size_t)b * WT + j) * K + o];
+            }
+    int *dlen = dev_i(len, WH);
+    real *dx = dev_junk(sizeof(real) * nxi), *dd = dev_r(dsrc0, WH * WT);
+    bk->attn_window(dx, dev_r(src, WH * WLD), WLD, dlen, WH, WT, k);
+    get(got, dx, sizeof(real) * nxi);
+    char what[64];
+    snprintf(what, sizeof what, "attn_window k = %d", k);
+    close_all(what, got, want, nxi, 0);
+    bk->attn_window_backward(dd, dev_r(dxi, nxi), dlen, WH, WT, k);
+    get(got, dd, sizeof(real) * WH * WT);
+    snprintf(what, sizeof what, "attn_window_backward k = %d", k);
+    close_all(what, got, wds, WH * WT, 1e-6);
+    free(src); free(dxi); free(dsrc0); free(got); free(want); free(wds);
+    release();
+}
+
 static void test_maxout(void)
 {
     enum { TB = 14, N = 9, L = 13, V = 203, H = 7 };
@@ -525,25 +749,31 @@ static void test_softmax_nll(void)
 static void test_embeddings(void)
 {
     enum { ROWS = 20, COLS = 37, N = 11 };
-    int ids[N] = {3, 0, 19, 3, 7, 7, 7, 12, 0, 5, 3};
+    int ids[N] = {3, 0, 19, 3, 7, -1, 7, 12, 0, 5, 3}; /* -1: a zero row */
     unsigned char mask[N] = {1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1};
     real *table = rnd(ROWS * COLS, -1, 1), *src = rnd(N * COLS, -1, 1), got[ROWS * COLS];
     double want[ROWS * COLS];
-    for (int i = 0; i < N * COLS; i++) want[i] = table[ids[i / COLS] * COLS + i % COLS];
+    for (int i = 0; i < N * COLS; i++) want[i] = ids[i / COLS] < 0 ? 0 : table[ids[i / COLS] * COLS + i % COLS];
     real *dtab = dev_r(table, ROWS * COLS), *dst = dev_junk(sizeof(real) * N * COLS);
     int *dids = dev_i(ids, N);
     bk->gather_rows(dst, dtab, dids, N, COLS);
     get(got, dst, sizeof(real) * N * COLS);
     close_all("gather_rows", got, want, N * COLS, 0);
-    for (int m = 0; m < 2; m++) {
-        for (int i = 0; i < ROWS * COLS; i++) want[i] = table[i];
-        for (int i = 0; i < N; i++)
-            for (int k = 0; k < COLS && (m == 0 || mask[i]); k++) want[ids[i] * COLS + k] += src[i * COLS + k];
-        real *d = dev_r(table, ROWS * COLS);
-        bk->scatter_add_rows(d, dev_r(src, N * COLS), dids, m ? dev_copy(mask, N) : NULL, N, COLS);
-        get(got, d, sizeof got);
-        close_all(m ? "scatter_add_rows, masked" : "scatter_add_rows", got, want, ROWS * COLS, 1e-6);
-    }
+    ids[5] = 7;
+    dids = dev_i(ids, N);
+    /* m: with the mask; q: ids NULL, row i onto row i */
+    for (int m = 0; m < 2; m++)
+        for (int q = 0; q < 2; q++) {
+            for (int i = 0; i < ROWS * COLS; i++) want[i] = table[i];
+            for (int i = 0; i < N; i++)
+                for (int k = 0; k < COLS && (m == 0 || mask[i]); k++) want[(q ? i : ids[i]) * COLS + k] += src[i * COLS + k];
+            real *d = dev_r(table, ROWS * COLS);
+            bk->scatter_add_rows(d, dev_r(src, N * COLS), q ? NULL : dids, m ? dev_copy(mask, N) : NULL, N, COLS);
+            get(got, d, sizeof got);
+            char what[64];
+            snprintf(what, sizeof what, "scatter_add_rows%s%s", m ? ", masked" : "", q ? ", ids NULL" : "");
+            close_all(what, got, want, ROWS * COLS, 1e-6);
+        }
     free(table); free(src);
     release();
 }
@@ -728,9 +958,19 @@ int main(void)
     rng_seed(&R, 2024);
     bk->set_threads(4); /* more threads than rows in some kernels, fewer in others */
     test_memory_threads();
+    test_alloc_untouched();
     test_gemm();
     test_colsum();
     test_elementwise();
+    for (int q = 0; q < 2; q++) {
+        test_rows_basic(&SHAPES[q]);
+        for (int f = BK_IDENTITY; f <= BK_SIGMOID; f++) {
+            test_act_rows(&SHAPES[q], f, 0);
+            test_act_rows(&SHAPES[q], f, 1);
+            test_act_grad_rows(&SHAPES[q], f);
+        }
+        test_rows_dist(&SHAPES[q]);
+    }
     for (int hp = 0; hp < 2; hp++) {
         test_gru_forward(hp);
         test_gru_backward(hp);
@@ -739,6 +979,8 @@ int main(void)
         test_attn_forward(xi);
         test_attn_backward(xi);
     }
+    test_attn_window(0);
+    test_attn_window(2);
     test_maxout();
     test_softmax_nll();
     test_embeddings();

@@ -35,6 +35,9 @@ typedef struct bk_attn {
 enum bk_rule { BK_SGD, BK_ADAGRAD, BK_ADADELTA, BK_ADAM };
 typedef struct bk_hyper { real lr, rho, eps, b1, b2, c1, c2, scale; } bk_hyper;
 
+/* The activations of the row kernels: y = f(x) and, for backward, f' written through y. */
+enum bk_fn { BK_IDENTITY, BK_TANH, BK_SIGMOID };
+
 /* The body of a parallel loop: indices [lo, hi) on thread `thread` (0 .. threads-1). */
 typedef void (*bk_body)(void *ctx, long lo, long hi, int thread);
 
@@ -66,6 +69,30 @@ typedef struct backend_ops {
     void (*vtanh)(real *y, const real *x, int n);
     void (*vsigmoid)(real *y, const real *x, int n);
 
+    /* ---- element-wise over R rows of cols; each buffer has its own row stride (ld*), so that a
+     * kernel can read or write one part of wider rows (a state row [s | c | α | d], one direction
+     * of an annotation row). An output may be one of the inputs (same pointer, same stride). ---- */
+    /* y = 0 */
+    void (*zero_rows)(real *y, int ldy, int R, int cols);
+    /* y = x (x and y do not overlap) */
+    void (*copy_rows)(real *y, int ldy, const real *x, int ldx, int R, int cols);
+    /* y = f(x + b), b one row of cols added to every row (b NULL: y = f(x)) */
+    void (*act_rows)(int f, real *y, int ldy, const real *x, int ldx, const real *b, int R, int cols);
+    /* dx = dy ∘ f' given the activation's output y: tanh dy (1 - y²), sigmoid dy y (1 - y),
+     * identity dy */
+    void (*act_grad_rows)(int f, real *dx, int lddx, const real *dy, int lddy, const real *y, int ldy, int R,
+                          int cols);
+    /* y = a + b */
+    void (*add_rows)(real *y, int ldy, const real *a, int lda, const real *b, int ldb, int R, int cols);
+    /* y = a ∘ b */
+    void (*mul_rows)(real *y, int ldy, const real *a, int lda, const real *b, int ldb, int R, int cols);
+    /* y_r += u[r] (x_r - z_r), one scale per row (z NULL: y_r += u[r] x_r) */
+    void (*axpy_diff_rows)(real *y, int ldy, const real *u, const real *x, int ldx, const real *z, int ldz, int R,
+                           int cols);
+    /* out[r] = ||x_r - z_r||: each difference in real, squared and summed in double in the order of
+     * the columns (z NULL: ||x_r||) */
+    void (*dist_rows)(double *out, const real *x, int ldx, const real *z, int ldz, int R, int cols);
+
     /* ---- GRU step (MODEL.md section 1) for B rows of n units; a row stride lda, hp stride
      * ldhp (NULL = the zero state), everything else dense [B, n] ---- */
     /* z = σ(a_z + zr_z), r = σ(a_r + zr_r), rh = r∘hp; zr [B, 2n] = hp·[U_z|U_r] */
@@ -91,6 +118,12 @@ typedef struct backend_ops {
                           const real *alpha, const real *UaH, const real *q, const real *v, const real *H,
                           const int *xlen, const bk_attn *a, real *tmp);
 
+    /* ξ of Markov / LocFer (nn/decoder.h xi_build_rows): xi [H, Tx, 2k+1] holds, for each real
+     * position j < len[b] of row b, src[b, j-k .. j+k] (rows ld apart), zero outside the sentence */
+    void (*attn_window)(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k);
+    /* its backward: dsrc [B, Tx] += what each window entry of dxi read */
+    void (*attn_window_backward)(real *dsrc, const real *dxi, const int *len, int B, int Tx, int k);
+
     /* ---- readout (nn/readout.h); rows NULL = the identity ---- */
     /* Z[H,V] = row repeated */
     void (*repeat_row)(real *Z, const real *row, int H, int V);
@@ -108,9 +141,11 @@ typedef struct backend_ops {
                                  const int *y, int N, int V, real scale, int blk);
 
     /* ---- embeddings ---- */
-    /* dst[i] = table[ids[i]] for i < n, rows of cols */
+    /* dst[i] = table[ids[i]] for i < n, rows of cols; a negative id gives a zero row (the empty
+     * previous word of a first decoding step) */
     void (*gather_rows)(real *dst, const real *table, const int *ids, int n, int cols);
-    /* table[ids[i]] += src[i] for i < n where mask[i] (NULL: all), in the order of i */
+    /* table[ids[i]] += src[i] for i < n where mask[i] (NULL: all), in the order of i; ids NULL:
+     * table[i] += src[i] */
     void (*scatter_add_rows)(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
                              int cols);
 

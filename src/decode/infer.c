@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "nn/attention.h"
-#include "backend/cpu/blas.h"
+#include "backend/backend.h"
 #include "nn/decoder.h"
 #include "nn/step.h"
 #include "base/err.h"
@@ -63,7 +63,7 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
     int S = src->B, Tx = src->Tx, hd = w->enc.D * c->hid;
     enc_forward(&w->enc, c, p, src);
     dec_init_state(w->s0, &w->enc, c, p, S, Tx);
-    if (has_fertdec(c)) dec_coverage_init(w->d0, w->enc.ex, src->xlen, S, Tx, c->emb);
+    if (has_fertdec(c)) dec_coverage_init(w->d0, w->enc.ex, w->enc.mask, S, Tx, c->emb);
     if (has_attention(c)) dec_project_annotations(w->UaH, w->enc.H, p, c, Tx * S, hd);
 }
 
@@ -77,12 +77,11 @@ static int d_offset(const nmt_config *c, int Tx) { return infer_state_dim(c, Tx)
 
 void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx)
 {
+    const backend_ops *bk = backend();
     int D = infer_state_dim(c, Tx);
-    memset(state, 0, sizeof(real) * S * D);
-    for (int b = 0; b < S; b++) {
-        memcpy(state + (size_t)b * D, w->s0 + (size_t)b * c->hid, sizeof(real) * c->hid);
-        if (has_fertdec(c)) memcpy(state + (size_t)b * D + d_offset(c, Tx), w->d0 + (size_t)b * c->emb, sizeof(real) * c->emb);
-    }
+    bk->zero_rows(state, D, S, D);
+    bk->copy_rows(state, D, w->s0, c->hid, S, c->hid);
+    if (has_fertdec(c)) bk->copy_rows(state + d_offset(c, Tx), D, w->d0, c->emb, S, c->emb);
 }
 
 /* The parts of H state rows [s | c | α or Σα | d], D apart (see infer_state_dim). */
@@ -98,12 +97,9 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
 {
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
+    const backend_ops *bk = backend();
     int n = c->hid, me = c->emb, Tx = src->Tx, D = infer_state_dim(c, Tx);
-    for (int h = 0; h < H; h++) { /* ȳ_{i-1}; ȳ_0 = 0 */
-        real *e = w->E + (size_t)h * me;
-        if (yprev[h] < 0) memset(e, 0, sizeof(real) * me);
-        else memcpy(e, p->Et + (size_t)yprev[h] * me, sizeof(real) * me);
-    }
+    bk->gather_rows(w->E, p->Et, yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
     dec_input_terms(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n);
     if (has_fertdec(c)) dec_input_terms(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me);
     dec_src ds = {w->enc.H, w->UaH, src->xlen, src->B, Tx, w->enc.D * n};
@@ -112,6 +108,6 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     dec_step(&bf, c, p, &ds, H, src_of, &prev, &next);
     /* s_new has stride D: gather it for the readout's product */
     real *s_dense = w->tmp;
-    for (int h = 0; h < H; h++) memcpy(s_dense + (size_t)h * n, st_new + (size_t)h * D, sizeof(real) * n);
+    bk->copy_rows(s_dense, n, st_new, D, H, n);
     out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
 }

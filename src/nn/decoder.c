@@ -6,9 +6,7 @@
  * ȳ_{i-1}·W is one product over all positions before the loop (teacher forcing); the
  * recurrent, attention and context products run per step. Weight gradients of per-step
  * products are formed after the loop from stored per-step gradients, one product each. */
-#include <string.h>
-
-#include "backend/cpu/blas.h"
+#include "backend/backend.h"
 #include "nn/decoder.h"
 #include "nn/step.h"
 #include "base/fault.h"
@@ -56,41 +54,14 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     w->dDc = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
     w->ddc = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
     w->ddi = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
+    /* last, so that the buffers above keep their offsets whatever the variant */
+    w->nrm = fd ? arena_take(a, sizeof(double) * (Ty > 0 ? Ty : 1)) : NULL;
+    w->u = fd ? arena_take(a, sizeof(real) * (Ty > 0 ? Ty : 1)) : NULL;
 }
 
 double dec_extra_cost(const dec_ws *w, const nmt_config *c)
 {
     return has_fertdec(c) ? c->fert_step_w * w->cost_step + c->fert_left_w * w->cost_left : 0;
-}
-
-static double norm_diff(const real *a, const real *b, int m)
-{
-    double s = 0;
-    for (int k = 0; k < m; k++) s += (double)(a[k] - (b ? b[k] : 0)) * (a[k] - (b ? b[k] : 0));
-    return sqrt(s);
-}
-
-void xi_build_rows(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k)
-{
-    int K = 2 * k + 1;
-    memset(xi, 0, sizeof(real) * H * Tx * K);
-    for (int b = 0; b < H; b++)
-        for (int j = 0; j < len[b]; j++)
-            for (int o = 0; o < K; o++) {
-                int p = j + o - k;
-                if (p >= 0 && p < len[b]) xi[((size_t)b * Tx + j) * K + o] = src[(size_t)b * ld + p];
-            }
-}
-
-void xi_scatter(real *dsrc, const real *dxi, const int *xlen, int B, int Tx, int k)
-{
-    int K = 2 * k + 1;
-    for (int b = 0; b < B; b++)
-        for (int j = 0; j < xlen[b]; j++)
-            for (int o = 0; o < K; o++) {
-                int p = j + o - k;
-                if (p >= 0 && p < xlen[b]) dsrc[(size_t)b * Tx + p] += dxi[((size_t)b * Tx + j) * K + o];
-            }
 }
 
 static gru_cache cache_at(gru_cache c, size_t off)
@@ -110,8 +81,7 @@ void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params
 {
     int n = c->hid, hd = e->D * n;
     mm(0, 0, B, n, n, e->H + s0_source(c, B, Tx, hd), hd, p->init_W, n, 0, s0, n);
-    for (int b = 0; b < B; b++)
-        for (int k = 0; k < n; k++) s0[(size_t)b * n + k] = rtanh(s0[(size_t)b * n + k] + p->init_b[k]);
+    backend()->act_rows(BK_TANH, s0, n, s0, n, p->init_b, B, n);
 }
 
 /* The pointers of step i into the stored sequences (training keeps every step for backward). */
@@ -129,21 +99,40 @@ static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec
     *next = (dec_rows){w->S + (o + B) * n, bf->ctx, anext, fd ? w->D + (o + B) * m : NULL, (int)n, (int)cd, Tx, (int)m};
 }
 
+/* FertDec's costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}||.
+ * One sentence's steps are rows B·m apart; their norms come back in nrm and are summed in order. */
+static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
+{
+    const backend_ops *bk = backend();
+    int B = bt->B, m = c->emb, ld = B * m;
+    for (int b = 0; b < B; b++) {
+        int L = bt->ylen[b];
+        const real *d = w->D + (size_t)b * m; /* d_1 of sentence b */
+        bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
+        double st = 0;
+        for (int i = 0; i < L; i++) st += w->nrm[i];
+        w->cost_step += st / L;
+        bk->dist_rows(w->nrm, d + (size_t)L * ld, m, NULL, 0, 1, m);
+        w->cost_left += w->nrm[0];
+    }
+}
+
 void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, hd = e->D * c->hid;
     size_t TB = (size_t)Ty * B;
 
-    memset(w->Eprev, 0, sizeof(real) * B * m);
-    for (size_t i = B; i < TB; i++) memcpy(w->Eprev + i * m, p->Et + (size_t)bt->y[i - B] * m, sizeof(real) * m);
+    bk->zero_rows(w->Eprev, m, B, m); /* ȳ_0 = 0 */
+    bk->gather_rows(w->Eprev + (size_t)B * m, p->Et, bt->y, (int)(TB - B), m);
     /* teacher forcing: the input-side terms of every step in one product */
     dec_input_terms(w->Y, w->Eprev, p->dec_W, p->dec_b, (int)TB, m, 3 * n);
     dec_init_state(w->S, e, c, p, B, Tx);
     if (has_attention(c)) dec_project_annotations(w->UaH, e->H, p, c, Tx * B, hd);
-    if (xi_kind(c) == XI_LOCFER) memset(w->cum, 0, sizeof(real) * B * Tx);
+    if (xi_kind(c) == XI_LOCFER) bk->zero_rows(w->cum, Tx, B, Tx);
     int fd = has_fertdec(c);
     if (fd) {
-        dec_coverage_init(w->D, e->ex, bt->xlen, B, Tx, m);
+        dec_coverage_init(w->D, e->ex, e->mask, B, Tx, m);
         dec_input_terms(w->YG, w->Eprev, p->fer_Wg, p->fer_bg, (int)TB, m, m);
     }
     dec_src src = {e->H, w->UaH, bt->xlen, B, Tx, hd};
@@ -151,46 +140,42 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         dec_bufs bf;
         dec_rows prev, next;
         step_views(w, c, B, Tx, i, &bf, &prev, &next);
-        memcpy(w->pre, w->Y + (size_t)i * B * 3 * n, sizeof(real) * B * 3 * n);
-        if (fd) memcpy(bf.g, w->YG + (size_t)i * B * m, sizeof(real) * B * m);
+        bk->copy_rows(w->pre, 3 * n, w->Y + (size_t)i * B * 3 * n, 3 * n, B, 3 * n);
+        if (fd) bk->copy_rows(bf.g, m, w->YG + (size_t)i * B * m, m, B, m);
         dec_step(&bf, c, p, &src, B, NULL, &prev, &next);
     }
     w->cost_step = w->cost_left = 0;
-    if (fd) /* the costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}|| */
-        for (int b = 0; b < B; b++) {
-            int L = bt->ylen[b];
-            double st = 0;
-            for (int i = 0; i < L; i++)
-                st += norm_diff(w->D + ((size_t)(i + 1) * B + b) * m, w->D + ((size_t)i * B + b) * m, m);
-            w->cost_step += st / L;
-            w->cost_left += norm_diff(w->D + ((size_t)L * B + b) * m, NULL, m);
-        }
+    if (fd) fert_costs(w, c, bt);
 }
 
 /* Gradients of FertDec's costs w.r.t. each d_i into dDc (0 where a norm is 0), and
  * dL/dd_{Ty+1} into ddc, where the backward loop starts. */
 static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, real scale)
 {
-    int B = bt->B, m = c->emb;
+    const backend_ops *bk = backend();
+    int B = bt->B, m = c->emb, ld = B * m;
     size_t TB = (size_t)bt->Ty * B;
-    memset(w->dDc, 0, sizeof(real) * (TB + B) * m);
+    bk->zero_rows(w->dDc, m, (int)(TB + B), m);
     for (int b = 0; b < B; b++) {
         int L = bt->ylen[b];
-        for (int i = 0; i < L; i++) {
-            real *dn = w->dDc + ((size_t)(i + 1) * B + b) * m, *dp = w->dDc + ((size_t)i * B + b) * m;
-            const real *a1 = w->D + ((size_t)(i + 1) * B + b) * m, *a0 = w->D + ((size_t)i * B + b) * m;
-            double nr = norm_diff(a1, a0, m);
-            if (nr <= 0) continue;
-            real u = (real)(scale * c->fert_step_w / L / nr);
-            for (int k = 0; k < m; k++) { dn[k] += u * (a1[k] - a0[k]); dp[k] -= u * (a1[k] - a0[k]); }
+        const real *d = w->D + (size_t)b * m;
+        real *dd = w->dDc + (size_t)b * m;
+        /* ||d_{i+1} - d_i|| sends +u (d_{i+1} - d_i) to d_{i+1}, then -u (...) to d_i: each row
+         * gets its + before its -, as a loop over i would. A zero norm means d_{i+1} = d_i, so
+         * u = 0 adds zeros to sums that started at +0 and changes nothing. */
+        bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
+        for (int i = 0; i < L; i++) w->u[i] = w->nrm[i] <= 0 ? 0 : (real)(scale * c->fert_step_w / L / w->nrm[i]);
+        bk->axpy_diff_rows(dd + ld, ld, w->u, d + ld, ld, d, ld, L, m);
+        for (int i = 0; i < L; i++) w->u[i] = -w->u[i]; /* y - u x = y + (-u) x, bit for bit */
+        bk->axpy_diff_rows(dd, ld, w->u, d + ld, ld, d, ld, L, m);
+        const real *dl = d + (size_t)L * ld;
+        bk->dist_rows(w->nrm, dl, m, NULL, 0, 1, m);
+        if (w->nrm[0] > 0 && !FAULT(FAULT_FERTDEC_LEFT)) {
+            w->u[0] = (real)(scale * c->fert_left_w / w->nrm[0]);
+            bk->axpy_diff_rows(dd + (size_t)L * ld, m, w->u, dl, m, NULL, 0, 1, m);
         }
-        const real *dl = w->D + ((size_t)L * B + b) * m;
-        double nr = norm_diff(dl, NULL, m);
-        real *dd = w->dDc + ((size_t)L * B + b) * m;
-        if (nr > 0 && !FAULT(FAULT_FERTDEC_LEFT))
-            for (int k = 0; k < m; k++) dd[k] += (real)(scale * c->fert_left_w / nr) * dl[k];
     }
-    memcpy(w->ddc, w->dDc + TB * m, sizeof(real) * B * m); /* dL/dd_{Ty+1} */
+    bk->copy_rows(w->ddc, m, w->dDc + TB * m, m, B, m); /* dL/dd_{Ty+1} */
 }
 
 /* Step i of the backward recurrence: from dh = dL/ds_i (the readout's share plus what step i+1
@@ -198,21 +183,21 @@ static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, rea
  * dL/ds_{i-1}. */
 static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, const batch *bt, int i)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
     int hd = e->D * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     attn_dims ad = {B, Tx, B, na, hd, hd};
     size_t o = (size_t)i * B;
-    for (size_t k = 0; k < (size_t)B * n; k++) w->dh[k] = w->dS[o * n + k] + w->carry[k];
-    memset(w->carry, 0, sizeof(real) * B * n);
+    bk->add_rows(w->dh, n, w->dS + o * n, n, w->carry, n, B, n);
+    bk->zero_rows(w->carry, n, B, n);
     const real *di = fd ? w->D + o * m : NULL;
     if (fd) { /* d_{i+1} = g_i ∘ d_i and s_i's tanh(V_h d_i) term */
         real *dgp = w->dGP + o * m, *dth = w->dTH + o * n;
         const real *gi = w->G + o * m, *th = w->TH + o * n;
-        for (size_t q = 0; q < (size_t)B * m; q++) {
-            dgp[q] = w->ddc[q] * di[q] * gi[q] * (1 - gi[q]);
-            w->ddi[q] = w->ddc[q] * gi[q];
-        }
-        for (size_t q = 0; q < (size_t)B * n; q++) dth[q] = w->dh[q] * (1 - th[q] * th[q]);
+        bk->mul_rows(dgp, m, w->ddc, m, di, m, B, m); /* (dd_{i+1} ∘ d_i) ∘ σ'(g_i) */
+        bk->act_grad_rows(BK_SIGMOID, dgp, m, dgp, m, gi, m, B, m);
+        bk->mul_rows(w->ddi, m, w->ddc, m, gi, m, B, m);
+        bk->act_grad_rows(BK_TANH, dth, n, w->dh, n, th, n, B, n);
         mm(0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
         mm(0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
         mm(0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
@@ -222,7 +207,7 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
                  p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
     if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
         mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
-        for (size_t q = 0; q < (size_t)B * m; q++) w->ddc[q] = w->ddi[q] + w->dDc[o * m + q];
+        bk->add_rows(w->ddc, m, w->ddi, m, w->dDc + o * m, m, B, m);
     }
     real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
     if (!FAULT(FAULT_DEC_CTX_GRU))
@@ -236,16 +221,16 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
         attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
                       w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, xk ? &x : NULL, ad, w->tmp);
         if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
-            if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) memset(w->dal, 0, sizeof(real) * B * Tx);
-            if (i) xi_scatter(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
+            if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) bk->zero_rows(w->dal, Tx, B, Tx);
+            if (i) bk->attn_window_backward(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
         }
         mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
         if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
             mm(0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
         PROF_END(PROF_ATT_BWD, ta);
     } else {
-        real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd;
-        for (size_t k = 0; k < (size_t)B * cd; k++) dcfix[k] += dci[k];
+        real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd; /* h→_Tx: a whole annotation row, cd = hd */
+        bk->add_rows(dcfix, hd, dcfix, hd, dci, cd, B, cd);
     }
 }
 
@@ -282,44 +267,38 @@ static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params
         mm(1, 0, m, m, (int)TB, w->D, m, w->dGP, m, 1, g->fer_Vg, m);
         colsum_add(g->fer_bg, w->dGP, (int)TB, m, m);
         mm(0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
-        /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding */
+        /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding, in the order
+         * of j then b */
         for (int j = 0; j < Tx; j++)
-            for (int b = 0; b < B; b++) {
-                if (j >= bt->xlen[b]) continue;
-                real *dst = g->Es + (size_t)bt->x[j * B + b] * m;
-                for (int k = 0; k < m; k++) dst[k] += w->ddc[(size_t)b * m + k];
-            }
+            backend()->scatter_add_rows(g->Es, w->ddc, bt->x + (size_t)j * B, e->mask + (size_t)j * B, B, m);
     }
 }
 
 void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att;
     int hd = e->D * n, xk = xi_kind(c), K = xk ? xi_width(c) : 0;
     size_t TB = (size_t)Ty * B;
     if (has_attention(c)) {
-        memset(w->dUaH, 0, sizeof(real) * Tx * B * na);
-        memset(w->dv_rows, 0, sizeof(real) * B * na);
+        bk->zero_rows(w->dUaH, na, Tx * B, na);
+        bk->zero_rows(w->dv_rows, na, B, na);
     }
     if (xk) {
-        memset(w->dal, 0, sizeof(real) * B * Tx);
-        memset(w->dM_rows, 0, sizeof(real) * B * K * na);
+        bk->zero_rows(w->dal, Tx, B, Tx);
+        bk->zero_rows(w->dM_rows, K * na, B, K * na);
     }
     if (has_fertdec(c)) fert_cost_grads(w, c, bt, scale);
-    memset(w->carry, 0, sizeof(real) * B * n);
+    bk->zero_rows(w->carry, n, B, n);
     for (int i = Ty - 1; i >= 0; i--) step_backward(w, e, c, p, bt, i);
     /* carry now holds dL/ds_0. */
     weight_grads(w, e, c, p, g, bt);
     /* s_0 = tanh(src·W_s + b_s) */
-    for (size_t k = 0; k < (size_t)B * n; k++) w->carry[k] *= 1 - w->S[k] * w->S[k];
+    bk->act_grad_rows(BK_TANH, w->carry, n, w->carry, n, w->S, n, B, n);
     size_t src = s0_source(c, B, Tx, hd);
     mm(1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
     colsum_add(g->init_b, w->carry, B, n, n);
     mm(0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
     /* ȳ_{i-1} = Ey[y_{i-1}] for i > 1; padding rows carry zero gradient */
-    for (size_t i = B; i < TB; i++) {
-        real *dst = g->Et + (size_t)bt->y[i - B] * m;
-        const real *s = w->dEprev + i * m;
-        for (int k = 0; k < m; k++) dst[k] += s[k];
-    }
+    bk->scatter_add_rows(g->Et, w->dEprev + (size_t)B * m, bt->y, NULL, (int)(TB - B), m);
 }

@@ -45,19 +45,14 @@ typedef struct dec_ws {
     real *dGP, *dTH;  /* [Ty*B, m], [Ty*B, n] */
     real *dDc;        /* [(Ty+1)*B, m] gradient of the FertDec costs w.r.t. each d */
     real *ddc, *ddi;  /* [B, m] */
+    double *nrm;      /* [Ty] one sentence's ||d_{i+1} - d_i|| (or ||d_{Ty+1}||) */
+    real *u;          /* [Ty] the scales of their gradients */
     double cost_step, cost_left; /* summed over the batch's sentences, unweighted */
 } dec_ws;
 
 /* FertDec's extra cost of the last forward pass (MODEL.md section 5), summed over sentences:
  * step_w · (1/Ty) Σ_i ||d_{i+1} - d_i|| + left_w · ||d_{Ty+1}||; 0 for other models. */
 double dec_extra_cost(const dec_ws *w, const nmt_config *c);
-
-/* ξ_ij of Markov / LocFer: for each real position j < len[b] of row b the values src[j-k .. j+k]
- * of that row's vector (α_{i-1} or the summed earlier α; rows ld apart), zero outside the
- * sentence. xi [H, Tx, 2k+1]. */
-void xi_build_rows(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k);
-/* Backward of xi_build: ADDS dxi into dsrc [B, Tx]. */
-void xi_scatter(real *dsrc, const real *dxi, const int *xlen, int B, int Tx, int k);
 
 /* s_0 [B,n] = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx) from the encoder's annotations. */
 void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx);

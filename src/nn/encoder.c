@@ -2,8 +2,6 @@
  * projections of all positions are one product per direction; only U·h runs per step. The
  * backward direction reads j = Tx..1 and, since padding copies the previous state, stays at
  * h←_{Tx+1} = 0 until it reaches each sentence's own last token. */
-#include <string.h>
-
 #include "backend/backend.h"
 #include "nn/encoder.h"
 #include "base/fault.h"
@@ -59,6 +57,7 @@ static int active_prefix(const batch *bt, int t)
  * half of each annotation row. */
 static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
     for (int s = 0; s < Tx; s++) {
         size_t t = d == 0 ? (size_t)s : (size_t)(Tx - 1 - s);
@@ -68,9 +67,10 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
         gru_cache ct = cache_at(w->cache[d], w->step_cache ? 0 : t * B * n);
         gru_forward(h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, p->enc_U[d], p->enc_Uh[d],
                     Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
-        for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding: the state carries on; r∘h is read by dU_h */
-            for (int k = 0; k < n; k++) h[(size_t)b * hd + k] = hp ? hp[(size_t)b * hd + k] : 0;
-            memset(ct.rh + (size_t)b * n, 0, sizeof(real) * n);
+        if (Bt >= 0 && Bt < B) { /* padding: the state carries on; r∘h is read by dU_h */
+            if (hp) bk->copy_rows(h + (size_t)Bt * hd, hd, hp + (size_t)Bt * hd, hd, B - Bt, n);
+            else bk->zero_rows(h + (size_t)Bt * hd, hd, B - Bt, n);
+            bk->zero_rows(ct.rh + (size_t)Bt * n, n, B - Bt, n);
         }
     }
 }
@@ -78,26 +78,25 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
 /* Backward through one direction's recurrence: fills dA[d] (the gradient of its pre-activations). */
 static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
 {
+    const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
     real *carry = w->carry[d], *dh = w->dh[d];
-    memset(carry, 0, sizeof(real) * B * n);
+    bk->zero_rows(carry, n, B, n);
     for (int s = 0; s < Tx; s++) {
         /* forward direction runs backward in time; the backward direction forward */
         size_t t = d == 0 ? (size_t)(Tx - 1 - s) : (size_t)s;
         int first = d == 0 ? t == 0 : (int)t == Tx - 1; /* the step that read h_0 = 0 */
         int Bt = active_prefix(bt, (int)t);
         const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
-        for (int b = 0; b < B; b++)
-            for (int k = 0; k < n; k++)
-                dh[(size_t)b * n + k] = w->dH[(t * B + b) * hd + d * n + k] + carry[(size_t)b * n + k];
-        memset(carry, 0, sizeof(real) * B * n);
+        bk->add_rows(dh, n, w->dH + t * B * hd + d * n, hd, carry, n, B, n);
+        bk->zero_rows(carry, n, B, n);
         real *dA = w->dA[d] + t * B * 3 * n;
         gru_backward(dA, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd, p->enc_U[d], p->enc_Uh[d],
                      Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
-        for (int b = Bt < 0 ? B : Bt; b < B; b++) { /* padding copied h: the gradient passes straight through */
-            memset(dA + (size_t)b * 3 * n, 0, sizeof(real) * 3 * n);
+        if (Bt >= 0 && Bt < B) { /* padding copied h: the gradient passes straight through */
+            bk->zero_rows(dA + (size_t)Bt * 3 * n, 3 * n, B - Bt, 3 * n);
             if (!FAULT(FAULT_ENC_CARRY))
-                for (int k = 0; k < n; k++) carry[(size_t)b * n + k] += dh[(size_t)b * n + k];
+                bk->add_rows(carry + (size_t)Bt * n, n, carry + (size_t)Bt * n, n, dh + (size_t)Bt * n, n, B - Bt, n);
         }
     }
 }
@@ -128,8 +127,7 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
     for (size_t i = 0; i < TB; i++) w->mask[i] = (int)(i / B) < bt->xlen[i % B];
     for (int d = 0; d < w->D; d++) {
         mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
-        for (size_t i = 0; i < TB; i++)
-            for (int k = 0; k < 3 * n; k++) w->X[d][i * 3 * n + k] += p->enc_b[d][k];
+        bk->act_rows(BK_IDENTITY, w->X[d], 3 * n, w->X[d], 3 * n, p->enc_b[d], (int)TB, 3 * n);
     }
     /* The two directions are independent recurrences of small per-step products: one thread
      * each (the BLAS runs single-threaded inside a parallel region) beats splitting every small

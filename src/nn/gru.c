@@ -5,8 +5,6 @@
  *   da_h = dh~∘(1 - h~²), dq = da_h·U^T (q = r∘h), dr = dq∘h, dh += dq∘r
  *   da_z = dz∘z(1 - z), da_r = dr∘r(1 - r), dh += [da_z | da_r]·[U_z | U_r]^T
  * The products run here; the element-wise parts are the backend's gru_* kernels. */
-#include <string.h>
-
 #include "backend/backend.h"
 #include "nn/gru.h"
 
@@ -16,10 +14,10 @@ void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const re
     const backend_ops *bk = backend();
     real *zr = tmp, *uq = tmp + (size_t)2 * n * B;
     if (hp) mm(0, 0, B, 2 * n, n, hp, ldhp, U, 2 * n, 0, zr, 2 * n);
-    else memset(zr, 0, sizeof(real) * 2 * n * B);
+    else bk->zero_rows(zr, 2 * n, B, 2 * n);
     bk->gru_gates(c.z, c.r, c.rh, a, lda, zr, hp, ldhp, B, n);
     if (hp) mm(0, 0, B, n, n, c.rh, n, Uh, n, 0, uq, n);
-    else memset(uq, 0, sizeof(real) * n * B);
+    else bk->zero_rows(uq, n, B, n);
     bk->gru_state(h, ldh, c.hc, c.z, a + 2 * n, lda, uq, hp, ldhp, mask, B, n);
 }
 
@@ -30,7 +28,7 @@ void gru_backward(real *da, int ldda, real *dhp, const real *dh, gru_cache c, co
     real *dq = tmp;
     bk->gru_grad_state(da, ldda, dhp, dh, c.z, c.hc, hp, ldhp, mask, B, n);
     if (!hp) { /* h_0 = 0 is a constant: r and U receive nothing, and there is no dhp to fill */
-        for (int b = 0; b < B; b++) memset(da + (size_t)b * ldda + n, 0, sizeof(real) * n);
+        bk->zero_rows(da + n, ldda, B, n);
         return;
     }
     mm(0, 1, B, n, n, da + 2 * n, ldda, Uh, n, 0, dq, n);

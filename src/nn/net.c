@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "nn/net.h"
 #include "base/prof.h"
@@ -55,7 +56,8 @@ double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch 
 
 void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
-    memset(w->enc.dH, 0, sizeof(real) * bt->Tx * bt->B * w->enc.D * c->hid);
+    int hd = w->enc.D * c->hid;
+    backend()->zero_rows(w->enc.dH, hd, bt->Tx * bt->B, hd);
     PROF_BEGIN(t0);
     out_backward(&w->out, &w->dec, c, p, g, bt, scale);
     PROF_END(PROF_OUT_BWD, t0);

@@ -4,7 +4,6 @@
  * as backend kernels. The softmax layer's product adds onto rows that already hold the bias
  * b_w (beta = 1), which spares the BLAS its pass that zeroes the output and the softmax its pass
  * adding b_w. */
-#include <string.h>
 
 #include "backend/backend.h"
 #include "base/fault.h"
@@ -54,14 +53,13 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     bk->maxout(w->Tg, w->which, w->TT, p->out_b, w->rows, w->N, l);
     if (w->dropout > 0 && w->drop_rng) { /* inverted dropout on t_i (MODEL.md section 5, Feng et al.) */
         real keep = (real)(1 / (1 - w->dropout));
-        for (size_t q = 0; q < (size_t)w->N * l; q++) {
-            w->mask[q] = rng_uniform(w->drop_rng) < w->dropout ? 0 : keep;
-            w->Tg[q] *= w->mask[q];
-        }
+        /* drawn here, one after another: the order of the draws is part of the results */
+        for (size_t q = 0; q < (size_t)w->N * l; q++) w->mask[q] = rng_uniform(w->drop_rng) < w->dropout ? 0 : keep;
+        bk->mul_rows(w->Tg, l, w->Tg, l, w->mask, l, w->N, l);
     }
     bk->repeat_row(w->logits, p->out_bias, w->N, V);
     mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logits, V);
-    if (logp_tok) memset(logp_tok, 0, sizeof(real) * TB);
+    if (logp_tok) bk->zero_rows(logp_tok, TB, 1, TB);
     bk->softmax_nll(w->logits, w->rsum, w->nll, logp_tok, w->rows, bt->y, w->N, V);
     double loss = 0;
     for (int r = 0; r < w->N; r++) loss += w->nll[r];
@@ -78,10 +76,9 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
     bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale, OUT_BLOCK);
     mm(1, 0, l, V, w->N, w->Tg, l, w->logits, V, 1, g->out_W, V);
     mm(0, 1, w->N, l, V, w->logits, V, p->out_W, V, 0, w->dTg, l);
-    if (w->dropout > 0 && w->drop_rng)
-        for (size_t q = 0; q < (size_t)w->N * l; q++) w->dTg[q] *= w->mask[q];
+    if (w->dropout > 0 && w->drop_rng) bk->mul_rows(w->dTg, l, w->dTg, l, w->mask, l, w->N, l);
     /* maxout: the gradient goes to the winner of each pair; padding rows get none */
-    memset(w->TT, 0, sizeof(real) * TB * 2 * l);
+    bk->zero_rows(w->TT, 2 * l, TB, 2 * l);
     bk->maxout_backward(w->TT, w->dTg, w->which, w->rows, w->N, l);
     real *dTT = w->TT;
     mm(1, 0, n, 2 * l, TB, d->S + (size_t)B * n, n, dTT, 2 * l, 1, g->out_U, 2 * l);

@@ -1,8 +1,7 @@
 /* step.c: the decoder step of step.h, shared by training and decoding. Every product runs on
- * all H rows at once; the variants add their terms at the points MODEL.md section 5 names. */
-#include <string.h>
-
-#include "backend/cpu/blas.h"
+ * all H rows at once; the variants add their terms at the points MODEL.md section 5 names.
+ * Products and element-wise work are backend kernels; this file only orders them. */
+#include "backend/backend.h"
 #include "base/prof.h"
 #include "nn/attention.h"
 #include "nn/decoder.h"
@@ -11,8 +10,7 @@
 void dec_input_terms(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols)
 {
     mm(0, 0, rows, cols, m, E, m, W, cols, 0, y, cols);
-    for (size_t i = 0; i < (size_t)rows; i++)
-        for (int k = 0; k < cols; k++) y[i * cols + k] += b[k];
+    backend()->act_rows(BK_IDENTITY, y, cols, y, cols, b, rows, cols);
 }
 
 void dec_project_annotations(real *UaH, const real *H, const params *p, const nmt_config *c, int rows, int hd)
@@ -20,25 +18,26 @@ void dec_project_annotations(real *UaH, const real *H, const params *p, const nm
     dec_input_terms(UaH, H, p->att_U, p->att_b, rows, hd, c->att);
 }
 
-void dec_coverage_init(real *d, const real *ex, const int *xlen, int S, int Tx, int m)
+void dec_coverage_init(real *d, const real *ex, const unsigned char *mask, int S, int Tx, int m)
 {
-    memset(d, 0, sizeof(real) * S * m);
+    const backend_ops *bk = backend();
+    bk->zero_rows(d, m, S, m);
+    /* position by position, so that each d sums its words in the order of j */
     for (int j = 0; j < Tx; j++)
-        for (int b = 0; b < S; b++)
-            if (j < xlen[b])
-                for (int k = 0; k < m; k++) d[(size_t)b * m + k] += ex[((size_t)j * S + b) * m + k];
+        bk->scatter_add_rows(d, ex + (size_t)j * S * m, NULL, mask + (size_t)j * S, S, m);
 }
 
 /* q_i, then α_i and c_i; RNNencdec copies its fixed context h→_Tx of each row's sentence. */
 static void step_attention(const dec_bufs *b, const nmt_config *c, const params *p, const dec_src *src, int H,
                            const int *src_of, const dec_rows *prev)
 {
+    const backend_ops *bk = backend();
     int n = c->hid, na = c->att, cd = ctx_dim(c), Tx = src->Tx, xk = xi_kind(c);
-    if (!has_attention(c)) {
+    if (!has_attention(c)) { /* h→_Tx is a whole annotation row (cd = hd): gathered by sentence */
         const real *cfix = src->H + (size_t)(Tx - 1) * src->S * src->hd;
-        for (int h = 0; h < H; h++)
-            memcpy(b->ctx + (size_t)h * cd, cfix + (size_t)(src_of ? src_of[h] : h) * src->hd, sizeof(real) * cd);
-        if (b->alpha) memset(b->alpha, 0, sizeof(real) * H * Tx); /* decoding reports no attention */
+        if (src_of) bk->gather_rows(b->ctx, cfix, src_of, H, cd);
+        else bk->copy_rows(b->ctx, cd, cfix, src->hd, H, cd);
+        if (b->alpha) bk->zero_rows(b->alpha, Tx, H, Tx); /* decoding reports no attention */
         return;
     }
     PROF_BEGIN(t0);
@@ -53,8 +52,8 @@ static void step_attention(const dec_bufs *b, const nmt_config *c, const params 
             for (int h = 0; h < H; h++) b->rowlen[h] = src->xlen[src_of[h]];
             len = b->rowlen;
         }
-        if (prev->a) xi_build_rows(b->xi, prev->a, prev->ld_a, len, H, Tx, c->window);
-        else memset(b->xi, 0, sizeof(real) * H * Tx * K);
+        if (prev->a) bk->attn_window(b->xi, prev->a, prev->ld_a, len, H, Tx, c->window);
+        else bk->zero_rows(b->xi, Tx * K, H, Tx * K);
         x = (attn_xi){K, p->att_M, b->xi, NULL, NULL};
         xp = &x;
     }
@@ -68,36 +67,29 @@ static void step_attention(const dec_bufs *b, const nmt_config *c, const params 
 static void step_coverage(const dec_bufs *b, const nmt_config *c, const params *p, int H, const dec_rows *prev,
                           const dec_rows *next)
 {
+    const backend_ops *bk = backend();
     int n = c->hid, m = c->emb, cd = ctx_dim(c);
     mm(0, 0, H, n, m, prev->d, prev->ld_d, p->fer_Vh, n, 0, b->th, n);
-    for (int h = 0; h < H; h++) {
-        real *th = b->th + (size_t)h * n, *s = next->s + (size_t)h * next->ld_s;
-        for (int k = 0; k < n; k++) { th[k] = rtanh(th[k]); s[k] += th[k]; }
-    }
+    bk->act_rows(BK_TANH, b->th, n, b->th, n, NULL, H, n);
+    bk->add_rows(next->s, next->ld_s, next->s, next->ld_s, b->th, n, H, n);
     mm(0, 0, H, m, n, prev->s, prev->ld_s, p->fer_Ug, m, 1, b->g, m);
     mm(0, 0, H, m, cd, b->ctx, cd, p->fer_Cg, m, 1, b->g, m);
     mm(0, 0, H, m, m, prev->d, prev->ld_d, p->fer_Vg, m, 1, b->g, m);
-    for (int h = 0; h < H; h++) {
-        real *g = b->g + (size_t)h * m, *dn = next->d + (size_t)h * next->ld_d;
-        const real *dp = prev->d + (size_t)h * prev->ld_d;
-        for (int k = 0; k < m; k++) { g[k] = rsigmoid(g[k]); dn[k] = g[k] * dp[k]; }
-    }
+    bk->act_rows(BK_SIGMOID, b->g, m, b->g, m, NULL, H, m);
+    bk->mul_rows(next->d, next->ld_d, b->g, m, prev->d, prev->ld_d, H, m);
 }
 
 /* What the next step reads besides s_i: c_i, and α_i (Markov) or the running Σα (LocFer). */
 static void step_carry(const dec_bufs *b, const nmt_config *c, int H, int Tx, const dec_rows *prev, const dec_rows *next)
 {
+    const backend_ops *bk = backend();
     int cd = ctx_dim(c), xk = xi_kind(c);
-    if (next->c && next->c != b->ctx)
-        for (int h = 0; h < H; h++) memcpy(next->c + (size_t)h * next->ld_c, b->ctx + (size_t)h * cd, sizeof(real) * cd);
-    if (xk == XI_MARKOV && next->a != b->alpha)
-        for (int h = 0; h < H; h++) memcpy(next->a + (size_t)h * next->ld_a, b->alpha + (size_t)h * Tx, sizeof(real) * Tx);
-    if (xk == XI_LOCFER)
-        for (int h = 0; h < H; h++) {
-            real *an = next->a + (size_t)h * next->ld_a;
-            const real *ap = prev->a ? prev->a + (size_t)h * prev->ld_a : NULL, *al = b->alpha + (size_t)h * Tx;
-            for (int j = 0; j < Tx; j++) an[j] = (ap ? ap[j] : 0) + al[j];
-        }
+    if (next->c && next->c != b->ctx) bk->copy_rows(next->c, next->ld_c, b->ctx, cd, H, cd);
+    if (xk == XI_MARKOV && next->a != b->alpha) bk->copy_rows(next->a, next->ld_a, b->alpha, Tx, H, Tx);
+    if (xk == XI_LOCFER) { /* Σα so far; with no previous sum, α itself (a softmax is never -0, so 0 + α = α) */
+        if (prev->a) bk->add_rows(next->a, next->ld_a, prev->a, prev->ld_a, b->alpha, Tx, H, Tx);
+        else bk->copy_rows(next->a, next->ld_a, b->alpha, Tx, H, Tx);
+    }
 }
 
 void dec_step(const dec_bufs *b, const nmt_config *c, const params *p, const dec_src *src, int H, const int *src_of,

@@ -48,8 +48,8 @@ void dec_step(const dec_bufs *b, const nmt_config *c, const params *p, const dec
 /* U_a h_j + b_a for every annotation row: [rows, n'] from H [rows, hd]. */
 void dec_project_annotations(real *UaH, const real *H, const params *p, const nmt_config *c, int rows, int hd);
 /* FertDec's d_1 = Σ_j x̄_j over each sentence's real positions (EOS included), from the source
- * embeddings ex [Tx, S, m]. */
-void dec_coverage_init(real *d, const real *ex, const int *xlen, int S, int Tx, int m);
+ * embeddings ex [Tx, S, m] and the encoder's mask [Tx, S] of real positions. */
+void dec_coverage_init(real *d, const real *ex, const unsigned char *mask, int S, int Tx, int m);
 /* ȳ·W + b into y [rows, cols] from E [rows, m]: the input-side terms of a step. */
 void dec_input_terms(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols);
 

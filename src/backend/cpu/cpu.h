@@ -14,6 +14,17 @@ void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const
               real *C, int ldc);
 void cpu_colsum_add(real *C, const real *A, int M, int N, int lda);
 
+/* rows.c: element-wise over strided rows */
+void cpu_zero_rows(real *y, int ldy, int R, int cols);
+void cpu_copy_rows(real *y, int ldy, const real *x, int ldx, int R, int cols);
+void cpu_act_rows(int f, real *y, int ldy, const real *x, int ldx, const real *b, int R, int cols);
+void cpu_act_grad_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *y, int ldy, int R, int cols);
+void cpu_add_rows(real *y, int ldy, const real *a, int lda, const real *b, int ldb, int R, int cols);
+void cpu_mul_rows(real *y, int ldy, const real *a, int lda, const real *b, int ldb, int R, int cols);
+void cpu_axpy_diff_rows(real *y, int ldy, const real *u, const real *x, int ldx, const real *z, int ldz, int R,
+                        int cols);
+void cpu_dist_rows(double *out, const real *x, int ldx, const real *z, int ldz, int R, int cols);
+
 /* rnn.c: GRU step and attention */
 void cpu_gru_gates(real *z, real *r, real *rh, const real *a, int lda, const real *zr, const real *hp, int ldhp,
                    int B, int n);
@@ -28,6 +39,8 @@ void cpu_attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, co
 void cpu_attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
                        const real *alpha, const real *UaH, const real *q, const real *v, const real *H,
                        const int *xlen, const bk_attn *a, real *tmp);
+void cpu_attn_window(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k);
+void cpu_attn_window_backward(real *dsrc, const real *dxi, const int *len, int B, int Tx, int k);
 
 /* output.c: readout and embeddings */
 void cpu_repeat_row(real *Z, const real *row, int H, int V);

@@ -82,7 +82,11 @@ void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *ri
 
 void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int cols)
 {
-    for (int i = 0; i < n; i++) memcpy(dst + (size_t)i * cols, table + (size_t)ids[i] * cols, sizeof(real) * cols);
+    for (int i = 0; i < n; i++) {
+        real *d = dst + (size_t)i * cols;
+        if (ids[i] < 0) memset(d, 0, sizeof(real) * cols);
+        else memcpy(d, table + (size_t)ids[i] * cols, sizeof(real) * cols);
+    }
 }
 
 void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n, int cols)
@@ -90,7 +94,7 @@ void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const un
     /* serial: rows of one word meet in one destination, summed in the order of i */
     for (int i = 0; i < n; i++) {
         if (mask && !mask[i]) continue;
-        real *d = table + (size_t)ids[i] * cols;
+        real *d = table + (size_t)(ids ? ids[i] : i) * cols;
         const real *s = src + (size_t)i * cols;
         for (int k = 0; k < cols; k++) d[k] += s[k];
     }

@@ -1,6 +1,7 @@
 /* rnn.c: the CPU kernels of the recurrent layers: the GRU step's element-wise parts (the
  * products around them are the caller's) and one decoder step's additive attention, rows in
- * parallel. The math and its derivation are in nn/gru.c and nn/attention.c. */
+ * parallel, with the ξ window of Markov / LocFer. The math and its derivation are in nn/gru.c
+ * and nn/attention.c. */
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
@@ -220,4 +221,31 @@ void cpu_attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real
         for (int b = 0; b < B; b++)
             attn_row_backward(b, pre, dq, dUaH, dH, dv_rows, dctx, dalpha, alpha, UaH, q, v, H, xlen[b], a, tmp);
     }
+}
+
+/* The ξ window of Markov / LocFer, serial: H·Tx·(2k+1) values, a few per position. Padding
+ * positions (j >= len) keep their zero rows, so that the energies of a row read no stale ξ. */
+void cpu_attn_window(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k)
+{
+    int K = 2 * k + 1;
+    memset(xi, 0, sizeof(real) * H * Tx * K);
+    for (int b = 0; b < H; b++)
+        for (int j = 0; j < len[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j + o - k;
+                if (p >= 0 && p < len[b]) xi[((size_t)b * Tx + j) * K + o] = src[(size_t)b * ld + p];
+            }
+}
+
+/* the window's backward: each α_p collects what every window that read it sends back, in the
+ * order of j then o */
+void cpu_attn_window_backward(real *dsrc, const real *dxi, const int *len, int B, int Tx, int k)
+{
+    int K = 2 * k + 1;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < len[b]; j++)
+            for (int o = 0; o < K; o++) {
+                int p = j + o - k;
+                if (p >= 0 && p < len[b]) dsrc[(size_t)b * Tx + p] += dxi[((size_t)b * Tx + j) * K + o];
+            }
 }
