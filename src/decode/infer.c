@@ -60,7 +60,7 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
 {
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
-    int S = src->B, Tx = src->Tx, hd = w->enc.D * c->hid;
+    int S = src->B, Tx = src->Tx, hd = w->enc.ndir * c->hid;
     enc_forward(&w->enc, c, p, src);
     dec_init_state(w->s0, &w->enc, c, p, S, Tx);
     if (has_fertdec(c)) dec_coverage_init(w->d0, w->enc.ex, w->enc.mask, S, Tx, c->emb);
@@ -78,18 +78,18 @@ static int d_offset(const nmt_config *c, int Tx) { return infer_state_dim(c, Tx)
 void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx)
 {
     const backend_ops *bk = backend();
-    int D = infer_state_dim(c, Tx);
-    bk->zero_rows(state, D, S, D);
-    bk->copy_rows(state, D, w->s0, c->hid, S, c->hid);
-    if (has_fertdec(c)) bk->copy_rows(state + d_offset(c, Tx), D, w->d0, c->emb, S, c->emb);
+    int dim = infer_state_dim(c, Tx);
+    bk->zero_rows(state, dim, S, dim);
+    bk->copy_rows(state, dim, w->s0, c->hid, S, c->hid);
+    if (has_fertdec(c)) bk->copy_rows(state + d_offset(c, Tx), dim, w->d0, c->emb, S, c->emb);
 }
 
-/* The parts of H state rows [s | c | α or Σα | d], D apart (see infer_state_dim). */
+/* The parts of H state rows [s | c | α or Σα | d], dim apart (see infer_state_dim). */
 static dec_rows state_rows(const nmt_config *c, real *st, int Tx)
 {
-    int D = infer_state_dim(c, Tx), oc = c->hid, oa = oc + (needs_prev_ctx(c) ? ctx_dim(c) : 0);
+    int dim = infer_state_dim(c, Tx), oc = c->hid, oa = oc + (needs_prev_ctx(c) ? ctx_dim(c) : 0);
     return (dec_rows){st, needs_prev_ctx(c) ? st + oc : NULL, xi_kind(c) ? st + oa : NULL,
-                      has_fertdec(c) ? st + d_offset(c, Tx) : NULL, D, D, D, D};
+                      has_fertdec(c) ? st + d_offset(c, Tx) : NULL, dim, dim, dim, dim};
 }
 
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
@@ -98,16 +98,16 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
     const backend_ops *bk = backend();
-    int n = c->hid, me = c->emb, Tx = src->Tx, D = infer_state_dim(c, Tx);
+    int n = c->hid, me = c->emb, Tx = src->Tx, dim = infer_state_dim(c, Tx);
     bk->gather_rows(w->E, p->Et, yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
     dec_input_terms(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n);
     if (has_fertdec(c)) dec_input_terms(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me);
-    dec_src ds = {w->enc.H, w->UaH, src->xlen, src->B, Tx, w->enc.D * n};
+    dec_src ds = {w->enc.H, w->UaH, src->xlen, src->B, Tx, w->enc.ndir * n};
     dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, w->rowlen};
     dec_rows prev = state_rows(c, (real *)st_prev, Tx), next = state_rows(c, st_new, Tx);
     dec_step(&bf, c, p, &ds, H, src_of, &prev, &next);
-    /* s_new has stride D: gather it for the readout's product */
+    /* s_new has stride dim: gather it for the readout's product */
     real *s_dense = w->tmp;
-    bk->copy_rows(s_dense, n, st_new, D, H, n);
+    bk->copy_rows(s_dense, n, st_new, dim, H, n);
     out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
 }

@@ -45,7 +45,7 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     w->dal = K ? arena_take(a, sizeof(real) * B * Tx) : NULL;
     w->dM_rows = K ? arena_take(a, sizeof(real) * B * K * na) : NULL;
     int fd = has_fertdec(c);
-    w->D = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
+    w->cov = fd ? arena_take(a, sizeof(real) * (TB + B) * m) : NULL;
     w->G = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
     w->TH = fd ? arena_take(a, sizeof(real) * TB * n) : NULL;
     w->YG = fd ? arena_take(a, sizeof(real) * TB * m) : NULL;
@@ -79,7 +79,7 @@ static size_t s0_source(const nmt_config *c, int B, int Tx, int hd)
 
 void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
 {
-    int n = c->hid, hd = e->D * n;
+    int n = c->hid, hd = e->ndir * n;
     mm(0, 0, B, n, n, e->H + s0_source(c, B, Tx, hd), hd, p->init_W, n, 0, s0, n);
     backend()->act_rows(BK_TANH, s0, n, s0, n, p->init_b, B, n);
 }
@@ -95,8 +95,8 @@ static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec
     /* Markov reads α_{i-1} and keeps α_i where it is; LocFer sums into cum in place */
     real *aprev = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV && i ? w->alpha + (o - B) * Tx : NULL;
     real *anext = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV ? bf->alpha : NULL;
-    *prev = (dec_rows){w->S + o * n, i ? w->C + (o - B) * cd : NULL, aprev, fd ? w->D + o * m : NULL, (int)n, (int)cd, Tx, (int)m};
-    *next = (dec_rows){w->S + (o + B) * n, bf->ctx, anext, fd ? w->D + (o + B) * m : NULL, (int)n, (int)cd, Tx, (int)m};
+    *prev = (dec_rows){w->S + o * n, i ? w->C + (o - B) * cd : NULL, aprev, fd ? w->cov + o * m : NULL, (int)n, (int)cd, Tx, (int)m};
+    *next = (dec_rows){w->S + (o + B) * n, bf->ctx, anext, fd ? w->cov + (o + B) * m : NULL, (int)n, (int)cd, Tx, (int)m};
 }
 
 /* FertDec's costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}||.
@@ -107,7 +107,7 @@ static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
     int B = bt->B, m = c->emb, ld = B * m;
     for (int b = 0; b < B; b++) {
         int L = bt->ylen[b];
-        const real *d = w->D + (size_t)b * m; /* d_1 of sentence b */
+        const real *d = w->cov + (size_t)b * m; /* d_1 of sentence b */
         bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
         double st = 0;
         for (int i = 0; i < L; i++) st += w->nrm[i];
@@ -120,7 +120,7 @@ static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
 void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
 {
     const backend_ops *bk = backend();
-    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, hd = e->D * c->hid;
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, hd = e->ndir * c->hid;
     size_t TB = (size_t)Ty * B;
 
     bk->zero_rows(w->Eprev, m, B, m); /* ȳ_0 = 0 */
@@ -132,7 +132,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
     if (xi_kind(c) == XI_LOCFER) bk->zero_rows(w->cum, Tx, B, Tx);
     int fd = has_fertdec(c);
     if (fd) {
-        dec_coverage_init(w->D, e->ex, e->mask, B, Tx, m);
+        dec_coverage_init(w->cov, e->ex, e->mask, B, Tx, m);
         dec_input_terms(w->YG, w->Eprev, p->fer_Wg, p->fer_bg, (int)TB, m, m);
     }
     dec_src src = {e->H, w->UaH, bt->xlen, B, Tx, hd};
@@ -158,7 +158,7 @@ static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, rea
     bk->zero_rows(w->dDc, m, (int)(TB + B), m);
     for (int b = 0; b < B; b++) {
         int L = bt->ylen[b];
-        const real *d = w->D + (size_t)b * m;
+        const real *d = w->cov + (size_t)b * m;
         real *dd = w->dDc + (size_t)b * m;
         /* ||d_{i+1} - d_i|| sends +u (d_{i+1} - d_i) to d_{i+1}, then -u (...) to d_i: each row
          * gets its + before its -, as a loop over i would. A zero norm means d_{i+1} = d_i, so
@@ -185,12 +185,12 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
 {
     const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
-    int hd = e->D * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
+    int hd = e->ndir * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     attn_dims ad = {B, Tx, B, na, hd, hd};
     size_t o = (size_t)i * B;
     bk->add_rows(w->dh, n, w->dS + o * n, n, w->carry, n, B, n);
     bk->zero_rows(w->carry, n, B, n);
-    const real *di = fd ? w->D + o * m : NULL;
+    const real *di = fd ? w->cov + o * m : NULL;
     if (fd) { /* d_{i+1} = g_i ∘ d_i and s_i's tanh(V_h d_i) term */
         real *dgp = w->dGP + o * m, *dth = w->dTH + o * n;
         const real *gi = w->G + o * m, *th = w->TH + o * n;
@@ -238,7 +238,7 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
 static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
-    int hd = e->D * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
+    int hd = e->ndir * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     size_t TB = (size_t)Ty * B;
     mm(1, 0, m, 3 * n, (int)TB, w->Eprev, m, w->dA, 3 * n, 1, g->dec_W, 3 * n);
     colsum_add(g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
@@ -259,12 +259,12 @@ static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params
     if (has_inputfeed(c) && Ty > 1)
         mm(1, 0, cd, 3 * n, (int)(TB - B), w->C, cd, w->dA + (size_t)B * 3 * n, 3 * n, 1, g->dec_F, 3 * n);
     if (fd) {
-        mm(1, 0, m, 3 * n, (int)TB, w->D, m, w->dA, 3 * n, 1, g->fer_V, 3 * n);
-        mm(1, 0, m, n, (int)TB, w->D, m, w->dTH, n, 1, g->fer_Vh, n);
+        mm(1, 0, m, 3 * n, (int)TB, w->cov, m, w->dA, 3 * n, 1, g->fer_V, 3 * n);
+        mm(1, 0, m, n, (int)TB, w->cov, m, w->dTH, n, 1, g->fer_Vh, n);
         mm(1, 0, m, m, (int)TB, w->Eprev, m, w->dGP, m, 1, g->fer_Wg, m);
         mm(1, 0, n, m, (int)TB, w->S, n, w->dGP, m, 1, g->fer_Ug, m);
         mm(1, 0, cd, m, (int)TB, w->C, cd, w->dGP, m, 1, g->fer_Cg, m);
-        mm(1, 0, m, m, (int)TB, w->D, m, w->dGP, m, 1, g->fer_Vg, m);
+        mm(1, 0, m, m, (int)TB, w->cov, m, w->dGP, m, 1, g->fer_Vg, m);
         colsum_add(g->fer_bg, w->dGP, (int)TB, m, m);
         mm(0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
         /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding, in the order
@@ -278,7 +278,7 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
 {
     const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att;
-    int hd = e->D * n, xk = xi_kind(c), K = xk ? xi_width(c) : 0;
+    int hd = e->ndir * n, xk = xi_kind(c), K = xk ? xi_width(c) : 0;
     size_t TB = (size_t)Ty * B;
     if (has_attention(c)) {
         bk->zero_rows(w->dUaH, na, Tx * B, na);

@@ -38,7 +38,7 @@ typedef struct dec_ws {
     real *dal;        /* [B, Tx] gradient reaching α_{i-1} from step i's ξ (LocFer: from all later steps) */
     real *dM_rows;    /* [B, K*n'] */
     /* FertDec */
-    real *D;          /* [(Ty+1)*B, m] coverage d_1 .. d_{Ty+1} */
+    real *cov;        /* [(Ty+1)*B, m] FertDec coverage d_1 .. d_{Ty+1} */
     real *G;          /* [Ty*B, m] extract gates g_i */
     real *TH;         /* [Ty*B, n] tanh(V_h d_i) */
     real *YG;         /* [Ty*B, m] ȳ_{i-1}·W_g + b_g */

@@ -9,14 +9,14 @@
 void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
 {
     size_t m = c->emb, n = c->hid, TB = (size_t)Tx * B;
-    w->D = enc_dirs(c);
-    size_t hd = w->D * n;
+    w->ndir = enc_dirs(c);
+    size_t hd = w->ndir * n;
     w->ex = arena_take(a, sizeof(real) * TB * m);
     w->H = arena_take(a, sizeof(real) * TB * hd);
     w->dH = arena_take(a, sizeof(real) * TB * hd);
     w->dex = arena_take(a, sizeof(real) * TB * m);
     for (int d = 0; d < 2; d++) {
-        int on = d < w->D;
+        int on = d < w->ndir;
         w->X[d] = on ? arena_take(a, sizeof(real) * TB * 3 * n) : NULL;
         w->dA[d] = on ? arena_take(a, sizeof(real) * TB * 3 * n) : NULL;
         w->cache[d].z = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
@@ -27,7 +27,7 @@ void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
     w->mask = arena_take(a, TB);
     w->step_cache = 0;
     for (int d = 0; d < 2; d++) {
-        int on = d < w->D;
+        int on = d < w->ndir;
         w->carry[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
         w->dh[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
         w->tmp[d] = on ? arena_take(a, sizeof(real) * B * 3 * n) : NULL;
@@ -58,7 +58,7 @@ static int active_prefix(const batch *bt, int t)
 static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
 {
     const backend_ops *bk = backend();
-    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
+    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->ndir * n;
     for (int s = 0; s < Tx; s++) {
         size_t t = d == 0 ? (size_t)s : (size_t)(Tx - 1 - s);
         int first = s == 0, Bt = active_prefix(bt, (int)t);
@@ -79,7 +79,7 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
 static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
 {
     const backend_ops *bk = backend();
-    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->D * n;
+    int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->ndir * n;
     real *carry = w->carry[d], *dh = w->dh[d];
     bk->zero_rows(carry, n, B, n);
     for (int s = 0; s < Tx; s++) {
@@ -125,7 +125,7 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
     size_t TB = (size_t)Tx * B;
     bk->gather_rows(w->ex, p->Es, bt->x, (int)TB, m);
     for (size_t i = 0; i < TB; i++) w->mask[i] = (int)(i / B) < bt->xlen[i % B];
-    for (int d = 0; d < w->D; d++) {
+    for (int d = 0; d < w->ndir; d++) {
         mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
         bk->act_rows(BK_IDENTITY, w->X[d], 3 * n, w->X[d], 3 * n, p->enc_b[d], (int)TB, 3 * n);
     }
@@ -133,17 +133,17 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
      * each (the BLAS runs single-threaded inside a parallel region) beats splitting every small
      * product over both threads, which pays a synchronisation per step. */
     dir_job job = {w, c, p, bt};
-    bk->parallel_for(w->D, 1, 0, dir_forward, &job);
+    bk->parallel_for(w->ndir, 1, 0, dir_forward, &job);
 }
 
 void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
     const backend_ops *bk = backend();
-    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->D * n;
+    int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->ndir * n;
     size_t TB = (size_t)Tx * B;
     dir_job job = {w, c, p, bt};
-    bk->parallel_for(w->D, 1, 0, dir_backward, &job);
-    for (int d = 0; d < w->D; d++) {
+    bk->parallel_for(w->ndir, 1, 0, dir_backward, &job);
+    for (int d = 0; d < w->ndir; d++) {
         /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
          * that read the zero state contributes nothing. */
         if (Tx > 1) {

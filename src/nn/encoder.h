@@ -9,16 +9,16 @@
 #include "nn/model.h"
 
 typedef struct enc_ws {
-    int D;                 /* directions: 2 or 1 */
+    int ndir;              /* directions: 2 or 1 */
     real *ex;              /* [Tx*B, m]  embedded source */
     real *X[2];            /* [Tx*B, 3n] input pre-activations per direction (bias included) */
-    real *H;               /* [Tx*B, D*n] annotations [h→ ; h←] (RNNencdec: h→) */
+    real *H;               /* [Tx*B, ndir*n] annotations [h→ ; h←] (RNNencdec: h→) */
     gru_cache cache[2];    /* each field [Tx*B, n] */
     int step_cache;        /* decoding (no backward): every step writes its gate values over the
                             * same [B, n] rows, so that the rest of cache is never touched */
     unsigned char *mask;   /* [Tx*B] 1 at real positions */
     /* backward */
-    real *dH;              /* [Tx*B, D*n] gradient reaching the annotations (filled by the decoder) */
+    real *dH;              /* [Tx*B, ndir*n] gradient reaching the annotations (filled by the decoder) */
     real *dA[2];           /* [Tx*B, 3n] */
     real *dex;             /* [Tx*B, m] */
     real *carry[2], *dh[2]; /* [B, n] per direction: the two directions run side by side */

@@ -56,7 +56,7 @@ double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch 
 
 void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
-    int hd = w->enc.D * c->hid;
+    int hd = w->enc.ndir * c->hid;
     backend()->zero_rows(w->enc.dH, hd, bt->Tx * bt->B, hd);
     PROF_BEGIN(t0);
     out_backward(&w->out, &w->dec, c, p, g, bt, scale);
