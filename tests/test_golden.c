@@ -140,7 +140,7 @@ static void run(const char *shared, const char *stem)
     const char *mn = nmt_arch_name(c.arch);
 
     /* internals, real positions only (per-row masks expanded over each vector) */
-    int hd = ws.enc.D * n;
+    int hd = ws.enc.ndir * n;
     unsigned char *keep = malloc((size_t)Ty * B * (hd > Tx ? hd : Tx) + (size_t)Tx * B * hd);
     double *d;
     for (int i = 0; i < Tx * B; i++) memset(keep + (size_t)i * hd, xkeep[i], hd);
