@@ -65,8 +65,9 @@ neglected() { # translate --alignment soft output
 printf 'model\tdev_ppl\ttest_bleu\tbleu_unk_replaced\tout_unk\thans_aer\thans_saer\thans_P\thans_R\trepeat_sents\tneglected_src\n'
 for n in "$@"; do
     m=$DIR/$n.nmt
-    dppl=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "dev_ppl") c = i; next } { p = $c } END { print p }' \
-        "$DIR/$n.nmt.log.tsv" 2> /dev/null)
+    # the dev perplexity of the model evaluated: the last validation that improved (the one saved)
+    dppl=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "dev_ppl") c = i; if ($i == "best") b = i }; next }
+                       $b == 1 { p = $c } END { print p }' "$DIR/$n.nmt.log.tsv" 2> /dev/null)
     if grep -q rnnenc "$DIR/$n.err" 2> /dev/null; then
         "$NMT" translate --model "$m" --beam 12 --threads "$THREADS" < $M/test_2016_flickr.en > "$T/$n.hyp"
         printf '%s\t%s\t%s\t–\t%s\t–\t–\t–\t–\t%s\t–\n' "$n" "$dppl" "$(bleu "$T/$n.hyp")" \
