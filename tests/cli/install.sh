@@ -6,7 +6,8 @@
 . tests/cli/lib.sh
 PFX=$T/prefix
 # the test's own make: not the flags of a make that may be running the tests (a sanitizer pass)
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory install PREFIX="$PFX" > "$T/install.log" 2>&1 \
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u OPT -u SANFLAGS -u RUNFLAGS \
+    make --no-print-directory install PREFIX="$PFX" > "$T/install.log" 2>&1 \
     && ok || bad "make install: $(tail -n 5 "$T/install.log")"
 for f in bin/nmt include/nmt.h lib/libnmt.so lib/libnmt.a lib/libnmt-eval.so lib/libnmt-serve.a lib/pkgconfig/nmt.pc; do
     [ -f "$PFX/$f" ] && ok || bad "not installed: $f"
