@@ -280,7 +280,7 @@ static int run(const opts *o)
     sv = tv = NULL; /* owned by the model now */
     rng r;
     rng_seed(&r, o->seed);
-    if (params_init(&t.m->pt, t.m->P, cfg.hid, &r)) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory"); goto out; }
+    if (params_init(&t.m->pt, t.m->P, cfg.hid, &r, NMT_INIT_PAPER)) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory"); goto out; }
     t.G = calloc(t.m->pt.total, sizeof(real));
     if (!t.G) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory for gradients"); goto out; }
     params_point(&t.g, &t.m->pt, t.G);

@@ -70,16 +70,18 @@ elif ! LD_LIBRARY_PATH=$REF_BLAS $PY -c "import torch, sys; sys.exit(0 if any('o
 fi
 
 # ------------------------------------------------------------------ build
-# Every core library source (not eval/ or viz/) compiled with the Makefile's flags into a private archive under
+# Every core library source (not eval/, viz/ or serve/) compiled with the Makefile's flags into a private archive under
 # build/bench/ (the linker takes only the modules training needs), so that the benchmark
 # depends neither on a list of modules that goes stale nor on what else lies in build/.
 CFLAGS="-std=c11 -D_GNU_SOURCE -fno-math-errno -O3 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
 LDFLAGS="-fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR"
-LDLIBS="-lopenblas -lcjson -lz -lm"
+LDLIBS="-lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm"
 mkdir -p "$OUT/obj"
 rm -f "$OUT"/obj/*.o "$OUT/libnmt-bench.a"
 # shellcheck disable=SC2086,SC2016
-if ! find src -name '*.c' -not -path 'src/eval/*' -not -path 'src/viz/*' | sort | xargs -P "$(nproc)" -I{} sh -c 'gcc '"$CFLAGS"' -c "$1" -o "$2/obj/$(echo "$1" | tr / _ | sed s/.c$//).o"' _ {} "$OUT" ||
+# (the server's sources are the serving library's, not the core's; spm.cc is the core's one C++ file)
+if ! g++ -std=c++17 -O3 -g -Wall -Wextra -Werror -Iinclude -Isrc -c src/text/spm.cc -o "$OUT/obj/src_text_spm.o" ||
+   ! find src -name '*.c' -not -path 'src/eval/*' -not -path 'src/viz/*' -not -path 'src/serve/*' | sort | xargs -P "$(nproc)" -I{} sh -c 'gcc '"$CFLAGS"' -c "$1" -o "$2/obj/$(echo "$1" | tr / _ | sed s/.c$//).o"' _ {} "$OUT" ||
    ! ar rcs "$OUT/libnmt-bench.a" "$OUT"/obj/*.o ||
    ! gcc $CFLAGS bench/bench_train.c "$OUT/libnmt-bench.a" $LDFLAGS $LDLIBS -o "$OUT/bench_train" ||
    ! gcc $CFLAGS bench/sgemm.c "$OUT/libnmt-bench.a" $LDFLAGS $LDLIBS -o "$OUT/sgemm"; then
