@@ -245,9 +245,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                  "(exit 130); --resume goes on from it.\n", table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
-    size_t need = opt_dump(NULL, 0, &c) + 1;
-    if (!(*yaml = malloc(need))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
-    opt_dump(*yaml, need, &c);
+    if (!(*yaml = opt_dump(&c))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
     if (dump) {
         fputs(*yaml, stdout);
         return CMD_OK;
@@ -337,7 +335,8 @@ int cmd_vocab(int argc, char **argv)
     textfile t;
     wordcount wc;
     nmt_err err;
-    if (textfile_read(&t, !strcmp(in, "-") ? "/dev/stdin" : in, &err) || wordcount_build(&wc, &t, &err)) {
+    int rc_read = !strcmp(in, "-") ? textfile_read_fd(&t, 0, "<stdin>", &err) : textfile_read(&t, in, &err);
+    if (rc_read || wordcount_build(&wc, &t, &err)) {
         fprintf(stderr, "nmt vocab: error: %s\n", err.msg);
         textfile_free(&t);
         return CMD_ERR;

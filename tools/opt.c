@@ -163,6 +163,15 @@ static int choice_index(const char *values, const char *val)
     }
 }
 
+/* The name an OPTK_CHOICE option holds now: *len bytes at the returned pointer, into o->arg. */
+static const char *choice_name(const opt *o, int *len)
+{
+    const char *p = o->arg;
+    for (int n = *(int *)o->dst; n > 0 && strchr(p, '|'); n--) p = strchr(p, '|') + 1;
+    *len = (int)strcspn(p, "|");
+    return p;
+}
+
 static int bad_choice(const opt_cmd *c, const char *name, const char *val, const char *values)
 {
     char list[256];
@@ -187,7 +196,7 @@ static int apply(const opt_cmd *c, opt *o, const char *name, const char *val, in
     const char *why;
     if (nth == 0 && ++o->seen > 1 && (o->flags & OPT_ONCE)) return usage_error(c, "%s given twice", name);
     if (nth == 0) o->ngiven = 0;
-    if (val && o->ngiven < (int)(sizeof o->given / sizeof *o->given)) o->given[o->ngiven++] = val;
+    if (val && o->ngiven++ < (int)(sizeof o->given / sizeof *o->given)) o->given[o->ngiven - 1] = val;
     if (val && !*val && (o->flags & OPT_NONEMPTY)) return usage_error(c, "%s needs a non-empty value", name);
     switch (o->kind) {
     case OPTK_FLAG:
@@ -362,70 +371,73 @@ int opt_parse(opt_cmd *c, int argc, char **argv, char **args, int *nargs)
 }
 
 /* A value as YAML: plain when it reads back as the same string, else single-quoted. */
-static size_t dump_value(char *buf, size_t size, const char *v)
+static void dump_value(FILE *f, const char *v)
 {
-    int plain = *v && !strchr(":#'\"{}[],&*!|>%@`", v[0]) && !strchr(v, '#') && !strstr(v, ": ") && v[0] != '-' &&
-                v[0] != ' ' && v[strlen(v) - 1] != ' ' && !strchr(v, '\n');
-    const char *words[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "True", "False", "TRUE", "FALSE"};
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "True", "False",
+                                        "TRUE", "FALSE"};
+    int plain = *v && !strchr(":#'\"{}[],&*!|>%@`- ", v[0]) && !strchr(v, '#') && !strstr(v, ": ") &&
+                v[strlen(v) - 1] != ' ' && !strchr(v, '\n');
     for (size_t i = 0; plain && i < sizeof words / sizeof *words; i++) plain = strcmp(v, words[i]) != 0;
-    if (plain) return (size_t)snprintf(buf, size, "%s", v);
-    size_t k = (size_t)snprintf(buf, size, "'");
-    for (const char *p = v; *p; p++) k += (size_t)snprintf(buf + (k < size ? k : size), k < size ? size - k : 0, *p == '\'' ? "''" : "%c", *p);
-    return k + (size_t)snprintf(buf + (k < size ? k : size), k < size ? size - k : 0, "'");
+    if (plain) { fputs(v, f); return; }
+    fputc('\'', f);
+    for (const char *p = v; *p; p++) {
+        if (*p == '\'') fputc('\'', f); /* '' is a quote inside quotes */
+        fputc(*p, f);
+    }
+    fputc('\'', f);
 }
 
-size_t opt_dump(char *buf, size_t size, const opt_cmd *c)
+/* One option's line(s) of the dump, or nothing. */
+static void dump_option(FILE *f, const opt *o)
 {
-    size_t k = 0;
-#define OUT(...) (k += (size_t)snprintf(buf + (k < size ? k : size), k < size ? size - k : 0, __VA_ARGS__))
-    for (const opt *o = c->opts; o->kind != OPTK_END; o++) {
-        if (!is_option(o) || (o->flags & (OPT_CONFIG | OPT_DUMP))) continue;
-        char name[64], num[64];
-        main_name(o, name, sizeof name);
-        if (strncmp(name, "--", 2)) continue; /* short spellings only: not in a file */
-        const char *key = name + 2;
-        if (o->kind == OPTK_FLAG) {
-            if (o->seen) OUT("%s: true\n", key);
-            continue;
-        }
-        const char *v = NULL;
-        switch (o->kind) {
-        case OPTK_INT: snprintf(num, sizeof num, "%d", *(int *)o->dst); v = num; break;
-        case OPTK_LONG: snprintf(num, sizeof num, "%ld", *(long *)o->dst); v = num; break;
-        case OPTK_DBL: snprintf(num, sizeof num, "%.17g", *(double *)o->dst); v = num; break;
-        case OPTK_STR: v = *(const char **)o->dst; break;
-        case OPTK_CHOICE: {
-            const char *p = o->arg;
-            for (int n = *(int *)o->dst; n > 0 && strchr(p, '|'); n--) p = strchr(p, '|') + 1;
-            snprintf(num, sizeof num, "%.*s", (int)strcspn(p, "|"), p);
-            v = num;
-            break;
-        }
-        default: /* names and lists: as they were given */
-            if (!o->ngiven) continue;
-            if (o->ngiven == 1) v = o->given[0];
-        }
-        /* a default outside the option's range means "automatic" (threads 0: all cores): not a value */
-        double x = o->kind == OPTK_INT ? *(int *)o->dst : o->kind == OPTK_LONG ? (double)*(long *)o->dst
-                 : o->kind == OPTK_DBL ? *(double *)o->dst : 0;
-        if (!o->seen && (o->kind == OPTK_INT || o->kind == OPTK_LONG || o->kind == OPTK_DBL) && (x < o->lo || x > o->hi))
-            continue;
-        if (!v && o->ngiven > 1) {
-            OUT("%s:\n", key);
-            for (int i = 0; i < o->ngiven; i++) {
-                OUT("  - ");
-                k += dump_value(buf + (k < size ? k : size), k < size ? size - k : 0, o->given[i]);
-                OUT("\n");
-            }
-            continue;
-        }
-        if (!v) continue;
-        OUT("%s: ", key);
-        k += dump_value(buf + (k < size ? k : size), k < size ? size - k : 0, v);
-        OUT("\n");
+    char name[64], num[64];
+    main_name(o, name, sizeof name);
+    if (strncmp(name, "--", 2) || (o->flags & (OPT_CONFIG | OPT_DUMP))) return; /* short spellings only: not in a file */
+    const char *key = name + 2, *v = NULL;
+    int len;
+    switch (o->kind) {
+    case OPTK_FLAG:
+        if (o->seen) fprintf(f, "%s: true\n", key);
+        return;
+    case OPTK_INT: snprintf(num, sizeof num, "%d", *(int *)o->dst); v = num; break;
+    case OPTK_LONG: snprintf(num, sizeof num, "%ld", *(long *)o->dst); v = num; break;
+    case OPTK_DBL: snprintf(num, sizeof num, "%.17g", *(double *)o->dst); v = num; break;
+    case OPTK_STR: v = *(const char **)o->dst; break;
+    case OPTK_CHOICE:
+        v = choice_name(o, &len);
+        snprintf(num, sizeof num, "%.*s", len, v);
+        v = num;
+        break;
+    default: /* names and lists: as they were given */
+        if (o->ngiven == 1) v = o->given[0];
     }
-#undef OUT
-    return k;
+    /* a default outside the option's range means "automatic" (threads 0: all cores): not a value */
+    int numeric = o->kind == OPTK_INT || o->kind == OPTK_LONG || o->kind == OPTK_DBL;
+    if (numeric && !o->seen && (strtod(num, NULL) < o->lo || strtod(num, NULL) > o->hi)) return;
+    if (v) {
+        fprintf(f, "%s: ", key);
+        dump_value(f, v);
+        fputc('\n', f);
+    } else if (o->ngiven > 1 && o->ngiven <= (int)(sizeof o->given / sizeof *o->given)) {
+        fprintf(f, "%s:\n", key);
+        for (int i = 0; i < o->ngiven; i++) {
+            fputs("  - ", f);
+            dump_value(f, o->given[i]);
+            fputc('\n', f);
+        }
+    }
+}
+
+char *opt_dump(const opt_cmd *c)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return NULL;
+    for (const opt *o = c->opts; o->kind != OPTK_END; o++)
+        if (is_option(o)) dump_option(f, o);
+    if (fclose(f)) { free(text); return NULL; }
+    return text;
 }
 
 int opt_given(const opt_cmd *c, const char *name)
@@ -462,8 +474,8 @@ static void print_default(FILE *f, const opt *o)
     case OPTK_DBL: fprintf(f, "%g", *(double *)o->dst); break;
     case OPTK_STR: fputs(*(const char **)o->dst ? *(const char **)o->dst : "none", f); break;
     case OPTK_CHOICE:
-        for (p = o->arg, k = *(int *)o->dst; k > 0 && strchr(p, '|'); k--) p = strchr(p, '|') + 1;
-        fprintf(f, "%.*s", (int)strcspn(p, "|"), p);
+        p = choice_name(o, &k);
+        fprintf(f, "%.*s", k, p);
         break;
     default: break;
     }

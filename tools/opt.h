@@ -45,7 +45,8 @@ typedef struct opt {
     int seen;          /* set by opt_parse: how many times it was given */
     int (*to_int)(const char *val); /* OPTK_ENUM */
     const char *expect; /* OPTK_ENUM: the names it knows, for the error */
-    const char *given[8]; /* set by opt_parse: the values of its last use, as written (for --dump-config) */
+    const char *given[8]; /* set by opt_parse: the values of its last use, as written (for --dump-config;
+                           * an option of more values than this dumps none) */
     int ngiven;
 } opt;
 
@@ -98,9 +99,9 @@ int opt_given(const opt_cmd *c, const char *name);
 
 /* The options in effect after opt_parse, as a YAML mapping that -c reads back to the same values:
  * every option with a value (defaults included; a string that is unset is left out) and every
- * flag that was given, under its long name without the dashes. Into buf (size bytes, always
- * terminated); returns the length it needed. */
-size_t opt_dump(char *buf, size_t size, const opt_cmd *c);
+ * flag that was given, under its long name without the dashes. The caller frees it; NULL when
+ * out of memory. */
+char *opt_dump(const opt_cmd *c);
 
 /* The option whose long spelling is "--" + key, or NULL (opt_config.c's check of a file's keys). */
 opt *opt_find_long(opt_cmd *c, const char *key);

@@ -133,9 +133,9 @@ int opt_config_read(opt_cmd *c, const char *path, char ***argv_out, int *argc_ou
     }
     loaded = 1;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root) { rc = push(&a, "config") ? fail(c->name, path, NULL, "out of memory", NULL) : 0; goto done; } /* empty */
-    if (root->type != YAML_MAPPING_NODE) { fail(c->name, path, root, "expected 'option: value' lines", NULL); goto done; }
     if (push(&a, "config")) { fail(c->name, path, NULL, "out of memory", NULL); goto done; } /* argv[0] */
+    if (!root) { rc = 0; goto done; } /* an empty file: no options */
+    if (root->type != YAML_MAPPING_NODE) { fail(c->name, path, root, "expected 'option: value' lines", NULL); goto done; }
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++)
         if (pair_args(c, path, &doc, p, &a)) goto done;
     rc = 0;

@@ -5,12 +5,10 @@
 # library needs its own link flags, and the benchmark never runs under them.
 . tests/cli/lib.sh
 case " $* " in *" --quick "*) echo "bench_build: skipped in the sanitizer pass" >&2; finish bench_build; exit 0 ;; esac
-LIBDIR=$(dirname "$(dirname "$NMT_BIN")")/build
-[ "$NMT_BIN" = bin/nmt ] && LIBDIR=build
 BLASINC=/usr/include/x86_64-linux-gnu/openblas-openmp
 BLASDIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
 gcc -std=c11 -D_GNU_SOURCE -fno-math-errno -O1 -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Iinclude -Isrc -I$BLASINC \
-    bench/bench_train.c "$LIBDIR/libnmt.a" -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
+    bench/bench_train.c build/libnmt.a -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
     -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm -o "$T/bench_train" 2> "$T/cc.log" \
     && ok || bad "bench/bench_train.c does not build: $(head -n 5 "$T/cc.log")"
 D=$NMT_SHARED/data/multi30k/tok
