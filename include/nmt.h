@@ -296,6 +296,24 @@ void nmt_set_threads(int n);
  * attention's weights alone or for every weight matrix (biases zero in all three). */
 enum nmt_init { NMT_INIT_PAPER, NMT_INIT_GLOROT_ATT, NMT_INIT_GLOROT };
 
+/* Validation by the quality of translations (nmt_train_opts.valid_metrics): the dev set is
+ * translated by beam search and scored against its references. BLEU and chrF live in
+ * libnmt-eval, which the core does not link: the program passes nmt_metric_score, or a scorer
+ * of its own, as nmt_train_opts.valid_scorer. */
+enum nmt_metric { NMT_METRIC_PPL, NMT_METRIC_BLEU, NMT_METRIC_CHRF };
+#define NMT_MAX_VALID_METRICS 3
+#define NMT_MAX_KEEP_BEST 100
+/* A corpus score of hyps[0..n) against refs[0..n) (one reference each), higher is better. */
+typedef int (*nmt_scorer_fn)(int metric, const char *const *hyps, const char *const *refs, int n, double *score,
+                             nmt_err *err);
+/* libnmt-eval's scorer: corpus BLEU as sacreBLEU's defaults compute it (13a tokenizer,
+ * case-sensitive, exp smoothing) or chrF2 (sacreBLEU's CHRF()), 0..100; NMT_ERR_ARG for
+ * NMT_METRIC_PPL, NMT_ERR_FORMAT for invalid UTF-8. */
+int nmt_metric_score(int metric, const char *const *hyps, const char *const *refs, int n, double *score, nmt_err *err);
+/* "ppl", "bleu" or "chrf" into enum nmt_metric; -1 for another name. */
+int nmt_metric_parse(const char *name);
+const char *nmt_metric_name(int metric);
+
 typedef struct nmt_train_opts {
     const char *src, *tgt;              /* training corpus, one tokenized sentence per line */
     const char *valid_src, *valid_tgt;  /* dev set (optional) */
@@ -341,6 +359,15 @@ typedef struct nmt_train_opts {
     int init;                           /* enum nmt_init: how new parameters are drawn (NMT_INIT_PAPER) */
     const char *options_yaml;           /* if set, the options as the program read them (YAML); checkpoints
                                            keep it under the metadata key "options", to show how a run began */
+    int valid_metrics[NMT_MAX_VALID_METRICS]; /* enum nmt_metric: what a validation measures beside the dev
+                                           NLL; the first decides the best model, the learning-rate decay and
+                                           early stopping (n_valid_metrics 0: perplexity, as [PPL]) */
+    int n_valid_metrics;
+    int valid_beam;                     /* beam size of BLEU/chrF validation, length-normalised (12) */
+    nmt_scorer_fn valid_scorer;         /* scores BLEU/chrF validations (nmt_metric_score); required for them */
+    int keep_best;                      /* keep the K best models by the first metric as MODEL's name with
+                                           .uUPDATE before its extension, listed best first in MODEL.best.tsv
+                                           (0 = none; at most NMT_MAX_KEEP_BEST); for nmt_model_average */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);
@@ -368,6 +395,7 @@ typedef struct nmt_train_report {
     double elapsed;        /* seconds of training, resumed runs included */
     double eta;            /* seconds to the nearest stopping limit; < 0 when none is set */
     double dev_nll, dev_nll_tok, dev_ppl; /* VALID; all 0 when there is no dev set */
+    double dev_bleu, dev_chrf;            /* VALID: when valid_metrics ask for them, else NAN */
     int improved, bad_validations;        /* VALID */
     double lr;             /* VALID: the learning rate from now on (lowered by lr_decay) */
     const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text (a WARN

@@ -5,9 +5,10 @@
 #   scripts/exp_subword.sh DIR speed          segmentation speed: nmt segment beside spm_encode on
 #                                            the same SentencePiece model (seconds)
 #   scripts/exp_subword.sh DIR bleu [CORPUS]  BLEU at one training budget: a word model (10,000-word
-#                                            shortlists, Moses tokenization) and unigram and BPE
-#                                            models (8,000 pieces a side, raw text), on multi30k or
-#                                            wmt_enfr (default both; CPU hours each)
+#                                            shortlists, 30,000 for wmt_enfr; Moses tokenization) and
+#                                            unigram and BPE models ($UNITS; 8,000 pieces a side, raw
+#                                            text), on multi30k or wmt_enfr (default both; CPU hours
+#                                            each); UNK rate of the output, dev perplexity per word
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
@@ -16,9 +17,10 @@ THREADS=${THREADS:-2}
 UPDATES=${UPDATES:-6000}   # the budget: the same number of updates of the same batch size for all
 PIECES=${PIECES:-8000}
 BEAM=${BEAM:-5}
+UNITS=${UNITS:-unigram bpe}   # the subword kinds trained beside the word model
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2
-[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,12p' "$0"; exit 2; }
+[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,11p' "$0"; exit 2; }
 mkdir -p "$DIR"
 
 # best_of3 OUT command...: the smallest wall time of three runs, in seconds, into OUT
@@ -106,21 +108,40 @@ bleu_one() {
     "$NMT" bleu -lc "$D/test.fr" < "$D/$n.hyp" > "$D/$n.bleu"
 }
 
+# extras_one CORPUS NAME: the share of output words that are UNK ("<unk>", or SentencePiece's
+# " ⁇ " for an unknown piece), and the dev perplexity per word: the dev targets' summed NLL
+# (forced decoding, pieces or words) over one count for every model, the Moses-tokenized words of
+# the dev target plus one EOS per sentence, so that word and subword models compare.
+extras_one() {
+    c=$1; n=$2; D=$DIR/$c
+    [ -s "$D/$n.extra" ] && return 0
+    if [ "$n" = words ]; then src=$D/dev.tok.en; tgt=$D/dev.tok.fr; else src=$D/dev.en; tgt=$D/dev.fr; fi
+    "$NMT" score --model "$D/$n.nmt" --src "$src" --tgt "$tgt" --threads "$THREADS" > "$D/$n.score"
+    words=$(awk '{ w += NF + 1 } END { print w }' "$D/dev.tok.fr")
+    nll=$(awk -F'\t' '{ s -= $1 } END { printf "%.6f", s }' "$D/$n.score")
+    unk=$(awk '{ for (i = 1; i <= NF; i++) { t++; if ($i == "<unk>" || $i == "\342\201\207") u++ } } END { printf "%.3f", 100 * u / t }' "$D/$n.hyp")
+    echo "dev_ppl_per_word $(awk -v s="$nll" -v w="$words" 'BEGIN { printf "%.3f", exp(s / w) }') unk_out_pct $unk" > "$D/$n.extra"
+}
+
 bleu() {
     for c in ${1:-multi30k wmt_enfr}; do
         prep_corpus "$c"; D=$DIR/$c
+        vocab=10000; [ "$c" = wmt_enfr ] && vocab=30000
         train_one "$c" words --src "$D/train.tok.en" --tgt "$D/train.tok.fr" --valid-src "$D/dev.tok.en" \
-            --valid-tgt "$D/dev.tok.fr" --vocab 10000
-        for u in unigram bpe; do
+            --valid-tgt "$D/dev.tok.fr" --vocab "$vocab"
+        for u in $UNITS; do
             train_one "$c" "$u" --src "$D/train.en" --tgt "$D/train.fr" --valid-src "$D/dev.en" --valid-tgt "$D/dev.fr" \
                 --subwords "$u" --subword-vocab "$PIECES" --lowercase --normalize-punct --lang en,fr
         done
-        for n in words unigram bpe; do bleu_one "$c" "$n"; echo "$c $n: $(cat "$D/$n.bleu")"; done
+        for n in words $UNITS; do
+            bleu_one "$c" "$n"; extras_one "$c" "$n"
+            echo "$c $n: $(head -n 1 "$D/$n.bleu") | $(cat "$D/$n.extra")"
+        done
     done
 }
 
 case "$MODE" in
 speed) speed ;;
 bleu) bleu "$3" ;;
-*) sed -n '2,12p' "$0"; exit 2 ;;
+*) sed -n '2,11p' "$0"; exit 2 ;;
 esac

@@ -53,9 +53,11 @@ static void on_report(const nmt_train_report *r, void *user)
                     r->update, r->epoch);
             break;
         }
-        fprintf(stderr, "[valid] update %ld epoch %d: dev NLL %.4f per sentence, %.4f per token, perplexity %.3f%s\n",
-                r->update, r->epoch, r->dev_nll, r->dev_nll_tok, r->dev_ppl,
-                r->improved ? " (best so far, saved)" : "");
+        fprintf(stderr, "[valid] update %ld epoch %d: dev NLL %.4f per sentence, %.4f per token, perplexity %.3f",
+                r->update, r->epoch, r->dev_nll, r->dev_nll_tok, r->dev_ppl);
+        if (r->dev_bleu == r->dev_bleu) fprintf(stderr, ", BLEU %.2f", r->dev_bleu); /* NaN: not asked for */
+        if (r->dev_chrf == r->dev_chrf) fprintf(stderr, ", chrF %.2f", r->dev_chrf);
+        fprintf(stderr, "%s\n", r->improved ? " (best so far, saved)" : "");
         if (v->lr > 0 && r->lr != v->lr) fprintf(stderr, "[valid] learning rate lowered to %g\n", r->lr);
         v->lr = r->lr;
         break;
@@ -121,6 +123,34 @@ static const char *parse_preset(void *dst, const char *s, int nth)
 }
 
 #define ANY_LONG OPT_LONG_MAX
+
+/* --valid-metrics bleu chrf (Marian's spelling, one per argument) or bleu,chrf into
+ * nmt_train_opts; dst NULL only asks whether val is a metric list. The first value given
+ * replaces earlier ones (an option file's), later ones add; each metric once. */
+static const char *parse_valid_metrics(void *dst, const char *val, int nth)
+{
+    static const char *const bad = "expected ppl, bleu or chrf (the first decides the best model)";
+    int got[NMT_MAX_VALID_METRICS], n = 0;
+    char buf[64];
+    if (strlen(val) >= sizeof buf) return bad;
+    strcpy(buf, val);
+    for (char *m = strtok(buf, ", "); m; m = strtok(NULL, ", ")) {
+        int k = nmt_metric_parse(m);
+        if (k < 0 || n == NMT_MAX_VALID_METRICS) return bad;
+        got[n++] = k;
+    }
+    if (!n) return bad;
+    nmt_train_opts *o = dst;
+    if (!o) return NULL;
+    if (nth == 0) o->n_valid_metrics = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < o->n_valid_metrics; j++)
+            if (o->valid_metrics[j] == got[i]) return "each metric once";
+        if (o->n_valid_metrics == NMT_MAX_VALID_METRICS) return bad;
+        o->valid_metrics[o->n_valid_metrics++] = got[i];
+    }
+    return NULL;
+}
 
 /* The subword options together; OPT_GO or CMD_USAGE after saying why. */
 static int check_subword_options(const nmt_train_opts *o, const opt_cmd *c)
@@ -236,6 +266,16 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_LONG("--valid-every", &o->valid_every, 0, ANY_LONG, "N", "validate every N updates (default {}: every epoch)"),
         OPT_LONG("--save-every", &o->save_every, 0, ANY_LONG, "N", "checkpoint every N updates (default {}; also at validations)"),
         OPT_INT("--patience", &o->patience, 0, 1000000, "P", "stop after P validations without improvement (default {}; 0 = never)"),
+        {.names = "--valid-metrics --valid-metric", .kind = OPTK_FN, .dst = o, .fn = parse_valid_metrics, .flags = OPT_MORE,
+         .arg = "M...", .help = "ppl | bleu | chrf, one or more (default ppl): measured at each\n"
+         "validation and logged; the first decides the best model, --lr-decay\n"
+         "and --patience. BLEU and chrF translate the dev set (--valid-beam)\n"
+         "and score it as sacreBLEU does (13a, case-sensitive) against the dev\n"
+         "target after the text stages"},
+        OPT_INT("--valid-beam", &o->valid_beam, 1, 1000, "K", "beam size of BLEU/chrF validation (default {}; length-normalised)"),
+        OPT_INT("--keep-best", &o->keep_best, 0, NMT_MAX_KEEP_BEST, "K", "also keep the K best models by the first metric, as MODEL with\n"
+                ".uUPDATE before its extension, listed in MODEL.best.tsv (for nmt\n"
+                "average; default {})"),
         OPT_LONG("--log-every", log_every, 1, ANY_LONG, "N", "progress lines every N updates when stderr is not a terminal ({})"),
         OPT_OLD("--normalize", "--normalize-punct"),
         OPT_END,
@@ -251,6 +291,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         return CMD_OK;
     }
     o->seed = (uint64_t)seed;
+    o->valid_scorer = nmt_metric_score; /* libnmt-eval's, which the program links */
     if (opt_given(&c, "--tokenize")) {
         o->tokenize_src = langs[0];
         o->tokenize_tgt = langs[1];

@@ -219,7 +219,7 @@ static int vocab_parse(vocab **out, const char *json, int expect, const char *wh
  * before checksums existed lack ST_CRC_KEY and still load (unchecked; a warning is logged). */
 static int check_meta_keys(const st_file *f, nmt_err *err)
 {
-    static const char *known[] = {"format", "format_version", "config", "src_vocab", "tgt_vocab", "train_state", "options",
+    static const char *known[] = {"format", "format_version", "config", "src_vocab", "tgt_vocab", "train_state", "options", "validation",
                                   SUBWORDS_KEY, ST_CRC_KEY};
     for (int i = 0; i < st_meta_count(f); i++) {
         const char *k = NULL;

@@ -78,6 +78,9 @@ int ckpt_save(trainer *t, nmt_err *err)
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc && t->o->options_yaml && st_writer_meta(w, "options", t->o->options_yaml))
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    char *vjs = rc ? NULL : valid_state_json(t);
+    if (!rc && (!vjs || st_writer_meta(w, "validation", vjs))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    cJSON_free(vjs);
     optim_settle(&t->opt); /* the state eager updates would have left */
     for (int i = 0; !rc && i < optim_state_count(&t->opt); i++) {
         char name[64];
@@ -356,7 +359,7 @@ int ckpt_restore(trainer *t, const st_file *f, nmt_err *err)
     t->val_step = s.val_step;
     t->val_left = s.val_left;
     t->opt.step = s.opt_step;
-    return NMT_OK;
+    return valid_state_restore(t, st_meta(f, "validation"), st_name(f), err);
 }
 
 /* Appends a printf-style note to buf (size bytes, always terminated). */

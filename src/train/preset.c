@@ -22,6 +22,7 @@ nmt_train_opts nmt_train_default_opts(void)
     o.tokenize_src = o.tokenize_tgt = -1;
     o.lang_src = o.lang_tgt = -1;
     o.subword_vocab = 8000;
+    o.valid_beam = 12;
     return o;
 }
 

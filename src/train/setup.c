@@ -173,7 +173,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     int rc;
     if (!o->src || !o->tgt || !o->model) return nmt_fail(err, NMT_ERR_ARG, "training needs a source file, a target file and a model path");
     if (!o->valid_src != !o->valid_tgt) return nmt_fail(err, NMT_ERR_ARG, "a dev set needs both a source and a target file");
-    if ((rc = check_opts(o, err))) return rc;
+    if ((rc = check_opts(o, err)) || (rc = valid_check_opts(o, err))) return rc;
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s", o->checkpoint ? o->checkpoint : "");
     if (!o->checkpoint) snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s.ckpt", o->model);
     if (o->log_tsv) snprintf(t->log_path, sizeof t->log_path, "%s", o->log_tsv);
@@ -186,6 +186,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     }
     if ((rc = read_side(t, &t->ts, &t->tt, o->src, o->tgt, err))) return rc;
     if (o->valid_src && (rc = read_side(t, &t->vs, &t->vt, o->valid_src, o->valid_tgt, err))) return rc;
+    if ((rc = valid_refs_keep(t, err))) return rc;
     /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
     vocab *sv = NULL, *tv = NULL;
     nmt_config cfg = o->cfg;
@@ -241,6 +242,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = net_ws_reserve(&t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     t->best_dev = INFINITY;
+    t->best_score = -INFINITY;
     if (o->resume && ((rc = ckpt_restore(t, *ck, err)) || (rc = train_log_trim(t, err)))) return rc;
     if (o->batch_log && (rc = open_batch_log(t, err))) return rc;
     return NMT_OK;
@@ -276,6 +278,8 @@ void train_cleanup(trainer *t)
     free(t->G);
     optim_free(&t->opt);
     textfile_free(&t->ts); textfile_free(&t->tt); textfile_free(&t->vs); textfile_free(&t->vt);
+    free(t->ref);
+    free(t->ref_buf);
     pairs_free(&t->train);
     pairs_free(&t->dev);
     batcher_free(&t->bat);

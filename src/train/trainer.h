@@ -33,6 +33,11 @@ typedef struct trainer {
     long update;
     double elapsed0, t0;        /* seconds before this process; clock at its start */
     double best_dev;            /* best dev NLL per sentence */
+    double best_score;          /* best BLEU or chrF when one decides (valid_metric.c); -INFINITY: none yet */
+    char **ref, *ref_buf;       /* the dev references BLEU and chrF compare with, by dev line */
+    int n_kept;                 /* --keep-best: the kept models' updates and scores, best first */
+    long kept_update[NMT_MAX_KEEP_BEST];
+    double kept_score[NMT_MAX_KEEP_BEST];
     int bad_valid, nonfinite;
     double win_nll, win_t;      /* progress window */
     long win_sent, win_tok;
@@ -100,5 +105,17 @@ int ckpt_restore(trainer *t, const st_file *f, nmt_err *err);  /* position, coun
 int train_validate(trainer *t, int *stop, nmt_err *err);
 /* On resume: drops the log's rows past the checkpoint's update (written, then lost to a kill). */
 int train_log_trim(trainer *t, nmt_err *err);
+
+/* valid_metric.c: validation by BLEU and chrF, the deciding metric, the K best models */
+int valid_metric(const nmt_train_opts *o);        /* the deciding metric: the first asked for, else PPL */
+int valid_translates(const nmt_train_opts *o);    /* a metric needs the dev set translated */
+int valid_check_opts(const nmt_train_opts *o, nmt_err *err);
+int valid_refs_keep(trainer *t, nmt_err *err);    /* after the dev set's text stages, before subwords */
+int valid_scores(trainer *t, nmt_train_report *r, nmt_err *err); /* r->dev_bleu, r->dev_chrf (NAN if not asked) */
+double valid_key(const trainer *t, const nmt_train_report *r);   /* the deciding value, higher is better */
+int valid_keep_best(trainer *t, double key, nmt_err *err);
+void valid_kept_path(char *buf, size_t n, const char *model, long update);
+char *valid_state_json(const trainer *t);         /* for checkpoints (cJSON_free it) */
+int valid_state_restore(trainer *t, const char *js, const char *path, nmt_err *err);
 
 #endif

@@ -37,6 +37,13 @@ static int evaluate(trainer *t, const pairs *p, double *nll, long *ntok, nmt_err
     return rc;
 }
 
+/* A BLEU or chrF column: the score, or nothing when it was not asked for. */
+static void log_score(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "\t%.4f", v);
+    else fputc('\t', f);
+}
+
 int train_validate(trainer *t, int *stop, nmt_err *err)
 {
     nmt_train_report r;
@@ -45,14 +52,19 @@ int train_validate(trainer *t, int *stop, nmt_err *err)
     double nll = 0;
     long ntok = 0;
     int rc;
+    r.dev_bleu = r.dev_chrf = NAN;
     if (t->dev.n > 0) {
-        if ((rc = evaluate(t, &t->dev, &nll, &ntok, err))) return rc;
+        if ((rc = evaluate(t, &t->dev, &nll, &ntok, err)) || (rc = valid_scores(t, &r, err))) return rc;
         r.dev_nll = nll / t->dev.n;
         r.dev_nll_tok = nll / ntok;
         r.dev_ppl = exp(r.dev_nll_tok);
-        r.improved = r.dev_nll < t->best_dev;
+        double key = valid_key(t, &r);
+        if (valid_metric(t->o) == NMT_METRIC_PPL) r.improved = r.dev_nll < t->best_dev;
+        else r.improved = key > t->best_score;
+        if ((rc = valid_keep_best(t, key, err))) return rc;
         if (r.improved) {
-            t->best_dev = r.dev_nll;
+            if (valid_metric(t->o) == NMT_METRIC_PPL) t->best_dev = r.dev_nll;
+            else t->best_score = key;
             t->bad_valid = 0;
             if ((rc = nmt_model_save(t->m, t->o->model, err))) return rc;
         } else {
@@ -66,14 +78,17 @@ int train_validate(trainer *t, int *stop, nmt_err *err)
     FILE *f = fopen(t->log_path, "a");
     if (f) {
         if (ftell(f) == 0)
-            fprintf(f, "update\tepoch\thours\ttrain_nll\ttrain_ppl\tdev_nll\tdev_nll_tok\tdev_ppl\tbest\tfert_step\tfert_left\n");
+            fprintf(f, "update\tepoch\thours\ttrain_nll\ttrain_ppl\tdev_nll\tdev_nll_tok\tdev_ppl\tbest\tfert_step\tfert_left\tdev_bleu\tdev_chrf\n");
         double tn = t->val_sent ? t->val_nll / t->val_sent : NAN, tp = t->val_tok ? exp(t->val_nll / t->val_tok) : NAN;
         fprintf(f, "%ld\t%.4f\t%.4f\t%.4f\t%.3f\t", t->update, t->bat.epoch - 1 + batcher_progress(&t->bat), train_elapsed(t) / 3600, tn, tp);
         if (t->dev.n > 0) fprintf(f, "%.4f\t%.5f\t%.3f\t%d\t", r.dev_nll, r.dev_nll_tok, r.dev_ppl, r.improved);
         else fprintf(f, "\t\t\t\t");
         /* FertDec's step-decay and left-over costs per training sentence, unweighted */
-        if (has_fertdec(&t->m->cfg) && t->val_sent) fprintf(f, "%.4f\t%.4f\n", t->val_step / t->val_sent, t->val_left / t->val_sent);
-        else fprintf(f, "\t\n");
+        if (has_fertdec(&t->m->cfg) && t->val_sent) fprintf(f, "%.4f\t%.4f", t->val_step / t->val_sent, t->val_left / t->val_sent);
+        else fprintf(f, "\t");
+        log_score(f, r.dev_bleu);
+        log_score(f, r.dev_chrf);
+        fputc('\n', f);
         if (fclose(f)) train_warn(t, "could not write the training log");
     } else {
         train_warn(t, "could not open the training log for appending");

@@ -1,0 +1,281 @@
+/* valid_metric.c: validation by translation quality (nmt_train_opts.valid_metrics): the dev set
+ * translated by beam search and scored by the program's scorer (BLEU, chrF), the best score of
+ * the deciding metric, and the K best models kept for averaging (--keep-best), with the state a
+ * checkpoint needs to go on with both. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/atomic.h"
+#include "base/err.h"
+#include "text/pipeline.h"
+#include "train/trainer.h"
+
+static const char *const names[] = {"ppl", "bleu", "chrf"};
+
+int nmt_metric_parse(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (!strcmp(name, names[i])) return i;
+    return -1;
+}
+
+const char *nmt_metric_name(int metric)
+{
+    return metric >= 0 && metric < (int)(sizeof names / sizeof *names) ? names[metric] : "?";
+}
+
+int valid_metric(const nmt_train_opts *o) { return o->n_valid_metrics > 0 ? o->valid_metrics[0] : NMT_METRIC_PPL; }
+
+static int wants(const nmt_train_opts *o, int metric)
+{
+    for (int i = 0; i < o->n_valid_metrics; i++)
+        if (o->valid_metrics[i] == metric) return 1;
+    return 0;
+}
+
+int valid_translates(const nmt_train_opts *o) { return wants(o, NMT_METRIC_BLEU) || wants(o, NMT_METRIC_CHRF); }
+
+int valid_check_opts(const nmt_train_opts *o, nmt_err *err)
+{
+    if (o->n_valid_metrics < 0 || o->n_valid_metrics > NMT_MAX_VALID_METRICS)
+        return nmt_fail(err, NMT_ERR_ARG, "%d validation metrics: at most %d", o->n_valid_metrics, NMT_MAX_VALID_METRICS);
+    for (int i = 0; i < o->n_valid_metrics; i++)
+        if (o->valid_metrics[i] < NMT_METRIC_PPL || o->valid_metrics[i] > NMT_METRIC_CHRF)
+            return nmt_fail(err, NMT_ERR_ARG, "validation metric %d is not ppl, bleu or chrf", o->valid_metrics[i]);
+    if (valid_translates(o) && !o->valid_scorer)
+        return nmt_fail(err, NMT_ERR_ARG, "validation by BLEU or chrF needs a scorer (nmt_train_opts.valid_scorer = nmt_metric_score)");
+    if (valid_translates(o) && (o->valid_beam < 1 || o->valid_beam > 1000))
+        return nmt_fail(err, NMT_ERR_ARG, "validation beam %d out of range [1, 1000]", o->valid_beam);
+    if (o->keep_best < 0 || o->keep_best > NMT_MAX_KEEP_BEST)
+        return nmt_fail(err, NMT_ERR_ARG, "keep-best %d out of range [0, %d]", o->keep_best, NMT_MAX_KEEP_BEST);
+    if ((o->n_valid_metrics > 0 || o->keep_best > 0) && !o->valid_src)
+        return nmt_fail(err, NMT_ERR_ARG, "validation metrics and --keep-best need a dev set (--valid-src, --valid-tgt)");
+    return NMT_OK;
+}
+
+/* ------------------------------------------------------------------ references */
+
+/* The dev target's lines after the text stages and before any subword segmentation, kept for
+ * scoring: the reference a translation is compared with is what the model's output would be,
+ * joined into words, if it were perfect (tokenized text for a tokenizing word model, raw text
+ * for a subword model). */
+int valid_refs_keep(trainer *t, nmt_err *err)
+{
+    if (!valid_translates(t->o) || !t->vt.line) return NMT_OK;
+    size_t total = 0;
+    for (long i = 0; i < t->vt.nlines; i++) total += strlen(t->vt.line[i]) + 1;
+    t->ref_buf = malloc(total ? total : 1);
+    t->ref = malloc(sizeof *t->ref * (size_t)(t->vt.nlines ? t->vt.nlines : 1));
+    if (!t->ref_buf || !t->ref) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for the dev references");
+    char *p = t->ref_buf;
+    for (long i = 0; i < t->vt.nlines; i++) {
+        size_t n = strlen(t->vt.line[i]) + 1;
+        memcpy(p, t->vt.line[i], n);
+        t->ref[i] = p;
+        p += n;
+    }
+    return NMT_OK;
+}
+
+/* ------------------------------------------------------------------ translating the dev set */
+
+/* The words of a hypothesis as one line of text into *out (malloc'ed): pieces joined by the
+ * model's SentencePiece model (tp), words by spaces. */
+static int hyp_text(char **out, nmt_text *tp, const nmt_hypothesis *h, nmt_err *err)
+{
+    const char *s = "";
+    size_t len = 0;
+    int rc = tp ? nmt_text_decode_words(tp, h->words, h->n_words, &s, &len, err) : NMT_OK;
+    if (rc) return rc;
+    if (!tp)
+        for (int k = 0; k < h->n_words; k++) len += strlen(h->words[k]) + 1;
+    char *p = *out = malloc(len + 1);
+    if (!p) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    *p = 0;
+    if (tp) memcpy(p, s, len + 1);
+    else
+        for (int k = 0; k < h->n_words; k++) p += sprintf(p, k ? " %s" : "%s", h->words[k]);
+    return NMT_OK;
+}
+
+#define VALID_CHUNK 256 /* sentences per nmt_translate call: bounds the results held at once */
+
+/* hyp[i] (malloc'ed) = the translation of dev pair i. */
+static int translate_dev(trainer *t, char **hyp, nmt_err *err)
+{
+    nmt_translate_opts to = nmt_translate_default_opts();
+    to.beam = t->o->valid_beam;
+    nmt_decoder *d = NULL;
+    nmt_text *tp = NULL;
+    const char *src[VALID_CHUNK];
+    nmt_translation out[VALID_CHUNK];
+    int rc = nmt_decoder_init(&d, t->m, &to, err);
+    if (!rc && t->m->sw) rc = text_pipe_init_subwords(&tp, t->m->sw, NMT_TARGET, t->m->tgt, 0, err);
+    for (int s = 0; s < t->dev.n && !rc; s += VALID_CHUNK) {
+        int cnt = t->dev.n - s < VALID_CHUNK ? t->dev.n - s : VALID_CHUNK;
+        for (int i = 0; i < cnt; i++) src[i] = t->vs.line[t->dev.line[s + i] - 1];
+        if ((rc = nmt_translate(d, src, cnt, out, err))) break;
+        static const nmt_hypothesis none = {0}; /* an empty source has no hypothesis */
+        for (int i = 0; i < cnt && !rc; i++) rc = hyp_text(&hyp[s + i], tp, out[i].n_hyps ? &out[i].hyps[0] : &none, err);
+        nmt_translation_free(out, cnt);
+    }
+    nmt_text_free(tp);
+    nmt_decoder_free(d);
+    return rc;
+}
+
+int valid_scores(trainer *t, nmt_train_report *r, nmt_err *err)
+{
+    r->dev_bleu = r->dev_chrf = NAN;
+    if (!valid_translates(t->o) || t->dev.n == 0) return NMT_OK;
+    int n = t->dev.n;
+    char **hyp = calloc((size_t)n, sizeof *hyp);
+    const char **ref = malloc(sizeof *ref * (size_t)n);
+    int rc = hyp && ref ? translate_dev(t, hyp, err) : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && !rc; i++) ref[i] = t->ref[t->dev.line[i] - 1];
+    if (!rc && wants(t->o, NMT_METRIC_BLEU))
+        rc = t->o->valid_scorer(NMT_METRIC_BLEU, (const char *const *)hyp, ref, n, &r->dev_bleu, err);
+    if (!rc && wants(t->o, NMT_METRIC_CHRF))
+        rc = t->o->valid_scorer(NMT_METRIC_CHRF, (const char *const *)hyp, ref, n, &r->dev_chrf, err);
+    for (int i = 0; hyp && i < n; i++) free(hyp[i]);
+    free(hyp);
+    free(ref);
+    return rc;
+}
+
+/* The deciding metric's value in r, the higher the better (the dev NLL negated). */
+double valid_key(const trainer *t, const nmt_train_report *r)
+{
+    switch (valid_metric(t->o)) {
+    case NMT_METRIC_BLEU: return r->dev_bleu;
+    case NMT_METRIC_CHRF: return r->dev_chrf;
+    default: return -r->dev_nll;
+    }
+}
+
+/* ------------------------------------------------------------------ the K best models */
+
+/* MODEL with .uUPDATE before its extension (m.nmt -> m.u1200.nmt; m -> m.u1200). */
+void valid_kept_path(char *buf, size_t n, const char *model, long update)
+{
+    const char *slash = strrchr(model, '/'), *dot = strrchr(model, '.');
+    if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : model)) dot = model + strlen(model);
+    snprintf(buf, n, "%.*s.u%ld%s", (int)(dot - model), model, update, dot);
+}
+
+/* MODEL.best.tsv: the kept models, best first, written whole each time (atomically). */
+static int write_list(trainer *t, nmt_err *err)
+{
+    char path[4200], file[4200];
+    snprintf(path, sizeof path, "%s.best.tsv", t->o->model);
+    atomic_file af;
+    int rc = atomic_open(&af, path, err);
+    if (rc) return rc;
+    fprintf(af.fp, "rank\tupdate\t%s\tfile\n", valid_metric(t->o) == NMT_METRIC_PPL ? "dev_nll" : nmt_metric_name(valid_metric(t->o)));
+    for (int i = 0; i < t->n_kept; i++) {
+        valid_kept_path(file, sizeof file, t->o->model, t->kept_update[i]);
+        double v = valid_metric(t->o) == NMT_METRIC_PPL ? -t->kept_score[i] : t->kept_score[i];
+        fprintf(af.fp, "%d\t%ld\t%.4f\t%s\n", i + 1, t->kept_update[i], v, file);
+    }
+    return atomic_commit(&af, err); /* which checks every write */
+}
+
+/* Drops entry i of the kept list. */
+static void kept_remove(trainer *t, int i)
+{
+    memmove(t->kept_update + i, t->kept_update + i + 1, sizeof *t->kept_update * (size_t)(t->n_kept - i - 1));
+    memmove(t->kept_score + i, t->kept_score + i + 1, sizeof *t->kept_score * (size_t)(t->n_kept - i - 1));
+    t->n_kept--;
+}
+
+/* The model at this update joins the K best when its score beats the K-th (ties keep the older).
+ * The new file is written before the dropped one is removed and the list rewritten, so that a
+ * run killed in between and resumed (which validates this update again) ends the same. */
+int valid_keep_best(trainer *t, double key, nmt_err *err)
+{
+    int K = t->o->keep_best;
+    if (K <= 0 || !isfinite(key)) return NMT_OK;
+    for (int i = 0; i < t->n_kept; i++)
+        if (t->kept_update[i] == t->update) kept_remove(t, i--); /* validated again after a resume */
+    int p = 0;
+    while (p < t->n_kept && !(key > t->kept_score[p])) p++;
+    if (p >= K) return NMT_OK;
+    char path[4200];
+    valid_kept_path(path, sizeof path, t->o->model, t->update);
+    int rc = nmt_model_save(t->m, path, err);
+    if (rc) return rc;
+    if (t->n_kept == K) {
+        valid_kept_path(path, sizeof path, t->o->model, t->kept_update[K - 1]);
+        if (remove(path) && errno != ENOENT) train_warn(t, "could not remove a model that dropped out of the K best");
+        t->n_kept--;
+    }
+    memmove(t->kept_update + p + 1, t->kept_update + p, sizeof *t->kept_update * (size_t)(t->n_kept - p));
+    memmove(t->kept_score + p + 1, t->kept_score + p, sizeof *t->kept_score * (size_t)(t->n_kept - p));
+    t->kept_update[p] = t->update;
+    t->kept_score[p] = key;
+    t->n_kept++;
+    return write_list(t, err);
+}
+
+/* ------------------------------------------------------------------ checkpoint state */
+
+/* {"metric": "bleu", "best": 31.2, "kept": [[1200, 31.2], [1000, 30.5]]}: the deciding metric,
+ * its best value so far (BLEU and chrF; the NLL's is train_state's best_dev) and the kept list. */
+char *valid_state_json(const trainer *t)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "metric", nmt_metric_name(valid_metric(t->o)));
+    cJSON_AddNumberToObject(s, "best", isfinite(t->best_score) ? t->best_score : -1);
+    cJSON *k = cJSON_AddArrayToObject(s, "kept");
+    for (int i = 0; i < t->n_kept; i++) {
+        cJSON *e = cJSON_CreateArray();
+        cJSON_AddItemToArray(e, cJSON_CreateNumber((double)t->kept_update[i]));
+        cJSON_AddItemToArray(e, cJSON_CreateNumber(t->kept_score[i]));
+        cJSON_AddItemToArray(k, e);
+    }
+    char *js = cJSON_PrintUnformatted(s);
+    cJSON_Delete(s);
+    return js;
+}
+
+/* The kept list of s into t, each entry checked; NULL or what is wrong. */
+static const char *read_kept(trainer *t, const cJSON *k)
+{
+    if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) > NMT_MAX_KEEP_BEST) return "kept must be a list of at most 100 [update, score] pairs";
+    t->n_kept = 0;
+    for (const cJSON *e = k->child; e; e = e->next) {
+        const cJSON *u = cJSON_GetArrayItem(e, 0), *v = cJSON_GetArrayItem(e, 1);
+        if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsNumber(u) || !cJSON_IsNumber(v) ||
+            !(u->valuedouble >= 1 && u->valuedouble <= t->update && u->valuedouble == floor(u->valuedouble)) || !isfinite(v->valuedouble))
+            return "kept has an entry that is not [update, score] with an update up to the checkpoint's";
+        if (t->n_kept && v->valuedouble > t->kept_score[t->n_kept - 1]) return "kept is not sorted best first";
+        t->kept_update[t->n_kept] = (long)u->valuedouble;
+        t->kept_score[t->n_kept++] = v->valuedouble;
+    }
+    return NULL;
+}
+
+/* A checkpoint's validation state (metadata key "validation"; older checkpoints have none). A
+ * run resumed with another deciding metric starts its best score and kept list afresh. */
+int valid_state_restore(trainer *t, const char *js, const char *path, nmt_err *err)
+{
+    if (!js) return NMT_OK;
+    cJSON *s = cJSON_Parse(js);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "metric"), *b = cJSON_GetObjectItemCaseSensitive(s, "best");
+    const char *why = NULL;
+    if (!cJSON_IsObject(s) || !cJSON_IsString(m) || nmt_metric_parse(m->valuestring) < 0 || !cJSON_IsNumber(b) || !isfinite(b->valuedouble))
+        why = "must be an object with metric (ppl, bleu or chrf), best and kept";
+    else if (nmt_metric_parse(m->valuestring) != valid_metric(t->o))
+        train_warn(t, "the run validated by another metric until now: its best score and kept models start afresh");
+    else if (!(why = read_kept(t, cJSON_GetObjectItemCaseSensitive(s, "kept"))))
+        t->best_score = b->valuedouble == -1 ? -INFINITY : b->valuedouble;
+    if (t->n_kept > t->o->keep_best) t->n_kept = t->o->keep_best; /* resumed with a smaller K */
+    cJSON_Delete(s);
+    if (why) t->n_kept = 0;
+    return why ? nmt_fail(err, NMT_ERR_FORMAT, "%s: validation state: %s", path, why) : NMT_OK;
+}

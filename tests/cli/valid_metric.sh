@@ -1,0 +1,81 @@
+#!/bin/sh
+# valid_metric.sh: nmt train --valid-metrics and --keep-best. The BLEU and chrF a validation logs
+# are checked against the other road to them: the kept model of that update translated by nmt
+# translate and scored by nmt bleu. The kept list is the K best by the first metric, best first,
+# its files are those models and no others; the best model is the best BLEU's; a run stopped and
+# resumed keeps the same list; bad combinations are refused.
+. tests/cli/lib.sh
+export OMP_WAIT_POLICY=PASSIVE
+D=$NMT_SHARED/data/multi30k/tok
+head -n 300 "$D/train.en" > "$T/s"; head -n 300 "$D/train.fr" > "$T/t"
+head -n 40 "$D/val.en" > "$T/vs"; head -n 40 "$D/val.fr" > "$T/vt"
+SMALL="--emb 16 --hid 16 --att 16 --maxout 8 --vocab 300 --batch 20 --optimizer adam --lr 0.01 --threads 1 --seed 3"
+VAL="--valid-src $T/vs --valid-tgt $T/vt --valid-every 3 --valid-beam 3"
+
+# train DIR UPDATES [more options]: a run with BLEU deciding, chrF and perplexity beside it
+train() {
+    dir=$1 upd=$2; shift 2
+    mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$dir/m.nmt" $SMALL $VAL --valid-metrics bleu chrf ppl \
+        --keep-best 2 --max-updates "$upd" "$@" 2> "$dir/err"
+}
+train "$T/a" 15 && ok || bad "training with --valid-metrics: $(tail -n 3 "$T/a/err")"
+grep -q 'BLEU [0-9.]*, chrF [0-9.]*' "$T/a/err" && ok || bad "the [valid] line does not show BLEU and chrF"
+
+# every validation's BLEU and chrF, the log's columns 12 and 13
+awk -F'\t' 'NR > 1 { print $1, $12, $13 }' "$T/a/m.nmt.log.tsv" > "$T/scores"
+[ "$(wc -l < "$T/scores")" -eq 5 ] && ok || bad "expected 5 validations in the log: $(cat "$T/scores")"
+# the kept list: 2 rows best first, each file the model of its update
+[ "$(sed 1d "$T/a/m.nmt.best.tsv" | wc -l)" -eq 2 ] && ok || bad "best.tsv: $(cat "$T/a/m.nmt.best.tsv")"
+sort -k2,2gr -k1,1n "$T/scores" | head -n 2 | cut -d' ' -f1 > "$T/want"
+sed 1d "$T/a/m.nmt.best.tsv" | cut -f2 > "$T/got"
+cmp -s "$T/want" "$T/got" && ok || bad "kept updates $(tr '\n' ' ' < "$T/got"), the two best BLEUs are at $(tr '\n' ' ' < "$T/want")"
+n=$(find "$T/a" -name 'm.u*.nmt' | wc -l)
+[ "$n" -eq 2 ] && ok || bad "$n kept model files, expected 2"
+sed 1d "$T/a/m.nmt.best.tsv" | while IFS='	' read -r rank upd score file; do
+    [ -s "$file" ] || { echo "rank $rank: no $file"; continue; }
+    "$NMT_BIN" translate --model "$file" --beam 3 --threads 1 < "$T/vs" > "$T/hyp.$upd" 2> /dev/null
+    b=$("$NMT_BIN" bleu -b -w 4 "$T/vt" < "$T/hyp.$upd")
+    c=$("$NMT_BIN" bleu -b -w 4 -m chrf "$T/vt" < "$T/hyp.$upd")
+    logged=$(awk -v u="$upd" '$1 == u { print $2, $3 }' "$T/scores")
+    [ "$logged" = "$b $c" ] || echo "update $upd: logged BLEU/chrF $logged, nmt translate | nmt bleu gives $b $c"
+    [ "$score" = "$b" ] || echo "update $upd: best.tsv says $score, nmt bleu $b"
+done > "$T/mism"
+[ -s "$T/mism" ] && bad "$(cat "$T/mism")" || ok
+best=$(sed -n 2p "$T/a/m.nmt.best.tsv" | cut -f4)
+cmp -s "$T/a/m.nmt" "$best" && ok || bad "the best model is not the best BLEU's ($best)"
+
+# stopped at update 6 (a validation, so the stop adds none) and resumed: the same log scores, the
+# same kept list and files
+train "$T/b" 6 && train "$T/b" 15 --resume "$T/b/m.nmt.ckpt" && ok || bad "resumed run: $(tail -n 3 "$T/b/err")"
+awk -F'\t' 'NR > 1 { print $1, $12, $13 }' "$T/b/m.nmt.log.tsv" | cmp -s - "$T/scores" && ok || bad "the resumed run's scores differ"
+sed 1d "$T/b/m.nmt.best.tsv" | cut -f1-3 > "$T/kb"; sed 1d "$T/a/m.nmt.best.tsv" | cut -f1-3 > "$T/ka"
+cmp -s "$T/ka" "$T/kb" && ok || bad "the resumed run keeps $(tr '\n' ' ' < "$T/kb"), the whole run $(tr '\n' ' ' < "$T/ka")"
+[ "$(find "$T/b" -name 'm.u*.nmt' | wc -l)" -eq 2 ] && ok || bad "the resumed run left $(find "$T/b" -name 'm.u*.nmt' | wc -l) kept files"
+
+# perplexity deciding: the best model and the kept list follow the dev NLL
+mkdir -p "$T/p"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p/m.nmt" $SMALL $VAL --keep-best 1 --max-updates 9 2> "$T/p/err" && ok || bad "keep-best by ppl"
+lowest=$(awk -F'\t' 'NR > 1 { print $6, $1 }' "$T/p/m.nmt.log.tsv" | sort -g | head -n 1 | cut -d' ' -f2)
+[ "$(sed -n 2p "$T/p/m.nmt.best.tsv" | cut -f2)" = "$lowest" ] && ok || bad "kept by ppl: $(cat "$T/p/m.nmt.best.tsv"), lowest NLL at $lowest"
+
+# a subword model: its pieces joined into raw text, scored against the raw dev target
+R=$NMT_SHARED/data/multi30k
+head -n 300 "$R/train.en" > "$T/rs"; head -n 300 "$R/train.fr" > "$T/rt"
+head -n 30 "$R/val.en" > "$T/rvs"; head -n 30 "$R/val.fr" > "$T/rvt"
+"$NMT_BIN" train --src "$T/rs" --tgt "$T/rt" --valid-src "$T/rvs" --valid-tgt "$T/rvt" --model "$T/sw.nmt" --subwords unigram \
+    --subword-vocab 400 --emb 32 --hid 32 --att 32 --maxout 16 --batch 20 --optimizer adam --lr 0.02 --threads 1 --seed 3 \
+    --valid-metrics bleu chrf --valid-beam 2 --max-updates 60 --valid-every 60 2> "$T/sw.err" && ok || bad "subword model: $(tail -n 2 "$T/sw.err")"
+"$NMT_BIN" translate --model "$T/sw.nmt" --beam 2 --threads 1 < "$T/rvs" > "$T/sw.hyp" 2> /dev/null
+b=$("$NMT_BIN" bleu -b -w 4 "$T/rvt" < "$T/sw.hyp") c=$("$NMT_BIN" bleu -b -w 4 -m chrf "$T/rvt" < "$T/sw.hyp")
+logged=$(awk -F'\t' 'NR == 2 { print $12, $13 }' "$T/sw.nmt.log.tsv")
+[ "$logged" = "$b $c" ] && [ "$b" != 0.0000 ] && ok || bad "subword model: logged BLEU/chrF $logged, nmt translate | nmt bleu $b $c"
+
+# refused
+expect_fail "metric without dev set" 1 "need a dev set" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --valid-metrics bleu
+expect_fail "keep-best without dev set" 1 "need a dev set" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --keep-best 2
+expect_fail "unknown metric" 2 "expected ppl, bleu or chrf" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --valid-metrics meteor
+expect_fail "a metric twice" 2 "each metric once" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --valid-metrics bleu,bleu
+finish valid_metric
