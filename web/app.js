@@ -104,7 +104,7 @@ function drawAttention(h) {
   const links = (h.alignment || "").split(" ").filter(Boolean).map((p) => p.split("-").map(Number));
   box.onmouseover = (e) => highlight(box, e.target.dataset, links);
   box.onmouseleave = () => highlight(box, {}, links);
-  $("att-caption").textContent = `${h.tokens.length} output words × ${S - 1} source words (+ end of sentence)`;
+  $("att-caption").textContent = `${a.target.length - (h.finished ? 1 : 0)} output words × ${S - 1} source words (+ end of sentence)`;
   $("att-card").hidden = false;
 }
 

@@ -110,9 +110,26 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     return st;
 }
 
+/* Text i's words and token -> word map, for attention and alignments in words. */
+static int keep_words(serve_req *r, int i, const nmt_text_line *tl)
+{
+    size_t len = 1;
+    for (int k = 0; k < tl->n_text_words; k++) len += strlen(tl->text_words[k]) + 1;
+    char *p = r->words[i] = malloc(len);
+    r->word_of[i] = malloc(sizeof(int) * ((size_t)tl->n_words + 1));
+    if (!p || !r->word_of[i]) return -1;
+    *p = 0;
+    for (int k = 0; k < tl->n_text_words; k++) p += sprintf(p, k ? " %s" : "%s", tl->text_words[k]);
+    memcpy(r->word_of[i], tl->word_of, sizeof(int) * (size_t)tl->n_words);
+    r->n_text_words[i] = tl->n_text_words;
+    return 0;
+}
+
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap)
 {
-    if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))))
+    if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))) ||
+        !(r->words = calloc(r->n, sizeof(char *))) || !(r->word_of = calloc(r->n, sizeof(int *))) ||
+        !(r->n_text_words = calloc(r->n, sizeof(int))))
         return refuse(500, msg, cap, "out of memory");
     for (int i = 0; i < r->n; i++) {
         nmt_text_line tl;
@@ -125,7 +142,7 @@ int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, si
         if (tl.n_words > lim->max_words)
             return refuse(413, msg, cap, "the text has %d words; the limit is %d", tl.n_words, lim->max_words);
         r->n_words[i] = tl.n_words;
-        if (!(r->tok[i] = strdup(tl.text))) return refuse(500, msg, cap, "out of memory");
+        if (!(r->tok[i] = strdup(tl.text)) || keep_words(r, i, &tl)) return refuse(500, msg, cap, "out of memory");
     }
     return 0;
 }
@@ -135,10 +152,15 @@ void req_free(serve_req *r)
     for (int i = 0; i < r->n; i++) {
         free(r->text[i]);
         if (r->tok) free(r->tok[i]);
+        if (r->words) free(r->words[i]);
+        if (r->word_of) free(r->word_of[i]);
     }
     free(r->text);
     free(r->tok);
     free(r->n_words);
+    free(r->words);
+    free(r->word_of);
+    free(r->n_text_words);
     memset(r, 0, sizeof *r);
 }
 
@@ -182,33 +204,72 @@ static cJSON *links_json(const nmt_hypothesis *h)
     return j;
 }
 
-static cJSON *hyp_json(const serve_req *r, const nmt_hypothesis *h, const char *const *src, int n_src, nmt_text *tgt)
+/* The source side of one text in words: the words themselves and the map from the tokens read
+ * (a long source is cut) to them. */
+typedef struct src_words {
+    const char *const *w;
+    nmt_word_map map;
+} src_words;
+
+/* h with its attention merged from tokens to words (a subword model's pieces; identity maps for
+ * a word model) into *att, a malloc'd matrix the caller frees: *w's rows are the output's words
+ * (out's), its columns the source's words and EOS, so that attention_json and links_json draw
+ * and link the words a user reads. */
+static int word_hyp(nmt_hypothesis *w, float **att, const nmt_hypothesis *h, const nmt_text_line *out, const src_words *sw)
 {
-    const char *text;
-    size_t len;
+    *w = *h;
+    *att = NULL;
+    if (!h->attention) return 0;
+    int finished = h->attn_rows > h->n_words;
+    nmt_word_map tgt = {h->n_words, out->word_of, out->n_text_words}, sm = sw->map;
+    sm.n_tokens = h->attn_cols - 1;
     nmt_err err;
+    if (!(*att = malloc(sizeof(float) * (size_t)(out->n_text_words + finished) * (sm.n_words + 1))) ||
+        nmt_attention_to_words(*att, h->attention, finished, &tgt, &sm, &err))
+        return -1;
+    w->attention = *att;
+    w->words = (const char **)out->text_words;
+    w->n_words = out->n_text_words;
+    w->attn_rows = out->n_text_words + finished;
+    w->attn_cols = sm.n_words + 1;
+    return 0;
+}
+
+static cJSON *hyp_json(const serve_req *r, const nmt_hypothesis *h, const src_words *sw, nmt_text *tgt)
+{
+    nmt_text_line out;
+    nmt_err err;
+    nmt_hypothesis w;
+    float *att = NULL;
     cJSON *o = cJSON_CreateObject();
-    if (!o || nmt_text_decode_words(tgt, h->words, h->n_words, &text, &len, &err)) { cJSON_Delete(o); return NULL; }
-    cJSON_AddStringToObject(o, "text", text);
+    if (!o || nmt_text_decode_line(tgt, h->words, h->n_words, &out, &err) || word_hyp(&w, &att, h, &out, sw)) {
+        cJSON_Delete(o);
+        free(att);
+        return NULL;
+    }
+    cJSON_AddStringToObject(o, "text", out.text);
     cJSON_AddItemToObject(o, "tokens", word_array(h->words, h->n_words, 0));
     cJSON_AddNumberToObject(o, "score", h->score);
     cJSON_AddNumberToObject(o, "logprob", h->logprob);
     cJSON_AddBoolToObject(o, "finished", h->finished);
-    if (r->attention && h->attention) cJSON_AddItemToObject(o, "attention", attention_json(h, src, n_src));
-    if (r->alignment && h->attention) cJSON_AddItemToObject(o, "alignment", links_json(h));
+    if (r->attention && h->attention) cJSON_AddItemToObject(o, "attention", attention_json(&w, sw->w, sw->map.n_words));
+    if (r->alignment && h->attention) cJSON_AddItemToObject(o, "alignment", links_json(&w));
+    free(att);
     return o;
 }
 
-/* One text's answer; its source words are split out of the tokenized line. */
+/* One text's answer; its source tokens and words are split out of the lines req_encode kept. */
 static cJSON *translation_json(const serve_req *r, int i, const nmt_translation *t, nmt_text *tgt)
 {
-    char *copy = strdup(r->tok[i]);
-    char **src = malloc(sizeof(char *) * (r->n_words[i] + 1));
-    cJSON *o = copy && src ? cJSON_CreateObject() : NULL, *hyps = o ? cJSON_CreateArray() : NULL;
-    int n_src = 0;
+    char *copy = strdup(r->tok[i]), *wcopy = strdup(r->words[i]);
+    char **src = malloc(sizeof(char *) * (r->n_words[i] + 1)), **words = malloc(sizeof(char *) * (r->n_text_words[i] + 1));
+    cJSON *o = copy && wcopy && src && words ? cJSON_CreateObject() : NULL, *hyps = o ? cJSON_CreateArray() : NULL;
+    int n_src = 0, n_w = 0;
     for (char *p = copy ? strtok(copy, " ") : NULL; p && n_src < t->n_src; p = strtok(NULL, " ")) src[n_src++] = p;
+    for (char *p = wcopy ? strtok(wcopy, " ") : NULL; p && n_w < r->n_text_words[i]; p = strtok(NULL, " ")) words[n_w++] = p;
+    src_words sw = {(const char *const *)words, {n_src, r->word_of[i], n_w}};
     int nh = t->n_hyps < r->o.n_best ? t->n_hyps : r->o.n_best;
-    for (int h = 0; hyps && h < nh; h++) cJSON_AddItemToArray(hyps, hyp_json(r, &t->hyps[h], (const char *const *)src, n_src, tgt));
+    for (int h = 0; hyps && h < nh; h++) cJSON_AddItemToArray(hyps, hyp_json(r, &t->hyps[h], &sw, tgt));
     if (hyps) {
         cJSON *best = cJSON_GetArrayItem(hyps, 0);
         cJSON_AddStringToObject(o, "text", best ? cJSON_GetStringValue(cJSON_GetObjectItem(best, "text")) : "");
@@ -218,7 +279,9 @@ static cJSON *translation_json(const serve_req *r, int i, const nmt_translation 
         cJSON_AddItemToObject(o, "hyps", hyps);
     }
     free(copy);
+    free(wcopy);
     free(src);
+    free(words);
     return o;
 }
 

@@ -20,7 +20,10 @@ typedef struct serve_req {
     int n;                 /* texts */
     char **text;           /* [n] as sent */
     char **tok;            /* [n] after the source pipeline (req_encode) */
-    int *n_words;          /* [n] */
+    int *n_words;          /* [n] tokens (a subword model's pieces) */
+    char **words;          /* [n] the words a user sees (after the text stages), space-separated */
+    int **word_of;         /* [n][n_words[i]]: the word each token belongs to */
+    int *n_text_words;     /* [n] */
     nmt_translate_opts o;  /* beam, n_best, normalize, no_unk; attention if either below */
     int attention;         /* the response carries the attention matrices */
     int alignment;         /* ... and Pharaoh links */

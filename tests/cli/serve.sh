@@ -163,6 +163,36 @@ grep -q '^200' "$T/r1" && grep -q '^200' "$T/r2" && ok || bad "the two requests:
 [ "$n1" -eq "$n0" ] && ok || bad "threads of the server: $n0 before, $n1 after one decoder took a whole batch"
 stop_server
 
+# a subword model: the attention and the links are over the words a user reads, not its pieces:
+# the links are nmt translate --alignment hard's (which merges pieces into words), the heat map's
+# columns the source's words and EOS, its rows the output's words (before detokenizing) and EOS
+R=$NMT_SHARED/data/multi30k
+head -n 400 "$R/train.en" > "$T/rs"; head -n 400 "$R/train.fr" > "$T/rt"; sed -n 1,8p "$R/test_2016_flickr.en" > "$T/rin"
+"$NMT_BIN" train --src "$T/rs" --tgt "$T/rt" --model "$T/sw.nmt" --subwords unigram --subword-vocab 500 --emb 16 --hid 16 \
+    --att 16 --maxout 8 --batch 20 --max-updates 200 --threads 1 --optimizer adam --lr 0.01 2> "$T/sw.log"
+serve_start "$T/log4" "$T/sw.nmt" --workers 1 || bad "server on a subword model did not start: $(cat "$T/log4")"
+$PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "beam": 3, "attention": True, "alignment": True}))' \
+    "$T/rin" > "$T/rreq.json"
+$C req $PORT POST /translate $J "@$T/rreq.json" > "$T/rresp"
+stop_server
+"$NMT_BIN" translate --model "$T/sw.nmt" --beam 3 --threads 1 --alignment hard < "$T/rin" | sed 's/.* ||| //' > "$T/rlinks_want"
+$PY - "$T/rresp" "$T/rin" > "$T/rcheck" 2>&1 <<'PYEOF' && ok || bad "subword model's attention in words: $(head -c 400 "$T/rcheck")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])
+cut = 0  # texts whose words were cut into more pieces: the merge had work to do
+for t, line in zip(r["translations"], open(sys.argv[2]).read().splitlines()):
+    h = t["hyps"][0]; a = h["attention"]
+    if a["source"] != line.split() + ["</s>"]: sys.exit("source columns %s, words %s" % (a["source"], line.split()))
+    cut += len(t["source_tokens"]) > len(line.split())
+    if len(a["weights"]) != len(a["target"]) or any(len(w) != len(a["source"]) for w in a["weights"]):
+        sys.exit("weights are not target x source")
+    if any(abs(sum(w) - 1) > 2e-3 for w in a["weights"]): sys.exit("a row is not a distribution")
+    print(h["alignment"])
+if cut < 4: sys.exit("only %d texts cut into pieces" % cut)
+PYEOF
+grep -v '^$' "$T/rcheck" | cmp -s - "$T/rlinks_want" && ok || bad "subword links differ from nmt translate's: $(diff "$T/rcheck" "$T/rlinks_want" | head -n 4)"
+grep -q '"source_tokens":\["▁' "$T/rresp" && ok || bad "source_tokens should stay the model's pieces"
+
 # bad options are usage errors
 expect_fail "no model" 2 "--model is required" "$NMT_BIN" serve
 expect_fail "bad port" 2 "--port 70000: out of range" "$NMT_BIN" serve --model "$T/m.nmt" --port 70000

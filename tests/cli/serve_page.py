@@ -199,7 +199,7 @@ def links_of(h):
 def check_alignment(h):
     """The API's links are each output word's largest attention weight, </s> column aside."""
     att, link, e = h["attention"], links_of(h), []
-    n, S = len(h["tokens"]), len(h["attention"]["source"])
+    n, S = len(h["attention"]["target"]) - h["finished"], len(h["attention"]["source"])
     if sorted(link) != list(range(n)):
         e.append(f"links for output words {sorted(link)}, expected 0..{n - 1}")
     for t, s in link.items():
@@ -254,7 +254,7 @@ def run(page, port, shot, report):
     # 3: hovering
     h = tr["hyps"][0]
     report("API links are the attention's largest weights", check_alignment(h))
-    link, n, S = links_of(h), len(h["tokens"]), len(att["source"])
+    link, n, S = links_of(h), len(att["target"]) - h["finished"], len(att["source"])
     i = n // 2
     j = (link[i] + 1) % S
     report("hover a cell", hover(page, f'#heatmap > .cell[data-i="{i}"][data-j="{j}"]',
