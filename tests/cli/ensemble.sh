@@ -3,8 +3,9 @@
 # here (RNNsearch and RecAtt, other seeds): one model given as an ensemble, and two copies of
 # one, give its output byte for byte (n-best with scores, soft alignments); the ensemble's score
 # of each output equals the mean (or the weighted sum) of the two models' own `nmt score`
-# log-probabilities; models with other vocabularies, bad weights, and several models given to
-# commands that take one are refused with a message and a non-zero exit.
+# log-probabilities; models with other vocabularies (sizes, words, word against subword model,
+# text stages), bad weights, and several models given to commands that take one are refused
+# with a message and a non-zero exit.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
@@ -19,6 +20,12 @@ train "$T/a.nmt" "$T/s" "$T/t" 300 600 rnnsearch 1
 train "$T/b.nmt" "$T/s" "$T/t" 300 600 recatt 2
 train "$T/c.nmt" "$T/s" "$T/t" 200 1 rnnsearch 3    # fewer words
 train "$T/e.nmt" "$T/s2" "$T/t2" 300 1 rnnsearch 3  # as many words, other ones
+# subword models: one as it comes, one whose source stages lowercase (the data is lowercase
+# already, so the same pieces: only the stages differ)
+SWO="--subwords unigram --subword-vocab 300 --emb 16 --hid 16 --att 16 --maxout 8 --batch 20 --max-updates 1 --threads 1"
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/sw1.nmt" $SWO 2> /dev/null
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/sw2.nmt" $SWO --lowercase --lang en,fr 2> /dev/null
+check "subword models trained" test -s "$T/sw1.nmt" -a -s "$T/sw2.nmt"
 head -n 8 "$D/val.en" > "$T/v8"
 TR="$NMT_BIN translate --beam 4 --threads 1"
 A=$T/a.nmt B=$T/b.nmt
@@ -58,6 +65,9 @@ awk -F ' \\|\\|\\| ' '{ n = split($2, R, " ; "); for (i = 1; i <= n; i++) { k = 
 # refusals: other vocabularies (exit 1), bad weights and one-model commands (exit 2)
 expect_fail "fewer words" 1 "c.nmt has 200 source words, .*a.nmt 300" $TR --model "$A" --model "$T/c.nmt"
 expect_fail "other words" 1 "e.nmt: source vocabulary differs from .*a.nmt's at id [0-9]+ \('" $TR --model "$A" --model "$T/e.nmt"
+expect_fail "word and subword model" 1 "sw1.nmt is a subword model and .*a.nmt a word model" $TR --model "$A" --model "$T/sw1.nmt"
+expect_fail "other text stages" 1 "sw2.nmt: the source side's text stages differ from .*sw1.nmt's" \
+    $TR --model "$T/sw1.nmt" --model "$T/sw2.nmt"
 expect_fail "score: other words" 1 "e.nmt: source vocabulary differs" "$NMT_BIN" score --models "$A" "$T/e.nmt" --src "$T/v8" --tgt "$T/v8"
 expect_fail "weights count" 2 "--weights gives 3 weights for 2 models" $TR --model "$A" --model "$B" --weights 1,2,3
 expect_fail "negative weight" 2 "--weights '1,-2': a weight is not a positive number" $TR --model "$A" --model "$B" --weights 1,-2
