@@ -303,7 +303,7 @@ if [ "${BENCH_DECODE:-1}" = 1 ] && [ -s "$EM" ]; then
         t0=$(date +%s%N)
         bin/nmt translate "$@" --beam 12 --threads "$T" < "$OUT/ens.src" > "$OUT/ens$n.out" || echo "bench: ensemble decoding failed"
         t1=$(date +%s%N)
-        awk -v n=$n -v a="$t0" -v b="$t1" -v s="$EN" 'BEGIN { printf "%d model%s: %.2f s, %.1f sentences/s\n", n, n > 1 ? "s" : " ", (b - a) / 1e9, s * 1e9 / (b - a) }'
+        awk -v n=$n -v a="$t0" -v b="$t1" -v s="$EN" 'BEGIN { printf "%d model%s: %.2f s, %.1f sentences/s\n", n, (n > 1 ? "s" : " "), (b - a) / 1e9, s * 1e9 / (b - a) }'
     done
     cmp -s "$OUT/ens1.out" "$OUT/ens2.out" || echo "bench: two copies of the model translated differently from the model"
 fi
