@@ -258,7 +258,7 @@ static int load_models(const char *cmd, model_list *l)
         return CMD_USAGE;
     }
     if (l->nweights && l->nweights != l->n) {
-        fprintf(stderr, "nmt %s: --weights gives %d weight%s for %d model%s\n", cmd, l->nweights, l->nweights == 1 ? "" : "s",
+        fprintf(stderr, "nmt %s: error: --weights gives %d weight%s for %d model%s\n", cmd, l->nweights, l->nweights == 1 ? "" : "s",
                 l->n, l->n == 1 ? "" : "s");
         return CMD_USAGE;
     }

@@ -30,7 +30,7 @@ const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth)
 int cmd_one_model(const char *cmd, int given)
 {
     if (given <= 1) return CMD_OK;
-    fprintf(stderr, "nmt %s: --model given %d times: nmt %s uses one model only (ensembles: nmt translate, nmt score)\n",
+    fprintf(stderr, "nmt %s: error: --model given %d times: nmt %s uses one model only (ensembles: nmt translate, nmt score)\n",
             cmd, given, cmd);
     return CMD_USAGE;
 }

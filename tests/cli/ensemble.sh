@@ -72,9 +72,9 @@ expect_fail "score: other words" 1 "e.nmt: source vocabulary differs" "$NMT_BIN"
 expect_fail "weights count" 2 "--weights gives 3 weights for 2 models" $TR --model "$A" --model "$B" --weights 1,2,3
 expect_fail "negative weight" 2 "--weights '1,-2': a weight is not a positive number" $TR --model "$A" --model "$B" --weights 1,-2
 expect_fail "weights not numbers" 2 "--weights '1,x'" $TR --model "$A" --model "$B" --weights 1,x
-expect_fail "align: one model" 2 "nmt align: --model given 2 times: nmt align uses one model only" \
+expect_fail "align: one model" 2 "nmt align: error: --model given 2 times: nmt align uses one model only" \
     "$NMT_BIN" align --model "$A" --model "$B" --src "$T/v8" --tgt "$T/v8"
-expect_fail "serve: one model" 2 "nmt serve: --model given 2 times: nmt serve uses one model only" \
+expect_fail "serve: one model" 2 "nmt serve: error: --model given 2 times: nmt serve uses one model only" \
     "$NMT_BIN" serve --model "$A" --model "$B" --port 0
 "$NMT_BIN" translate --help | grep -q -- "--weights W1,W2" && "$NMT_BIN" score --help | grep -q -- "--models FILE" \
     && ok || bad "--help does not show the ensemble options"
