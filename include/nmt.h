@@ -256,6 +256,23 @@ typedef struct nmt_translation {
 typedef struct nmt_decoder nmt_decoder;
 
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err);
+/* An ensemble of models[0..n) (each must outlive the decoder), as Marian's, OpenNMT-py's and
+ * Nematus's: at every step the score of a next word is Σ_k w_k log p_k(word), with w_k =
+ * weights[k] / Σ weights (weights NULL: 1/n each; else n positive numbers), not renormalised;
+ * beam search runs on it and each model keeps its own recurrent state, so architectures may
+ * differ. Hypotheses' logprob is that score summed over the output; their attention is the mean
+ * of the attention of the models that have attention (NULL when none has). nmt_score and
+ * nmt_force_align on such a decoder give Σ_k w_k log p_k(tgt | src) and that mean attention.
+ * The models must read and write the same tokens (nmt_model_check_vocab: NMT_ERR_ARG naming the
+ * models "model 1", "model K"). An ensemble of one model is nmt_decoder_init's decoder. */
+int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models, const double *weights, int n,
+                              const nmt_translate_opts *o, nmt_err *err);
+/* 0 when b reads and writes the same tokens as a: the same source and target vocabularies (id
+ * for id) and, for subword models, the same SentencePiece models and text stages; else
+ * NMT_ERR_ARG with a message naming the first difference, the models called name_a and name_b
+ * (say their files): "b.nmt: target vocabulary differs from a.nmt's at id 1234 (...)". */
+int nmt_model_check_vocab(const nmt_model *a, const char *name_a, const nmt_model *b, const char *name_b,
+                          nmt_err *err);
 void nmt_decoder_free(nmt_decoder *d);
 /* Changes the options of d (checked as nmt_decoder_init does; d unchanged on error); its
  * workspace is kept, so a server can decode each batch with its own beam without a new decoder. */

@@ -2,7 +2,7 @@
 # bench.sh: `make bench`: training speed (target tokens/s) and peak memory of the C implementation
 # side by side with the PyTorch reference (same data, sizes and thread count, runs alternating),
 # the machine's SGEMM peak, a per-phase profile of C training, then decoding speed of both on the
-# same models (BENCH_DECODE=0 skips it).
+# same models, and of an ensemble of two copies of the SMALL one (BENCH_DECODE=0 skips both).
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
 # BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
@@ -286,5 +286,25 @@ if [ "${BENCH_DECODE:-1}" = 1 ] && [ $HAVE_REF = 1 ]; then
         fi
         THREADS=$T SHARED=$SHARED sh bench/bench_decode.sh "$DM" "$DSRC" "$N" || echo "bench: decoding benchmark failed"
     done
+fi
+
+# ------------------------------------------------------------------ ensembles
+# Beam-12 decoding by the SMALL decoding model alone and by an ensemble of two copies of it: the
+# same outputs, so the same steps; each step runs both models and then one pass combines their
+# log-probabilities, so about twice the time is expected. Wall clock, model loading included.
+EM=${BENCH_DECODE_MODEL:-$OUT/decode-small.nmt}
+if [ "${BENCH_DECODE:-1}" = 1 ] && [ -s "$EM" ]; then
+    EN=300; [ "$QUICK" = 1 ] && EN=10
+    head -n "$EN" "$M30K/test_2016_flickr.en" > "$OUT/ens.src"
+    echo
+    echo "== make bench: ensemble decoding, beam 12, $EN sentences, $T threads =="
+    for n in 1 2; do
+        set -- --model "$EM"; [ $n = 2 ] && set -- --model "$EM" --model "$EM"
+        t0=$(date +%s%N)
+        bin/nmt translate "$@" --beam 12 --threads "$T" < "$OUT/ens.src" > "$OUT/ens$n.out" || echo "bench: ensemble decoding failed"
+        t1=$(date +%s%N)
+        awk -v n=$n -v a="$t0" -v b="$t1" -v s="$EN" 'BEGIN { printf "%d model%s: %.2f s, %.1f sentences/s\n", n, (n > 1 ? "s" : " "), (b - a) / 1e9, s * 1e9 / (b - a) }'
+    done
+    cmp -s "$OUT/ens1.out" "$OUT/ens2.out" || echo "bench: two copies of the model translated differently from the model"
 fi
 exit 0

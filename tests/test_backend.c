@@ -924,7 +924,7 @@ static void test_topk_rows(void)
     int *dn = dev_junk(sizeof n), *dv = dev_junk(sizeof cv);
     real *dlse = dev_junk(sizeof lse), *dlp = dev_junk(sizeof clp);
     bk->topk_rows(dn, dlp, dv, dlse, dev_r(z, H * V), H, V, dev_i(need, H), CAP, SKIP,
-                  dev_junk(sizeof(topk_item) * H * KMAX), KMAX);
+                  dev_junk(sizeof(topk_item) * H * KMAX), KMAX, 0);
     get(n, dn, sizeof n); get(cv, dv, sizeof cv); get(lse, dlse, sizeof lse); get(clp, dlp, sizeof clp);
     for (int r = 0; r < H; r++) {
         double s = 0, kth = INFINITY;
@@ -949,6 +949,47 @@ static void test_topk_rows(void)
         else CHECKF(n[r] == want && ok, "topk_rows: row %d: %d candidates (expected %d) or a wrong word", r, n[r], want);
     }
     free(z);
+    release();
+}
+
+/* An ensemble's scores (logp_acc_rows) against log-softmax in double; then topk_rows reading them
+ * as log-probabilities (logp 1): lse 0 and the candidates' lp the scores themselves. */
+static void test_logp_rows(void)
+{
+    enum { H = 3, V = 61, CAP = 8, KMAX = 2 };
+    real *z1 = malloc(sizeof(real) * H * V), *z2 = malloc(sizeof(real) * H * V), y[H * V];
+    for (int i = 0; i < H * V; i++) { z1[i] = (real)(3 * rng_normal(&R)); z2[i] = (real)(3 * rng_normal(&R)); }
+    real *dy = dev_junk(sizeof y);
+    bk->logp_acc_rows(dy, dev_r(z1, H * V), H, V, (real)0.25, 1);
+    bk->logp_acc_rows(dy, dev_r(z2, H * V), H, V, (real)0.75, 0);
+    get(y, dy, sizeof y);
+    double worst = 0;
+    for (int r = 0; r < H; r++) {
+        double s1 = 0, s2 = 0;
+        for (int v = 0; v < V; v++) { s1 += exp(z1[r * V + v]); s2 += exp(z2[r * V + v]); }
+        for (int v = 0; v < V; v++) {
+            double want = 0.25 * (z1[r * V + v] - log(s1)) + 0.75 * (z2[r * V + v] - log(s2));
+            worst = fmax(worst, fabs(y[r * V + v] - want) / (1 + fabs(want)));
+        }
+    }
+    CHECKF(worst < 1e-5, "logp_acc_rows: relative error %.3g against log-softmax in double", worst);
+    int need[H] = {2, 1, 2}, n[H], cv[H * CAP];
+    real lse[H], clp[H * CAP];
+    int *dn = dev_junk(sizeof n), *dv = dev_junk(sizeof cv);
+    real *dlse = dev_junk(sizeof lse), *dlp = dev_junk(sizeof clp);
+    bk->topk_rows(dn, dlp, dv, dlse, dy, H, V, dev_i(need, H), CAP, -1, dev_junk(sizeof(topk_item) * H * KMAX), KMAX, 1);
+    get(n, dn, sizeof n); get(cv, dv, sizeof cv); get(lse, dlse, sizeof lse); get(clp, dlp, sizeof clp);
+    for (int r = 0; r < H; r++) {
+        int ok = n[r] >= need[r] && lse[r] == 0;
+        for (int q = 0; ok && q < n[r]; q++) ok = clp[r * CAP + q] == y[r * V + cv[r * CAP + q]];
+        int best = 0, found = 0;
+        for (int v = 1; v < V; v++) if (y[r * V + v] > y[r * V + best]) best = v;
+        for (int q = 0; ok && q < n[r]; q++) found |= cv[r * CAP + q] == best;
+        ok = ok && found;
+        CHECKF(ok, "topk_rows (logp): row %d: lse %g, %d candidates, not the scores as they are", r, lse[r], n[r]);
+    }
+    free(z1);
+    free(z2);
     release();
 }
 
@@ -991,5 +1032,6 @@ int main(void)
     test_update_rows(BK_ADAGRAD, 0);
     test_update_rows(BK_SGD, 0);
     test_topk_rows();
+    test_logp_rows();
     return test_done("test_backend");
 }

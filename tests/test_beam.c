@@ -12,26 +12,10 @@
 #include "nn/net.h"
 #include "io/safetensors.h"
 #include "test.h"
+#include "tiny_model.h"
 #include "data/vocab.h"
 
 static rng R;
-
-static nmt_model *model_of(nmt_config c)
-{
-    char **w[2];
-    int nv[2] = {c.src_vocab, c.tgt_vocab};
-    for (int s = 0; s < 2; s++) {
-        w[s] = malloc(sizeof(char *) * nv[s]);
-        for (int i = 0; i < nv[s]; i++) {
-            w[s][i] = malloc(16);
-            snprintf(w[s][i], 16, i == 0 ? "</s>" : i == 1 ? "<unk>" : "w%d", i);
-        }
-    }
-    nmt_model *m = NULL;
-    NMT_ASSERT(nmt_model_create(&m, &c, (const char *const *)w[0], (const char *const *)w[1], 1, NULL) == 0);
-    for (int s = 0; s < 2; s++) { for (int i = 0; i < nv[s]; i++) free(w[s][i]); free(w[s]); }
-    return m;
-}
 
 static void src_batch(batch *b, int *const *src, const int *len, int S)
 {
@@ -43,20 +27,6 @@ static void src_batch(batch *b, int *const *src, const int *len, int S)
         b->xlen[s] = len[s];
         for (int t = 0; t < len[s]; t++) b->x[t * S + s] = src[s][t];
     }
-}
-
-/* log p of tgt[0..n) given src by forced decoding through net_forward (an independent path) */
-static double forced(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
-{
-    batch b = {1, sl, tl, (int *)src, (int *)tgt, &sl, &tl};
-    net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
-    real lp[64];
-    net_forward(&ws, &m->cfg, &m->p, &b, lp);
-    double s = 0;
-    for (int i = 0; i < tl; i++) s += lp[i];
-    net_ws_free(&ws);
-    return s;
 }
 
 /* ---------------------------------------------------------------- golden */
@@ -75,7 +45,7 @@ static void test_golden(const char *shared)
     nmt_config c = {NMT_ARCH_RNNSEARCH, cJSON_GetObjectItem(cf, "Vs")->valueint, cJSON_GetObjectItem(cf, "Vt")->valueint,
                     cJSON_GetObjectItem(cf, "m")->valueint, cJSON_GetObjectItem(cf, "n")->valueint,
                     cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0};
-    nmt_model *m = model_of(c);
+    nmt_model *m = tiny_model(c, 0);
     snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.safetensors", shared);
     st_file *sf;
     NMT_ASSERT(st_load(&sf, path, NULL) == 0);
@@ -127,29 +97,20 @@ static void test_golden(const char *shared)
 static void test_exhaustive(int arch)
 {
     nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0};
-    nmt_model *m = model_of(c);
+    nmt_model *m = tiny_model(c, 0);
     for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.8 * rng_normal(&R));
     int src[3] = {3, 4, 0}, sl = 3, *sp = src;
     double ratio = 1.0; /* max length 3 */
     int L = beam_max_len(ratio, sl), V = c.tgt_vocab;
     /* every finished sequence (ends in EOS, length <= L) and every cut one (length L, no EOS) */
     double best = -INFINITY, best_raw = -INFINITY;
-    int seq[8], total = 0;
-    for (int len = 1; len <= L; len++) {
-        long count = 1;
-        for (int i = 0; i < len; i++) count *= V;
-        for (long code = 0; code < count; code++) {
-            long x = code;
-            int eos_inside = 0;
-            for (int i = 0; i < len; i++) { seq[i] = (int)(x % V); x /= V; }
-            for (int i = 0; i < len - 1; i++) eos_inside |= seq[i] == 0;
-            if (eos_inside) continue;
-            if (seq[len - 1] != 0 && len != L) continue;
-            double lp = forced(m, src, sl, seq, len);
-            total++;
-            if (lp / len > best) best = lp / len;
-            if (lp > best_raw) best_raw = lp;
-        }
+    int seq[8], total = 0, len = 0;
+    long code = 0;
+    while (next_sequence(seq, &len, &code, V, L)) {
+        double lp = forced_logp(m, src, sl, seq, len);
+        total++;
+        if (lp / len > best) best = lp / len;
+        if (lp > best_raw) best_raw = lp;
     }
     infer_ws w = {0};
     batch b;
@@ -173,7 +134,7 @@ static void test_exhaustive(int arch)
             beam_sent o2out;
             NMT_ASSERT(beam_search(&o2out, &w, m, &b, &o2, NULL) == 0);
             beam_hyp *h = &o2out.hyp[0];
-            double lp = forced(m, src, sl, h->tok, h->len);
+            double lp = forced_logp(m, src, sl, h->tok, h->len);
             CHECKF(fabs(lp - h->logprob) <= 1e-5 * fabs(lp), "beam %d: logprob %.8f, forced decoding %.8f", K, h->logprob, lp);
             CHECK(h->score <= want + 1e-6 * fabs(want));
             beam_sent_free(&o2out);
@@ -190,7 +151,7 @@ static void test_exhaustive(int arch)
 static void test_greedy_and_batching(int arch)
 {
     nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0};
-    nmt_model *m = model_of(c);
+    nmt_model *m = tiny_model(c, 0);
     for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
     enum { S = 5 };
     int lens[S] = {4, 7, 1, 9, 3}, *src[S];
@@ -212,10 +173,11 @@ static void test_greedy_and_batching(int arch)
         NMT_ASSERT(infer_reserve(&w, &m->cfg, 1, one.Tx, 1, NULL) == 0);
         infer_encode(&w, m, &one);
         real st[2][64];
-        infer_init_states(&w, &m->cfg, st[0], 1, one.Tx);
+        int dim = infer_state_dim(&m->cfg, one.Tx);
+        infer_init_states(&w, &m->cfg, st[0], dim, 1, one.Tx);
         int y = -1, out[64], nout = 0, maxl = beam_max_len(2.0, lens[s]), src0 = 0;
         for (int t = 0; t < maxl; t++) {
-            infer_step(&w, m, &one, 1, &src0, &y, st[t & 1], st[(t + 1) & 1]);
+            infer_step(&w, m, &one, 1, &src0, &y, st[t & 1], st[(t + 1) & 1], dim);
             int best = 0;
             for (int v = 1; v < c.tgt_vocab; v++) if (w.logits[v] > w.logits[best]) best = v;
             out[nout++] = best;
@@ -269,7 +231,7 @@ static void test_greedy_and_batching(int arch)
 static void test_ties(int arch)
 {
     nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0};
-    nmt_model *m = model_of(c);
+    nmt_model *m = tiny_model(c, 0);
     for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
     memset(m->p.out_W, 0, sizeof(real) * c.maxout * c.tgt_vocab);
     for (int v = 0; v < c.tgt_vocab; v++) m->p.out_bias[v] = v >= 20 ? 1 : 0;

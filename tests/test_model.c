@@ -446,11 +446,11 @@ static void test_step_matches_training(int arch)
     infer_encode(&w, m, &bt);
     int D = infer_state_dim(&m->cfg, bt.Tx), Ky = m->cfg.tgt_vocab, rows[NS], yprev[NS];
     real *sa = malloc(sizeof(real) * NS * D), *sb = malloc(sizeof(real) * NS * D);
-    infer_init_states(&w, &m->cfg, sa, NS, bt.Tx);
+    infer_init_states(&w, &m->cfg, sa, D, NS, bt.Tx);
     double worst = 0;
     for (int b = 0; b < NS; b++) { rows[b] = b; yprev[b] = -1; }
     for (int t = 0; t < bt.Ty; t++) {
-        infer_step(&w, m, &bt, NS, rows, yprev, sa, sb);
+        infer_step(&w, m, &bt, NS, rows, yprev, sa, sb, D);
         for (int b = 0; b < NS; b++) {
             if (t >= tl[b]) continue;
             const real *z = w.logits + (size_t)b * Ky;

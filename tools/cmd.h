@@ -48,6 +48,10 @@ int cmd_encode_line(nmt_text *tp, const char *s, char **line, nmt_word_map *map,
 int cmd_alignment_words(const nmt_alignment *a, const nmt_word_map *src, const nmt_word_map *tgt, nmt_alignment *w,
                         float **buf, size_t *cap, nmt_err *err);
 
+/* CMD_OK, or CMD_USAGE after saying so when --model was given more than once to a command that
+ * takes one model (only nmt translate and nmt score decode with an ensemble). */
+int cmd_one_model(const char *cmd, int given);
+
 /* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize, for option tables (opt.h). */
 const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth);
 

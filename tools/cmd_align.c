@@ -228,6 +228,7 @@ static int align_options(int argc, char **argv, struct align_args *a)
     opt_cmd cmd = {"align", align_usage, align_after, table, 0, NULL};
     int nargs, rc = opt_parse(&cmd, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
+    if ((rc = cmd_one_model("align", opt_given(&cmd, "--model")))) return rc;
     if (threads) nmt_set_threads(threads);
     if (!a->model) { fprintf(stderr, "nmt align: --model is required (nmt align --help)\n"); return CMD_USAGE; }
     if (!a->src || !a->tgt) { fprintf(stderr, "nmt align: --src and --tgt are required (nmt align --help)\n"); return CMD_USAGE; }

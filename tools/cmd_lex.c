@@ -108,6 +108,7 @@ int cmd_lex(int argc, char **argv)
                  table, 0, NULL};
     int nargs, prc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (prc != OPT_GO) return prc;
+    if ((prc = cmd_one_model("lex", opt_given(&c, "--model")))) return prc;
     if (threads) nmt_set_threads(threads);
     if (!src || !tgt || !out || !model == !align) {
         fprintf(stderr, "nmt lex: --src, --tgt, --out and one of --model or --align are required\n");

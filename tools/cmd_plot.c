@@ -315,6 +315,7 @@ int cmd_plot(int argc, char **argv)
                  table, 0, NULL};
     int nargs, prc = opt_parse(&cmd, argc, argv, NULL, &nargs);
     if (prc != OPT_GO) return prc;
+    if ((prc = cmd_one_model("plot", opt_given(&cmd, "--model")))) return prc;
     if (!model == !matrix) {
         fprintf(stderr, "nmt plot: give either --model or --matrix (nmt plot --help)\n");
         return CMD_USAGE;

@@ -63,6 +63,7 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model)
     opt_cmd c = {"serve", serve_usage, NULL, table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
+    if ((rc = cmd_one_model("serve", opt_given(&c, "--model")))) return rc;
     o->max_body = (size_t)body;
     if (tok >= 0) { o->src_text.lang = tok; o->src_text.tokenize = 1; }
     if (detok >= 0) { o->tgt_text.lang = detok; o->tgt_text.detokenize = 1; }

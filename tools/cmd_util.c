@@ -26,3 +26,11 @@ const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth)
     (void)nth;
     return bleu_tokenize_parse(val, dst) ? "expected 13a, intl or none" : NULL;
 }
+
+int cmd_one_model(const char *cmd, int given)
+{
+    if (given <= 1) return CMD_OK;
+    fprintf(stderr, "nmt %s: error: --model given %d times: nmt %s uses one model only (ensembles: nmt translate, nmt score)\n",
+            cmd, given, cmd);
+    return CMD_USAGE;
+}

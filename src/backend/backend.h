@@ -163,11 +163,17 @@ typedef struct backend_ops {
     void (*settle_rows)(real *const *s, int ns, real rho, size_t off, int rows, int cols, unsigned *lag);
 
     /* ---- beam search: one scan per row of z [H,V] ---- */
-    /* lse[r] = log Σ_v e^{z_v}; the row's candidates, every word v != skip whose lp = fl(z_v - lse)
+    /* lse[r] = log Σ_v e^{z_v} (logp: z holds log-probabilities already, an ensemble's combined
+     * scores, and lse[r] = 0); the row's candidates, every word v != skip whose lp = fl(z_v - lse)
      * reaches the need[r]-th best lp of the row, into lp/v [r*cap ...] and their count into n[r]
      * (-1 when ties make more than cap). heap: scratch of H*kmax items (kmax >= every need). */
     void (*topk_rows)(int *n, real *lp, int *v, real *lse, const real *z, int H, int V, const int *need,
-                      int cap, int skip, topk_item *heap, int kmax);
+                      int cap, int skip, topk_item *heap, int kmax, int logp);
+    /* An ensemble's scores: y[r] = w·fl(z[r] - lse_r) (first), else y[r] += that, with lse_r =
+     * log Σ_v e^{z[r,v]} as topk_rows takes it; y and z are [H,V]. The difference is rounded
+     * before it is weighted, so that two weights of 1/2 on one model give its log-probabilities
+     * bit for bit. */
+    void (*logp_acc_rows)(real *y, const real *z, int H, int V, real w, int first);
 } backend_ops;
 
 /* the current backend: read on every kernel call, so kept in a plain variable */

@@ -1,5 +1,5 @@
 /* beam.c: batched beam search. All live hypotheses of all sentences of a batch advance in one
- * infer_step; candidates are chosen per sentence by a partial top-k over (row, word). Ties in
+ * step of every model (ens_step); candidates are chosen per sentence by a partial top-k over (row, word). Ties in
  * score break by the lower (row, word) index, and the final ranking is stable, so results do
  * not depend on how sentences were batched. History is a tree of nodes (parent, word), so
  * nothing is copied when hypotheses branch. */
@@ -32,7 +32,8 @@ static int next_above(const real *lp, int from, int V, real thr)
 }
 
 /* Offers every word of one row to the heap: score base + lp(v) with lp(v) = z[v] - lse rounded to
- * float (exactly what a log-softmax pass would have stored), index off + v. Once the heap is full
+ * float (exactly what a log-softmax pass would have stored; an ensemble's z is lp, lse 0), index
+ * off + v. Once the heap is full
  * a word can enter only if its score reaches the worst kept one, so the row is scanned for such
  * words against a float bound on z rounded down by more than every rounding involved (no
  * candidate is missed; topk_push decides exactly). Used for rows whose ties overflowed their
@@ -184,7 +185,7 @@ static int sentences_init(sent_state *st, const batch *src, const beam_opts *o, 
  * those that end in EOS finish, the others become the next step's rows from *nh on. Step t is
  * the sentence's last when it has K finished, no live row or reaches its length limit: what is
  * live then competes as it is. */
-static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1, int t, int *nh, const infer_ws *w,
+static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1, int t, int *nh, const infer_ens *e,
                             const beam_opts *o, int V, int Tx, int xlen, int n)
 {
     int need = o->K - s->nfin, nheap = 0;
@@ -192,7 +193,7 @@ static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1,
         double base = s->nodes[ws->row_node[r]].logprob;
         long off = (long)(r - r0) * V;
         if (ws->cn[r] < 0) {
-            push_row(ws->heap, &nheap, need, w->logits + (size_t)r * V, V, ws->lse[r], base, off, o->no_unk);
+            push_row(ws->heap, &nheap, need, e->scores + (size_t)r * V, V, ws->lse[r], base, off, o->no_unk);
             continue;
         }
         for (int q = 0; q < ws->cn[r]; q++)
@@ -205,7 +206,7 @@ static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1,
         int r = r0 + (int)(ws->heap[k].idx / V), v = (int)(ws->heap[k].idx % V);
         int id = s->nn++;
         s->nodes[id] = (node){ws->row_node[r], v, s->nodes[ws->row_node[r]].depth + 1, ws->heap[k].score};
-        if (o->attn) memcpy(s->attn + (size_t)id * xlen, w->alpha + (size_t)r * Tx, sizeof(real) * xlen);
+        if (o->attn) memcpy(s->attn + (size_t)id * xlen, e->att + (size_t)r * Tx, sizeof(real) * xlen);
         if (v == VOCAB_EOS) {
             s->fin[s->nfin++] = id;
             continue;
@@ -232,13 +233,12 @@ static void search_swap(search_ws *ws)
     real *tr = ws->sa; ws->sa = ws->sb; ws->sb = tr;
 }
 
-int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err)
+int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err)
 {
-    const nmt_config *c = &m->cfg;
-    int S = src->B, K = o->K, V = c->tgt_vocab, Tx = src->Tx, rc = NMT_OK;
-    int n = infer_state_dim(c, Tx); /* a hypothesis's whole recurrent state, copied as one row */
+    int S = src->B, K = o->K, V = e->m[0]->cfg.tgt_vocab, Tx = src->Tx, rc = NMT_OK;
+    int n = ens_state_dim(e, Tx); /* a hypothesis's whole recurrent state (every model's), copied as one row */
     memset(out, 0, sizeof(beam_sent) * S);
-    if ((rc = infer_reserve(w, c, S, Tx, S * K, err))) return rc;
+    if ((rc = ens_reserve(e, S, Tx, S * K, err))) return rc;
     search_ws ws = {0};
     sent_state *st = calloc(S, sizeof *st);
     int maxsteps = 0;
@@ -246,8 +246,8 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
         goto out;
     }
-    infer_encode(w, m, src);
-    infer_init_states(w, c, ws.sa, S, Tx);
+    ens_encode(e, src);
+    ens_init_states(e, ws.sa, S, Tx);
     int H = S;
     for (int b = 0; b < S; b++) {
         ws.row_src[b] = b;
@@ -255,15 +255,15 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
         ws.yprev[b] = -1;
     }
     for (int t = 0; t < maxsteps && H > 0; t++) {
-        infer_step(w, m, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
+        ens_step(e, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
         for (int r = 0; r < H; r++) ws.rneed[r] = K - st[ws.row_src[r]].nfin; /* what each row's sentence still needs */
-        backend()->topk_rows(ws.cn, ws.clp, ws.cv, ws.lse, w->logits, H, V, ws.rneed, ws.cap, o->no_unk ? VOCAB_UNK : -1,
-                             ws.rheap, K);
+        backend()->topk_rows(ws.cn, ws.clp, ws.cv, ws.lse, e->scores, H, V, ws.rneed, ws.cap, o->no_unk ? VOCAB_UNK : -1,
+                             ws.rheap, K, e->logp);
         int nh = 0;
         for (int r0 = 0; r0 < H;) {
             int b = ws.row_src[r0], r1 = r0;
             while (r1 < H && ws.row_src[r1] == b) r1++;
-            expand_sentence(&ws, &st[b], b, r0, r1, t, &nh, w, o, V, Tx, src->xlen[b], n);
+            expand_sentence(&ws, &st[b], b, r0, r1, t, &nh, e, o, V, Tx, src->xlen[b], n);
             r0 = r1;
         }
         H = nh;
@@ -281,4 +281,10 @@ out:
     free(st);
     search_ws_free(&ws);
     return rc;
+}
+
+int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err)
+{
+    infer_ens e = ens_one(&m, w);
+    return beam_search_ens(out, &e, src, o, err);
 }

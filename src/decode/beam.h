@@ -1,4 +1,5 @@
-/* beam.h: beam search over a batch of source sentences (MODEL.md section 4): each sentence keeps
+/* beam.h: beam search over a batch of source sentences (MODEL.md section 4), by one model or an
+ * ensemble of models (decode/ensemble.h, which says what their score is): each sentence keeps
  * up to K live hypotheses; a hypothesis that emits EOS is finished and the live beam shrinks by
  * one; search stops when K have finished, none is live, or the length limit is reached, where
  * the live ones compete with the finished. Final ranking by log-probability, optionally divided
@@ -6,7 +7,7 @@
 #ifndef NMT_BEAM_H
 #define NMT_BEAM_H
 
-#include "decode/infer.h"
+#include "decode/ensemble.h"
 
 typedef struct beam_opts {
     int K;              /* beam size, >= 1 */
@@ -31,7 +32,10 @@ typedef struct beam_sent {
     beam_hyp *hyp;
 } beam_sent;
 
-/* Decodes every sentence of src; out[0..src->B) receive the results (free with beam_sent_free). */
+/* Decodes every sentence of src with the ensemble e; out[0..src->B) receive the results (free
+ * with beam_sent_free). */
+int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err);
+/* The same with one model m and its workspace w. */
 int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err);
 void beam_sent_free(beam_sent *s);
 /* The length limit of a source of len tokens (EOS included). */

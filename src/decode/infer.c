@@ -75,39 +75,39 @@ int infer_state_dim(const nmt_config *c, int Tx)
 /* offset of d_i in a state row: it comes last */
 static int d_offset(const nmt_config *c, int Tx) { return infer_state_dim(c, Tx) - c->emb; }
 
-void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx)
+void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx)
 {
     const backend_ops *bk = backend();
     int dim = infer_state_dim(c, Tx);
-    bk->zero_rows(state, dim, S, dim);
-    bk->copy_rows(state, dim, w->s0, c->hid, S, c->hid);
-    if (has_fertdec(c)) bk->copy_rows(state + d_offset(c, Tx), dim, w->d0, c->emb, S, c->emb);
+    bk->zero_rows(state, ld, S, dim);
+    bk->copy_rows(state, ld, w->s0, c->hid, S, c->hid);
+    if (has_fertdec(c)) bk->copy_rows(state + d_offset(c, Tx), ld, w->d0, c->emb, S, c->emb);
 }
 
-/* The parts of H state rows [s | c | α or Σα | d], dim apart (see infer_state_dim). */
-static dec_rows state_rows(const nmt_config *c, real *st, int Tx)
+/* The parts of H state rows [s | c | α or Σα | d], ld apart (see infer_state_dim). */
+static dec_rows state_rows(const nmt_config *c, real *st, int Tx, int ld)
 {
-    int dim = infer_state_dim(c, Tx), oc = c->hid, oa = oc + (needs_prev_ctx(c) ? ctx_dim(c) : 0);
+    int oc = c->hid, oa = oc + (needs_prev_ctx(c) ? ctx_dim(c) : 0);
     return (dec_rows){st, needs_prev_ctx(c) ? st + oc : NULL, xi_kind(c) ? st + oa : NULL,
-                      has_fertdec(c) ? st + d_offset(c, Tx) : NULL, dim, dim, dim, dim};
+                      has_fertdec(c) ? st + d_offset(c, Tx) : NULL, ld, ld, ld, ld};
 }
 
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
-                const real *st_prev, real *st_new)
+                const real *st_prev, real *st_new, int ld)
 {
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
     const backend_ops *bk = backend();
-    int n = c->hid, me = c->emb, Tx = src->Tx, dim = infer_state_dim(c, Tx);
+    int n = c->hid, me = c->emb, Tx = src->Tx;
     bk->gather_rows(w->E, p->Et, yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
     dec_input_terms(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n);
     if (has_fertdec(c)) dec_input_terms(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me);
     dec_src ds = {w->enc.H, w->UaH, src->xlen, src->B, Tx, w->enc.ndir * n};
     dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, w->rowlen};
-    dec_rows prev = state_rows(c, (real *)st_prev, Tx), next = state_rows(c, st_new, Tx);
+    dec_rows prev = state_rows(c, (real *)st_prev, Tx, ld), next = state_rows(c, st_new, Tx, ld);
     dec_step(&bf, c, p, &ds, H, src_of, &prev, &next);
-    /* s_new has stride dim: gather it for the readout's product */
+    /* s_new has stride ld: gather it for the readout's product */
     real *s_dense = w->tmp;
-    bk->copy_rows(s_dense, n, st_new, dim, H, n);
+    bk->copy_rows(s_dense, n, st_new, ld, H, n);
     out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
 }

@@ -27,8 +27,8 @@ typedef struct infer_ws {
  * if Markov | Σα (Tx) if LocFer | d_i (m) if FertDec], so that beam search can copy states
  * without knowing what the variant keeps. The initial row is [s_0 | 0 ... | d_1]. */
 int infer_state_dim(const nmt_config *c, int Tx);
-/* Fills rows [S, dim] with each sentence's initial state (after infer_encode). */
-void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int S, int Tx);
+/* Fills S rows, ld apart (ld >= dim), with each sentence's initial state (after infer_encode). */
+void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx);
 
 int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
 void infer_free(infer_ws *w);
@@ -37,9 +37,10 @@ void infer_free(infer_ws *w);
 void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
 
 /* One step for H rows: row h reads sentence src_of[h], previous word yprev[h] (-1: ȳ_0 = 0,
- * the first step) and state rows st_prev [H, dim]; writes st_new [H, dim], w->logits [H,Ky] and
- * w->alpha [H,Tx] (zero for RNNencdec, which has no attention). */
+ * the first step) and state rows st_prev (H rows of dim, ld apart: an ensemble keeps its
+ * models' states side by side in one row); writes st_new (the same layout), w->logits [H,Ky]
+ * and w->alpha [H,Tx] (zero for RNNencdec, which has no attention). */
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
-                const real *st_prev, real *st_new);
+                const real *st_prev, real *st_new, int ld);
 
 #endif

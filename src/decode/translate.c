@@ -1,5 +1,7 @@
-/* translate.c: the public translation API: text in, beam search (beam.c), words, scores and
- * attention out; and forced-decoding scores through the training forward pass. */
+/* translate.c: the public translation API: text in, beam search (beam.c) by one model or an
+ * ensemble (ensemble.c), words, scores and attention out; and forced-decoding scores through the
+ * training forward pass. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +15,10 @@
 #include "text/words.h"
 
 struct nmt_decoder {
-    const nmt_model *m;
+    const nmt_model *m;  /* the first model: the vocabularies every model shares */
     nmt_translate_opts o;
-    infer_ws w;
-    net_ws ws;     /* forced decoding */
+    infer_ens e;         /* the models, their weights and decoding workspaces */
+    net_ws *ws;          /* [e.n] forced decoding */
 };
 
 nmt_translate_opts nmt_translate_default_opts(void)
@@ -27,36 +29,55 @@ nmt_translate_opts nmt_translate_default_opts(void)
 
 void nmt_set_threads(int n) { backend()->set_threads(n); }
 
-/* The options a decoder can run with on model m: 0 or NMT_ERR_ARG with a message. */
-static int check_opts(const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
+/* The options a decoder can run with on the models of e: 0 or NMT_ERR_ARG with a message. */
+static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *err)
 {
     if (o->beam < 1 || o->beam > 1000) return nmt_fail(err, NMT_ERR_ARG, "beam size %d out of range [1, 1000]", o->beam);
     if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
-    if (o->unk_replace && !has_attention(&m->cfg))
-        return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which an RNNencdec model does not have");
+    if (o->unk_replace && !e->n_att)
+        return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which %s", e->n == 1 ?
+                        "an RNNencdec model does not have" : "no model of the ensemble (all RNNencdec) has");
     return NMT_OK;
 }
 
-int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
+int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models, const double *weights, int n,
+                              const nmt_translate_opts *o, nmt_err *err)
 {
     *out = NULL;
-    int rc = check_opts(m, o, err);
-    if (rc) return rc;
-    if (o->attention && !has_attention(&m->cfg)) /* not an error: the translations are still there */
-        nmt_log('W', "an RNNencdec model has no attention: alignments will be empty");
-    nmt_decoder *d = calloc(1, sizeof *d);
-    if (!d) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    d->m = m;
+    int rc = n < 1 || !models ? nmt_fail(err, NMT_ERR_ARG, "an ensemble needs at least one model") : NMT_OK;
+    for (int k = 1; k < n && !rc; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "model %d", k + 1);
+        rc = nmt_model_check_vocab(models[0], "model 1", models[k], name, err);
+    }
+    nmt_decoder *d = rc ? NULL : calloc(1, sizeof *d);
+    if (!rc && !d) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc) rc = ens_init(&d->e, models, weights, n, err);
+    if (!rc) rc = check_opts(&d->e, o, err);
+    if (!rc && !(d->ws = calloc(n, sizeof *d->ws))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (rc) {
+        nmt_decoder_free(d);
+        return rc;
+    }
+    if (o->attention && !d->e.n_att) /* not an error: the translations are still there */
+        nmt_log('W', "%s: alignments will be empty", n == 1 ? "an RNNencdec model has no attention" :
+                "no model of the ensemble has attention");
+    d->m = models[0];
     d->o = *o;
     *out = d;
     return NMT_OK;
 }
 
+int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
+{
+    return nmt_decoder_init_ensemble(out, &m, NULL, 1, o, err);
+}
+
 int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err)
 {
-    int rc = check_opts(d->m, o, err);
+    int rc = check_opts(&d->e, o, err);
     if (!rc) d->o = *o; /* the workspace depends on sizes only: it is kept */
     return rc;
 }
@@ -64,8 +85,9 @@ int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *e
 void nmt_decoder_free(nmt_decoder *d)
 {
     if (!d) return;
-    infer_free(&d->w);
-    net_ws_free(&d->ws);
+    for (int k = 0; d->ws && k < d->e.n; k++) net_ws_free(&d->ws[k]);
+    free(d->ws);
+    ens_free(&d->e);
     free(d);
 }
 
@@ -167,8 +189,10 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     memset(out, 0, sizeof(nmt_translation) * n);
     if (n == 0) return NMT_OK;
     int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
-    /* the step's logits, hypotheses x vocabulary, are the largest buffer: keep them within a budget */
-    size_t per_sent = (size_t)o->beam * m->cfg.tgt_vocab * sizeof(real), budget = (size_t)64 << 20;
+    /* the step's logits, hypotheses x vocabulary, are the largest buffer (one per model, and an
+     * ensemble's combined scores): keep them within a budget */
+    size_t rows_v = (size_t)d->e.n + (d->e.n > 1), budget = (size_t)64 << 20;
+    size_t per_sent = rows_v * o->beam * m->cfg.tgt_vocab * sizeof(real);
     if ((size_t)B * per_sent > budget) B = budget / per_sent > 0 ? (int)(budget / per_sent) : 1;
     int *ids = malloc(sizeof(int) * (size_t)n * cap), *lens = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * 2 * n);
     int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
@@ -186,7 +210,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     /* similar lengths together: less padding; the results do not depend on the grouping */
     qsort(order, nw, 2 * sizeof(int), by_len);
     beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
-                    (o->attention || o->unk_replace) && has_attention(&m->cfg)};
+                    (o->attention || o->unk_replace) && d->e.n_att > 0};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {
@@ -198,7 +222,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
         for (int s = 0; s < S; s++)
             for (int t = 0; t < bl[s]; t++) bx[t * S + s] = ids[(size_t)which[s] * cap + t];
         batch b = {S, Tx, 0, bx, NULL, bl, NULL};
-        if ((rc = beam_search(res, &d->w, m, &b, &bo, err))) break;
+        if ((rc = beam_search_ens(res, &d->e, &b, &bo, err))) break;
         for (int s = 0; s < S && !rc; s++) {
             nmt_translation *t = &out[which[s]];
             t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
@@ -240,7 +264,45 @@ done:
     return rc;
 }
 
-/* Forced decoding of n pairs in batches: log-probabilities, lengths and (if al) attention. */
+/* Pair s of a batch of S (alpha [Ty, S, Tx]) adds one model's attention to a's mean over n_att
+ * models, allocated at the first: one model's rows are copied as they are. -1 without memory. */
+static int add_attention(nmt_alignment *a, const real *alpha, int S, int s, int Tx, int xl, int yl, int n_att)
+{
+    int first = !a->attention;
+    if (first && !(a->attention = malloc(sizeof(float) * (size_t)yl * xl))) return -1;
+    float scale = 1.0f / (float)n_att;
+    for (int i = 0; i < yl; i++)
+        for (int j = 0; j < xl; j++) {
+            float *out = &a->attention[(size_t)i * xl + j], v = scale * (float)alpha[((size_t)i * S + s) * Tx + j];
+            *out = first ? v : *out + v;
+        }
+    return 0;
+}
+
+/* Model k of d force-decodes batch b: sum[s] (model 0 sets it) gets its weighted log p of
+ * target s (the ensemble's log-probability is Σ_k w_k log p_k, as in the search), and al[s],
+ * if al is not NULL, its share of the mean attention. */
+static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double *sum, nmt_alignment *al,
+                        nmt_err *err)
+{
+    const nmt_model *m = d->e.m[k];
+    int S = b->B, rc = net_ws_reserve(&d->ws[k], &m->cfg, S, b->Tx, b->Ty, err);
+    if (rc) return rc;
+    net_forward(&d->ws[k], &m->cfg, &m->p, b, lp);
+    double wk = d->e.n == 1 ? 1.0 : d->e.wt[k];
+    for (int s = 0; s < S; s++) {
+        double one = 0;
+        for (int t = 0; t < b->ylen[s]; t++) one += lp[t * S + s];
+        sum[s] = k ? sum[s] + wk * one : wk * one;
+        if (al && has_attention(&m->cfg) &&
+            add_attention(&al[s], d->ws[k].dec.alpha, S, s, b->Tx, b->xlen[s], b->ylen[s], d->e.n_att))
+            return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
+    return NMT_OK;
+}
+
+/* Forced decoding of n pairs in batches, by every model of d: log-probabilities, lengths and
+ * (if al) attention. */
 static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
                   int *n_tokens, nmt_alignment *al, nmt_err *err)
 {
@@ -253,7 +315,8 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
     int *sx = malloc(sizeof(int) * (size_t)B * cap), *sy = malloc(sizeof(int) * (size_t)B * tcap);
     int *xl = malloc(sizeof(int) * B), *yl = malloc(sizeof(int) * B);
     real *lp = malloc(sizeof(real) * (size_t)B * tcap);
-    if (!bx || !by || !sx || !sy || !xl || !yl || !lp) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
+    double *sum = malloc(sizeof(double) * B);
+    if (!bx || !by || !sx || !sy || !xl || !yl || !lp || !sum) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
     for (int s0 = 0; s0 < n && !rc; s0 += B) {
         int S = n - s0 < B ? n - s0 : B, Tx = 0, Ty = 0, kept, unk;
         for (int s = 0; s < S; s++) {
@@ -276,28 +339,19 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
             for (int t = 0; t < yl[s]; t++) by[t * S + s] = sy[(size_t)s * tcap + t];
         }
         batch b = {S, Tx, Ty, bx, by, xl, yl};
-        if ((rc = net_ws_reserve(&d->ws, &m->cfg, S, Tx, Ty, err))) break;
-        net_forward(&d->ws, &m->cfg, &m->p, &b, lp);
-        for (int s = 0; s < S; s++) {
-            double sum = 0;
-            for (int t = 0; t < yl[s]; t++) sum += lp[t * S + s];
-            if (logprob) logprob[s0 + s] = sum;
+        for (int k = 0; k < d->e.n && !rc; k++) rc = forced_model(d, k, &b, lp, sum, al ? al + s0 : NULL, err);
+        for (int s = 0; s < S && !rc; s++) {
+            if (logprob) logprob[s0 + s] = sum[s];
             if (n_tokens) n_tokens[s0 + s] = yl[s];
             if (!al) continue;
             nmt_alignment *a = &al[s0 + s];
             a->n_src = xl[s] - 1;
             a->n_tgt = yl[s] - 1;
-            a->logprob = sum;
-            if (!has_attention(&m->cfg)) continue;
-            a->attention = malloc(sizeof(float) * (size_t)yl[s] * xl[s]);
-            if (!a->attention) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
-            for (int i = 0; i < yl[s]; i++)
-                for (int j = 0; j < xl[s]; j++)
-                    a->attention[(size_t)i * xl[s] + j] = (float)d->ws.dec.alpha[((size_t)i * S + s) * Tx + j];
+            a->logprob = sum[s];
         }
     }
 done:
-    free(bx); free(by); free(sx); free(sy); free(xl); free(yl); free(lp);
+    free(bx); free(by); free(sx); free(sy); free(xl); free(yl); free(lp); free(sum);
     return rc;
 }
 

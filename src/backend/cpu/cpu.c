@@ -124,4 +124,5 @@ const backend_ops cpu_backend = {
     .update_rows = cpu_update_rows,
     .settle_rows = cpu_settle_rows,
     .topk_rows = cpu_topk_rows,
+    .logp_acc_rows = cpu_logp_acc_rows,
 };

@@ -62,6 +62,7 @@ void cpu_settle_rows(real *const *s, int ns, real rho, size_t off, int rows, int
 
 /* topk.c: beam search */
 void cpu_topk_rows(int *n, real *lp, int *v, real *lse, const real *z, int H, int V, const int *need, int cap,
-                   int skip, topk_item *heap, int kmax);
+                   int skip, topk_item *heap, int kmax, int logp);
+void cpu_logp_acc_rows(real *y, const real *z, int H, int V, real w, int first);
 
 #endif

@@ -1,0 +1,46 @@
+/* ensemble.h: several models with the same vocabularies decoding as one (the ensembles of Marian,
+ * OpenNMT-py and Nematus). Each model keeps its own workspace and recurrent state, so models of
+ * different architectures can be ensembled; at every step the score of a next word is
+ * Σ_k w_k log p_k(word), the weights summing to 1. An ensemble of one model hands the search
+ * that model's logits as they are: its arithmetic is a single model's, bit for bit. */
+#ifndef NMT_ENSEMBLE_H
+#define NMT_ENSEMBLE_H
+
+#include "decode/infer.h"
+
+typedef struct infer_ens {
+    int n;                  /* models, >= 1 */
+    const nmt_model **m;    /* [n] */
+    real *wt;               /* [n] weights summing to 1 (not read when n == 1) */
+    infer_ws *w;            /* [n] the models' workspaces */
+    int n_att;              /* models with attention */
+    int owned;              /* m, wt and w are the ensemble's (ens_init), not borrowed (ens_one) */
+    ws_block blk;           /* n > 1: the buffers below, laid out for {-, Tx, H} */
+    real *z;                /* [H, Ky] the combined log-probabilities */
+    real *alpha;            /* [H, Tx] the mean attention (n_att > 1) */
+    real *ascale;           /* [H] 1 / n_att, the weight of each attention row in the mean */
+    /* what the last ens_step leaves for the search */
+    const real *scores;     /* [H, Ky]: the model's logits (n == 1), else log-probabilities */
+    int logp;               /* scores are log-probabilities already (topk_rows's logp) */
+    const real *att;        /* [H, Tx]: attention rows (zero when no model has attention) */
+} infer_ens;
+
+/* An ensemble of m[0..n): weights NULL (equal) or n positive finite numbers, normalised to sum
+ * to 1. The models must outlive it. NMT_ERR_ARG for a bad weight, NMT_ERR_NOMEM. */
+int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int n, nmt_err *err);
+/* One model over the caller's workspace and model pointer (*m must outlive it): nothing to free. */
+infer_ens ens_one(const nmt_model **m, infer_ws *w);
+void ens_free(infer_ens *e);
+
+/* A hypothesis's state row: the models' rows side by side (infer_state_dim each). */
+int ens_state_dim(const infer_ens *e, int Tx);
+int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err);
+void ens_encode(infer_ens *e, const batch *src);
+/* S state rows of ens_state_dim: each sentence's initial state in every model. */
+void ens_init_states(infer_ens *e, real *state, int S, int Tx);
+/* infer_step for every model over its part of the state rows, then the combined scores and
+ * attention into e->scores and e->att. */
+void ens_step(infer_ens *e, const batch *src, int H, const int *src_of, const int *yprev, const real *st_prev,
+              real *st_new);
+
+#endif

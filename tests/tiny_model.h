@@ -1,0 +1,67 @@
+/* tiny_model.h: what the decoding tests share (test_beam.c, test_ensemble.c): a small model whose
+ * words are "w2", "w3", ..., the log-probability of a target by forced decoding through the
+ * training forward pass (a path that shares nothing with the search), and the sequences an
+ * exhaustive search enumerates. */
+#ifndef NMT_TINY_MODEL_H
+#define NMT_TINY_MODEL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/err.h"
+#include "nn/net.h"
+
+/* A model of c (seed 1) with the vocabularies "</s>", "<unk>", "w2", ...; the target's words from
+ * id rename on are "x<id>" instead when rename >= 2 (a model with other words). */
+static nmt_model *tiny_model(nmt_config c, int rename)
+{
+    char **w[2];
+    int nv[2] = {c.src_vocab, c.tgt_vocab};
+    for (int s = 0; s < 2; s++) {
+        w[s] = malloc(sizeof(char *) * nv[s]);
+        for (int i = 0; i < nv[s]; i++) {
+            w[s][i] = malloc(16);
+            snprintf(w[s][i], 16, i == 0 ? "</s>" : i == 1 ? "<unk>" : s && rename >= 2 && i >= rename ? "x%d" : "w%d", i);
+        }
+    }
+    nmt_model *m = NULL;
+    NMT_ASSERT(nmt_model_create(&m, &c, (const char *const *)w[0], (const char *const *)w[1], 1, NULL) == 0);
+    for (int s = 0; s < 2; s++) { for (int i = 0; i < nv[s]; i++) free(w[s][i]); free(w[s]); }
+    return m;
+}
+
+/* log p of tgt[0..tl) given src[0..sl) by forced decoding through net_forward */
+static double forced_logp(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
+{
+    batch b = {1, sl, tl, (int *)src, (int *)tgt, &sl, &tl};
+    net_ws ws = {0};
+    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
+    real lp[64];
+    net_forward(&ws, &m->cfg, &m->p, &b, lp);
+    double s = 0;
+    for (int i = 0; i < tl; i++) s += lp[i];
+    net_ws_free(&ws);
+    return s;
+}
+
+/* The space a beam searches with length limit L over V words: every sequence that ends in EOS
+ * (id 0), L words at most, and every one of L words without EOS. Start with *len = 0; each call
+ * puts the next one into seq[0..*len) and returns 1, or returns 0 after the last. */
+static int next_sequence(int *seq, int *len, long *code, int V, int L)
+{
+    for (;;) {
+        long count = 1;
+        for (int i = 0; i < *len; i++) count *= V;
+        if (*len == 0 || ++*code >= count) {
+            if (++*len > L) return 0;
+            *code = 0;
+        }
+        long x = *code;
+        int eos_inside = 0;
+        for (int i = 0; i < *len; i++) { seq[i] = (int)(x % V); x /= V; }
+        for (int i = 0; i < *len - 1; i++) eos_inside |= seq[i] == 0;
+        if (!eos_inside && (seq[*len - 1] == 0 || *len == L)) return 1;
+    }
+}
+
+#endif
