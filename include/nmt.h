@@ -75,6 +75,8 @@ typedef struct nmt_config {
     int maxout;      /* l: maxout units of the deep output (2l before the max) */
     int window;      /* k: Markov / LocFer window half-width (2k+1 weights); 2 */
     double fert_step_w, fert_left_w; /* FertDec's step-decay and left-over cost weights; 1, 1 */
+    int tied_emb;    /* 1: the target embeddings Ey [Ky, m] are also the softmax layer's weights
+                        (W_o = Ey^T, one stored tensor; Marian's --tied-embeddings); needs m == l */
 } nmt_config;
 
 /* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */
@@ -337,7 +339,8 @@ typedef struct nmt_train_opts {
     const char *model;                  /* best model (by dev NLL) goes here */
     const char *checkpoint;             /* latest state; default MODEL.ckpt */
     const char *resume;                 /* continue from this checkpoint: its optimizer, learning rate,
-                                           clipping, dropout, decay and batching replace the ones here */
+                                           clipping, dropout, decay and batching (and the settings at the
+                                           end of this struct) replace the ones here */
     const char *log_tsv;                /* Table-2 style log; default MODEL.log.tsv */
     nmt_config cfg;                     /* architecture and sizes; vocab sizes = shortlist K */
     int max_len;                        /* length filter in words (0 = none); 50 */
@@ -385,6 +388,17 @@ typedef struct nmt_train_opts {
     int keep_best;                      /* keep the K best models by the first metric as MODEL's name with
                                            .uUPDATE before its extension, listed best first in MODEL.best.tsv
                                            (0 = none; at most NMT_MAX_KEEP_BEST); for nmt_model_average */
+    /* What Marian, OpenNMT-py and Sockeye users expect (docs/TRAINING.md); 0 = off, and with all of
+     * them off training is what it was without them, bit for bit. A resumed run keeps its checkpoint's. */
+    double label_smoothing;             /* ε in [0, 1): the training loss per target token is (1-ε)(-log p(y))
+                                           + ε (1/Ky) Σ_k -log p(k); the dev NLL stays the plain one */
+    double dropout_emb;                 /* variational dropout (one mask per sentence, the same at every
+                                           position) on the source and target embeddings */
+    double dropout_rnn;                 /* ... on the state each GRU's recurrent products read (encoder and
+                                           decoder; Gal and Ghahramani 2016) */
+    long lr_warmup;                     /* N: update u uses lr · u/N while u < N (Marian's --lr-warmup) */
+    long lr_decay_inv_sqrt;             /* N: update u > N uses lr · sqrt(N/u) (--lr-decay-inv-sqrt); both
+                                           multiply the rate lr_decay leaves */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);

@@ -72,7 +72,7 @@ static void test_train_opts(void)
 static void test_decode_args(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "b"}, *tw[] = {"</s>", "<unk>", "x", "y"};
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0};
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     nmt_err err = {0, ""};

@@ -707,7 +707,7 @@ static void test_maxout(void)
     release();
 }
 
-static void test_softmax_nll(void)
+static void test_softmax_nll(double ls)
 {
     enum { TB = 8, N = 5, V = 203, BLK = 2, NBLK = (N + BLK - 1) / BLK };
     int rows[N] = {0, 1, 3, 4, 6}, y[TB] = {5, 202, 7, 0, 100, 9, 201, 3};
@@ -722,23 +722,27 @@ static void test_softmax_nll(void)
         wrinv[r] = 1 / sum;
         wlp[rows[r]] = z[r * V + y[rows[r]]] - mx - log(sum);
         wnll[r] = -wlp[rows[r]];
+        double mean = 0; /* (1/V) Σ_k -log p(k), term by term */
+        for (int k = 0; k < V; k++) mean += (mx + log(sum) - z[r * V + k]) / V;
+        wnll[r] = (1 - ls) * wnll[r] + ls * mean;
         for (int k = 0; k < V; k++) {
-            wg[r * V + k] = scale * wz[r * V + k] * wrinv[r] - (k == y[rows[r]] ? scale : 0);
+            double q = (k == y[rows[r]] ? 1 - ls : 0) + ls / V;
+            wg[r * V + k] = scale * (wz[r * V + k] * wrinv[r] - q);
             wdb[k] += wg[r * V + k];
         }
     }
     real *dz = dev_r(z, N * V), *dlp = dev_r(lp0, TB), *got = malloc(sizeof(real) * N * V), lp[TB];
     double *drinv = dev_junk(sizeof(double) * N), *dnll = dev_junk(sizeof(double) * N), rinv[N], nll[N];
     int *drows = dev_i(rows, N), *dy = dev_i(y, TB);
-    bk->softmax_nll(dz, drinv, dnll, dlp, drows, dy, N, V);
+    bk->softmax_nll(dz, drinv, dnll, dlp, drows, dy, N, V, ls);
     get(got, dz, sizeof(real) * N * V); get(rinv, drinv, sizeof rinv); get(nll, dnll, sizeof nll); get(lp, dlp, sizeof lp);
     close_rel("softmax_nll e^{z - max}", got, wz, N * V, 1e-6);
     close_all("softmax_nll log p (only at rows)", lp, wlp, TB, 1e-6);
     int ok = 1;
     for (int r = 0; r < N; r++) ok &= fabs(rinv[r] - wrinv[r]) <= 1e-6 * wrinv[r] && fabs(nll[r] - wnll[r]) <= 1e-5;
-    CHECKF(ok, "softmax_nll: 1/Σ or the NLL differ");
+    CHECKF(ok, "softmax_nll (smoothing %g): 1/Σ or the NLL differ", ls);
     real *ddb = dev_r(dbias0, V), db[V];
-    bk->softmax_nll_backward(dz, ddb, dev_junk(sizeof(real) * NBLK * V), drinv, drows, dy, N, V, (real)scale, BLK);
+    bk->softmax_nll_backward(dz, ddb, dev_junk(sizeof(real) * NBLK * V), drinv, drows, dy, N, V, (real)scale, (real)ls, BLK);
     get(got, dz, sizeof(real) * N * V); get(db, ddb, sizeof db);
     close_all("softmax_nll_backward dlogits", got, wg, N * V, 1e-6);
     close_all("softmax_nll_backward dbias", db, wdb, V, 1e-6);
@@ -1023,7 +1027,8 @@ int main(void)
     test_attn_window(0);
     test_attn_window(2);
     test_maxout();
-    test_softmax_nll();
+    test_softmax_nll(0);
+    test_softmax_nll(0.1);
     test_embeddings();
     test_sumsq();
     for (int rule = BK_SGD; rule <= BK_ADAM; rule++) test_update(rule);

@@ -44,7 +44,7 @@ static void test_golden(const char *shared)
     cJSON *J = cJSON_Parse(js), *cf = cJSON_GetObjectItem(J, "config");
     nmt_config c = {NMT_ARCH_RNNSEARCH, cJSON_GetObjectItem(cf, "Vs")->valueint, cJSON_GetObjectItem(cf, "Vt")->valueint,
                     cJSON_GetObjectItem(cf, "m")->valueint, cJSON_GetObjectItem(cf, "n")->valueint,
-                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0};
+                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0, 0};
     nmt_model *m = tiny_model(c, 0);
     snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.safetensors", shared);
     st_file *sf;
@@ -96,7 +96,7 @@ static void test_golden(const char *shared)
 /* ---------------------------------------------------------------- exhaustive */
 static void test_exhaustive(int arch)
 {
-    nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0};
+    nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
     nmt_model *m = tiny_model(c, 0);
     for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.8 * rng_normal(&R));
     int src[3] = {3, 4, 0}, sl = 3, *sp = src;
@@ -150,7 +150,7 @@ static void test_exhaustive(int arch)
 /* ---------------------------------------------------------------- greedy, batching */
 static void test_greedy_and_batching(int arch)
 {
-    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0};
+    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
     nmt_model *m = tiny_model(c, 0);
     for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
     enum { S = 5 };
@@ -230,7 +230,7 @@ static void test_greedy_and_batching(int arch)
  * and fewer than it holds at beam 5; ties go to the lower (row, word) index either way. */
 static void test_ties(int arch)
 {
-    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0};
+    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
     nmt_model *m = tiny_model(c, 0);
     for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
     memset(m->p.out_W, 0, sizeof(real) * c.maxout * c.tgt_vocab);

@@ -1,7 +1,8 @@
 /* test_gradcheck_f64.c: central finite differences in float64 against every backward pass:
  * the GRU step, the attention step (with and without the ξ window of Markov/LocFer) and the
  * readout with its loss (inputs and weights), and every parameter tensor of every architecture
- * on variable-length batches. Then it switches on,
+ * on variable-length batches, with the training terms of docs/TRAINING.md (label smoothing,
+ * variational dropout, tied embeddings) on. Then it switches on,
  * one at a time, faults that drop a backward term, and checks that the comparison catches each. */
 #include <stdlib.h>
 #include <string.h>
@@ -62,44 +63,48 @@ struct gru_ctx {
     real *a, *hp, *U, *Uh, *w, *h, *tmp;
     gru_cache c;
     unsigned char *mask;
+    const real *dm;     /* a fixed dropout mask on the recurrent products' hp, or NULL */
 };
 
 static double gru_loss(void *p)
 {
     struct gru_ctx *g = p;
-    gru_forward(g->h, g->n, g->c, g->a, 3 * g->n, g->hp, g->n, g->U, g->Uh, g->mask, g->B, g->n, g->tmp);
+    gru_forward(g->h, g->n, g->c, g->a, 3 * g->n, g->hp, g->n, g->U, g->Uh, g->mask, g->dm, g->B, g->n, g->tmp);
     double L = 0;
     for (int i = 0; i < g->B * g->n; i++) L += g->w[i] * g->h[i];
     return L;
 }
 
-static void test_gru(void)
+static void test_gru(int drop)
 {
     int B = 4, n = 5;
-    struct gru_ctx g = {B, n, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0}, 0};
+    struct gru_ctx g = {B, n, 0, 0, 0, 0, 0, 0, 0, {0, 0, 0, 0}, 0, NULL};
     real *buf = calloc(64 * B * n + 16 * n * n, sizeof(real)), *q = buf;
     g.a = q; q += 3 * B * n; g.hp = q; q += B * n; g.U = q; q += 2 * n * n; g.Uh = q; q += n * n;
     g.w = q; q += B * n; g.h = q; q += B * n; g.tmp = q; q += 3 * B * n;
     g.c.z = q; q += B * n; g.c.r = q; q += B * n; g.c.hc = q; q += B * n; g.c.rh = q; q += B * n;
     real *da = q; q += 3 * B * n; real *dhp = q; q += B * n; real *dU = q; q += 2 * n * n;
-    real *dUh = q; q += n * n; real *tmp2 = q;
+    real *dUh = q; q += n * n; real *hd = q; q += B * n; real *dm = q; q += B * n; real *tmp2 = q;
     unsigned char mask[4] = {1, 1, 0, 1}; /* row 2 is padding: it copies its state */
     g.mask = mask;
     fill(g.a, 3 * B * n, 1); fill(g.hp, B * n, 0.8); fill(g.U, 2 * n * n, 0.5); fill(g.Uh, n * n, 0.5);
     fill(g.w, B * n, 1);
+    for (int i = 0; i < B * n; i++) dm[i] = rng_below(&R, 2) ? 2 : 0; /* dropout 0.5 */
+    g.dm = drop ? dm : NULL;
     gru_loss(&g);
     memset(dhp, 0, sizeof(real) * B * n);
-    gru_backward(da, 3 * n, dhp, g.w, g.c, g.hp, n, g.U, g.Uh, mask, B, n, tmp2);
+    gru_backward(da, 3 * n, dhp, g.w, g.c, g.hp, n, g.U, g.Uh, mask, g.dm, B, n, tmp2);
     memset(dU, 0, sizeof(real) * 2 * n * n);
     memset(dUh, 0, sizeof(real) * n * n);
-    mm(1, 0, n, 2 * n, B, g.hp, n, da, 3 * n, 1, dU, 2 * n);
+    if (drop) gru_drop_states(hd, n, g.hp, n, dm, 1, B, n);
+    mm(1, 0, n, 2 * n, B, drop ? hd : g.hp, n, da, 3 * n, 1, dU, 2 * n);
     mm(1, 0, n, n, B, g.c.rh, n, da + 2 * n, 3 * n, 1, dUh, n);
     double mr = 0;
     CHECK(fd_check("gru.a", g.a, 3 * B * n, da, gru_loss, &g, &mr) == 0);
     CHECK(fd_check("gru.h_prev", g.hp, B * n, dhp, gru_loss, &g, &mr) == 0);
     CHECK(fd_check("gru.U", g.U, 2 * n * n, dU, gru_loss, &g, &mr) == 0);
     CHECK(fd_check("gru.Uh", g.Uh, n * n, dUh, gru_loss, &g, &mr) == 0);
-    printf("gru step: max relative error %.2e\n", mr);
+    printf("gru step%s: max relative error %.2e\n", drop ? " with a dropout mask on h_prev" : "", mr);
     free(buf);
 }
 
@@ -187,6 +192,7 @@ static void test_attention(void)
 /* ---------------------------------------------------------------- whole models */
 struct model_ctx {
     double dropout;     /* with dropout the mask is redrawn from the same seed at every forward */
+    net_reg reg;        /* the training-only terms (label smoothing ...), as dropout */
     rng drop;
     nmt_config c;
     param_table pt;
@@ -199,10 +205,11 @@ struct model_ctx {
 static double model_loss(void *p)
 {
     struct model_ctx *m = p;
-    if (m->dropout > 0) {
-        rng_seed(&m->drop, 77);
-        net_set_dropout(&m->ws, m->dropout, &m->drop);
-    }
+    /* training mode when anything of it is on; masks from the same seed at every evaluation */
+    int train = m->dropout > 0 || m->reg.label_smoothing > 0 || m->reg.dropout_emb > 0 || m->reg.dropout_rnn > 0;
+    rng_seed(&m->drop, 77);
+    net_set_dropout(&m->ws, m->dropout, train ? &m->drop : NULL);
+    net_set_reg(&m->ws, &m->reg);
     double nll = net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL);
     return (nll + net_extra_cost(&m->ws, &m->c)) / m->bt.B; /* FertDec's costs included */
 }
@@ -227,10 +234,12 @@ static void make_batch(batch *bt, int B, const int *xl, const int *yl, int Kx, i
     }
 }
 
-static void model_init(struct model_ctx *m, int arch)
+static int sorted_batch; /* batches sorted by source length, as batch_fill sorts them */
+
+/* A model of config c on a batch of the first B (<= 3) sentences of lengths below. */
+static void model_init_with(struct model_ctx *m, nmt_config c, int B)
 {
     memset(m, 0, sizeof *m);
-    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3};
     m->c = c;
     param_table_build(&m->pt, &m->c);
     m->P = malloc(sizeof(real) * m->pt.total);
@@ -239,9 +248,22 @@ static void model_init(struct model_ctx *m, int arch)
     params_point(&m->p, &m->pt, m->P);
     params_point(&m->g, &m->pt, m->G);
     int xl[3] = {4, 2, 5}, yl[3] = {3, 5, 1};
-    make_batch(&m->bt, 3, xl, yl, c.src_vocab, c.tgt_vocab);
-    NMT_ASSERT(net_ws_reserve(&m->ws, &m->c, 3, m->bt.Tx, m->bt.Ty, NULL) == 0);
+    if (sorted_batch) { /* longest source first: the encoder runs each step on the rows still inside */
+        xl[0] = 5;
+        xl[2] = 2;
+    }
+    make_batch(&m->bt, B, xl, yl, c.src_vocab, c.tgt_vocab);
+    NMT_ASSERT(net_ws_reserve(&m->ws, &m->c, B, m->bt.Tx, m->bt.Ty, NULL) == 0);
 }
+
+/* tied: the target embeddings as the softmax layer's weights (emb = maxout = 4) */
+static void model_init_tied(struct model_ctx *m, int arch, int tied)
+{
+    nmt_config c = {arch, 7, 9, 4, 5, 6, tied ? 4 : 3, 1, 0.7, 1.3, tied};
+    model_init_with(m, c, 3);
+}
+
+static void model_init(struct model_ctx *m, int arch) { model_init_tied(m, arch, 0); }
 
 static void model_free(struct model_ctx *m)
 {
@@ -303,11 +325,64 @@ static void test_readout(void)
     model_free(&m);
 }
 
+/* Rows k of w [rows, cols] times v[k] (by_rows), or columns k times v[k]. */
+static void scale(real *w, int rows, int cols, const real *v, int by_rows)
+{
+    for (int i = 0; i < rows; i++)
+        for (int k = 0; k < cols; k++) w[(size_t)i * cols + k] *= v[by_rows ? i : k];
+}
+
+/* Variational dropout keeps one mask per sentence at every position. For a batch of one sentence
+ * the dropped model is then the plain one with rows k of each GRU's U_z|U_r and U_h times its
+ * mask's m_k, and columns k of Es and Et times the embeddings' masks: the losses must agree. A
+ * mask drawn afresh at each step would not. */
+static void test_variational(int arch)
+{
+    struct model_ctx m;
+    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3, 0};
+    model_init_with(&m, c, 1);
+    int n = c.hid, e = c.emb;
+    double plain = model_loss(&m);
+    m.reg.dropout_emb = m.reg.dropout_rnn = 0.5;
+    double dropped = model_loss(&m);
+    params *p = &m.p;
+    scale(p->Es, c.src_vocab, e, m.ws.mask_src, 0);
+    scale(p->Et, c.tgt_vocab, e, m.ws.mask_tgt, 0);
+    for (int d = 0; d < enc_dirs(&c); d++) {
+        scale(p->enc_U[d], n, 2 * n, m.ws.mask_h[d], 1);
+        scale(p->enc_Uh[d], n, n, m.ws.mask_h[d], 1);
+    }
+    scale(p->dec_U, n, 2 * n, m.ws.mask_h[2], 1);
+    scale(p->dec_Uh, n, n, m.ws.mask_h[2], 1);
+    m.reg.dropout_emb = m.reg.dropout_rnn = 0;
+    double folded = model_loss(&m);
+    CHECKF(fabs(dropped - folded) <= 1e-12 * fabs(folded), "%s: variational dropout %.15g, masks folded into the weights %.15g",
+           nmt_arch_name(arch), dropped, folded);
+    CHECKF(fabs(dropped - plain) > 1e-6, "%s: the masks dropped nothing", nmt_arch_name(arch));
+    printf("%s: variational dropout = its masks folded into the weights (%.15g, %.15g; without dropout %.6g)\n",
+           nmt_arch_name(arch), dropped, folded, plain);
+    model_free(&m);
+}
+
+/* One full check of a model with training terms, tied embeddings or not. */
+static void check_variant(int arch, int tied, double dropout, net_reg reg, const char *what)
+{
+    struct model_ctx m;
+    model_init_tied(&m, arch, tied);
+    m.dropout = dropout;
+    m.reg = reg;
+    double mr = 0;
+    check_model(&m, &mr);
+    printf("%s with %s: largest relative gradient error %.2e\n", nmt_arch_name(arch), what, mr);
+    model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc; (void)argv;
     rng_seed(&R, 20261122);
-    test_gru();
+    test_gru(0);
+    test_gru(1);
     test_attention();
     test_readout();
     for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
@@ -317,7 +392,7 @@ int main(int argc, char **argv)
         printf("%s: largest relative gradient error over all parameters %.2e\n", nmt_arch_name(arch), worst_rel[arch]);
         model_free(&m);
     }
-    /* dropout 0.5 on the maxout output, the same mask in every evaluation */
+    /* dropout 0.5 on the maxout output, the same mask in every evaluation (model_loss) */
     {
         struct model_ctx m;
         model_init(&m, NMT_ARCH_RNNSEARCH);
@@ -327,21 +402,41 @@ int main(int argc, char **argv)
         printf("rnnsearch with dropout 0.5: largest relative gradient error %.2e\n", mr);
         model_free(&m);
     }
+    /* the training terms of docs/TRAINING.md, alone and together */
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0.1, 0, 0}, "label smoothing 0.1");
+    check_variant(NMT_ARCH_FERTDEC, 0, 0.5, (net_reg){0.1, 0, 0}, "label smoothing 0.1 and dropout 0.5");
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0}, "embedding dropout 0.5");
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0, 0.5}, "recurrent dropout 0.5");
+    check_variant(NMT_ARCH_RNNENC, 0, 0, (net_reg){0, 0.5, 0.5}, "embedding and recurrent dropout 0.5");
+    check_variant(NMT_ARCH_FERTDEC, 0, 0.5, (net_reg){0, 0.5, 0.5}, "every dropout 0.5");
+    sorted_batch = 1;
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0.5}, "every dropout 0.5 on a length-sorted batch");
+    sorted_batch = 0;
+    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) check_variant(arch, 1, 0, (net_reg){0, 0, 0}, "tied embeddings");
+    check_variant(NMT_ARCH_RECATT_FERTDEC, 1, 0.5, (net_reg){0.1, 0.5, 0.5}, "tied embeddings and every training term");
+    test_variational(NMT_ARCH_RNNSEARCH);
+    test_variational(NMT_ARCH_RNNENC);
+    test_variational(NMT_ARCH_FERTDEC);
     /* Each fault drops one backward term; the check must notice every one. */
-    static const struct { int fault, arch; const char *what; } faults[] = {
-        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev"},
-        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention"},
-        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i"},
-        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient"},
-        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps"},
-        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context"},
-        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights"},
-        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient"},
+    static const struct { int fault, arch; const char *what; net_reg reg; int tied; } faults[] = {
+        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev", {0, 0, 0}, 0},
+        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention", {0, 0, 0}, 0},
+        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i", {0, 0, 0}, 0},
+        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient", {0, 0, 0}, 0},
+        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps", {0, 0, 0}, 0},
+        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context", {0, 0, 0}, 0},
+        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights", {0, 0, 0}, 0},
+        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient", {0, 0, 0}, 0},
+        {FAULT_LABEL_SMOOTHING, NMT_ARCH_RNNSEARCH, "label smoothing's term in the softmax gradient", {0.1, 0, 0}, 0},
+        {FAULT_DROP_EMB, NMT_ARCH_RNNSEARCH, "the dropout mask in the source embeddings' gradient", {0, 0.5, 0}, 0},
+        {FAULT_DROP_RNN, NMT_ARCH_RNNSEARCH, "the dropout mask in the recurrent products' gradient", {0, 0, 0.5}, 0},
+        {FAULT_TIED_OUT, NMT_ARCH_RNNSEARCH, "the softmax layer's share of the tied embeddings' gradient", {0, 0, 0}, 1},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
         struct model_ctx m;
-        model_init(&m, faults[i].arch);
+        model_init_tied(&m, faults[i].arch, faults[i].tied);
+        m.reg = faults[i].reg;
         nmt_fault = faults[i].fault;
         double mr = 0;
         int bad = check_model(&m, &mr);

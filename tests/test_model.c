@@ -37,9 +37,19 @@ static void free_words(char **w, int n)
     free(w);
 }
 
+static int tied; /* new models tie the target embeddings to the softmax layer (maxout 6 = emb) */
+
+/* Configs compare field by field: the struct has padding after tied_emb. */
+static int same_config(const nmt_config *a, const nmt_config *b)
+{
+    return a->arch == b->arch && a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab && a->emb == b->emb &&
+           a->hid == b->hid && a->att == b->att && a->maxout == b->maxout && a->window == b->window &&
+           a->fert_step_w == b->fert_step_w && a->fert_left_w == b->fert_left_w && a->tied_emb == b->tied_emb;
+}
+
 static nmt_model *new_model(int arch)
 {
-    nmt_config c = {arch, 13, 17, 6, 7, 5, 4, 2, 1.0, 1.0};
+    nmt_config c = {arch, 13, 17, 6, 7, 5, tied ? 6 : 4, 2, 1.0, 1.0, tied};
     char **sw = make_words(c.src_vocab, "s"), **tw = make_words(c.tgt_vocab, "t");
     nmt_model *m = NULL;
     nmt_err err;
@@ -184,7 +194,7 @@ static void test_save_load(int arch)
     rc = nmt_model_load(&m2, path, &err);
     CHECKF(rc == 0, "load: %s", err.msg);
     if (rc) { nmt_model_free(m); return; }
-    CHECK(memcmp(&m->cfg, &m2->cfg, sizeof m->cfg) == 0);
+    CHECK(same_config(&m->cfg, &m2->cfg));
     CHECK(m2->src->n == m->src->n && !strcmp(vocab_word(m2->tgt, 5), vocab_word(m->tgt, 5)));
     CHECK(vocab_id(m2->src, "s7", 2) == 7 && vocab_id(m2->src, "zzz", 3) == VOCAB_UNK);
     real a[NS][8] = {{0}}, b[NS][8] = {{0}};
@@ -296,7 +306,7 @@ static void patch_header(const char *in, const char *out, const char *from, cons
 /* 1 when a and b hold the same config, vocabularies and weights. */
 static int same_model(const nmt_model *a, const nmt_model *b)
 {
-    if (memcmp(&a->cfg, &b->cfg, sizeof a->cfg) || a->pt.total != b->pt.total ||
+    if (!same_config(&a->cfg, &b->cfg) || a->pt.total != b->pt.total ||
         memcmp(a->P, b->P, sizeof(real) * a->pt.total))
         return 0;
     for (int i = 0; i < a->src->n; i++) if (strcmp(vocab_word(a->src, i), vocab_word(b->src, i))) return 0;
@@ -391,6 +401,11 @@ static void test_bad_files(void)
     expect_bad("unexpected tensor", bad, NMT_ERR_FORMAT, "unexpected tensor 'out_bias2'");
     patch_header(good, bad, "\"att_v\"", "\"opt.att_v\"");
     expect_bad("missing tensor", bad, NMT_ERR_FORMAT, "att_v");
+    /* tied embeddings: a flag, and a model that says so stores no out_W */
+    patch_header(good, bad, "\\\"emb\\\":6", "\\\"emb\\\":6,\\\"tied_embeddings\\\":1");
+    expect_bad("tied_embeddings not a boolean", bad, NMT_ERR_FORMAT, "'tied_embeddings' is not true or false");
+    patch_header(good, bad, "\\\"emb\\\":6", "\\\"emb\\\":6,\\\"tied_embeddings\\\":true");
+    expect_bad("tied_embeddings with emb != maxout", bad, NMT_ERR_FORMAT, "tied embeddings need the embedding size equal");
 
     /* offsets past the end: rewrite one tensor's end offset to beyond the data */
     {
@@ -535,6 +550,17 @@ int main(void)
         test_save_load(arch);
         test_step_matches_training(arch);
     }
+    /* tied embeddings: W_o = Et^T in training and decoding alike, one stored tensor */
+    tied = 1;
+    for (int arch = 0; arch < NMT_ARCH_COUNT; arch += NMT_ARCH_FERTDEC) {
+        test_padding(arch);
+        test_save_load(arch);
+        test_step_matches_training(arch);
+        nmt_model *m = new_model(arch);
+        CHECK(!param_table_find(&m->pt, "out_W") && !m->p.out_W && m->cfg.tied_emb == 1);
+        nmt_model_free(m);
+    }
+    tied = 0;
     test_zero_extras();
     test_bad_files();
     test_init_schemes();

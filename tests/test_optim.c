@@ -52,6 +52,30 @@ static void run(int kind, double clip)
     optim_free(&eager);
     optim_free(&lazy);
 }
+/* Marian's learning-rate schedules against hand-computed factors, and the step's use of them. */
+static void test_schedule(void)
+{
+    CHECK(optim_schedule(1, 0, 0) == 1 && optim_schedule(1000000, 0, 0) == 1);
+    const struct { long u, warmup, decay; double want; } v[] = {
+        {1, 4, 0, 0.25}, {2, 4, 0, 0.5}, {4, 4, 0, 1}, {9, 4, 0, 1},        /* u/4, then 1 */
+        {3, 0, 4, 1}, {4, 0, 4, 1}, {16, 0, 4, 0.5}, {100, 0, 4, 0.2},      /* sqrt(4/u) past 4 */
+        {2, 4, 8, 0.5}, {8, 4, 8, 1}, {32, 4, 8, 0.5},                      /* both */
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        CHECKF(fabs(optim_schedule(v[i].u, v[i].warmup, v[i].decay) - v[i].want) < 1e-15, "update %ld, warm-up %ld, decay %ld: %g, expected %g",
+               v[i].u, v[i].warmup, v[i].decay, optim_schedule(v[i].u, v[i].warmup, v[i].decay), v[i].want);
+    /* SGD moves by lr · lr_scale · g: 1 - 0.1 · 0.25 · 2 */
+    optim o;
+    NMT_ASSERT(optim_init(&o, OPT_SGD, 1, NULL) == 0);
+    CHECK(o.lr_scale == 1);
+    o.lr = 0.1;
+    o.lr_scale = 0.25;
+    real p = 1, g = 2;
+    optim_step(&o, &p, &g, 0, NULL);
+    CHECK_NEAR(p, 0.95, 1e-7);
+    optim_free(&o);
+}
+
 int main(void)
 {
     rng_seed(&R, 77);
@@ -98,5 +122,6 @@ int main(void)
     CHECK(optim_parse("rmsprop") == -1 && !strcmp(optim_name(4), "unknown") && optim_kind_states(-1) == 0);
     CHECK(optim_init(&o, 4, 10, &err) != 0 && strstr(err.msg, "unknown optimizer"));
     optim_free(&o);
+    test_schedule();
     return test_done("test_optim");
 }

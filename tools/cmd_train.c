@@ -202,8 +202,9 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_STR("--model", &o->model, "FILE", "where the best model (by dev NLL) is written"),
         OPT_STR("--checkpoint", &o->checkpoint, "FILE", "latest training state (default MODEL.ckpt)"),
         OPT_STR("--resume", &o->resume, "FILE", "continue from a checkpoint (same corpus; its architecture,\n"
-                "vocabularies, optimizer, learning rate, dropout and batching are kept;\n"
-                "the stopping limits are the ones given now)"),
+                "vocabularies, optimizer, learning rate and its schedule, dropout,\n"
+                "label smoothing and batching are kept; the stopping limits are the\n"
+                "ones given now)"),
         OPT_STR("--log", &o->log_tsv, "FILE", "TSV log of validations (default MODEL.log.tsv)"),
         OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
         OPT_FN("--tokenize", langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
@@ -241,6 +242,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_INT("--hid", &o->cfg.hid, 1, 65536, "N", "GRU units per encoder direction and in the decoder (default {})"),
         OPT_INT("--att", &o->cfg.att, 1, 65536, "N", "alignment model hidden units (default {})"),
         OPT_INT("--maxout", &o->cfg.maxout, 1, 65536, "N", "maxout units of the deep output (default {})"),
+        OPT_FLAG("--tied-embeddings --tie-embeddings", &o->cfg.tied_emb, 1, "the target embeddings are also the softmax layer's weights (stored\n"
+                 "once; needs --emb equal to --maxout)"),
         OPT_CHOICE("--init", &o->init, "paper|glorot-att|glorot", "paper (Appendix B; default) | glorot-att (the attention's weights\n"
                    "Glorot-uniform: it starts attending at once) | glorot (every weight matrix)"),
         OPT_HEAD("Training:"),
@@ -253,8 +256,17 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_DBL("--lr", &o->lr, 1e-12, 1e6, "X", "learning rate (default: 1 adadelta, 0.01 adagrad, 0.001 adam)"),
         OPT_DBL("--clip", &o->clip, 0, 1e12, "X", "rescale the gradient to this L2 norm when larger (default {})"),
         OPT_DBL("--dropout", &o->dropout, 0, 0.99, "P", "dropout on the maxout output (default {}; Feng et al. use 0.5)"),
+        OPT_DBL("--dropout-emb", &o->dropout_emb, 0, 0.99, "P", "variational dropout on the source and target embeddings: one mask\n"
+                "per sentence, the same at every position (default {})"),
+        OPT_DBL("--dropout-rnn", &o->dropout_rnn, 0, 0.99, "P", "variational dropout on the state the GRUs' recurrent products read\n"
+                "(encoder and decoder; one mask per sentence; default {})"),
+        OPT_DBL("--label-smoothing", &o->label_smoothing, 0, 0.99, "E", "training loss per target token (1-E)(-log p(y)) + E x the mean\n"
+                "of -log p over the target vocabulary (default {}; dev NLL unsmoothed)"),
         OPT_DBL("--lr-decay", &o->lr_decay, 0, 1, "F", "multiply the learning rate by F after each validation that does\n"
                 "not improve the dev NLL (default {}: never)"),
+        OPT_LONG("--lr-warmup", &o->lr_warmup, 0, ANY_LONG, "N", "raise the learning rate linearly over the first N updates: update u\n"
+                 "uses lr x u/N (default {}: none)"),
+        OPT_LONG("--lr-decay-inv-sqrt", &o->lr_decay_inv_sqrt, 0, ANY_LONG, "N", "after N updates, update u uses lr x sqrt(N/u) (default {}: none)"),
         OPT_LONG("--seed", &seed, 0, ANY_LONG, "N", "random seed (default {})"),
         OPT_INT("--threads", &o->threads, 1, 1024, "N", "threads (default: all cores)"),
         OPT_INT("--max-nonfinite", &o->max_nonfinite, 0, 1000000, "N", "updates in a row with a NaN/Inf cost or gradient that are\n"

@@ -133,12 +133,15 @@ typedef struct backend_ops {
     /* dtt[i, 2k + which[i,k]] = dt[r,k] for i = rows[r] (the losers' entries are left as they are) */
     void (*maxout_backward)(real *dtt, const real *dt, const unsigned char *which, const int *rows, int N, int l);
     /* Per row r of logits z [N,V] with target y[rows[r]]: z becomes e^{z - max}, rinv[r] =
-     * 1/Σ e^{z - max}, nll[r] = -log p(y); lp (optional) [rows[r]] = log p(y). */
-    void (*softmax_nll)(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V);
-    /* z = scale (p - onehot(y)) from softmax_nll's z and rinv, and dbias += its column sums,
-     * taken per block of blk rows into part [(N + blk-1)/blk, V] and then block by block */
+     * 1/Σ e^{z - max}, nll[r] = -log p(y), or with label smoothing ls > 0 the smoothed loss
+     * (1 - ls)(-log p(y)) + ls · (1/V) Σ_k -log p(k); lp (optional) [rows[r]] = log p(y). */
+    void (*softmax_nll)(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V,
+                        double ls);
+    /* z = scale (p - q), q = (1 - ls) onehot(y) + ls/V (ls = 0: the one-hot), from softmax_nll's z
+     * and rinv, and dbias += its column sums, taken per block of blk rows into part
+     * [(N + blk-1)/blk, V] and then block by block */
     void (*softmax_nll_backward)(real *z, real *dbias, real *part, const double *rinv, const int *rows,
-                                 const int *y, int N, int V, real scale, int blk);
+                                 const int *y, int N, int V, real scale, real ls, int blk);
 
     /* ---- embeddings ---- */
     /* dst[i] = table[ids[i]] for i < n, rows of cols; a negative id gives a zero row (the empty

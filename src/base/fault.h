@@ -19,7 +19,11 @@ enum {
     FAULT_ENC_CARRY = 5,        /* gru_backward: padding rows do not pass their gradient back */
     FAULT_RECATT_PREV = 6,      /* dec_backward: RecAtt's query does not send gradient to c_{i-1} */
     FAULT_LOCFER_SUM = 7,       /* dec_backward: LocFer's ξ sends gradient to α_{i-1} only */
-    FAULT_FERTDEC_LEFT = 8      /* dec_backward: FertDec's left-over cost has no gradient */
+    FAULT_FERTDEC_LEFT = 8,     /* dec_backward: FertDec's left-over cost has no gradient */
+    FAULT_LABEL_SMOOTHING = 9,  /* out_backward: the softmax gradient of the plain NLL under smoothing */
+    FAULT_DROP_EMB = 10,        /* enc_backward: the source embeddings' gradient misses the dropout mask */
+    FAULT_DROP_RNN = 11,        /* gru_backward: the recurrent products' share of dh_prev misses the mask */
+    FAULT_TIED_OUT = 12         /* out_backward: tied Et gets the embedding's gradient only, not the softmax's */
 };
 
 #endif

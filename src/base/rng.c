@@ -31,6 +31,13 @@ uint64_t rng_u64(rng *r)
 
 double rng_uniform(rng *r) { return (rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
 
+real *rng_dropout_mask(rng *r, real *mask, size_t n, double p)
+{
+    real keep = (real)(1 / (1 - p));
+    for (size_t q = 0; q < n; q++) mask[q] = rng_uniform(r) < p ? 0 : keep;
+    return mask;
+}
+
 double rng_normal(rng *r)
 {
     /* One draw per call (the second Box-Muller value is dropped) keeps the state the only

@@ -103,7 +103,7 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     dec_input_terms(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n);
     if (has_fertdec(c)) dec_input_terms(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me);
     dec_src ds = {w->enc.H, w->UaH, src->xlen, src->B, Tx, w->enc.ndir * n};
-    dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, w->rowlen};
+    dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, w->rowlen, NULL}; /* no dropout */
     dec_rows prev = state_rows(c, (real *)st_prev, Tx, ld), next = state_rows(c, st_new, Tx, ld);
     dec_step(&bf, c, p, &ds, H, src_of, &prev, &next);
     /* s_new has stride ld: gather it for the readout's product */

@@ -93,6 +93,7 @@ static char *config_json(const nmt_config *c)
     cJSON_AddNumberToObject(o, "window", c->window);
     cJSON_AddNumberToObject(o, "fert_step_w", c->fert_step_w);
     cJSON_AddNumberToObject(o, "fert_left_w", c->fert_left_w);
+    if (c->tied_emb) cJSON_AddBoolToObject(o, "tied_embeddings", 1); /* absent: untied, as every earlier file */
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -150,6 +151,7 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
     /* "window" came with the Markov/LocFer variants: optional, 2 when absent */
     static const char *keys[] = {"arch", "src_vocab", "tgt_vocab", "emb", "hid", "att", "maxout", "window",
                                  "fert_step_w", "fert_left_w"};
+    memset(c, 0, sizeof *c); /* tied_emb 0, and the padding after it */
     c->window = 2;
     c->fert_step_w = c->fert_left_w = 1.0;
     cJSON *o = cJSON_Parse(json);
@@ -159,7 +161,7 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
     }
     int rc = NMT_OK;
     for (cJSON *it = o->child; it && !rc; it = it->next) {
-        int known = 0;
+        int known = !strcmp(it->string, "tied_embeddings");
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(it->string, keys[k]);
         if (!known) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown config key '%s'", file, it->string);
     }
@@ -182,6 +184,9 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
             *fields[k] = (int)it->valuedouble;
         }
     }
+    const cJSON *te = cJSON_GetObjectItemCaseSensitive(o, "tied_embeddings"); /* later, optional */
+    if (!rc && te && !cJSON_IsBool(te)) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config 'tied_embeddings' is not true or false", file);
+    else if (te) c->tied_emb = cJSON_IsTrue(te);
     cJSON_Delete(o);
     nmt_err inner;
     if (!rc && (rc = nmt_config_check(c, &inner)))

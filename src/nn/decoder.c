@@ -57,6 +57,7 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     /* last, so that the buffers above keep their offsets whatever the variant */
     w->nrm = fd ? arena_take(a, sizeof(double) * (Ty > 0 ? Ty : 1)) : NULL;
     w->u = fd ? arena_take(a, sizeof(real) * (Ty > 0 ? Ty : 1)) : NULL;
+    w->drop_emb = w->drop_h = NULL;
 }
 
 double dec_extra_cost(const dec_ws *w, const nmt_config *c)
@@ -91,7 +92,7 @@ static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec
     int xk = xi_kind(c), fd = has_fertdec(c), K = xk ? xi_width(c) : 0;
     *bf = (dec_bufs){w->pre, fd ? w->G + o * m : NULL, w->Q ? w->Q + o * na : NULL, w->alpha ? w->alpha + o * Tx : NULL,
                      w->C + o * cd, xk ? w->XI + o * Tx * K : NULL, fd ? w->TH + o * n : NULL, w->tmp,
-                     cache_at(w->cache, o * n), NULL};
+                     cache_at(w->cache, o * n), NULL, w->drop_h};
     /* Markov reads α_{i-1} and keeps α_i where it is; LocFer sums into cum in place */
     real *aprev = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV && i ? w->alpha + (o - B) * Tx : NULL;
     real *anext = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV ? bf->alpha : NULL;
@@ -125,6 +126,8 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
 
     bk->zero_rows(w->Eprev, m, B, m); /* ȳ_0 = 0 */
     bk->gather_rows(w->Eprev + (size_t)B * m, p->Et, bt->y, (int)(TB - B), m);
+    if (w->drop_emb) /* one sentence's mask at every position: row stride 0 over rows of B·m */
+        bk->mul_rows(w->Eprev + (size_t)B * m, B * m, w->Eprev + (size_t)B * m, B * m, w->drop_emb, 0, Ty - 1, B * m);
     /* teacher forcing: the input-side terms of every step in one product */
     dec_input_terms(w->Y, w->Eprev, p->dec_W, p->dec_b, (int)TB, m, 3 * n);
     dec_init_state(w->S, e, c, p, B, Tx);
@@ -204,7 +207,7 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
         mm(0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
     }
     gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
-                 p->dec_U, p->dec_Uh, NULL, B, n, w->tmp);
+                 p->dec_U, p->dec_Uh, NULL, w->drop_h, B, n, w->tmp);
     if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
         mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
         bk->add_rows(w->ddc, m, w->ddi, m, w->dDc + o * m, m, B, m);
@@ -244,7 +247,12 @@ static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params
     colsum_add(g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
     mm(0, 1, (int)TB, m, 3 * n, w->dA, 3 * n, p->dec_W, 3 * n, 1, w->dEprev, m);
     mm(1, 0, cd, 3 * n, (int)TB, w->C, cd, w->dA, 3 * n, 1, g->dec_C, 3 * n);
-    mm(1, 0, n, 2 * n, (int)TB, w->S, n, w->dA, 3 * n, 1, g->dec_U, 2 * n);
+    const real *sp = w->S; /* the states dec_U read: s_{i-1}, or s_{i-1}∘m formed in dS, read by now */
+    if (w->drop_h) {
+        gru_drop_states(w->dS, n, w->S, n, w->drop_h, Ty, B, n);
+        sp = w->dS;
+    }
+    mm(1, 0, n, 2 * n, (int)TB, sp, n, w->dA, 3 * n, 1, g->dec_U, 2 * n);
     mm(1, 0, n, n, (int)TB, w->cache.rh, n, w->dA + 2 * n, 3 * n, 1, g->dec_Uh, n);
     if (search) {
         mm(1, 0, n, na, (int)TB, w->S, n, w->dQ, na, 1, g->att_W, na);
@@ -268,7 +276,8 @@ static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params
         colsum_add(g->fer_bg, w->dGP, (int)TB, m, m);
         mm(0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
         /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding, in the order
-         * of j then b */
+         * of j then b (through the source embeddings' dropout mask, the same at every j) */
+        if (e->drop_emb) backend()->mul_rows(w->ddc, m, w->ddc, m, e->drop_emb, m, B, m);
         for (int j = 0; j < Tx; j++)
             backend()->scatter_add_rows(g->Es, w->ddc, bt->x + (size_t)j * B, e->mask + (size_t)j * B, B, m);
     }
@@ -299,6 +308,8 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
     mm(1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
     colsum_add(g->init_b, w->carry, B, n, n);
     mm(0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
-    /* ȳ_{i-1} = Ey[y_{i-1}] for i > 1; padding rows carry zero gradient */
+    /* ȳ_{i-1} = Ey[y_{i-1}] (∘ its dropout mask) for i > 1; padding rows carry zero gradient */
+    if (w->drop_emb)
+        bk->mul_rows(w->dEprev + (size_t)B * m, B * m, w->dEprev + (size_t)B * m, B * m, w->drop_emb, 0, Ty - 1, B * m);
     bk->scatter_add_rows(g->Et, w->dEprev + (size_t)B * m, bt->y, NULL, (int)(TB - B), m);
 }

@@ -22,7 +22,11 @@ typedef struct dec_ws {
     real *pre;        /* [B, 3n] GRU pre-activations of one step */
     gru_cache cache;  /* each [Ty*B, n] */
     /* backward */
-    real *dS;         /* [Ty*B, n]  gradient reaching s_1..s_Ty from the deep output */
+    /* training's variational dropout (net_forward; NULL: none), one mask per sentence: */
+    const real *drop_emb; /* [B, m] on the target embeddings ȳ */
+    const real *drop_h;   /* [B, n] on the state the GRU's recurrent products read */
+    real *dS;         /* [Ty*B, n]  gradient reaching s_1..s_Ty from the deep output (with drop_h,
+                         s_{i-1}∘m for dU once the backward loop has read it) */
     real *dC;         /* [Ty*B, c]  ... reaching c_i (the GRU's share is added during the loop) */
     real *dEprev;     /* [Ty*B, m] */
     real *dA;         /* [Ty*B, 3n] GRU pre-activation gradients */

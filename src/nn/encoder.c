@@ -1,7 +1,9 @@
 /* encoder.c: embeddings and the (bi)directional GRU encoder (MODEL.md sections 1, 3). The input
  * projections of all positions are one product per direction; only U·h runs per step. The
  * backward direction reads j = Tx..1 and, since padding copies the previous state, stays at
- * h←_{Tx+1} = 0 until it reaches each sentence's own last token. */
+ * h←_{Tx+1} = 0 until it reaches each sentence's own last token. Training's variational dropout
+ * (docs/TRAINING.md) multiplies each sentence's embeddings by one mask at every position and
+ * gives each direction's GRU one mask per sentence on the state its recurrent products read. */
 #include "backend/backend.h"
 #include "nn/encoder.h"
 #include "base/fault.h"
@@ -26,6 +28,7 @@ void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
     }
     w->mask = arena_take(a, TB);
     w->step_cache = 0;
+    w->drop_emb = w->drop_h[0] = w->drop_h[1] = NULL;
     for (int d = 0; d < 2; d++) {
         int on = d < w->ndir;
         w->carry[d] = on ? arena_take(a, sizeof(real) * B * n) : NULL;
@@ -66,7 +69,7 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
         real *h = w->H + t * B * hd + d * n;
         gru_cache ct = cache_at(w->cache[d], w->step_cache ? 0 : t * B * n);
         gru_forward(h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, p->enc_U[d], p->enc_Uh[d],
-                    Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
+                    Bt < 0 ? w->mask + t * B : NULL, w->drop_h[d], Bt < 0 ? B : Bt, n, w->tmp[d]);
         if (Bt >= 0 && Bt < B) { /* padding: the state carries on; r∘h is read by dU_h */
             if (hp) bk->copy_rows(h + (size_t)Bt * hd, hd, hp + (size_t)Bt * hd, hd, B - Bt, n);
             else bk->zero_rows(h + (size_t)Bt * hd, hd, B - Bt, n);
@@ -92,7 +95,7 @@ static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params 
         bk->zero_rows(carry, n, B, n);
         real *dA = w->dA[d] + t * B * 3 * n;
         gru_backward(dA, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd, p->enc_U[d], p->enc_Uh[d],
-                     Bt < 0 ? w->mask + t * B : NULL, Bt < 0 ? B : Bt, n, w->tmp[d]);
+                     Bt < 0 ? w->mask + t * B : NULL, w->drop_h[d], Bt < 0 ? B : Bt, n, w->tmp[d]);
         if (Bt >= 0 && Bt < B) { /* padding copied h: the gradient passes straight through */
             bk->zero_rows(dA + (size_t)Bt * 3 * n, 3 * n, B - Bt, 3 * n);
             if (!FAULT(FAULT_ENC_CARRY))
@@ -124,6 +127,8 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid;
     size_t TB = (size_t)Tx * B;
     bk->gather_rows(w->ex, p->Es, bt->x, (int)TB, m);
+    /* one sentence's mask at every position: row stride 0 over rows of B·m */
+    if (w->drop_emb) bk->mul_rows(w->ex, B * m, w->ex, B * m, w->drop_emb, 0, Tx, B * m);
     for (size_t i = 0; i < TB; i++) w->mask[i] = (int)(i / B) < bt->xlen[i % B];
     for (int d = 0; d < w->ndir; d++) {
         mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
@@ -145,17 +150,24 @@ void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, co
     bk->parallel_for(w->ndir, 1, 0, dir_backward, &job);
     for (int d = 0; d < w->ndir; d++) {
         /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
-         * that read the zero state contributes nothing. */
+         * that read the zero state contributes nothing. With dropout the products read H∘m,
+         * formed in dH, whose gradients the recurrences above have consumed. */
+        const real *hs = w->H;
+        if (w->drop_h[d]) {
+            gru_drop_states(w->dH + (size_t)d * n, hd, w->H + (size_t)d * n, hd, w->drop_h[d], Tx, B, n);
+            hs = w->dH;
+        }
         if (Tx > 1) {
             if (d == 0)
-                mm(1, 0, n, 2 * n, (Tx - 1) * B, w->H, hd, w->dA[0] + (size_t)B * 3 * n, 3 * n, 1, g->enc_U[0], 2 * n);
+                mm(1, 0, n, 2 * n, (Tx - 1) * B, hs, hd, w->dA[0] + (size_t)B * 3 * n, 3 * n, 1, g->enc_U[0], 2 * n);
             else
-                mm(1, 0, n, 2 * n, (Tx - 1) * B, w->H + (size_t)B * hd + n, hd, w->dA[1], 3 * n, 1, g->enc_U[1], 2 * n);
+                mm(1, 0, n, 2 * n, (Tx - 1) * B, hs + (size_t)B * hd + n, hd, w->dA[1], 3 * n, 1, g->enc_U[1], 2 * n);
         }
         mm(1, 0, n, n, (int)TB, w->cache[d].rh, n, w->dA[d] + 2 * n, 3 * n, 1, g->enc_Uh[d], n);
         mm(1, 0, m, 3 * n, (int)TB, w->ex, m, w->dA[d], 3 * n, 1, g->enc_W[d], 3 * n);
         colsum_add(g->enc_b[d], w->dA[d], (int)TB, 3 * n, 3 * n);
         mm(0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
     }
+    if (w->drop_emb && !FAULT(FAULT_DROP_EMB)) bk->mul_rows(w->dex, B * m, w->dex, B * m, w->drop_emb, 0, Tx, B * m);
     bk->scatter_add_rows(g->Es, w->dex, bt->x, w->mask, (int)TB, m);
 }

@@ -17,6 +17,10 @@ typedef struct enc_ws {
     int step_cache;        /* decoding (no backward): every step writes its gate values over the
                             * same [B, n] rows, so that the rest of cache is never touched */
     unsigned char *mask;   /* [Tx*B] 1 at real positions */
+    /* training's variational dropout (net_forward; NULL: none), one mask per sentence for every
+     * position: */
+    const real *drop_emb;  /* [B, m] on the source embeddings */
+    const real *drop_h[2]; /* [B, n] per direction, on the state the recurrent products read */
     /* backward */
     real *dH;              /* [Tx*B, ndir*n] gradient reaching the annotations (filled by the decoder) */
     real *dA[2];           /* [Tx*B, 3n] */
@@ -27,7 +31,7 @@ typedef struct enc_ws {
 
 void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx);
 void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt);
-/* Reads w->dH; ADDS parameter gradients into g. */
+/* Reads w->dH (and, with drop_h, overwrites it once read); ADDS parameter gradients into g. */
 void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt);
 
 #endif

@@ -9,7 +9,7 @@
 
 nmt_config nmt_config_default(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0};
     return c;
 }
 
@@ -27,6 +27,10 @@ int nmt_config_check(const nmt_config *c, nmt_err *err)
     if (c->window < 0 || c->window > 100) return nmt_fail(err, NMT_ERR_ARG, "window %d out of range [0, 100]", c->window);
     if (!(c->fert_step_w >= 0 && c->fert_step_w <= 1e6) || !(c->fert_left_w >= 0 && c->fert_left_w <= 1e6))
         return nmt_fail(err, NMT_ERR_ARG, "FertDec cost weights must be in [0, 1e6]");
+    if (c->tied_emb != 0 && c->tied_emb != 1) return nmt_fail(err, NMT_ERR_ARG, "tied_emb %d: must be 0 or 1", c->tied_emb);
+    if (c->tied_emb && c->emb != c->maxout) /* W_o is [l, Ky], Ey^T is [m, Ky] */
+        return nmt_fail(err, NMT_ERR_ARG, "tied embeddings need the embedding size equal to the maxout size (the softmax "
+                        "layer's input): emb %d, maxout %d", c->emb, c->maxout);
     return NMT_OK;
 }
 
@@ -96,7 +100,7 @@ void param_table_build(param_table *pt, const nmt_config *c)
     MAT("out_V", m, 2 * l, INIT_NORMAL_001, out_V);
     MAT("out_C", cd, 2 * l, INIT_NORMAL_001, out_C);
     VEC("out_b", 2 * l, out_b);
-    MAT("out_W", l, c->tgt_vocab, INIT_NORMAL_001, out_W);
+    if (!c->tied_emb) MAT("out_W", l, c->tgt_vocab, INIT_NORMAL_001, out_W); /* tied: Et^T, stored once as Et */
     VEC("out_bias", c->tgt_vocab, out_bias);
 }
 

@@ -30,7 +30,7 @@ typedef struct params {
     real *fer_V, *fer_Vh;           /* [m, 3n], [m, n]  FertDec: d_i into the GRU and the state */
     real *fer_Wg, *fer_Ug, *fer_Cg, *fer_Vg, *fer_bg; /* [m,m], [n,m], [c,m], [m,m], [m]: extract gate */
     real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
-    real *out_W, *out_bias;         /* [l, Ky], [Ky] */
+    real *out_W, *out_bias;         /* [l, Ky] (NULL with tied embeddings: Et^T), [Ky] */
 } params;
 
 enum init_kind { INIT_NORMAL_001, INIT_NORMAL_0001, INIT_ZERO, INIT_ORTHO_BLOCKS };

@@ -15,6 +15,10 @@ static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
     enc_layout(&w->enc, &a, c, d[0], d[1]);
     dec_layout(&w->dec, &a, c, d[0], d[1], d[2]);
     out_layout(&w->out, &a, c, d[0], d[2]);
+    /* last, so that the buffers above keep their offsets */
+    w->mask_src = arena_take(&a, sizeof(real) * d[0] * c->emb);
+    w->mask_tgt = arena_take(&a, sizeof(real) * d[0] * c->emb);
+    for (int k = 0; k < 3; k++) w->mask_h[k] = arena_take(&a, sizeof(real) * d[0] * c->hid);
     return a.used;
 }
 
@@ -38,10 +42,28 @@ void net_ws_free(net_ws *w)
     memset(w, 0, sizeof *w);
 }
 
+/* The training-only terms of this batch: on in training mode (a dropout RNG set), each mask
+ * drawn once for the batch, in this order and before the maxout output's (the order is part of
+ * a run's results); off (NULL, 0) at validation. */
+static void net_training_terms(net_ws *w, const nmt_config *c, const batch *bt)
+{
+    rng *r = w->out.drop_rng;
+    const net_reg *g = &w->reg;
+    size_t be = (size_t)bt->B * c->emb, bh = (size_t)bt->B * c->hid;
+    int emb = r && g->dropout_emb > 0, rnn = r && g->dropout_rnn > 0;
+    w->enc.drop_emb = emb ? rng_dropout_mask(r, w->mask_src, be, g->dropout_emb) : NULL;
+    w->dec.drop_emb = emb ? rng_dropout_mask(r, w->mask_tgt, be, g->dropout_emb) : NULL;
+    for (int d = 0; d < 2; d++)
+        w->enc.drop_h[d] = rnn && d < w->enc.ndir ? rng_dropout_mask(r, w->mask_h[d], bh, g->dropout_rnn) : NULL;
+    w->dec.drop_h = rnn ? rng_dropout_mask(r, w->mask_h[2], bh, g->dropout_rnn) : NULL;
+    w->out.smoothing = r ? g->label_smoothing : 0;
+}
+
 /* The layout is for blk.cap, but every kernel indexes with the batch's own B, Tx
  * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
 double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok)
 {
+    net_training_terms(w, c, bt);
     PROF_BEGIN(t0);
     enc_forward(&w->enc, c, p, bt);
     PROF_END(PROF_ENC_FWD, t0);

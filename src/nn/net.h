@@ -8,11 +8,22 @@
 #include "nn/encoder.h"
 #include "nn/readout.h"
 
+/* The training-only terms besides the maxout dropout (docs/TRAINING.md): label smoothing ε of
+ * the loss, and variational dropout (one mask per sentence, the same at every position) on the
+ * source and target embeddings and on the state each GRU's recurrent products read. Like that
+ * dropout they apply only while a dropout RNG is set (training), never at validation or
+ * translation. All 0: the plain model, bit for bit. */
+typedef struct net_reg { double label_smoothing, dropout_emb, dropout_rnn; } net_reg;
+
 typedef struct net_ws {
     ws_block blk;            /* one allocation, laid out for batches up to blk.cap = {B, Tx, Ty} */
     enc_ws enc;
     dec_ws dec;
     out_ws out;
+    net_reg reg;             /* net_set_reg */
+    /* the variational dropout masks of a batch, drawn by net_forward: */
+    real *mask_src, *mask_tgt; /* [B, m] the embeddings' */
+    real *mask_h[3];         /* [B, n] the encoder's forward and backward GRUs', the decoder's */
 } net_ws;
 
 /* Lays the workspace out for batches up to B x Tx x Ty (re-allocating only when it grows).
@@ -22,12 +33,15 @@ void net_ws_free(net_ws *w);
 /* Bytes a workspace for B x Tx x Ty would take (for refusing configurations up front). */
 size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty);
 
-/* Dropout on the maxout output during training (p = 0 turns it off); masks come from r, which
- * the caller owns (the trainer saves it in checkpoints). */
+/* Training mode: dropout p on the maxout output (p = 0 turns it off) and the terms of net_set_reg,
+ * masks drawn from r, which the caller owns (the trainer saves it in checkpoints); r NULL is the
+ * model as it translates (validation). */
 static inline void net_set_dropout(net_ws *w, double p, rng *r) { w->out.dropout = p; w->out.drop_rng = r; }
+static inline void net_set_reg(net_ws *w, const net_reg *reg) { w->reg = *reg; }
 
 /* Teacher-forced forward: returns the summed NLL of the batch's real target tokens (the
- * batch cost of MODEL.md section 2 is this / B); logp_tok optional [Ty*B]. */
+ * batch cost of MODEL.md section 2 is this / B; in training mode with label smoothing, the
+ * summed smoothed loss); logp_tok optional [Ty*B]. */
 double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok);
 /* FertDec's costs of the last net_forward, summed over sentences and weighted (0 for other
  * models); the training loss is scale · (summed NLL + this). */

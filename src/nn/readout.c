@@ -1,13 +1,23 @@
 /* readout.c: t~_i = U_o s_i + V_o ȳ_{i-1} + C_o c_i + b_o, t_i,k = max(t~_i,2k-1, t~_i,2k),
  * p(y_i) = softmax(W_o t_i + b_w) (MODEL.md section 2; the deep output reads the new state s_i).
- * Backward of softmax + NLL: dlogits = scale · (p - onehot(y)). The maxout and the softmax run
- * as backend kernels. The softmax layer's product adds onto rows that already hold the bias
- * b_w (beta = 1), which spares the BLAS its pass that zeroes the output and the softmax its pass
- * adding b_w. */
+ * Backward of softmax + NLL: dlogits = scale · (p - onehot(y)). With label smoothing ε (training
+ * only) the loss per token is (1-ε)(-log p(y)) + ε (1/Ky) Σ_k -log p(k), whose gradient is
+ * scale · (p - (1-ε) onehot(y) - ε/Ky) (docs/TRAINING.md). With tied embeddings W_o is Ey^T.
+ * The maxout and the softmax run as backend kernels. The softmax layer's product adds onto rows
+ * that already hold the bias b_w (beta = 1), which spares the BLAS its pass that zeroes the
+ * output and the softmax its pass adding b_w. */
 
 #include "backend/backend.h"
 #include "base/fault.h"
 #include "nn/readout.h"
+
+/* z [rows, Ky] += t [rows, l] · W_o: out_W [l, Ky], or with tied embeddings Et^T (Et [Ky, m], m = l) */
+static void logits_add(real *z, const real *t, int rows, const nmt_config *c, const params *p)
+{
+    int l = c->maxout, V = c->tgt_vocab;
+    if (c->tied_emb) mm(0, 1, rows, V, l, t, l, p->Et, l, 1, z, V);
+    else mm(0, 0, rows, V, l, t, l, p->out_W, V, 1, z, V);
+}
 
 void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H)
@@ -19,7 +29,7 @@ void out_step(real *z, real *tt, real *t, const real *s, const real *E, const re
     const backend_ops *bk = backend();
     bk->maxout(t, NULL, tt, p->out_b, NULL, H, l);
     bk->repeat_row(z, p->out_bias, H, V);
-    mm(0, 0, H, V, l, t, l, p->out_W, V, 1, z, V);
+    logits_add(z, t, H, c, p);
 }
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
@@ -52,15 +62,13 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     const backend_ops *bk = backend();
     bk->maxout(w->Tg, w->which, w->TT, p->out_b, w->rows, w->N, l);
     if (w->dropout > 0 && w->drop_rng) { /* inverted dropout on t_i (MODEL.md section 5, Feng et al.) */
-        real keep = (real)(1 / (1 - w->dropout));
-        /* drawn here, one after another: the order of the draws is part of the results */
-        for (size_t q = 0; q < (size_t)w->N * l; q++) w->mask[q] = rng_uniform(w->drop_rng) < w->dropout ? 0 : keep;
+        rng_dropout_mask(w->drop_rng, w->mask, (size_t)w->N * l, w->dropout); /* drawn last, after net_forward's */
         bk->mul_rows(w->Tg, l, w->Tg, l, w->mask, l, w->N, l);
     }
     bk->repeat_row(w->logits, p->out_bias, w->N, V);
-    mm(0, 0, w->N, V, l, w->Tg, l, p->out_W, V, 1, w->logits, V);
+    logits_add(w->logits, w->Tg, w->N, c, p);
     if (logp_tok) bk->zero_rows(logp_tok, TB, 1, TB);
-    bk->softmax_nll(w->logits, w->rsum, w->nll, logp_tok, w->rows, bt->y, w->N, V);
+    bk->softmax_nll(w->logits, w->rsum, w->nll, logp_tok, w->rows, bt->y, w->N, V, w->smoothing);
     double loss = 0;
     for (int r = 0; r < w->N; r++) loss += w->nll[r];
     return loss;
@@ -72,10 +80,17 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
     int B = bt->B, Ty = bt->Ty, n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
     int TB = Ty * B;
     const backend_ops *bk = backend();
-    /* dlogits = scale (p - onehot(y)), and the bias gradient per block of OUT_BLOCK rows */
-    bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale, OUT_BLOCK);
-    mm(1, 0, l, V, w->N, w->Tg, l, w->logits, V, 1, g->out_W, V);
-    mm(0, 1, w->N, l, V, w->logits, V, p->out_W, V, 0, w->dTg, l);
+    /* dlogits = scale (p - q), q the one-hot or its smoothed form, and the bias gradient per block
+     * of OUT_BLOCK rows */
+    bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale,
+                             FAULT(FAULT_LABEL_SMOOTHING) ? 0 : (real)w->smoothing, OUT_BLOCK);
+    if (c->tied_emb) { /* Et's gradient sums this use and the embedding's (dec_backward adds that) */
+        if (!FAULT(FAULT_TIED_OUT)) mm(1, 0, V, l, w->N, w->logits, V, w->Tg, l, 1, g->Et, l);
+        mm(0, 0, w->N, l, V, w->logits, V, p->Et, l, 0, w->dTg, l);
+    } else {
+        mm(1, 0, l, V, w->N, w->Tg, l, w->logits, V, 1, g->out_W, V);
+        mm(0, 1, w->N, l, V, w->logits, V, p->out_W, V, 0, w->dTg, l);
+    }
     if (w->dropout > 0 && w->drop_rng) bk->mul_rows(w->dTg, l, w->dTg, l, w->mask, l, w->N, l);
     /* maxout: the gradient goes to the winner of each pair; padding rows get none */
     bk->zero_rows(w->TT, 2 * l, TB, 2 * l);

@@ -27,6 +27,7 @@ typedef struct out_ws {
     double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
     real *mask;            /* [N, l] dropout mask: 0 or 1/(1-p) */
     double dropout;        /* p; 0 = off (translation, validation) */
+    double smoothing;      /* label smoothing ε of this batch; 0 = off (net_forward sets it) */
     rng *drop_rng;         /* where masks come from while dropout is on */
 } out_ws;
 
@@ -38,11 +39,12 @@ void out_step(real *z, real *tt, real *t, const real *s, const real *E, const re
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
 
-/* Returns Σ -log p(y_i) over real tokens; logp_tok (optional, [Ty*B]) receives log p(y_i) at
- * real positions and 0 at padding. */
+/* Returns Σ -log p(y_i) over real tokens (with w->smoothing ε > 0, the smoothed loss of each
+ * token instead); logp_tok (optional, [Ty*B]) receives log p(y_i) at real positions and 0 at
+ * padding. */
 double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
                    real *logp_tok);
-/* Loss = scale · Σ -log p. ADDS into g; WRITES d->dS, d->dC, d->dEprev. */
+/* Loss = scale · Σ -log p (smoothed as in out_forward). ADDS into g; WRITES d->dS, d->dC, d->dEprev. */
 void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, params *g, const batch *bt,
                   real scale);
 

@@ -102,7 +102,8 @@ void dec_step(const dec_bufs *b, const nmt_config *c, const params *p, const dec
         mm(0, 0, H, 3 * n, cd, prev->c, prev->ld_c, p->dec_F, 3 * n, 1, b->pre, 3 * n);
     if (has_fertdec(c)) /* FertDec: + V d_i in every gate and the candidate */
         mm(0, 0, H, 3 * n, m, prev->d, prev->ld_d, p->fer_V, 3 * n, 1, b->pre, 3 * n);
-    gru_forward(next->s, next->ld_s, b->cache, b->pre, 3 * n, prev->s, prev->ld_s, p->dec_U, p->dec_Uh, NULL, H, n, b->tmp);
+    gru_forward(next->s, next->ld_s, b->cache, b->pre, 3 * n, prev->s, prev->ld_s, p->dec_U, p->dec_Uh, NULL, b->drop, H, n,
+                b->tmp);
     if (has_fertdec(c)) step_coverage(b, c, p, H, prev, next);
     step_carry(b, c, H, src->Tx, prev, next);
 }

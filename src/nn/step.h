@@ -38,6 +38,7 @@ typedef struct dec_bufs {
     real *pre, *g, *q, *alpha, *ctx, *xi, *th, *tmp;
     gru_cache cache;
     int *rowlen;
+    const real *drop;   /* [H,n] training's dropout mask on s_{i-1} in the GRU's recurrent products, or NULL */
 } dec_bufs;
 
 /* One step for H rows; row h reads sentence src_of[h] (NULL: sentence h). Writes next's parts

@@ -17,6 +17,7 @@ static const char *mismatch(const nmt_model *a, const nmt_model *b)
         x->att != y->att || x->maxout != y->maxout || x->window != y->window)
         return "other sizes";
     if (x->fert_step_w != y->fert_step_w || x->fert_left_w != y->fert_left_w) return "other FertDec cost weights";
+    if (x->tied_emb != y->tied_emb) return "tied embeddings in one, not in the other";
     if (a->pt.total != b->pt.total) return "another parameter layout";
     const vocab *va[2] = {a->src, a->tgt}, *vb[2] = {b->src, b->tgt};
     for (int s = 0; s < 2; s++) {

@@ -63,6 +63,12 @@ static char *state_json(const trainer *t)
     cJSON_AddNumberToObject(s, "sort_blocks", t->bat.k);
     cJSON_AddBoolToObject(s, "reshuffle", t->bat.reshuffle);
     cJSON_AddNumberToObject(s, "max_len", o->max_len);
+    /* the later settings only when set, so that a run without them writes what it always wrote */
+    if (o->label_smoothing > 0) cJSON_AddNumberToObject(s, "label_smoothing", o->label_smoothing);
+    if (o->dropout_emb > 0) cJSON_AddNumberToObject(s, "dropout_emb", o->dropout_emb);
+    if (o->dropout_rnn > 0) cJSON_AddNumberToObject(s, "dropout_rnn", o->dropout_rnn);
+    if (o->lr_warmup > 0) cJSON_AddNumberToObject(s, "lr_warmup", (double)o->lr_warmup);
+    if (o->lr_decay_inv_sqrt > 0) cJSON_AddNumberToObject(s, "lr_decay_inv_sqrt", (double)o->lr_decay_inv_sqrt);
     char *js = cJSON_PrintUnformatted(s);
     cJSON_Delete(s);
     return js;
@@ -114,7 +120,7 @@ enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT };
 enum {
     K_UPDATE, K_EPOCH, K_NEXT, K_NB, K_RNG, K_HASH, K_PAIRS, K_BEST, K_BADV, K_ELAPSED, K_VNLL, K_VSENT, K_VTOK,
     K_VSTEP, K_VLEFT, K_DRNG, K_DROPOUT, K_OPT, K_LR, K_DECAY, K_OSTEP, K_CLIP, K_BATCH, K_BLOCKS, K_RESHUF,
-    K_MAXLEN, K_COUNT
+    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_COUNT
 };
 /* key, type, range, required (the optional ones came later: older checkpoints lack them) */
 static const struct field { const char *key; int type; double lo, hi; int required; } fields[K_COUNT] = {
@@ -144,6 +150,11 @@ static const struct field { const char *key; int type; double lo, hi; int requir
     [K_BLOCKS] = {"sort_blocks", F_INT, 1, CKPT_MAX_BATCH, 1},
     [K_RESHUF] = {"reshuffle", F_BOOL, 0, 0, 1},
     [K_MAXLEN] = {"max_len", F_INT, 0, INT_MAX, 0},
+    [K_LS] = {"label_smoothing", F_NUM, 0, 0.999999, 0},
+    [K_WARMUP] = {"lr_warmup", F_INT, 0, CKPT_MAX_UPDATES, 0},
+    [K_INVSQRT] = {"lr_decay_inv_sqrt", F_INT, 0, CKPT_MAX_UPDATES, 0},
+    [K_DEMB] = {"dropout_emb", F_NUM, 0, 0.99, 0},
+    [K_DRNN] = {"dropout_rnn", F_NUM, 0, 0.99, 0},
 };
 
 /* "0123456789abcdef": exactly 16 hex digits; -1 otherwise. */
@@ -212,6 +223,9 @@ static int state_fill(ckpt_state *s, const double *v, const uint64_t (*u)[4], co
     s->dropout = v[K_DROPOUT]; s->optimizer = (int)v[K_OPT]; s->lr = v[K_LR]; s->lr_decay = v[K_DECAY];
     s->opt_step = (long)v[K_OSTEP]; s->clip = v[K_CLIP];
     s->batch = (int)v[K_BATCH]; s->sort_blocks = (int)v[K_BLOCKS]; s->reshuffle = (int)v[K_RESHUF];
+    s->label_smoothing = v[K_LS];
+    s->lr_warmup = (long)v[K_WARMUP]; s->lr_decay_inv_sqrt = (long)v[K_INVSQRT];
+    s->dropout_emb = v[K_DEMB]; s->dropout_rnn = v[K_DRNN];
     const char *why = NULL;
     if (s->best_dev < 0 && s->best_dev != -1) why = "best_dev is negative (only -1, for none yet, is)";
     else if ((long long)s->batch * s->sort_blocks > INT_MAX) why = "batch x sort_blocks overflows an int";
@@ -389,14 +403,21 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
     if (e->batch != now->batch) append(msg, sizeof msg, ", batch %d (not %d)", now->batch, e->batch);
     if (e->sort_blocks != now->sort_blocks) append(msg, sizeof msg, ", sort blocks %d (not %d)", now->sort_blocks, e->sort_blocks);
     if (e->reshuffle != now->reshuffle) append(msg, sizeof msg, ", %s", now->reshuffle ? "reshuffled" : "shuffled once");
+    if (e->label_smoothing != now->label_smoothing)
+        append(msg, sizeof msg, ", label smoothing %g (not %g)", now->label_smoothing, e->label_smoothing);
+    if (e->dropout_emb != now->dropout_emb) append(msg, sizeof msg, ", embedding dropout %g (not %g)", now->dropout_emb, e->dropout_emb);
+    if (e->dropout_rnn != now->dropout_rnn) append(msg, sizeof msg, ", recurrent dropout %g (not %g)", now->dropout_rnn, e->dropout_rnn);
+    if (e->lr_warmup != now->lr_warmup) append(msg, sizeof msg, ", warm-up %ld (not %ld)", now->lr_warmup, e->lr_warmup);
+    if (e->lr_decay_inv_sqrt != now->lr_decay_inv_sqrt)
+        append(msg, sizeof msg, ", inverse-square-root decay %ld (not %ld)", now->lr_decay_inv_sqrt, e->lr_decay_inv_sqrt);
     if (!*msg) return;
     char line[1024];
     snprintf(line, sizeof line, "%s: the resumed run keeps its checkpoint's settings:%s", st_name(f), msg + 1);
     train_warn(t, line);
 }
 
-/* A resumed run goes on as it started: optimizer, learning rate (decayed so far), clipping, dropout
- * and batching come from the checkpoint, whatever the command line says; only the stopping
+/* A resumed run goes on as it started: optimizer, learning rate (decayed so far) and its schedule,
+ * clipping, every dropout, label smoothing and batching come from the checkpoint, whatever the command line says; only the stopping
  * limits are new. A batch size other than the checkpoint's would not even fit its saved order. */
 int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
 {
@@ -406,6 +427,9 @@ int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
     nmt_train_opts now = t->eff;
     now.optimizer = s.optimizer; now.lr = s.lr; now.clip = s.clip; now.dropout = s.dropout; now.lr_decay = s.lr_decay;
     now.batch = s.batch; now.sort_blocks = s.sort_blocks; now.reshuffle = s.reshuffle;
+    now.label_smoothing = s.label_smoothing;
+    now.lr_warmup = s.lr_warmup; now.lr_decay_inv_sqrt = s.lr_decay_inv_sqrt;
+    now.dropout_emb = s.dropout_emb; now.dropout_rnn = s.dropout_rnn;
     warn_replaced(t, &now, f);
     t->eff = now;
     return NMT_OK;

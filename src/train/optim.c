@@ -2,6 +2,8 @@
  * exceeds 1, rescale it to norm 1", then Adadelta with ρ 0.95, ε 1e-6):
  *   E[g²] = ρE[g²] + (1-ρ)g²,  Δ = sqrt(E[Δ²] + ε) / sqrt(E[g²] + ε) · g,
  *   E[Δ²] = ρE[Δ²] + (1-ρ)Δ²,  p -= lr · Δ.
+ * lr is the base rate times the schedule's factor of the update (optim_schedule: Marian's
+ * --lr-warmup and --lr-decay-inv-sqrt; docs/TRAINING.md).
  * The optimizers are rows of a table; the loops over parameters are the backend's update
  * kernels (backend.h lists each rule's formulas). */
 #include <math.h>
@@ -53,6 +55,7 @@ int optim_init(optim *o, int kind, size_t n, nmt_err *err)
     o->kind = kind;
     o->n = n;
     o->lr = d->lr;
+    o->lr_scale = 1;
     o->rho = d->rho;
     o->eps = d->eps;
     o->beta1 = d->b1;
@@ -127,6 +130,14 @@ void optim_free(optim *o)
     }
 }
 
+double optim_schedule(long u, long warmup, long decay_inv_sqrt)
+{
+    double f = 1;
+    if (warmup > 0 && u < warmup) f = (double)u / (double)warmup;
+    if (decay_inv_sqrt > 0 && u > decay_inv_sqrt) f *= sqrt((double)decay_inv_sqrt / (double)u);
+    return f;
+}
+
 double grad_norm(const real *g, size_t n) { return sqrt(backend()->sumsq(g, n)); }
 
 int optim_step(optim *o, real *p, real *g, double clip, double *norm)
@@ -140,7 +151,7 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
         return NMT_ERR_NUMERIC;
     }
     o->step++;
-    bk_hyper h = {(real)o->lr, (real)o->rho, (real)o->eps, (real)o->beta1, (real)o->beta2,
+    bk_hyper h = {(real)(o->lr * o->lr_scale), (real)o->rho, (real)o->eps, (real)o->beta1, (real)o->beta2,
                   (real)(1 - pow(o->beta1, (double)o->step)), (real)(1 - pow(o->beta2, (double)o->step)),
                   clip > 0 && nrm > clip ? (real)(clip / nrm) : 1};
     size_t at = 0;

@@ -18,6 +18,7 @@ enum optim_kind { OPT_ADADELTA = 0, OPT_ADAGRAD = 1, OPT_ADAM = 2, OPT_SGD = 3 }
 typedef struct optim {
     int kind;
     double lr;          /* Adadelta: 1 in the paper; AdaGrad 0.01; Adam 0.001 */
+    double lr_scale;    /* this update's factor on lr (optim_schedule); 1 */
     double rho, eps;    /* Adadelta ρ = 0.95, ε = 1e-6 (MODEL.md section 4) */
     double beta1, beta2;/* Adam */
     long step;          /* updates applied */
@@ -55,11 +56,16 @@ int optim_sparse_embeddings(optim *o, const struct param_table *pt, nmt_err *err
  * checkpoint saves it). */
 void optim_settle(optim *o);
 
+/* The learning-rate factor of update u (1-based) under Marian's schedules: a linear warm-up
+ * u / warmup over the first warmup updates, then with decay_inv_sqrt = D > 0 the factor
+ * sqrt(D / u) once u passes D; 1 when both are 0. The step uses lr · factor. */
+double optim_schedule(long u, long warmup, long decay_inv_sqrt);
+
 /* L2 norm of g[0..n), accumulated in double. */
 double grad_norm(const real *g, size_t n);
 
 /* One update: if the global norm of g exceeds clip (> 0), g is rescaled to norm clip; then the
- * optimizer's step. A non-finite norm changes no parameter and returns NMT_ERR_NUMERIC.
+ * optimizer's step with the learning rate lr · lr_scale. A non-finite norm changes no parameter and returns NMT_ERR_NUMERIC.
  * *norm (optional) receives the norm before clipping. Either way g is left all zeros, ready for
  * the next update's gradients (zeroed in the same pass that reads it, sparing a pass of its own). */
 int optim_step(optim *o, real *p, real *g, double clip, double *norm);

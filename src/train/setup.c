@@ -158,10 +158,15 @@ static int check_opts(const nmt_train_opts *o, nmt_err *err)
     if (isnan(o->lr) || isinf(o->lr)) return nmt_fail(err, NMT_ERR_ARG, "learning rate %g is not finite (<= 0 means the default)", o->lr);
     if (!(o->clip >= 0 && o->clip < INFINITY)) return nmt_fail(err, NMT_ERR_ARG, "clip %g: must be finite and >= 0 (0 = no clipping)", o->clip);
     if (!(o->lr_decay >= 0 && o->lr_decay <= 1)) return nmt_fail(err, NMT_ERR_ARG, "lr_decay %g out of range [0, 1]", o->lr_decay);
+    if (!(o->label_smoothing >= 0 && o->label_smoothing < 1))
+        return nmt_fail(err, NMT_ERR_ARG, "label smoothing %g out of range [0, 1)", o->label_smoothing);
+    if (!(o->dropout_emb >= 0 && o->dropout_emb < 1) || !(o->dropout_rnn >= 0 && o->dropout_rnn < 1))
+        return nmt_fail(err, NMT_ERR_ARG, "embedding or recurrent dropout out of range [0, 1)");
     if (o->batch < 1 || o->sort_blocks < 1) return nmt_fail(err, NMT_ERR_ARG, "batch size and sort blocks must be at least 1");
     if ((long long)o->batch * o->sort_blocks > INT_MAX)
         return nmt_fail(err, NMT_ERR_ARG, "batch %d x sort blocks %d = %lld pairs per block: at most %d", o->batch, o->sort_blocks,
                         (long long)o->batch * o->sort_blocks, INT_MAX);
+    if (o->lr_warmup < 0 || o->lr_decay_inv_sqrt < 0) return nmt_fail(err, NMT_ERR_ARG, "negative learning-rate schedule");
     if (o->max_len < 0 || o->max_updates < 0 || o->max_epochs < 0 || !(o->max_time >= 0))
         return nmt_fail(err, NMT_ERR_ARG, "negative length or stopping limit");
     return NMT_OK;
@@ -241,6 +246,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = batch_buf_init(&t->bb, &t->train, o->batch, err))) return rc;
     if ((rc = net_ws_reserve(&t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
+    net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn});
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;
     if (o->resume && ((rc = ckpt_restore(t, *ck, err)) || (rc = train_log_trim(t, err)))) return rc;
@@ -262,6 +268,14 @@ void train_summary(trainer *t, char *buf, size_t n)
         k += snprintf(buf + k, n - k, "dev: %d pairs%s; optimizer %s (lr %g%s), clip %g, dropout %g, batches of %d in blocks of %d, %s order, seed %llu",
                       t->dev.n, t->dev.n ? "" : " (no validation)", optim_name(t->opt.kind), t->opt.lr, t->o->lr_decay > 0 ? ", decayed on plateaus" : "", t->o->clip, t->o->dropout, t->bat.B,
                       t->bat.B * t->bat.k, t->bat.reshuffle ? "reshuffled" : "paper", (unsigned long long)t->o->seed);
+    if ((t->o->label_smoothing > 0 || t->o->dropout_emb > 0 || t->o->dropout_rnn > 0) && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\nlabel smoothing %g, variational dropout %g on embeddings and %g on recurrent states",
+                      t->o->label_smoothing, t->o->dropout_emb, t->o->dropout_rnn);
+    if ((t->o->lr_warmup > 0 || t->o->lr_decay_inv_sqrt > 0) && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\nlearning-rate schedule: warm-up over %ld updates, inverse-square-root decay after %ld",
+                      t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
+    if (c->tied_emb && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
     if (t->m->sw && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nsubword units: SentencePiece%s, %d source and %d target pieces (EOS and UNK counted)",
                       t->m->sw->joint ? " (one joint model)" : "", c->src_vocab, c->tgt_vocab);

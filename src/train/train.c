@@ -87,6 +87,7 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     *norm = NAN;
     if (isfinite(nll) && isfinite(extra)) {
         net_backward(&t->ws, c, &t->m->p, &t->g, b, (real)1 / b->B);
+        t->opt.lr_scale = optim_schedule(t->update + 1, t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
         step_rc = optim_step(&t->opt, t->m->P, t->G, t->o->clip, norm);
     }
     t->update++;

@@ -80,8 +80,8 @@ int train_subword_setup(trainer *t, struct subwords **sw, vocab **sv, vocab **tv
 /* A checkpoint's train_state, every field checked for type and range (ckpt_parse). */
 typedef struct ckpt_state {
     int optimizer, batch, sort_blocks, reshuffle;       /* the run's settings */
-    double lr, lr_decay, clip, dropout;
-    long update, epoch, bad_valid, val_sent, val_tok, opt_step;
+    double lr, lr_decay, clip, dropout, label_smoothing, dropout_emb, dropout_rnn;
+    long update, epoch, bad_valid, val_sent, val_tok, opt_step, lr_warmup, lr_decay_inv_sqrt;
     int nb, next, corpus_pairs, has_drop_rng;
     double best_dev, elapsed, val_nll, val_step, val_left;
     uint64_t rng[4], drop_rng[4], corpus_hash;

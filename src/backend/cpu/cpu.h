@@ -46,9 +46,10 @@ void cpu_attn_window_backward(real *dsrc, const real *dxi, const int *len, int B
 void cpu_repeat_row(real *Z, const real *row, int H, int V);
 void cpu_maxout(real *t, unsigned char *which, const real *tt, const real *b, const int *rows, int N, int l);
 void cpu_maxout_backward(real *dtt, const real *dt, const unsigned char *which, const int *rows, int N, int l);
-void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V);
+void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V,
+                     double ls);
 void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *rinv, const int *rows,
-                              const int *y, int N, int V, real scale, int blk);
+                              const int *y, int N, int V, real scale, real ls, int blk);
 void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int cols);
 void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
                           int cols);

@@ -41,26 +41,40 @@ void cpu_maxout_backward(real *dtt, const real *dt, const unsigned char *which, 
     }
 }
 
-void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V)
+/* Σ_k z_k in double, in the order of k */
+static double row_sum(const real *z, int V)
+{
+    double s = 0;
+    for (int k = 0; k < V; k++) s += z[k];
+    return s;
+}
+
+void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V,
+                     double ls)
 {
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < N; r++) { /* the row keeps e^{z - max} for backward */
         real *zr = z + (size_t)r * V;
         int row = rows ? rows[r] : r;
         real zy = zr[y[row]];
-        double sum;
-        real l = zy - vec_logsumexp(zr, zr, V, &sum);
+        double sum, zsum = ls > 0 ? row_sum(zr, V) : 0; /* read before the row becomes e^{z - max} */
+        real lse = vec_logsumexp(zr, zr, V, &sum), l = zy - lse;
         rinv[r] = 1 / sum;
         if (lp) lp[row] = l;
         nll[r] = -(double)l;
+        /* (1/V) Σ_k -log p(k) = lse - (1/V) Σ_k z_k */
+        if (ls > 0) nll[r] = (1 - ls) * nll[r] + ls * ((double)lse - zsum / V);
     }
 }
 
 void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *rinv, const int *rows,
-                              const int *y, int N, int V, real scale, int blk)
+                              const int *y, int N, int V, real scale, real ls, int blk)
 {
-    /* the bias gradient's column sums are taken in the same pass while each row is in cache */
+    /* the bias gradient's column sums are taken in the same pass while each row is in cache;
+     * without smoothing u is 0 and hit is scale, so that v - u and the target's term are the
+     * plain one-hot's bit for bit */
     int nblk = (N + blk - 1) / blk;
+    real u = scale * ls / (real)V, hit = scale * (1 - ls);
 #pragma omp parallel for schedule(static)
     for (int q = 0; q < nblk; q++) {
         real *pq = part + (size_t)q * V;
@@ -68,13 +82,13 @@ void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *ri
         for (int r = q * blk; r < N && r < (q + 1) * blk; r++) {
             real *zr = z + (size_t)r * V, f = (real)(scale * rinv[r]);
             for (int k = 0; k < V; k++) {
-                real v = zr[k] * f;
+                real v = zr[k] * f - u;
                 zr[k] = v;
                 pq[k] += v;
             }
             int t = y[rows ? rows[r] : r];
-            zr[t] -= scale;
-            pq[t] -= scale;
+            zr[t] -= hit;
+            pq[t] -= hit;
         }
     }
     for (int q = 0; q < nblk; q++) vec_axpy(dbias, 1, part + (size_t)q * V, V);
