@@ -39,6 +39,12 @@ SERVE_PKGS := libmicrohttpd
 SERVE_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(SERVE_PKGS)))
 SERVE_LIBS = $(shell pkg-config --libs $(SERVE_PKGS)) -lpthread
 $(BUILD)/src/serve/%.o: CFLAGS += $(SERVE_CFLAGS)
+# oneDNN (bf16 and int8 matrix products, run-time dispatch on the CPU's flags) and libxsmm (JIT
+# kernels for small products): for now only the GEMM benchmark (bench/bench_gemm.c, `make
+# bench-gemm`) links them; the core gains one only where its kernels pay (docs/RESULTS.md,
+# "Past the FP32 SGEMM"). libxsmm is a static library only; its JIT needs -ldl and -lrt.
+DNNL_LIBS := -ldnnl
+XSMM_LIBS := -lxsmm -lpthread -lrt -ldl
 # The program alone reads option files (tools/opt_config.c): libyaml.
 LDLIBS   += -lyaml $(SERVE_LIBS) $(EVAL_LIBS) $(CORE_LIBS)
 
