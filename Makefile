@@ -82,7 +82,7 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-serve fuzz install
+.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-gemm bench-serve fuzz install
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
@@ -246,6 +246,20 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_LIBOBJ) fuzz/libfuzzer_main
 
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 	@sh scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# The model's matrix products on each kernel the CPU could run them with (OpenBLAS, oneDNN FP32,
+# bf16 and int8, libxsmm), side by side: make bench-gemm [GEMM_THREADS=1,2] [GEMM_SET=small|paper|all].
+# OpenBLAS twice: with the kernels the environment gives it, then with its AVX-512 ones forced.
+GEMM_THREADS ?= 1,2
+GEMM_SET     ?= all
+bench-gemm: $(BUILD)/bench/bench_gemm
+	@echo "$$(date -u '+%F %H:%M UTC'); $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') (family $$(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //')), $$(nproc) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
+	@$(BUILD)/bench/bench_gemm --threads $(GEMM_THREADS) --set $(GEMM_SET)
+	@OPENBLAS_CORETYPE=SkylakeX $(BUILD)/bench/bench_gemm --threads $(GEMM_THREADS) --set $(GEMM_SET) --kernels openblas-f32 | grep -v '^set'
+	@echo "load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)"
+
+$(BUILD)/bench/bench_gemm: $(BUILD)/bench/bench_gemm.o $(BUILD)/libnmt.a
+	$(CC) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(DNNL_LIBS) $(XSMM_LIBS) $(CORE_LIBS)
 
 # nmt serve under 1, 8 and 64 concurrent clients beside nmt translate on the same sentences
 bench-serve: all
