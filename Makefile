@@ -21,13 +21,13 @@ CFLAGS   := $(OPT) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror 
             -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
 LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
 # libnmt (the core: text, data, model, training, decoding, model files) needs OpenBLAS, OpenMP,
-# cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds cairo and pango, with
+# oneDNN, cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds cairo and pango, with
 # pangoft2 and fontconfig for a font map of its own. A program that only translates links the
 # first alone. The drawing code and its tests compile with their headers, as system headers.
 # Expanded when used (=, not :=), so that a first build sees what `deps` has just installed.
 # SentencePiece (subword units) is C++: src/text/spm.cc, the one C++ file, wraps it behind a C
 # interface, and the core links it and the C++ runtime.
-CORE_LIBS := -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm
+CORE_LIBS := -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -ldnnl -lcjson -lz -lm
 VIZ_PKGS  := pangocairo pangoft2 fontconfig
 VIZ_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(VIZ_PKGS)))
 EVAL_LIBS = $(shell pkg-config --libs $(VIZ_PKGS))
@@ -40,9 +40,10 @@ SERVE_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(SERVE_PKG
 SERVE_LIBS = $(shell pkg-config --libs $(SERVE_PKGS)) -lpthread
 $(BUILD)/src/serve/%.o: CFLAGS += $(SERVE_CFLAGS)
 # oneDNN (bf16 and int8 matrix products, run-time dispatch on the CPU's flags) and libxsmm (JIT
-# kernels for small products): for now only the GEMM benchmark (bench/bench_gemm.c, `make
-# bench-gemm`) links them; the core gains one only where its kernels pay (docs/RESULTS.md,
-# "Past the FP32 SGEMM"). libxsmm is a static library only; its JIT needs -ldl and -lrt.
+# kernels for small products) were measured by the GEMM benchmark (bench/bench_gemm.c, `make
+# bench-gemm`; docs/RESULTS.md, "Past the FP32 SGEMM"). oneDNN's int8 products pay 2-4x on the
+# decoder's, so the core links it (CORE_LIBS, src/backend/cpu/gemm_dnnl.c); libxsmm only the
+# benchmark (a static library; its JIT needs -ldl and -lrt).
 DNNL_LIBS := -ldnnl
 XSMM_LIBS := -lxsmm -lpthread -lrt -ldl
 # The program alone reads option files (tools/opt_config.c): libyaml.
