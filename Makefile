@@ -21,13 +21,13 @@ CFLAGS   := $(OPT) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Werror 
             -fopenmp -fPIC $(ARCHFLAGS) -Iinclude -Isrc -I$(BLASINC) -MMD -MP $(SANFLAGS)
 LDFLAGS  += -fopenmp $(SANFLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR)
 # libnmt (the core: text, data, model, training, decoding, model files) needs OpenBLAS, OpenMP,
-# cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds cairo and pango, with
+# oneDNN, cJSON and zlib; libnmt-eval (metrics, aligners, reports, drawing) adds cairo and pango, with
 # pangoft2 and fontconfig for a font map of its own. A program that only translates links the
 # first alone. The drawing code and its tests compile with their headers, as system headers.
 # Expanded when used (=, not :=), so that a first build sees what `deps` has just installed.
 # SentencePiece (subword units) is C++: src/text/spm.cc, the one C++ file, wraps it behind a C
 # interface, and the core links it and the C++ runtime.
-CORE_LIBS := -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm
+CORE_LIBS := -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -ldnnl -lcjson -lz -lm
 VIZ_PKGS  := pangocairo pangoft2 fontconfig
 VIZ_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(VIZ_PKGS)))
 EVAL_LIBS = $(shell pkg-config --libs $(VIZ_PKGS))
@@ -39,6 +39,13 @@ SERVE_PKGS := libmicrohttpd
 SERVE_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(SERVE_PKGS)))
 SERVE_LIBS = $(shell pkg-config --libs $(SERVE_PKGS)) -lpthread
 $(BUILD)/src/serve/%.o: CFLAGS += $(SERVE_CFLAGS)
+# oneDNN (bf16 and int8 matrix products, run-time dispatch on the CPU's flags) and libxsmm (JIT
+# kernels for small products) were measured by the GEMM benchmark (bench/bench_gemm.c, `make
+# bench-gemm`; docs/RESULTS.md, "Past the FP32 SGEMM"). oneDNN's int8 products pay 2-4x on the
+# decoder's, so the core links it (CORE_LIBS, src/backend/cpu/gemm_dnnl.c); libxsmm only the
+# benchmark (a static library; its JIT needs -ldl and -lrt).
+DNNL_LIBS := -ldnnl
+XSMM_LIBS := -lxsmm -lpthread -lrt -ldl
 # The program alone reads option files (tools/opt_config.c): libyaml.
 LDLIBS   += -lyaml $(SERVE_LIBS) $(EVAL_LIBS) $(CORE_LIBS)
 
@@ -76,7 +83,7 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-serve fuzz install
+.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-gemm bench-serve fuzz install
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
@@ -240,6 +247,20 @@ $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/fuzz/fuzz_%.o $(FUZZ_LIBOBJ) fuzz/libfuzzer_main
 
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 	@sh scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# The model's matrix products on each kernel the CPU could run them with (OpenBLAS, oneDNN FP32,
+# bf16 and int8, libxsmm), side by side: make bench-gemm [GEMM_THREADS=1,2] [GEMM_SET=small|paper|all].
+# OpenBLAS twice: with the kernels the environment gives it, then with its AVX-512 ones forced.
+GEMM_THREADS ?= 1,2
+GEMM_SET     ?= all
+bench-gemm: $(BUILD)/bench/bench_gemm
+	@echo "$$(date -u '+%F %H:%M UTC'); $$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') (family $$(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //')), $$(nproc) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
+	@$(BUILD)/bench/bench_gemm --threads $(GEMM_THREADS) --set $(GEMM_SET)
+	@OPENBLAS_CORETYPE=SkylakeX $(BUILD)/bench/bench_gemm --threads $(GEMM_THREADS) --set $(GEMM_SET) --kernels openblas-f32 | grep -v '^set'
+	@echo "load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)"
+
+$(BUILD)/bench/bench_gemm: $(BUILD)/bench/bench_gemm.o $(BUILD)/libnmt.a
+	$(CC) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(DNNL_LIBS) $(XSMM_LIBS) $(CORE_LIBS)
 
 # nmt serve under 1, 8 and 64 concurrent clients beside nmt translate on the same sentences
 bench-serve: all

@@ -75,7 +75,7 @@ fi
 # depends neither on a list of modules that goes stale nor on what else lies in build/.
 CFLAGS="-std=c11 -D_GNU_SOURCE -fno-math-errno -O3 -g -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Iinclude -Isrc -I$BLASINC"
 LDFLAGS="-fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR"
-LDLIBS="-lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm"
+LDLIBS="-lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -ldnnl -lcjson -lz -lm"
 mkdir -p "$OUT/obj"
 rm -f "$OUT"/obj/*.o "$OUT/libnmt-bench.a"
 # shellcheck disable=SC2086,SC2016

@@ -200,4 +200,42 @@ static inline void colsum_add(real *C, const real *A, int M, int N, int lda)
     backend_current->colsum_add(C, A, M, N, lda);
 }
 
+/* ==== products in lower precision (issue 23; docs/RESULTS.md, "Past the FP32 SGEMM") ==========
+ * A weight matrix W [K,N] is converted once (at load) into a bk_qmat of one precision; then
+ * C[M,N] = A[M,K] · Ŵ + beta C for activations A in real, converted at each call. BK_PREC_F32
+ * keeps W as it is and calls the backend's gemm: the default, and the reference the others are
+ * tested against. BK_PREC_INT8: W to s8 with one scale per column (per output unit),
+ * s_n = max_k |W[k,n]| / 127; A to s8 with one scale per call, s_A = max |A| / 127; the s32 sums
+ * times s_A s_n. BK_PREC_BF16: A and W rounded to bf16, sums in FP32. A call whose A holds a NaN
+ * or an infinity runs in FP32, so that the value reaches the caller's checks unquantised.
+ * A bk_qmat is read-only after init and may be shared by threads; a bk_qws (the converted
+ * activations and the execution stream) belongs to one caller at a time. */
+enum bk_prec { BK_PREC_F32, BK_PREC_BF16, BK_PREC_INT8 };
+typedef struct bk_qmat bk_qmat;
+typedef struct bk_qws bk_qws;
+struct nmt_err;
+
+typedef struct backend_lowp_ops {
+    const char *name;
+    /* 1 when prec runs on this CPU (its instruction set, read at run time) and this build */
+    int (*supported)(int prec);
+    /* W [K,N], row stride ldw, kept alive and unchanged by the caller for q's life (FP32 reads
+     * it, and so does a call with non-finite activations in any precision). scales NULL:
+     * computed; else N scales to use for INT8, refused (NMT_ERR_NUMERIC, naming the column)
+     * unless each is finite and positive, clips no weight by more than half a step
+     * (max |w| / s <= 127.5) and leaves at least half the range used (max |w| / s >= 63.5).
+     * NMT_ERR_ARG for a precision this CPU or build lacks, NMT_ERR_NUMERIC for a non-finite W. */
+    int (*qmat_init)(bk_qmat **q, int prec, const real *W, int K, int N, int ldw, const float *scales,
+                     struct nmt_err *err);
+    void (*qmat_free)(bk_qmat *q);                         /* accepts NULL */
+    /* room for calls of up to rows x K activations and N outputs */
+    int (*qws_init)(bk_qws **w, int rows, int K, int N, struct nmt_err *err);
+    void (*qws_free)(bk_qws *w);                           /* accepts NULL */
+    /* C[M,N] = A[M,K] (row stride lda) · Ŵ + beta C (row stride ldc); beta 0 or 1 */
+    void (*qgemm)(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, real beta, real *C, int ldc);
+} backend_lowp_ops;
+
+/* the CPU's low-precision products (oneDNN) */
+const backend_lowp_ops *backend_lowp(void);
+
 #endif

@@ -1,0 +1,368 @@
+/* gemm_dnnl.c: the CPU's low-precision products (backend.h, "products in lower precision"):
+ * int8 (s8 x s8 -> s32, VNNI) and bf16 (-> FP32) matrix products through oneDNN's matmul, for
+ * weights converted once at load. Chosen only where the CPU has the instructions (AVX512_VNNI or
+ * AMX for int8, AVX512_BF16 or AMX for bf16); FP32 is the default and goes to the backend's gemm.
+ * Scales (int8): s_n = max_k |W[k,n]| / 127 per column, s_A = max |A| / 127 per call, and
+ * C = s_A s_n Σ_k q(A)[m,k] q(W)[k,n], applied by oneDNN as per-column output scales. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+#include "backend/cpu/cpu.h"
+#include "base/err.h"
+
+#ifndef NMT_REAL_DOUBLE
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+struct bk_qmat {
+    int prec, K, N, ldw;
+    const real *W;                 /* the caller's FP32 weights: BK_PREC_F32 and non-finite calls */
+    float *scale;                  /* BK_PREC_INT8: one per column */
+#ifndef NMT_REAL_DOUBLE
+    dnnl_memory_t wei;             /* the converted weights, in oneDNN's packed layout */
+    dnnl_primitive_t mm[2];        /* beta 0, beta 1 (a sum post-op); M and the strides at run time */
+#endif
+};
+
+struct bk_qws {
+    int rows, K, N;
+    void *a;                       /* rows x K converted activations (s8 or bf16) */
+    float *osc;                    /* N output scales of one call */
+#ifndef NMT_REAL_DOUBLE
+    dnnl_stream_t strm;
+#endif
+};
+
+static int lowp_supported(int prec)
+{
+    if (prec == BK_PREC_F32) return 1;
+#ifdef NMT_REAL_DOUBLE
+    return 0;
+#else
+    __builtin_cpu_init();
+    if (prec == BK_PREC_INT8) return __builtin_cpu_supports("avx512vnni");
+    if (prec == BK_PREC_BF16) return __builtin_cpu_supports("avx512bf16");
+    return 0;
+#endif
+}
+
+static int numeric_check(const real *W, int K, int N, int ldw, struct nmt_err *err)
+{
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++)
+            if (!isfinite(W[(size_t)k * ldw + n]))
+                return nmt_fail(err, NMT_ERR_NUMERIC, "weight [%d,%d] is %g", k, n, (double)W[(size_t)k * ldw + n]);
+    return 0;
+}
+
+static void lowp_qmat_free(bk_qmat *q);
+
+#ifndef NMT_REAL_DOUBLE
+/* ==== oneDNN =================================================================================
+ * One engine for the process, made on first use. */
+static dnnl_engine_t engine;
+static dnnl_status_t engine_status = dnnl_runtime_error;
+static once_flag engine_once = ONCE_FLAG_INIT;
+
+static void engine_make(void) { engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0); }
+
+/* max |x| over R rows of cols (stride ld), in eight partial maxima that vectorise; NaN when some
+ * element is not finite */
+static float rows_absmax(const real *x, int ld, int R, int cols)
+{
+    float m[8] = {0}, r = 0, bad = 0;
+    for (int i = 0; i < R; i++) {
+        const real *row = x + (size_t)i * ld;
+        int j = 0;
+        for (; j + 8 <= cols; j += 8)
+            for (int t = 0; t < 8; t++) {
+                m[t] = fabsf(row[j + t]) > m[t] ? fabsf(row[j + t]) : m[t];
+                bad += row[j + t] - row[j + t]; /* 0, or NaN for a NaN or an infinity */
+            }
+        for (; j < cols; j++) { r = fabsf(row[j]) > r ? fabsf(row[j]) : r; bad += row[j] - row[j]; }
+    }
+    for (int t = 0; t < 8; t++) r = m[t] > r ? m[t] : r;
+    return bad == 0 ? r : NAN;
+}
+
+/* q = round(x · inv) in [-127, 127], R rows of cols from stride ldx into dense rows */
+static void quant_rows(int8_t *q, const real *x, int ldx, int R, int cols, float inv)
+{
+    for (int i = 0; i < R; i++) {
+        const real *row = x + (size_t)i * ldx;
+        int8_t *out = q + (size_t)i * cols;
+        for (int j = 0; j < cols; j++) {
+            float v = nearbyintf(row[j] * inv);
+            out[j] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        }
+    }
+}
+
+/* bf16 by rounding to nearest even (finite inputs) */
+static void bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols)
+{
+    for (int i = 0; i < R; i++) {
+        const real *row = x + (size_t)i * ldx;
+        uint16_t *out = y + (size_t)i * cols;
+        for (int j = 0; j < cols; j++) {
+            uint32_t u;
+            memcpy(&u, &row[j], 4);
+            out[j] = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+        }
+    }
+}
+
+/* the column scales, computed or checked (see backend.h) */
+static int scales_set(bk_qmat *q, const real *W, const float *given, struct nmt_err *err)
+{
+    for (int n = 0; n < q->N; n++) {
+        float m = 0;
+        for (int k = 0; k < q->K; k++) m = fmaxf(m, fabsf(W[(size_t)k * q->ldw + n]));
+        float s = given ? given[n] : m > 0 ? m / 127 : 1;
+        if (!(isfinite(s) && s > 0))
+            return nmt_fail(err, NMT_ERR_NUMERIC, "int8 weights: column %d: scale %g is not a positive number", n,
+                            (double)s);
+        if (m / s > 127.5f || (m > 0 && m / s < 63.5f))
+            return nmt_fail(err, NMT_ERR_NUMERIC, "int8 weights: column %d: scale %g maps the largest |w| %g to %g "
+                            "steps (a scale must put it within [63.5, 127.5])", n, (double)s, (double)m, (double)(m / s));
+        q->scale[n] = s;
+    }
+    return 0;
+}
+
+/* W quantised (int8) or rounded (bf16) into a dense [K,N] host block */
+static void *weights_convert(const bk_qmat *q, const real *W)
+{
+    size_t esz = q->prec == BK_PREC_INT8 ? 1 : 2;
+    void *h = malloc((size_t)q->K * q->N * esz);
+    if (!h) return NULL;
+    for (int k = 0; k < q->K; k++) {
+        const real *row = W + (size_t)k * q->ldw;
+        if (q->prec == BK_PREC_BF16) { bf16_rows((uint16_t *)h + (size_t)k * q->N, row, q->ldw, 1, q->N); continue; }
+        int8_t *out = (int8_t *)h + (size_t)k * q->N;
+        for (int n = 0; n < q->N; n++) {
+            float v = nearbyintf(row[n] / q->scale[n]);
+            out[n] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        }
+    }
+    return h;
+}
+
+/* the matmul of this precision for beta 0 or 1: M and the row strides of A and C known at run
+ * time, the weights in the layout oneDNN prefers (pd's weights_md) */
+static dnnl_status_t matmul_make(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out, const bk_qmat *q, int beta)
+{
+    dnnl_data_type_t dt = q->prec == BK_PREC_INT8 ? dnnl_s8 : dnnl_bf16;
+    dnnl_memory_desc_t amd, wmd, cmd;
+    dnnl_dims_t ad = {DNNL_RUNTIME_DIM_VAL, q->K}, as = {q->K, 1}, wd = {q->K, q->N};
+    dnnl_dims_t cd = {DNNL_RUNTIME_DIM_VAL, q->N}, cs = {DNNL_RUNTIME_DIM_VAL, 1};
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, ad, dt, as);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dt, dnnl_format_tag_any);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, cd, dnnl_f32, cs);
+    if (st == dnnl_success) st = dnnl_matmul_desc_init(&md, &amd, &wmd, NULL, &cmd);
+    if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success && q->prec == BK_PREC_INT8)
+        st = dnnl_primitive_attr_set_output_scales(attr, 1, 1 << 1, &DNNL_RUNTIME_F32_VAL);
+    if (st == dnnl_success && beta) st = dnnl_post_ops_create(&po);
+    if (st == dnnl_success && beta) st = dnnl_post_ops_append_sum(po, 1.0f);
+    if (st == dnnl_success && beta) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
+    if (st == dnnl_success) st = dnnl_primitive_create(p, pd);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    if (st == dnnl_success && pd_out) *pd_out = pd;
+    else dnnl_primitive_desc_destroy(pd);
+    return st;
+}
+
+/* the converted weights reordered into the layout pd asks for */
+static dnnl_status_t weights_pack(bk_qmat *q, dnnl_primitive_desc_t pd, void *host)
+{
+    dnnl_memory_desc_t umd;
+    dnnl_dims_t wd = {q->K, q->N};
+    dnnl_memory_t user = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_t re = NULL;
+    dnnl_stream_t s = NULL;
+    const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&umd, 2, wd, q->prec == BK_PREC_INT8 ? dnnl_s8 : dnnl_bf16, dnnl_ab);
+    if (st == dnnl_success) st = dnnl_memory_create(&user, &umd, engine, host);
+    if (st == dnnl_success) st = dnnl_memory_create(&q->wei, want, engine, DNNL_MEMORY_ALLOCATE);
+    if (st == dnnl_success) st = dnnl_reorder_primitive_desc_create(&rpd, &umd, engine, want, engine, NULL);
+    if (st == dnnl_success) st = dnnl_primitive_create(&re, rpd);
+    if (st == dnnl_success) st = dnnl_stream_create(&s, engine, dnnl_stream_default_flags);
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, q->wei}};
+    if (st == dnnl_success) st = dnnl_primitive_execute(re, s, 2, args);
+    if (st == dnnl_success) st = dnnl_stream_wait(s);
+    dnnl_stream_destroy(s);
+    dnnl_primitive_destroy(re);
+    dnnl_primitive_desc_destroy(rpd);
+    dnnl_memory_destroy(user);
+    return st;
+}
+
+/* scales, primitives and packed weights of an int8 or bf16 matrix */
+static int qmat_build(bk_qmat *q, const real *W, const float *scales, struct nmt_err *err)
+{
+    if (q->prec == BK_PREC_INT8) {
+        if (!(q->scale = malloc(sizeof(float) * q->N))) return nmt_fail(err, NMT_ERR_NOMEM, "int8 weights: out of memory");
+        int rc = scales_set(q, W, scales, err);
+        if (rc) return rc;
+    }
+    call_once(&engine_once, engine_make);
+    if (engine_status != dnnl_success)
+        return nmt_fail(err, NMT_ERR_ARG, "oneDNN: no CPU engine (status %d)", (int)engine_status);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = matmul_make(&q->mm[0], &pd, q, 0);
+    if (st == dnnl_success) st = matmul_make(&q->mm[1], NULL, q, 1);
+    void *host = st == dnnl_success ? weights_convert(q, W) : NULL;
+    if (st == dnnl_success && !host) { dnnl_primitive_desc_destroy(pd); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
+    if (st == dnnl_success) st = weights_pack(q, pd, host);
+    free(host);
+    dnnl_primitive_desc_destroy(pd);
+    if (st != dnnl_success)
+        return nmt_fail(err, NMT_ERR_ARG, "oneDNN: %s matmul [%d x %d] not available (status %d)",
+                        q->prec == BK_PREC_INT8 ? "int8" : "bf16", q->K, q->N, (int)st);
+    return 0;
+}
+#endif
+
+static int lowp_qmat_init(bk_qmat **out, int prec, const real *W, int K, int N, int ldw, const float *scales,
+                          struct nmt_err *err)
+{
+    *out = NULL;
+    if (K < 1 || N < 1 || ldw < N) return nmt_fail(err, NMT_ERR_ARG, "weights [%d x %d], row stride %d", K, N, ldw);
+    if (!lowp_supported(prec))
+        return nmt_fail(err, NMT_ERR_ARG, "%s products: not available on this CPU or build",
+                        prec == BK_PREC_INT8 ? "int8" : prec == BK_PREC_BF16 ? "bf16" : "these");
+    int rc = numeric_check(W, K, N, ldw, err);
+    if (rc) return rc;
+    bk_qmat *q = calloc(1, sizeof *q);
+    if (!q) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    *q = (bk_qmat){.prec = prec, .K = K, .N = N, .ldw = ldw, .W = W};
+#ifndef NMT_REAL_DOUBLE
+    if (prec != BK_PREC_F32 && (rc = qmat_build(q, W, scales, err))) {
+        lowp_qmat_free(q);
+        return rc;
+    }
+#else
+    (void)scales;
+#endif
+    *out = q;
+    return 0;
+}
+
+static void lowp_qmat_free(bk_qmat *q)
+{
+    if (!q) return;
+#ifndef NMT_REAL_DOUBLE
+    dnnl_primitive_destroy(q->mm[0]);
+    dnnl_primitive_destroy(q->mm[1]);
+    dnnl_memory_destroy(q->wei);
+#endif
+    free(q->scale);
+    free(q);
+}
+
+static void lowp_qws_free(bk_qws *w)
+{
+    if (!w) return;
+#ifndef NMT_REAL_DOUBLE
+    dnnl_stream_destroy(w->strm);
+#endif
+    free(w->a);
+    free(w->osc);
+    free(w);
+}
+
+static int lowp_qws_init(bk_qws **out, int rows, int K, int N, struct nmt_err *err)
+{
+    *out = NULL;
+    if (rows < 1 || K < 1 || N < 1) return nmt_fail(err, NMT_ERR_ARG, "workspace for [%d x %d] x [%d x %d]", rows, K, K, N);
+    bk_qws *w = calloc(1, sizeof *w);
+    if (!w) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    *w = (bk_qws){.rows = rows, .K = K, .N = N};
+    /* two bytes an activation: room for bf16, and for s8 */
+    w->a = malloc((size_t)rows * K * 2);
+    w->osc = malloc(sizeof(float) * N);
+    if (!w->a || !w->osc) { lowp_qws_free(w); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
+#ifndef NMT_REAL_DOUBLE
+    call_once(&engine_once, engine_make);
+    if (engine_status != dnnl_success || dnnl_stream_create(&w->strm, engine, dnnl_stream_default_flags) != dnnl_success) {
+        lowp_qws_free(w);
+        return nmt_fail(err, NMT_ERR_ARG, "oneDNN: no CPU stream");
+    }
+#endif
+    *out = w;
+    return 0;
+}
+
+#ifndef NMT_REAL_DOUBLE
+/* runs the matmul on w->a (M dense rows) into C; 0 or oneDNN's status */
+static dnnl_status_t matmul_run(bk_qws *w, int M, const bk_qmat *q, int beta, real *C, int ldc)
+{
+    dnnl_memory_desc_t amd, cmd, smd;
+    dnnl_dims_t ad = {M, q->K}, as = {q->K, 1}, cd = {M, q->N}, cs = {ldc, 1}, sd = {q->N};
+    dnnl_memory_t a = NULL, c = NULL, s = NULL;
+    dnnl_data_type_t dt = q->prec == BK_PREC_INT8 ? dnnl_s8 : dnnl_bf16;
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, ad, dt, as);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, cd, dnnl_f32, cs);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&smd, 1, sd, dnnl_f32, dnnl_a);
+    if (st == dnnl_success) st = dnnl_memory_create(&a, &amd, engine, w->a);
+    if (st == dnnl_success) st = dnnl_memory_create(&c, &cmd, engine, C);
+    if (st == dnnl_success) st = dnnl_memory_create(&s, &smd, engine, w->osc);
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, q->wei}, {DNNL_ARG_DST, c},
+                               {DNNL_ARG_ATTR_OUTPUT_SCALES, s}};
+    if (st == dnnl_success) st = dnnl_primitive_execute(q->mm[beta], w->strm, q->prec == BK_PREC_INT8 ? 4 : 3, args);
+    if (st == dnnl_success) st = dnnl_stream_wait(w->strm);
+    dnnl_memory_destroy(a);
+    dnnl_memory_destroy(c);
+    dnnl_memory_destroy(s);
+    return st;
+}
+#endif
+
+static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, real beta, real *C, int ldc)
+{
+    NMT_ASSERT(beta == 0 || beta == 1);
+    if (M <= 0) return;
+#ifndef NMT_REAL_DOUBLE
+    NMT_ASSERT(M <= w->rows && q->K <= w->K && q->N <= w->N);
+    float m = q->prec != BK_PREC_F32 ? rows_absmax(A, lda, M, q->K) : 0;
+    if (q->prec != BK_PREC_F32 && isfinite(m)) {
+        if (q->prec == BK_PREC_INT8) {
+            float sa = m > 0 ? m / 127 : 1;
+            quant_rows(w->a, A, lda, M, q->K, 1 / sa);
+            for (int n = 0; n < q->N; n++) w->osc[n] = sa * q->scale[n];
+        } else {
+            bf16_rows(w->a, A, lda, M, q->K);
+        }
+        dnnl_status_t st = matmul_run(w, M, q, beta != 0, C, ldc);
+        NMT_ASSERT(st == dnnl_success); /* shapes and memory were settled at init */
+        return;
+    }
+#else
+    (void)w;
+#endif
+    /* FP32, or activations that hold a NaN or an infinity: the backend's own product */
+    cpu_gemm(0, 0, M, q->N, q->K, A, lda, q->W, q->ldw, beta, C, ldc);
+}
+
+static const backend_lowp_ops cpu_lowp = {
+    .name = "cpu-onednn",
+    .supported = lowp_supported,
+    .qmat_init = lowp_qmat_init,
+    .qmat_free = lowp_qmat_free,
+    .qws_init = lowp_qws_init,
+    .qws_free = lowp_qws_free,
+    .qgemm = lowp_qgemm,
+};
+
+const backend_lowp_ops *backend_lowp(void) { return &cpu_lowp; }
