@@ -401,7 +401,13 @@ static void dump_option(FILE *f, const opt *o)
         return;
     case OPTK_INT: snprintf(num, sizeof num, "%d", *(int *)o->dst); v = num; break;
     case OPTK_LONG: snprintf(num, sizeof num, "%ld", *(long *)o->dst); v = num; break;
-    case OPTK_DBL: snprintf(num, sizeof num, "%.17g", *(double *)o->dst); v = num; break;
+    case OPTK_DBL: /* the shortest spelling that reads back as the same double: 0.2, not 0.20000000000000001 */
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(num, sizeof num, "%.*g", prec, *(double *)o->dst);
+            if (strtod(num, NULL) == *(double *)o->dst) break;
+        }
+        v = num;
+        break;
     case OPTK_STR: v = *(const char **)o->dst; break;
     case OPTK_CHOICE:
         v = choice_name(o, &len);
