@@ -2,10 +2,8 @@
  * models that share one configuration and one pair of vocabularies, as Marian's and OpenNMT's
  * averaging scripts give, summed in double so that averaging copies of one model returns it. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/err.h"
-#include "data/vocab.h"
 #include "nn/model.h"
 
 /* Why a and b cannot be averaged, or NULL when they can. */
@@ -19,13 +17,7 @@ static const char *mismatch(const nmt_model *a, const nmt_model *b)
     if (x->fert_step_w != y->fert_step_w || x->fert_left_w != y->fert_left_w) return "other FertDec cost weights";
     if (x->tied_emb != y->tied_emb) return "tied embeddings in one, not in the other";
     if (a->pt.total != b->pt.total) return "another parameter layout";
-    const vocab *va[2] = {a->src, a->tgt}, *vb[2] = {b->src, b->tgt};
-    for (int s = 0; s < 2; s++) {
-        if (va[s]->n != vb[s]->n) return s ? "another target vocabulary" : "another source vocabulary";
-        for (int i = 0; i < va[s]->n; i++)
-            if (strcmp(va[s]->words[i], vb[s]->words[i])) return s ? "another target vocabulary" : "another source vocabulary";
-    }
-    return NULL;
+    return NULL; /* the tokens are nmt_model_check_vocab's to compare */
 }
 
 int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err *err)
@@ -43,7 +35,12 @@ int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err 
         nmt_model *m = NULL;
         if ((rc = nmt_model_load(&m, paths[i], err))) break;
         const char *why = mismatch(first, m);
+        nmt_err verr;
         if (why) rc = nmt_fail(err, NMT_ERR_ARG, "%s and %s cannot be averaged: %s", paths[0], paths[i], why);
+        /* the vocabularies id for id, and a subword model's SentencePiece models and text stages,
+         * which the average takes from the first file */
+        else if (nmt_model_check_vocab(first, paths[0], m, paths[i], &verr))
+            rc = nmt_fail(err, NMT_ERR_ARG, "%s and %s cannot be averaged: %s", paths[0], paths[i], verr.msg);
         for (size_t k = 0; !rc && k < total; k++) sum[k] += m->P[k];
         nmt_model_free(m);
     }
