@@ -11,10 +11,12 @@ set -eu
 # DejaVu Sans for Latin, Greek, Cyrillic, Hebrew and Arabic, Droid Sans Fallback for CJK.
 # The HTTP server (libnmt-serve): libmicrohttpd. Option files of the program (nmt train -c): libyaml.
 # Subword units (libnmt's src/text/spm.cc, the one C++ file): SentencePiece, and g++ for that file.
-PKGS="gcc g++ make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev libsentencepiece-dev libyaml-dev"
+# Training across processes and machines (the program's src/mpi/comm_mpi.c): Open MPI's headers and
+# library, and mpirun to start a job (openmpi-bin; the tests' tests/cli/mpi.sh uses it too).
+PKGS="gcc g++ make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev libsentencepiece-dev libyaml-dev libopenmpi-dev openmpi-bin"
 # The run-time libraries bin/nmt links directly, named too (the -dev packages bring them today,
 # but a machine that only runs the program needs exactly these).
-PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libsentencepiece0 libstdc++6 libyaml-0-2"
+PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libsentencepiece0 libstdc++6 libyaml-0-2 libopenmpi3"
 # Tests only: a headless browser opens nmt serve's page (tests/cli/serve_browser.sh); the
 # spm_encode and spm_decode programs, which the subword tests compare with.
 TEST_PKGS="chromium sentencepiece"
