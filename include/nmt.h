@@ -368,9 +368,10 @@ int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err);
  * The library holds no transport: the program fills the table (the nmt program does it with Open
  * MPI, src/mpi/). Each function is collective (every rank calls it, in the same order) and returns
  * 0, or non-zero after writing a message into msg (NMT_COMM_MSG bytes).
- * A failure every rank shares (inputs that differ, a failed save on rank 0, too many non-finite
- * updates) leaves its message on rank 0 and an empty one on the others; a non-empty message on a
- * rank > 0 is that rank's own failure, and the others may be waiting for it: end the job. */
+ * A failure every rank shares (inputs that differ, a failed validation or save on rank 0) leaves
+ * its message on rank 0 and an empty one on the others; a non-empty message on a rank > 0 is that
+ * rank's own failure (or one all ranks reached alike, such as too many non-finite updates), and
+ * the others may be waiting for it: end the job. */
 #define NMT_COMM_MSG 256
 enum nmt_comm_type { NMT_COMM_FLOAT, NMT_COMM_DOUBLE, NMT_COMM_INT64 };
 enum nmt_comm_op { NMT_COMM_SUM, NMT_COMM_MAX };

@@ -101,12 +101,23 @@ rc=$?
 [ $rc -eq 0 ] && [ -s "$T/r2.nmt" ] && ok || bad "resumed with 2 ranks: exit $rc: $(tail -n 5 "$T/r2.log")"
 cmp -s "$T/a.nmt" "$T/r2.nmt" && ok || bad "resumed with 2 ranks: the model differs from the uninterrupted 2-rank run's"
 
+# Nothing rank-specific in a checkpoint, dropout included (each rank's masks come from a stream
+# drawn from the checkpointed one): 20 updates, then resumed to 30, is the 30-update run's model
+DROP="$ARGS --dropout 0.3"
+for r in d30 d20; do
+    # shellcheck disable=SC2086
+    timeout 300 $MPIRUN -np 2 "$NMT_BIN" train $DROP --max-updates ${r#d} --model "$T/$r.nmt" > "$T/$r.log" 2>&1
+done
+# shellcheck disable=SC2086
+timeout 300 $MPIRUN -np 2 "$NMT_BIN" train $DROP --max-updates 30 --model "$T/d20.nmt" --resume "$T/d20.nmt.ckpt" >> "$T/d20.log" 2>&1
+[ -s "$T/d30.nmt" ] && cmp -s "$T/d30.nmt" "$T/d20.nmt" && ok || bad "dropout: 20 updates resumed to 30 differ from 30: $(tail -n 3 "$T/d20.log")"
+
 # ranks given other inputs: refused at start-up, naming what differs
 sort "$T/s" > "$T/s2"; sort "$T/t" > "$T/t2"
 # shellcheck disable=SC2086
 expect_fail "another seed on rank 1" 1 "rank 1's --seed differs from rank 0's" timeout 120 $MPIRUN \
     -np 1 "$NMT_BIN" train $ARGS --model "$T/m.nmt" : -np 1 "$NMT_BIN" train $ARGS --model "$T/m.nmt" --seed 4
-# shellcheck disable=SC2086
+# shellcheck disable=SC2046,SC2086
 [ $quick = 1 ] || expect_fail "another corpus on rank 1" 1 "rank 1's training corpus .* differs from rank 0's" timeout 120 $MPIRUN \
     -np 1 "$NMT_BIN" train $ARGS --model "$T/m.nmt" : -np 1 "$NMT_BIN" train $(echo $ARGS | sed "s|$T/s |$T/s2 |; s|$T/t |$T/t2 |") --model "$T/m.nmt"
 [ ! -e "$T/m.nmt" ] && ok || bad "a refused job wrote a model"
