@@ -48,6 +48,15 @@ DNNL_LIBS := -ldnnl
 XSMM_LIBS := -lxsmm -lpthread -lrt -ldl
 # The program alone reads option files (tools/opt_config.c): libyaml.
 LDLIBS   += -lyaml $(SERVE_LIBS) $(EVAL_LIBS) $(CORE_LIBS)
+# Open MPI, for `mpirun -np N nmt train` (docs/SCALING.md): the program alone links it, through
+# one object (src/mpi/comm_mpi.c, which fills libnmt's communication table); the libraries have
+# no MPI in them. Without Open MPI the object says so when started by mpirun. Both variables are
+# expanded in recipes, after `deps` has installed the packages.
+MPI_PKG   := ompi-c
+MPI_FOUND = $(shell pkg-config --exists $(MPI_PKG) && echo yes)
+MPI_CFLAGS = $(if $(MPI_FOUND),$(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(MPI_PKG))) -DNMT_MPI)
+MPI_LIBS  = $(if $(MPI_FOUND),$(shell pkg-config --libs $(MPI_PKG)))
+MPI_OBJ   := $(BUILD)/src/mpi/comm_mpi.o
 
 CORE_DIRS := base backend backend/cpu text data nn train decode io
 EVAL_DIRS := eval viz
@@ -110,6 +119,10 @@ $(BUILD)/%.o: %.cc | deps
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
+$(MPI_OBJ): src/mpi/comm_mpi.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(MPI_CFLAGS) -c $< -o $@
+
 $(BUILD)/f64/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
@@ -148,9 +161,9 @@ $(BUILD)/libnmt-eval.so: $(EVAL_OBJ) $(BUILD)/libnmt.so
 $(BUILD)/libnmt-serve.so: $(SERVE_OBJ) $(BUILD)/libnmt.so
 	$(CC) -shared -Wl,--no-undefined -o $@ $(SERVE_OBJ) -L$(BUILD) -lnmt -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(SERVE_LIBS) $(CORE_LIBS)
 
-$(NMT_BIN): $(CMD_OBJ) $(LIBS_A)
+$(NMT_BIN): $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CMD_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
+	$(CC) -o $@ $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
 	$(CC) -o $@ $< $(LIBS_A) $(LDFLAGS) $(LDLIBS)
@@ -269,4 +282,4 @@ bench-serve: all
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
--include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(SERVE_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(SERVE_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(MPI_OBJ:.o=.d)

@@ -399,6 +399,9 @@ typedef struct nmt_train_opts {
     long lr_warmup;                     /* N: update u uses lr · u/N while u < N (Marian's --lr-warmup) */
     long lr_decay_inv_sqrt;             /* N: update u > N uses lr · sqrt(N/u) (--lr-decay-inv-sqrt); both
                                            multiply the rate lr_decay leaves */
+    const char *cost_log;               /* if set, each update's cost (summed NLL / sentences, all 17 digits)
+                                           and gradient norm, one line per update; cut back on resume */
+    const struct nmt_comm *comm;        /* NULL: one process; else this rank of a data-parallel job (below) */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);
@@ -411,6 +414,36 @@ nmt_train_opts nmt_train_default_opts(void);
  *            that does not improve the dev NLL, stop after 4 such epochs or one hour.
  * Returns NMT_ERR_ARG for an unknown name. */
 int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err);
+
+/* ------------------------------------------------------------------ training on several processes
+ * Synchronous data parallelism (docs/SCALING.md): every process (a rank) calls nmt_train with the
+ * same options and inputs and its own nmt_comm of the same size. Each update takes the minibatch
+ * one process would take; each rank computes the gradient of its share of the sentences; the
+ * gradients are summed through the comm, and every rank applies the same update. Rank 0 alone
+ * validates, writes the model, checkpoints and logs and calls the report callback; checkpoints hold
+ * nothing rank-specific, so a run resumes with any number of ranks. Inputs or options that differ
+ * between ranks are refused at start-up (NMT_ERR_MISMATCH, naming what differs).
+ * The library holds no transport: the program fills the table (the nmt program does it with Open
+ * MPI, src/mpi/). Each function is collective (every rank calls it, in the same order) and returns
+ * 0, or non-zero after writing a message into msg (NMT_COMM_MSG bytes).
+ * A failure every rank shares (inputs that differ, a failed validation or save on rank 0) leaves
+ * its message on rank 0 and an empty one on the others; a non-empty message on a rank > 0 is that
+ * rank's own failure (or one all ranks reached alike, such as too many non-finite updates), and
+ * the others may be waiting for it: end the job. */
+#define NMT_COMM_MSG 256
+enum nmt_comm_type { NMT_COMM_FLOAT, NMT_COMM_DOUBLE, NMT_COMM_INT64 };
+enum nmt_comm_op { NMT_COMM_SUM, NMT_COMM_MAX };
+
+typedef struct nmt_comm {
+    int rank, size;
+    void *ctx;                          /* the implementation's */
+    /* buf[0..n) of type becomes the element-wise op over all ranks, the same bits on every rank */
+    int (*allreduce)(void *ctx, void *buf, size_t n, int type, int op, char *msg);
+    /* buf[0..bytes) of rank root to every rank */
+    int (*bcast)(void *ctx, void *buf, size_t bytes, int root, char *msg);
+    /* out[r·bytes, (r+1)·bytes) = rank r's in[0..bytes), on every rank */
+    int (*allgather)(void *ctx, const void *in, void *out, size_t bytes, char *msg);
+} nmt_comm;
 
 enum nmt_report_kind { NMT_REPORT_START, NMT_REPORT_PROGRESS, NMT_REPORT_VALID, NMT_REPORT_SAVE,
                        NMT_REPORT_WARN, NMT_REPORT_END };
@@ -431,6 +464,10 @@ typedef struct nmt_train_report {
     double lr;             /* VALID: the learning rate from now on (lowered by lr_decay) */
     const char *msg;       /* START: the set-up summary; SAVE: the path; WARN and END: text (a WARN
                               also goes to the log callback, nmt_set_log) */
+    double comm_frac;      /* PROGRESS and END, several ranks: share of the time spent summing
+                              gradients across ranks (waiting for the slowest included); else 0 */
+    double comm_s;         /* the same: seconds per update */
+    double comm_bytes;     /* the same: bytes each rank contributes to the sums per update */
 } nmt_train_report;
 
 typedef void (*nmt_train_cb)(const nmt_train_report *r, void *user);

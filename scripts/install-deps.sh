@@ -13,10 +13,12 @@ set -eu
 # Subword units (libnmt's src/text/spm.cc, the one C++ file): SentencePiece, and g++ for that file.
 # Matrix products in bf16 and int8 (libnmt's src/backend/cpu/gemm_dnnl.c): oneDNN (libdnnl,
 # built on OpenMP as we are); small ones, measured by `make bench-gemm` only: libxsmm (static).
-PKGS="gcc g++ make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev libsentencepiece-dev libyaml-dev libdnnl-dev libxsmm-dev"
+# Training across processes and machines (the program's src/mpi/comm_mpi.c): Open MPI's headers and
+# library, and mpirun to start a job (openmpi-bin; the tests' tests/cli/mpi.sh uses it too).
+PKGS="gcc g++ make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev python3 pkgconf libcairo2-dev libpango1.0-dev fonts-dejavu-core fonts-droid-fallback libmicrohttpd-dev libsentencepiece-dev libyaml-dev libdnnl-dev libxsmm-dev libopenmpi-dev openmpi-bin"
 # The run-time libraries bin/nmt links directly, named too (the -dev packages bring them today,
 # but a machine that only runs the program needs exactly these).
-PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libsentencepiece0 libstdc++6 libyaml-0-2 libdnnl2"
+PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libsentencepiece0 libstdc++6 libyaml-0-2 libdnnl2 libopenmpi3"
 # Tests only: a headless browser opens nmt serve's page (tests/cli/serve_browser.sh); the
 # spm_encode and spm_decode programs, which the subword tests compare with.
 TEST_PKGS="chromium sentencepiece"

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "data/corpus.h"
+#include "mpi/comm_mpi.h"
 #include "nmt.h"
 #include "opt.h"
 #include "train/optim.h"
@@ -38,9 +39,11 @@ static void on_report(const nmt_train_report *r, void *user)
     if (r->kind == NMT_REPORT_PROGRESS) {
         if (!v->tty && r->update - v->last < v->log_every) return;
         v->last = r->update;
-        fprintf(stderr, "%supdate %ld | epoch %d %5.1f%% | cost %.3f | gnorm %.2f | %.0f tok/s | %s elapsed | ETA %s%s",
+        char comm[64] = ""; /* several ranks: the time spent summing across them */
+        if (r->comm_bytes > 0) snprintf(comm, sizeof comm, " | comm %.0f%%", 100 * r->comm_frac);
+        fprintf(stderr, "%supdate %ld | epoch %d %5.1f%% | cost %.3f | gnorm %.2f | %.0f tok/s%s | %s elapsed | ETA %s%s",
                 v->tty ? "\r\033[K" : "[train] ", r->update, r->epoch, 100 * r->epoch_frac, r->cost, r->grad_norm,
-                r->tok_per_s, el, eta, v->tty ? "" : "\n");
+                r->tok_per_s, comm, el, eta, v->tty ? "" : "\n");
         v->line_open = v->tty;
         return;
     }
@@ -63,7 +66,12 @@ static void on_report(const nmt_train_report *r, void *user)
         break;
     case NMT_REPORT_SAVE: fprintf(stderr, "[train] checkpoint %s at update %ld\n", r->msg, r->update); break;
     case NMT_REPORT_WARN: break; /* the library logs it too: cmd_log prints it */
-    case NMT_REPORT_END: fprintf(stderr, "[train] %s after %ld updates, %s\n", r->msg, r->update, el); break;
+    case NMT_REPORT_END:
+        fprintf(stderr, "[train] %s after %ld updates, %s\n", r->msg, r->update, el);
+        if (r->comm_bytes > 0)
+            fprintf(stderr, "[train] summing across ranks: %.1f%% of the time, %.4f s and %.3f MB per update from each rank\n",
+                    100 * r->comm_frac, r->comm_s, r->comm_bytes / 1e6);
+        break;
     }
     fflush(stderr);
 }
@@ -207,6 +215,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                 "ones given now)"),
         OPT_STR("--log", &o->log_tsv, "FILE", "TSV log of validations (default MODEL.log.tsv)"),
         OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
+        OPT_STR("--cost-log", &o->cost_log, "FILE", "each update's number, cost (NLL per sentence) and gradient norm,\n"
+                "tab-separated, one line per update, all 17 digits"),
         OPT_FN("--tokenize", langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
         OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize (or --subwords): lowercase first"),
         OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize (or --subwords and --lang): normalize punctuation\n"
@@ -294,7 +304,11 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     };
     opt_cmd c = {"train", train_usage,
                  "SIGINT, SIGTERM and SIGHUP (unless started under nohup) write a checkpoint and stop\n"
-                 "(exit 130); --resume goes on from it.\n", table, 0, NULL};
+                 "(exit 130); --resume goes on from it.\n"
+                 "Started by Open MPI's mpirun (mpirun -np N nmt train ..., or across machines with\n"
+                 "--hostfile), the N processes train one model: each computes the gradient of its share\n"
+                 "of every minibatch, the gradients are summed, rank 0 validates and writes the files\n"
+                 "(docs/SCALING.md).\n", table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
     if (!(*yaml = opt_dump(&c))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
@@ -318,6 +332,23 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     return check_subword_options(o, &c);
 }
 
+/* Under mpirun: MPI started, o->comm this rank's, and ranks other than 0 quiet (rank 0 reports
+ * for the job). Returns OPT_GO or the exit status. */
+static int mpi_start(nmt_comm *comm, nmt_train_opts *o, struct view *v)
+{
+    nmt_err err;
+    if (comm_mpi_open(comm, &err)) {
+        fprintf(stderr, "nmt train: error: %s\n", err.msg);
+        return CMD_ERR;
+    }
+    o->comm = comm;
+    if (comm->rank) {
+        v->tty = 0;
+        nmt_set_log(NULL, NULL);
+    }
+    return OPT_GO;
+}
+
 /* nmt train once its options are read. */
 static int run_train(nmt_train_opts *op, long log_every)
 {
@@ -328,6 +359,9 @@ static int run_train(nmt_train_opts *op, long log_every)
         return CMD_USAGE;
     }
     struct view view = {isatty(2), log_every, 0, 0, 0};
+    nmt_comm comm = {0, 1, NULL, NULL, NULL, NULL};
+    int mpi = comm_mpi_launched();
+    if (mpi && (rc = mpi_start(&comm, &o, &view)) != OPT_GO) return rc;
     o.stop = &stop_flag;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -335,15 +369,16 @@ static int run_train(nmt_train_opts *op, long log_every)
     if (signal(SIGHUP, SIG_IGN) != SIG_IGN) signal(SIGHUP, on_signal);
     nmt_err err;
     rc = nmt_train(&o, on_report, &view, &err);
-    if (rc == NMT_ERR_INTERRUPTED) {
-        fprintf(stderr, "nmt train: %s\n", err.msg);
-        return 130;
-    }
-    if (rc) {
-        fprintf(stderr, "nmt train: error: %s\n", err.msg);
-        return CMD_ERR;
-    }
-    return CMD_OK;
+    /* A failure all ranks share has its message on rank 0 alone; a message on a rank > 0 is that
+     * rank's own. Rank 0 cannot tell the two apart, and the others may be waiting for a failed
+     * rank inside a collective call (where MPI_Finalize would wait too): a failure on rank 0, or
+     * a rank's own, ends the job at once. */
+    int failed = rc && rc != NMT_ERR_INTERRUPTED, says = err.msg[0] != 0;
+    if (rc == NMT_ERR_INTERRUPTED && !comm.rank) fprintf(stderr, "nmt train: %s\n", err.msg);
+    if (failed && says && comm.rank) fprintf(stderr, "nmt train: error (rank %d of %d): %s\n", comm.rank, comm.size, err.msg);
+    else if (failed && says) fprintf(stderr, "nmt train: error: %s\n", err.msg);
+    if (mpi) comm_mpi_close(&comm, failed && (says || !comm.rank));
+    return rc == NMT_ERR_INTERRUPTED ? 130 : rc ? CMD_ERR : CMD_OK;
 }
 
 int cmd_train(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include "data/vocab.h"
 #include "text/pipeline.h"
 #include "text/subword.h"
+#include "train/dist.h"
 #include "train/trainer.h"
 
 static double mem_available(void)
@@ -66,11 +67,11 @@ static int encode_side(trainer *t, textfile *f, int side, nmt_err *err)
     return rc;
 }
 
-/* A resumed run keeps the log's first `update` lines and drops the rest: updates done after the
- * checkpoint by the interrupted process are redone, so the log matches an uninterrupted run. */
-static int open_batch_log(trainer *t, nmt_err *err)
+/* A per-update log (--batch-log, --cost-log) into *out. A resumed run keeps the log's first
+ * `update` lines and drops the rest: updates done after the checkpoint by the interrupted process
+ * are redone, so the log matches an uninterrupted run. */
+static int open_update_log(trainer *t, const char *path, FILE **out, nmt_err *err)
 {
-    const char *path = t->o->batch_log;
     FILE *f = t->o->resume ? fopen(path, "r+") : NULL;
     if (f) {
         long lines = 0, pos = 0;
@@ -86,7 +87,7 @@ static int open_batch_log(trainer *t, nmt_err *err)
     } else if (!(f = fopen(path, "w"))) {
         return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    t->batch_log = f;
+    *out = f;
     return NMT_OK;
 }
 
@@ -140,13 +141,13 @@ static int check_paths(trainer *t, nmt_err *err)
     path_role in[6] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
                        {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
                        {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"}};
-    path_role out[5] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
-                        {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}};
+    path_role out[6] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
+                        {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"}};
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
-    int rc = path_check_outputs(in, 6, out, 5, err);
+    int rc = path_check_outputs(in, 6, out, 6, err);
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
-    if (!rc) rc = path_check_outputs(resume, 1, out + 2, 3, err);      /* the logs and the lock */
-    if (!rc) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err);
+    if (!rc) rc = path_check_outputs(resume, 1, out + 2, 4, err);      /* the logs and the lock */
+    if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
     return rc;
 }
 
@@ -249,8 +250,11 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn});
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;
-    if (o->resume && ((rc = ckpt_restore(t, *ck, err)) || (rc = train_log_trim(t, err)))) return rc;
-    if (o->batch_log && (rc = open_batch_log(t, err))) return rc;
+    if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    if (t->comm->rank) return NMT_OK; /* rank 0 writes the job's files */
+    if (o->resume && (rc = train_log_trim(t, err))) return rc;
+    if (o->batch_log && (rc = open_update_log(t, o->batch_log, &t->batch_log, err))) return rc;
+    if (o->cost_log && (rc = open_update_log(t, o->cost_log, &t->cost_log, err))) return rc;
     return NMT_OK;
 }
 
@@ -279,6 +283,9 @@ void train_summary(trainer *t, char *buf, size_t n)
     if (t->m->sw && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nsubword units: SentencePiece%s, %d source and %d target pieces (EOS and UNK counted)",
                       t->m->sw->joint ? " (one joint model)" : "", c->src_vocab, c->tgt_vocab);
+    if (t->comm->size > 1 && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\ndata parallel: %d ranks, each computing about %d pairs of every minibatch of %d",
+                      t->comm->size, (t->bat.B + t->comm->size - 1) / t->comm->size, t->bat.B);
     if (t->o->resume && k > 0 && (size_t)k < n)
         snprintf(buf + k, n - k, "\nresumed from %s at update %ld (epoch %d)", t->o->resume, t->update, t->bat.epoch);
 }
@@ -287,6 +294,8 @@ void train_cleanup(trainer *t)
 {
     path_unlock(t->lock_path, t->lock_fd);
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
+    if (t->cost_log) fclose(t->cost_log);
+    dist_free(t);
     nmt_model_free(t->m);
     subwords_free(t->sw);
     free(t->G);

@@ -10,6 +10,8 @@
 
 #include "backend/backend.h"
 #include "base/err.h"
+#include "train/comm.h"
+#include "train/dist.h"
 #include "train/trainer.h"
 
 double train_now(void)
@@ -53,6 +55,15 @@ static int log_batch(trainer *t, const int *ids, int cnt, nmt_err *err)
     return NMT_OK;
 }
 
+/* The cost log: update, cost per sentence, gradient norm; flushed like the batch log. */
+static int log_cost(trainer *t, double cost, double norm, nmt_err *err)
+{
+    fprintf(t->cost_log, "%ld\t%.17g\t%.17g\n", t->update, cost, norm);
+    if (fflush(t->cost_log) || ferror(t->cost_log))
+        return nmt_fail(err, NMT_ERR_IO, "%s: write failed: %s", t->o->cost_log, strerror(errno));
+    return NMT_OK;
+}
+
 static double eta(const trainer *t, double per_update)
 {
     const nmt_train_opts *o = t->o;
@@ -69,28 +80,51 @@ static double eta(const trainer *t, double per_update)
     return best < 0 ? -1 : best;
 }
 
+/* Forward on this rank's pairs of the minibatch (all of them in one process): s gets the summed
+ * NLL, FertDec's weighted cost, the target tokens and FertDec's unweighted costs; 0 when none. */
+enum { S_NLL, S_EXTRA, S_TOK, S_STEP, S_LEFT, S_N };
+
+static void forward_share(trainer *t, const int *ids, int cnt, double *s)
+{
+    const nmt_config *c = &t->m->cfg;
+    memset(s, 0, sizeof(double) * S_N);
+    if (!cnt) return;
+    batch_fill(&t->bb, &t->train, ids, cnt);
+    batch *b = &t->bb.b;
+    s[S_NLL] = net_forward(&t->ws, c, &t->m->p, b, NULL);
+    s[S_EXTRA] = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */
+    for (int i = 0; i < b->B; i++) s[S_TOK] += b->ylen[i];
+    s[S_STEP] = t->ws.dec.cost_step;
+    s[S_LEFT] = t->ws.dec.cost_left;
+}
+
 /* One update on the next minibatch: forward, backward, clipped step. A non-finite cost or
  * gradient skips the step (counted; too many in a row end the run). *norm gets the gradient
- * norm before clipping (NaN when skipped). */
+ * norm before clipping (NaN when skipped). With several ranks each reads its share of the
+ * minibatch, and the costs and gradients are summed across ranks before the step. */
 static int one_update(trainer *t, double *norm, nmt_err *err)
 {
     const nmt_config *c = &t->m->cfg;
-    int cnt, rc;
-    const int *ids = batcher_next(&t->bat, &cnt);
-    batch_fill(&t->bb, &t->train, ids, cnt);
-    batch *b = &t->bb.b;
-    if (t->batch_log && (rc = log_batch(t, ids, cnt, err))) return rc;
+    int B, rc;
+    const int *all = batcher_next(&t->bat, &B);
+    if (t->batch_log && (rc = log_batch(t, all, B, err))) return rc;
+    int cnt = B;
+    const int *ids = dist_share(t, all, &cnt);
+    double s[S_N];
     /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
-    double nll = net_forward(&t->ws, c, &t->m->p, b, NULL);
-    double extra = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */
+    forward_share(t, ids, cnt, s);
+    if ((rc = dist_sum_costs(t, s, S_N, err))) return rc;
+    double nll = s[S_NLL];
     int step_rc = NMT_ERR_NUMERIC;
     *norm = NAN;
-    if (isfinite(nll) && isfinite(extra)) {
-        net_backward(&t->ws, c, &t->m->p, &t->g, b, (real)1 / b->B);
+    if (isfinite(nll) && isfinite(s[S_EXTRA])) {
+        if (cnt) net_backward(&t->ws, c, &t->m->p, &t->g, &t->bb.b, (real)1 / B);
+        if ((rc = dist_sum_grads(t, all, B, err))) return rc;
         t->opt.lr_scale = optim_schedule(t->update + 1, t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
         step_rc = optim_step(&t->opt, t->m->P, t->G, t->o->clip, norm);
     }
     t->update++;
+    if (t->cost_log && (rc = log_cost(t, nll / B, *norm, err))) return rc;
     if (step_rc) {
         char msg[160];
         snprintf(msg, sizeof msg, "update %ld: %s cost or gradient; update skipped", t->update, isfinite(nll) ? "non-finite" : "NaN/Inf");
@@ -101,12 +135,11 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
         return NMT_OK;
     }
     t->nonfinite = 0;
-    long tok = 0;
-    for (int i = 0; i < b->B; i++) tok += b->ylen[i];
-    t->win_nll += nll; t->win_sent += b->B; t->win_tok += tok;
-    t->val_nll += nll; t->val_sent += b->B; t->val_tok += tok;
-    t->val_step += t->ws.dec.cost_step;
-    t->val_left += t->ws.dec.cost_left;
+    long tok = (long)s[S_TOK];
+    t->win_nll += nll; t->win_sent += B; t->win_tok += tok;
+    t->val_nll += nll; t->val_sent += B; t->val_tok += tok;
+    t->val_step += s[S_STEP];
+    t->val_left += s[S_LEFT];
     return NMT_OK;
 }
 
@@ -127,6 +160,7 @@ static void progress_tick(trainer *t, progress *pg, double norm)
     r.grad_norm = norm;
     r.tok_per_s = t->win_tok / (tnow - pg->since);
     r.eta = eta(t, (tnow - pg->run_t0) / (double)(t->update - pg->run_u0)); /* >= 1 update since run_u0 */
+    dist_comm_stats(t, 1, &r);
     train_report(t, &r);
     t->win_nll = 0; t->win_sent = t->win_tok = 0;
     pg->since = tnow;
@@ -139,9 +173,9 @@ static int finish(trainer *t, int rc, int validated_now, nmt_err *err)
 {
     if (rc != NMT_OK && rc != NMT_ERR_INTERRUPTED) return rc;
     int ignored = 0, rc2 = NMT_OK;
-    if (!validated_now && rc == NMT_OK) rc2 = train_validate(t, &ignored, err);
-    if (!rc2 && (!validated_now || rc == NMT_ERR_INTERRUPTED)) rc2 = ckpt_save(t, err);
-    if (!rc2 && t->dev.n == 0) rc2 = nmt_model_save(t->m, t->o->model, err);
+    if (!validated_now && rc == NMT_OK) rc2 = dist_validate(t, &ignored, err);
+    if (!rc2 && (!validated_now || rc == NMT_ERR_INTERRUPTED)) rc2 = dist_save(t, err);
+    if (!rc2 && t->dev.n == 0) rc2 = dist_agree_rc(t, t->comm->rank ? NMT_OK : nmt_model_save(t->m, t->o->model, err), err);
     if (rc2) return rc2;
     if (rc == NMT_ERR_INTERRUPTED) nmt_fail(err, rc, "interrupted at update %ld; resume with --resume %s", t->update, t->ckpt_path);
     return rc;
@@ -182,16 +216,18 @@ static int run_loop(trainer *t, nmt_err *err)
         progress_tick(t, &pg, norm);
         int epoch_end = t->bat.next >= t->bat.nb;
         if ((o->valid_every > 0 && t->update % o->valid_every == 0) || (o->valid_every <= 0 && epoch_end)) {
-            if ((rc = train_validate(t, &stop, err))) break;
+            if ((rc = dist_validate(t, &stop, err))) break;
             validated_now = 1;
-            if ((rc = ckpt_save(t, err))) break;
+            if ((rc = dist_save(t, err))) break;
         } else if (o->save_every > 0 && t->update % o->save_every == 0) {
-            if ((rc = ckpt_save(t, err))) break;
+            if ((rc = dist_save(t, err))) break;
         }
         if (o->max_updates > 0 && t->update >= o->max_updates) stop = 1;
         if (o->max_epochs > 0 && epoch_end && t->bat.epoch >= o->max_epochs) stop = 1;
         if (o->max_time > 0 && train_elapsed(t) >= o->max_time) stop = 1;
         if (o->stop && *o->stop) { stop = 1; rc = NMT_ERR_INTERRUPTED; }
+        int crc = dist_agree_stop(t, &stop, &rc, err); /* a limit or signal one rank saw stops all */
+        if (crc) { rc = crc; break; }
     }
     return finish(t, rc, validated_now, err);
 }
@@ -206,10 +242,19 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->user = user;
     t->t0 = train_now();
     t->lock_fd = -1;
+    t->comm = o->comm ? o->comm : comm_local();
+    const nmt_comm *cm = t->comm;
+    if (cm->size < 1 || cm->rank < 0 || cm->rank >= cm->size || !cm->allreduce || !cm->bcast || !cm->allgather) {
+        free(t);
+        return nmt_fail(err, NMT_ERR_ARG, "a communication table needs rank in [0, size) and all of its functions");
+    }
+    if (cm->rank) t->cb = NULL; /* rank 0 reports for the job */
     if (o->threads > 0) backend()->set_threads(o->threads);
     st_file *ck = NULL;
     int rc = train_setup(t, &ck, err);
     st_free(ck);
+    if (!rc) rc = dist_init(t, err);
+    if (!rc) rc = dist_check_inputs(t, err);
     if (rc) { train_cleanup(t); free(t); return rc; }
     char sum[2048];
     train_summary(t, sum, sizeof sum);
@@ -224,6 +269,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     memset(&r, 0, sizeof r);
     r.kind = NMT_REPORT_END;
     r.msg = finished ? done : rc == NMT_OK ? "done" : "stopped";
+    dist_comm_stats(t, 0, &r);
     train_report(t, &r);
     train_cleanup(t);
     free(t);

@@ -47,6 +47,9 @@ typedef struct trainer {
     rng drop_rng;               /* dropout masks */
     uint64_t corpus_hash;
     FILE *batch_log;
+    FILE *cost_log;             /* rank 0's, when asked */
+    const nmt_comm *comm;       /* the job's ranks (comm_local() for one process) */
+    struct dist *dist;          /* data parallelism's buffers (dist.c); NULL with one rank */
     int max_src, max_tgt;       /* the longest pair's sides (training and dev): the workspace's size */
     char ckpt_path[4096], log_path[4096], lock_path[4200];
     int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */

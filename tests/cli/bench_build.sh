@@ -11,6 +11,14 @@ gcc -std=c11 -D_GNU_SOURCE -fno-math-errno -O1 -mavx2 -mfma -fopenmp -Wall -Wext
     bench/bench_train.c build/libnmt.a -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
     -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm -o "$T/bench_train" 2> "$T/cc.log" \
     && ok || bad "bench/bench_train.c does not build: $(head -n 5 "$T/cc.log")"
+# the overlap probe of scripts/bench_mpi.sh, where Open MPI is installed
+if pkg-config --exists ompi-c; then
+    # shellcheck disable=SC2046
+    gcc -std=c11 -D_GNU_SOURCE -fno-math-errno -O1 -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Iinclude -Isrc -I$BLASINC \
+        $(pkg-config --cflags ompi-c) bench/bench_overlap.c build/libnmt.a -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
+        -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm $(pkg-config --libs ompi-c) \
+        -o "$T/bench_overlap" 2> "$T/cc.log" && ok || bad "bench/bench_overlap.c does not build: $(head -n 5 "$T/cc.log")"
+fi
 D=$NMT_SHARED/data/multi30k/tok
 head -n 300 "$D/train.en" > "$T/s"; head -n 300 "$D/train.fr" > "$T/t"
 timeout 60 "$T/bench_train" --src "$T/s" --tgt "$T/t" --emb 8 --hid 8 --att 8 --maxout 8 --vocab 200 --max-len 50 \
