@@ -228,10 +228,11 @@ typedef struct nmt_shortlist nmt_shortlist;
 int nmt_shortlist_load(nmt_shortlist **out, const char *path, const nmt_model *m, int k, int f, nmt_err *err);
 void nmt_shortlist_free(nmt_shortlist *sl);
 
-/* The arithmetic of the decoder's output layer (and of the per-step products of the readout):
- * FP32 (the reference), or the weights converted once when the decoder is made, to int8 (one
- * scale per output unit, AVX512_VNNI) or bf16 (AVX512_BF16); the activations are converted at
- * each step. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. */
+/* The arithmetic of a decoder step's matrix products (the output layer, the GRU's, the
+ * attention's W_a, the deep output's): FP32 (the reference), or the weights converted once when
+ * the decoder is made, to int8 (one scale per output unit, AVX512_VNNI) or bf16 (AVX512_BF16);
+ * the activations are converted at each step; the encoder, the softmaxes and the search stay
+ * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. */
 enum nmt_precision { NMT_PREC_FP32, NMT_PREC_INT8, NMT_PREC_BF16 };
 /* 1 when precision p runs on this CPU and build */
 int nmt_precision_supported(int p);

@@ -377,8 +377,8 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
                "refer to tokens)"),
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),
-        OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", "the output layer's products: fp32 (default, the reference), or\n"
-                   "its weights converted once to int8 (AVX512_VNNI) or bf16 (AVX512_BF16);\n"
+        OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", "the decoder's matrix products: fp32 (default, the reference), or\n"
+                   "the weights converted once to int8 (AVX512_VNNI) or bf16 (AVX512_BF16);\n"
                    "refused where the CPU lacks the instructions"),
         OPT_FN("--shortlist", &a->sl, parse_shortlist, "FILE[,K[,F]]", "per batch, compute the output layer (and its softmax) only over\n"
                "the K best translations of the batch's source words in FILE (from\n"
