@@ -216,6 +216,27 @@ typedef struct nmt_lexicon nmt_lexicon;
 int nmt_lexicon_load(nmt_lexicon **out, const char *path, nmt_err *err);
 void nmt_lexicon_free(nmt_lexicon *lx);
 
+/* A lexical shortlist for decoding (Marian's --shortlist): for each batch of sentences the
+ * output layer computes only the union of the K best translations of the batch's source words,
+ * the F most frequent target words (the target vocabulary's ids 2 .. F+1, which a word model
+ * orders by frequency), EOS and UNK, and the softmax is taken over that set. Read from a TSV
+ * table "source<TAB>target[<TAB>count<TAB>source count]" (`nmt lex --top K`), any number of
+ * lines per source word, ranked by count (ties: file order); words the model does not know are
+ * skipped. NMT_ERR_FORMAT naming file:line for a malformed line, NMT_ERR_ARG for K or F < 0.
+ * Read-only once loaded: decoders may share one; it must outlive them. */
+typedef struct nmt_shortlist nmt_shortlist;
+int nmt_shortlist_load(nmt_shortlist **out, const char *path, const nmt_model *m, int k, int f, nmt_err *err);
+void nmt_shortlist_free(nmt_shortlist *sl);
+
+/* The arithmetic of a decoder step's matrix products (the output layer, the GRU's, the
+ * attention's W_a, the deep output's): FP32 (the reference), or the weights converted once when
+ * the decoder is made, to int8 (one scale per output unit, AVX512_VNNI) or bf16 (AVX512_BF16);
+ * the activations are converted at each step; the encoder, the softmaxes and the search stay
+ * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. */
+enum nmt_precision { NMT_PREC_FP32, NMT_PREC_INT8, NMT_PREC_BF16 };
+/* 1 when precision p runs on this CPU and build */
+int nmt_precision_supported(int p);
+
 typedef struct nmt_translate_opts {
     int beam;            /* beam size, default 12; 1 = greedy decoding */
     int normalize;       /* default 1: rank by log-probability / length (EOS counted); 0: raw */
@@ -229,6 +250,8 @@ typedef struct nmt_translate_opts {
     int unk_replace;     /* replace each output UNK by the lexicon's translation of the most-attended
                             source word, or by that word itself (RNNsearch-family models only) */
     const nmt_lexicon *lexicon; /* for unk_replace; NULL = always copy the source word */
+    int precision;       /* enum nmt_precision, default NMT_PREC_FP32 (nmt_score keeps FP32) */
+    const nmt_shortlist *shortlist; /* NULL (default): the whole target vocabulary */
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);

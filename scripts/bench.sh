@@ -2,7 +2,8 @@
 # bench.sh: `make bench`: training speed (target tokens/s) and peak memory of the C implementation
 # side by side with the PyTorch reference (same data, sizes and thread count, runs alternating),
 # the machine's SGEMM peak, a per-phase profile of C training, then decoding speed of both on the
-# same models, and of an ensemble of two copies of the SMALL one (BENCH_DECODE=0 skips both).
+# same models, of an ensemble of two copies of the SMALL one, and of those models in int8, bf16 and
+# with a lexical shortlist (BENCH_DECODE=0 skips the decoding parts).
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
 # BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
@@ -264,20 +265,23 @@ echo "load average at the end of training: $(cut -d' ' -f1-3 /proc/loadavg); log
 # real length (after one update, as the reference's RUNS.md did, the model says EOS at once and
 # the benchmark times one step per sentence). The script checks that both sides produce the same
 # number of tokens.
+DN=1000; DNP=50; DUP=400; DUPP=150
+[ "$QUICK" = 1 ] && { DN=20; DNP=3; DUP=20; DUPP=1; }
+# the SMALL decoding model ($1), trained when missing; 1 when training failed
+small_decode_model() {
+    [ -s "$1" ] && return 0
+    echo "training a SMALL RNNsearch to decode ($DUP Adam updates, 2 threads)"
+    # shellcheck disable=SC2046
+    bin/nmt train $(cfg_args small) --model "$1" --optimizer adam --lr 0.002 --max-updates "$DUP" \
+        --threads "$T" --log-every 100 > "$OUT/decode-small.train.log" 2>&1 || { echo "bench: training failed"; return 1; }
+}
 if [ "${BENCH_DECODE:-1}" = 1 ] && [ $HAVE_REF = 1 ]; then
-    DN=1000; DNP=50; DUP=400; DUPP=150
-    [ "$QUICK" = 1 ] && { DN=20; DNP=3; DUP=20; DUPP=1; }
     for cfg in $CONFIGS; do
         echo
         echo "== make bench: decoding speed, $(echo "$cfg" | tr a-z A-Z) =="
         if [ "$cfg" = small ]; then
             DM=${BENCH_DECODE_MODEL:-$OUT/decode-small.nmt}; DSRC=$M30K/test_2016_flickr.en; N=$DN
-            if [ ! -s "$DM" ]; then
-                echo "training a SMALL RNNsearch to decode ($DUP Adam updates, 2 threads)"
-                # shellcheck disable=SC2046
-                bin/nmt train $(cfg_args small) --model "$DM" --optimizer adam --lr 0.002 --max-updates "$DUP" \
-                    --threads "$T" --log-every 100 > "$OUT/decode-small.train.log" 2>&1 || { echo "bench: training failed"; continue; }
-            fi
+            small_decode_model "$DM" || continue
         else
             DM=$OUT/decode-paper.nmt; DSRC=$WMT/test.en; N=$DNP
             # shellcheck disable=SC2046
@@ -306,5 +310,32 @@ if [ "${BENCH_DECODE:-1}" = 1 ] && [ -s "$EM" ]; then
         awk -v n=$n -v a="$t0" -v b="$t1" -v s="$EN" 'BEGIN { printf "%d model%s: %.2f s, %.1f sentences/s\n", n, (n > 1 ? "s" : " "), (b - a) / 1e9, s * 1e9 / (b - a) }'
     done
     cmp -s "$OUT/ens1.out" "$OUT/ens2.out" || echo "bench: two copies of the model translated differently from the model"
+fi
+
+# ------------------------------------------------------------------ int8, bf16, shortlist
+# The decoding models above in fp32 (today's arithmetic), int8, bf16, with a lexical shortlist and
+# int8 + shortlist, beam 1 and 12, side by side (bench/bench_lowp.sh); the shortlist's table from
+# the IBM aligner on the model's training text (each source word's 100 most frequent targets,
+# made once). Configurations the CPU lacks are reported and skipped.
+if [ "${BENCH_DECODE:-1}" = 1 ]; then
+    LN=1000; LNP=200; [ "$QUICK" = 1 ] && { LN=20; LNP=5; }
+    for cfg in $CONFIGS; do
+        if [ "$cfg" = small ]; then
+            DM=${BENCH_DECODE_MODEL:-$OUT/decode-small.nmt}; DS=$M30K/train; DSRC=$M30K/test_2016_flickr.en; N=$LN
+            small_decode_model "$DM" || continue
+        else
+            DM=$OUT/decode-paper.nmt; DS=$WMT/train; DSRC=$WMT/test.en; N=$LNP
+            [ -s "$DM" ] || continue   # trained by the decoding section above, with the reference
+        fi
+        LEX=$OUT/lex-$cfg.tsv
+        if [ ! -s "$LEX" ]; then
+            bin/nmt ibm --src "$DS.en" --tgt "$DS.fr" --sym gdfa --threads "$T" > "$OUT/lex-$cfg.links" 2> /dev/null &&
+                bin/nmt lex --src "$DS.en" --tgt "$DS.fr" --align "$OUT/lex-$cfg.links" --top 100 --out "$LEX" 2> /dev/null ||
+                { echo "bench: the shortlist's table for $cfg failed"; continue; }
+        fi
+        echo
+        echo "== make bench: decoding in int8, bf16 and with a shortlist, $(echo "$cfg" | tr a-z A-Z) =="
+        THREADS=$T ROUNDS=${ROUNDS:-3} sh bench/bench_lowp.sh "$DM" "$DSRC" "$LEX" "$N" || echo "bench: bench_lowp failed"
+    done
 fi
 exit 0

@@ -32,22 +32,6 @@ static nmt_config config(int arch, int Kx, int Ky)
 static const char *const SRC[] = {"w2 w3 w4", "w5", "w3 w3 w2 w6 w4", "w4 w2"};
 enum { NS = 4 };
 
-/* a and b the same translations bit for bit: words, log-probabilities, scores, attention */
-static int same_translations(const nmt_translation *a, const nmt_translation *b, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (a[i].n_hyps != b[i].n_hyps) return 0;
-        for (int h = 0; h < a[i].n_hyps; h++) {
-            const nmt_hypothesis *x = &a[i].hyps[h], *y = &b[i].hyps[h];
-            if (x->n_words != y->n_words || x->finished != y->finished || x->logprob != y->logprob ||
-                x->score != y->score || memcmp(x->ids, y->ids, sizeof(int) * x->n_words) || !x->attention != !y->attention)
-                return 0;
-            if (x->attention && memcmp(x->attention, y->attention, sizeof(float) * x->attn_rows * x->attn_cols)) return 0;
-        }
-    }
-    return 1;
-}
-
 static void translate_with(nmt_translation *out, const nmt_model *const *m, const double *wt, int n)
 {
     nmt_translate_opts o = nmt_translate_default_opts();

@@ -1,19 +1,20 @@
-/* tiny_model.h: what the decoding tests share (test_beam.c, test_ensemble.c): a small model whose
- * words are "w2", "w3", ..., the log-probability of a target by forced decoding through the
- * training forward pass (a path that shares nothing with the search), and the sequences an
- * exhaustive search enumerates. */
+/* tiny_model.h: what the decoding tests share (test_beam.c, test_ensemble.c, test_decode_lowp.c):
+ * a small model whose words are "w2", "w3", ..., the log-probability of a target by forced
+ * decoding through the training forward pass (a path that shares nothing with the search), the
+ * sequences an exhaustive search enumerates, and a bit-for-bit comparison of translations. */
 #ifndef NMT_TINY_MODEL_H
 #define NMT_TINY_MODEL_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "nn/net.h"
 
 /* A model of c (seed 1) with the vocabularies "</s>", "<unk>", "w2", ...; the target's words from
  * id rename on are "x<id>" instead when rename >= 2 (a model with other words). */
-static nmt_model *tiny_model(nmt_config c, int rename)
+static inline nmt_model *tiny_model(nmt_config c, int rename)
 {
     char **w[2];
     int nv[2] = {c.src_vocab, c.tgt_vocab};
@@ -31,7 +32,7 @@ static nmt_model *tiny_model(nmt_config c, int rename)
 }
 
 /* log p of tgt[0..tl) given src[0..sl) by forced decoding through net_forward */
-static double forced_logp(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
+static inline double forced_logp(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
 {
     batch b = {1, sl, tl, (int *)src, (int *)tgt, &sl, &tl};
     net_ws ws = {0};
@@ -47,7 +48,7 @@ static double forced_logp(const nmt_model *m, const int *src, int sl, const int 
 /* The space a beam searches with length limit L over V words: every sequence that ends in EOS
  * (id 0), L words at most, and every one of L words without EOS. Start with *len = 0; each call
  * puts the next one into seq[0..*len) and returns 1, or returns 0 after the last. */
-static int next_sequence(int *seq, int *len, long *code, int V, int L)
+static inline int next_sequence(int *seq, int *len, long *code, int V, int L)
 {
     for (;;) {
         long count = 1;
@@ -62,6 +63,22 @@ static int next_sequence(int *seq, int *len, long *code, int V, int L)
         for (int i = 0; i < *len - 1; i++) eos_inside |= seq[i] == 0;
         if (!eos_inside && (seq[*len - 1] == 0 || *len == L)) return 1;
     }
+}
+
+/* a and b the same translations bit for bit: words, log-probabilities, scores, attention */
+static inline int same_translations(const nmt_translation *a, const nmt_translation *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (a[i].n_hyps != b[i].n_hyps) return 0;
+        for (int h = 0; h < a[i].n_hyps; h++) {
+            const nmt_hypothesis *x = &a[i].hyps[h], *y = &b[i].hyps[h];
+            if (x->n_words != y->n_words || x->finished != y->finished || x->logprob != y->logprob ||
+                x->score != y->score || memcmp(x->ids, y->ids, sizeof(int) * x->n_words) || !x->attention != !y->attention)
+                return 0;
+            if (x->attention && memcmp(x->attention, y->attention, sizeof(float) * x->attn_rows * x->attn_cols)) return 0;
+        }
+    }
+    return 1;
 }
 
 #endif

@@ -88,7 +88,7 @@ int cmd_lex(int argc, char **argv)
 {
     const char *src = NULL, *tgt = NULL, *model = NULL, *align = NULL, *out = NULL;
     long min_count = 1, batch = 200;
-    int threads = 0;
+    int threads = 0, top = 1;
     opt table[] = {
         OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
         OPT_STR("--tgt", &tgt, "FILE", "target sentences (the same number of lines)"),
@@ -97,13 +97,17 @@ int cmd_lex(int argc, char **argv)
         OPT_STR("--align", &align, "FILE", "or read the alignments: one line per pair, Pharaoh 's-t' links, 0-based"),
         OPT_STR("--out", &out, "TABLE", "where the table is written"),
         OPT_LONG("--min-count", &min_count, 1, 1L << 40, "N", "leave out pairs seen fewer than N times (default {})"),
+        OPT_INT("--top", &top, 1, 1000000, "K", "write each source word's K most frequent targets, one line each, most\n"
+                "frequent first (default {}; a table for 'nmt translate --shortlist'; --unk-replace\n"
+                "reads tables of one target per source word)"),
         OPT_LONG("--batch", &batch, 1, 100000, "N", "forced decoding batch size (default {})"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         OPT_END,
     };
-    opt_cmd c = {"lex", "Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N]\n"
+    opt_cmd c = {"lex", "Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N] [--top K]\n"
                  "Builds the lexical table used by 'nmt translate --unk-replace TABLE': each source word's most\n"
-                 "frequently aligned target word, as TSV 'source<TAB>target<TAB>count<TAB>source count'.\n\n",
+                 "frequently aligned target word, as TSV 'source<TAB>target<TAB>count<TAB>source count'; with\n"
+                 "--top K its K most frequent ones, the table of 'nmt translate --shortlist TABLE'.\n\n",
                  "\nLimits: at most 4096 words per line (longer lines are an error); --out may not be an input.\n",
                  table, 0, NULL};
     int nargs, prc = opt_parse(&c, argc, argv, NULL, &nargs);
@@ -132,8 +136,8 @@ int cmd_lex(int argc, char **argv)
               : count_attention(lc, &S, &T, model, batch, src, tgt, sw, tw, al))
         goto out;
     long entries;
-    if (lex_counter_write(lc, out, min_count, &entries, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
-    fprintf(stderr, "nmt lex: %ld source words in %s\n", entries, out);
+    if (lex_counter_write(lc, out, min_count, top, &entries, &err)) { fprintf(stderr, "nmt lex: error: %s\n", err.msg); goto out; }
+    fprintf(stderr, "nmt lex: %ld %s in %s\n", entries, top > 1 ? "pairs" : "source words", out);
     rc = CMD_OK;
 out:
     free(sw); free(tw); free(al);

@@ -301,11 +301,41 @@ static const char translate_usage[] =
     "its own, and its alignments are over words. One output line per input line, in order; an empty\n"
     "line gives an empty line. Several models (with the same vocabularies) decode as an ensemble.\n\n";
 
+/* --shortlist FILE[,K[,F]] */
+typedef struct shortlist_arg {
+    char path[4096];
+    int k, f;
+} shortlist_arg;
+
+/* FILE, then optionally ",K" and ",F" (non-negative integers; the file name holds no comma) */
+static const char *parse_shortlist(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    shortlist_arg *a = dst;
+    const char *comma = strchr(val, ',');
+    size_t len = comma ? (size_t)(comma - val) : strlen(val);
+    if (len == 0) return "an empty file name";
+    if (len >= sizeof a->path) return "the file name is too long";
+    memcpy(a->path, val, len);
+    a->path[len] = 0;
+    int *num[2] = {&a->k, &a->f};
+    for (int i = 0; i < 2 && comma; i++) {
+        char *end;
+        long x = strtol(comma + 1, &end, 10);
+        if (end == comma + 1 || (*end && *end != ',') || x < 0 || x > 10000000)
+            return "expected FILE[,K[,F]] with K and F integers in [0, 10000000]";
+        *num[i] = (int)x;
+        comma = *end ? end : NULL;
+    }
+    return comma ? "expected FILE[,K[,F]]: too many fields" : NULL;
+}
+
 /* What translate's options set. */
 struct translate_args {
     nmt_translate_opts o;
     model_list models;
     const char *input, *lexpath;
+    shortlist_arg sl;
     tok_opts topt;
     int tok_lang, detok_lang, align, scores, nbest_out;
 };
@@ -318,6 +348,7 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     a->topt = tok_opts_default();
     a->tok_lang = a->detok_lang = -1;
     a->align = ALIGN_NONE;
+    a->sl.k = a->sl.f = 100; /* Marian's defaults */
     nmt_translate_opts *o = &a->o;
     int threads = 0, align_kind = 0;
     opt table[] = {
@@ -346,6 +377,13 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
                "refer to tokens)"),
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),
+        OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", "the decoder's matrix products: fp32 (default, the reference), or\n"
+                   "the weights converted once to int8 (AVX512_VNNI) or bf16 (AVX512_BF16);\n"
+                   "refused where the CPU lacks the instructions"),
+        OPT_FN("--shortlist", &a->sl, parse_shortlist, "FILE[,K[,F]]", "per batch, compute the output layer (and its softmax) only over\n"
+               "the K best translations of the batch's source words in FILE (from\n"
+               "'nmt lex --top K'), the F most frequent target words, EOS and UNK\n"
+               "(default K = F = 100)"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input"),
         OPT_OLD("--normalize", "--length-norm"),
@@ -390,12 +428,15 @@ int cmd_translate(int argc, char **argv)
         return CMD_ERR;
     }
     nmt_lexicon *lx = NULL;
+    nmt_shortlist *sl = NULL;
     int rc = load_models("translate", &args.models);
-    if (!rc && lexpath && nmt_lexicon_load(&lx, lexpath, &err)) {
+    if (!rc && ((lexpath && nmt_lexicon_load(&lx, lexpath, &err)) ||
+                (args.sl.path[0] && nmt_shortlist_load(&sl, args.sl.path, args.models.m[0], args.sl.k, args.sl.f, &err)))) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
     }
     o.lexicon = lx;
+    o.shortlist = sl;
     if (!rc && decoder_of(&st.d, &args.models, &o, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_USAGE;
@@ -410,6 +451,7 @@ int cmd_translate(int argc, char **argv)
     nmt_text_free(st.tgt);
     nmt_decoder_free(st.d);
     nmt_lexicon_free(lx);
+    nmt_shortlist_free(sl);
     free_models(&args.models);
     return rc;
 }

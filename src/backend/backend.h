@@ -217,7 +217,8 @@ struct nmt_err;
 
 typedef struct backend_lowp_ops {
     const char *name;
-    /* 1 when prec runs on this CPU (its instruction set, read at run time) and this build */
+    /* 1 when prec runs on this CPU (its instruction set, read at run time, within oneDNN's
+     * ceiling DNNL_MAX_CPU_ISA when one is set) and this build */
     int (*supported)(int prec);
     /* W [K,N], row stride ldw, kept alive and unchanged by the caller for q's life (FP32 reads
      * it, and so does a call with non-finite activations in any precision). scales NULL:
@@ -237,5 +238,30 @@ typedef struct backend_lowp_ops {
 
 /* the CPU's low-precision products (oneDNN) */
 const backend_lowp_ops *backend_lowp(void);
+
+/* A decoder's weight matrices converted once (decode/outlayer.c): a product by one of them,
+ * recognised by its FP32 pointer, runs in their lower precision; any other product, or every
+ * product when the set is NULL (training), in FP32 through mm. A set and its workspace ws (room
+ * for every product it serves) belong to one decoder, used by one thread at a time. */
+#define BK_QSET_MAX 20
+typedef struct bk_qset {
+    int n;
+    const real *W[BK_QSET_MAX];   /* the FP32 weights [K,N], dense */
+    int K[BK_QSET_MAX], N[BK_QSET_MAX];
+    bk_qmat *q[BK_QSET_MAX];
+    bk_qws *ws;
+} bk_qset;
+
+/* C[M,N] = A[M,K] (row stride lda) · W[K,N] (row stride ldw) + beta C, beta 0 or 1 in the set */
+static inline void mm_q(const bk_qset *s, int M, int N, int K, const real *A, int lda, const real *W, int ldw,
+                        real beta, real *C, int ldc)
+{
+    for (int i = 0; s && i < s->n; i++)
+        if (s->W[i] == W && s->K[i] == K && s->N[i] == N && ldw == N) {
+            backend_lowp()->qgemm(s->ws, M, A, lda, s->q[i], beta, C, ldc);
+            return;
+        }
+    mm(0, 0, M, N, K, A, lda, W, ldw, beta, C, ldc);
+}
 
 #endif

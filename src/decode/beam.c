@@ -204,6 +204,7 @@ static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1,
     int first_new = *nh;
     for (int k = 0; k < nheap; k++) {
         int r = r0 + (int)(ws->heap[k].idx / V), v = (int)(ws->heap[k].idx % V);
+        if (e->vocab) v = e->vocab[v]; /* a shortlist's column to its word */
         int id = s->nn++;
         s->nodes[id] = (node){ws->row_node[r], v, s->nodes[ws->row_node[r]].depth + 1, ws->heap[k].score};
         if (o->attn) memcpy(s->attn + (size_t)id * xlen, e->att + (size_t)r * Tx, sizeof(real) * xlen);
@@ -235,10 +236,13 @@ static void search_swap(search_ws *ws)
 
 int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err)
 {
-    int S = src->B, K = o->K, V = e->m[0]->cfg.tgt_vocab, Tx = src->Tx, rc = NMT_OK;
+    int S = src->B, K = o->K, Tx = src->Tx, rc = NMT_OK;
     int n = ens_state_dim(e, Tx); /* a hypothesis's whole recurrent state (every model's), copied as one row */
     memset(out, 0, sizeof(beam_sent) * S);
-    if ((rc = ens_reserve(e, S, Tx, S * K, err))) return rc;
+    if ((rc = ens_reserve(e, S, Tx, S * K, err)) || (rc = ens_select(e, src, err))) return rc;
+    /* the scores' columns: the vocabulary, or the batch's shortlist (whose columns 0 and 1 are
+     * EOS and UNK too, so that the tests on columns below hold for both) */
+    int V = e->V;
     search_ws ws = {0};
     sent_state *st = calloc(S, sizeof *st);
     int maxsteps = 0;

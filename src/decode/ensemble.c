@@ -10,6 +10,8 @@
 #include "base/err.h"
 #include "data/vocab.h"
 #include "decode/ensemble.h"
+#include "decode/outlayer.h"
+#include "decode/shortlist.h"
 #include "text/subword.h"
 
 /* ------------------------------------------------------------------ the models */
@@ -33,6 +35,7 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
         ens_free(e);
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }
+    e->V = m[0]->cfg.tgt_vocab;
     for (int k = 0; k < n; k++) {
         e->m[k] = m[k];
         e->wt[k] = (real)(weights ? weights[k] / sum : 1.0 / n);
@@ -43,12 +46,62 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
 
 infer_ens ens_one(const nmt_model **m, infer_ws *w)
 {
-    return (infer_ens){.n = 1, .m = m, .w = w, .n_att = has_attention(&m[0]->cfg)};
+    return (infer_ens){.n = 1, .m = m, .w = w, .n_att = has_attention(&m[0]->cfg), .V = m[0]->cfg.tgt_vocab};
+}
+
+static void output_free(infer_ens *e)
+{
+    for (int k = 0; e->out && k < e->n; k++) {
+        out_free(&e->out[k]);
+        e->w[k].out = NULL;
+    }
+    free(e->out);
+    free(e->ids);
+    free(e->mark);
+    e->out = NULL;
+    e->ids = NULL;
+    e->mark = NULL;
+    e->sl = NULL;
+    e->V = e->m[0]->cfg.tgt_vocab;
+    e->vocab = NULL;
+}
+
+int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
+{
+    output_free(e);
+    if (prec == BK_PREC_F32 && !sl) return NMT_OK;
+    int V = e->m[0]->cfg.tgt_vocab, rc = NMT_OK;
+    e->out = calloc(e->n, sizeof *e->out);
+    if (sl) {
+        e->ids = malloc(sizeof(int) * V);
+        e->mark = malloc(V);
+    }
+    if (!e->out || (sl && (!e->ids || !e->mark))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc && sl && (sl->nsrc != e->m[0]->cfg.src_vocab || sl->ntgt != V))
+        rc = nmt_fail(err, NMT_ERR_ARG, "the shortlist was loaded for other vocabularies (%d source, %d target words; "
+                      "the model has %d and %d)", sl->nsrc, sl->ntgt, e->m[0]->cfg.src_vocab, V);
+    for (int k = 0; k < e->n && !rc; k++)
+        if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) e->w[k].out = &e->out[k];
+    if (rc) output_free(e);
+    else e->sl = sl;
+    return rc;
+}
+
+int ens_select(infer_ens *e, const batch *src, nmt_err *err)
+{
+    if (!e->sl) return NMT_OK;
+    int n = shortlist_select(e->sl, src, e->ids, e->mark), rc = NMT_OK;
+    for (int k = 0; k < e->n && !rc; k++) rc = out_select(&e->out[k], e->ids, n, err);
+    e->V = n;
+    e->vocab = e->ids;
+    return rc;
 }
 
 void ens_free(infer_ens *e)
 {
-    if (!e || !e->owned) return;
+    if (!e) return;
+    if (e->m) output_free(e);
+    if (!e->owned) return;
     for (int k = 0; e->w && k < e->n; k++) infer_free(&e->w[k]);
     ws_block_free(&e->blk);
     free(e->m);
@@ -81,6 +134,7 @@ int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
 {
     int rc = NMT_OK, want[3] = {1, Tx, H};
     for (int k = 0; k < e->n && !rc; k++) rc = infer_reserve(&e->w[k], &e->m[k]->cfg, S, Tx, H, err);
+    for (int k = 0; e->out && k < e->n && !rc; k++) rc = out_reserve(&e->out[k], H, err);
     if (rc || e->n == 1) return rc;
     if ((rc = ws_reserve(&e->blk, want, layout, e, &e->m[0]->cfg, "ensemble decoding", err))) return rc;
     for (int r = 0; r < H; r++) e->ascale[r] = (real)(1.0 / (e->n_att ? e->n_att : 1));
@@ -125,7 +179,7 @@ static void mean_attention(infer_ens *e, int H, int Tx)
 void ens_step(infer_ens *e, const batch *src, int H, const int *src_of, const int *yprev, const real *st_prev,
               real *st_new)
 {
-    int Tx = src->Tx, ld = ens_state_dim(e, Tx), V = e->m[0]->cfg.tgt_vocab;
+    int Tx = src->Tx, ld = ens_state_dim(e, Tx), V = e->V;
     for (int k = 0, off = 0; k < e->n; off += infer_state_dim(&e->m[k]->cfg, Tx), k++) {
         infer_step(&e->w[k], e->m[k], src, H, src_of, yprev, st_prev + off, st_new + off, ld);
         if (e->n > 1) backend()->logp_acc_rows(e->z, e->w[k].logits, H, V, e->wt[k], k == 0);

@@ -19,8 +19,15 @@ typedef struct infer_ens {
     real *z;                /* [H, Ky] the combined log-probabilities */
     real *alpha;            /* [H, Tx] the mean attention (n_att > 1) */
     real *ascale;           /* [H] 1 / n_att, the weight of each attention row in the mean */
+    /* the output layers (ens_output; NULL: FP32 over the whole vocabulary) and the shortlist */
+    struct out_layer *out;  /* [n] */
+    const struct nmt_shortlist *sl;
+    int *ids;               /* [Ky] the batch's shortlist (ens_select) */
+    unsigned char *mark;    /* [Ky] its scratch */
+    int V;                  /* columns of the scores: the shortlist's size, or Ky */
+    const int *vocab;       /* [V] the target id of each column; NULL: the identity */
     /* what the last ens_step leaves for the search */
-    const real *scores;     /* [H, Ky]: the model's logits (n == 1), else log-probabilities */
+    const real *scores;     /* [H, V]: the model's logits (n == 1), else log-probabilities */
     int logp;               /* scores are log-probabilities already (topk_rows's logp) */
     const real *att;        /* [H, Tx]: attention rows (zero when no model has attention) */
 } infer_ens;
@@ -31,6 +38,12 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
 /* One model over the caller's workspace and model pointer (*m must outlive it): nothing to free. */
 infer_ens ens_one(const nmt_model **m, infer_ws *w);
 void ens_free(infer_ens *e);
+/* Every model's output layer in precision prec (enum bk_prec) and, with sl, over a shortlist
+ * chosen per batch (ens_select); replaces the previous ones. Nothing when prec is FP32 and sl
+ * NULL: out_step's layer, as before. NMT_ERR_ARG when the CPU lacks prec, NMT_ERR_NOMEM. */
+int ens_output(infer_ens *e, int prec, const struct nmt_shortlist *sl, nmt_err *err);
+/* With a shortlist: the set of the batch src becomes the scores' columns (e->V, e->vocab). */
+int ens_select(infer_ens *e, const batch *src, nmt_err *err);
 
 /* A hypothesis's state row: the models' rows side by side (infer_state_dim each). */
 int ens_state_dim(const infer_ens *e, int Tx);

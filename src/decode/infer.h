@@ -21,6 +21,8 @@ typedef struct infer_ws {
     int *rowlen;         /* [H] source length of each row */
     real *d0;            /* [S, m] FertDec: d_1 of each sentence */
     real *g, *th;        /* [H, m], [H, n] FertDec's extract gate and tanh(V_h d) */
+    const struct out_layer *out; /* the output layer's precision and columns (decode/outlayer.h), or
+                                  * NULL: out_step's, FP32 over the whole vocabulary */
 } infer_ws;
 
 /* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)
@@ -39,7 +41,8 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
 /* One step for H rows: row h reads sentence src_of[h], previous word yprev[h] (-1: ȳ_0 = 0,
  * the first step) and state rows st_prev (H rows of dim, ld apart: an ensemble keeps its
  * models' states side by side in one row); writes st_new (the same layout), w->logits [H,Ky]
- * and w->alpha [H,Tx] (zero for RNNencdec, which has no attention). */
+ * and w->alpha [H,Tx] (zero for RNNencdec, which has no attention). With w->out, the logits are
+ * [H, w->out->Vs] over its chosen columns. */
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
                 const real *st_prev, real *st_new, int ld);
 

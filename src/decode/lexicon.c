@@ -137,7 +137,7 @@ static int by_src_count(const void *a, const void *b)
     return strcmp(x->tgt, y->tgt);
 }
 
-int lex_counter_write(const lex_counter *c, const char *path, long min_count, long *entries, nmt_err *err)
+int lex_counter_write(const lex_counter *c, const char *path, long min_count, int top, long *entries, nmt_err *err)
 {
     pair_entry *s = malloc(sizeof(pair_entry) * (c->n ? c->n : 1));
     if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
@@ -157,8 +157,9 @@ int lex_counter_write(const lex_counter *c, const char *path, long min_count, lo
         size_t j = i;
         long total = 0;
         while (j < c->n && !strcmp(s[j].src, s[i].src)) total += s[j++].count;
-        if (s[i].count >= min_count) { /* the first of a source word's run is its most frequent */
-            fprintf(f, "%s\t%s\t%ld\t%ld\n", s[i].src, s[i].tgt, s[i].count, total);
+        /* a source word's run is sorted by falling count: its first top pairs are its best */
+        for (size_t q = i; q < j && q < i + (size_t)top && s[q].count >= min_count; q++) {
+            fprintf(f, "%s\t%s\t%ld\t%ld\n", s[q].src, s[q].tgt, s[q].count, total);
             k++;
         }
         i = j;

@@ -22,9 +22,10 @@ int lex_counter_add_links(lex_counter *c, char *const *sw, int ns, char *const *
  * section 6; the source EOS is no candidate), over the pair's words. */
 int lex_counter_add_attention(lex_counter *c, const nmt_alignment *al, char *const *sw, int ns, char *const *tw,
                               int nt, nmt_err *err);
-/* Writes the table: for each source word its most frequent target (ties: byte order), sorted
- * by source word; min_count drops pairs seen fewer times. */
-int lex_counter_write(const lex_counter *c, const char *path, long min_count, long *entries, nmt_err *err);
+/* Writes the table: for each source word its top most frequent targets (ties: byte order), most
+ * frequent first, sorted by source word; min_count drops pairs seen fewer times. *entries gets
+ * the lines written. */
+int lex_counter_write(const lex_counter *c, const char *path, long min_count, int top, long *entries, nmt_err *err);
 
 /* The table's translation of a source word, NULL when it has none. */
 const char *nmt_lexicon_lookup(const nmt_lexicon *lx, const char *src, size_t len);

@@ -23,8 +23,16 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL};
     return o;
+}
+
+/* enum nmt_precision as the backend's enum bk_prec */
+static int bk_prec_of(int p) { return p == NMT_PREC_INT8 ? BK_PREC_INT8 : p == NMT_PREC_BF16 ? BK_PREC_BF16 : BK_PREC_F32; }
+
+int nmt_precision_supported(int p)
+{
+    return p >= NMT_PREC_FP32 && p <= NMT_PREC_BF16 && backend_lowp()->supported(bk_prec_of(p));
 }
 
 void nmt_set_threads(int n) { backend()->set_threads(n); }
@@ -36,6 +44,8 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
     if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
+    if (o->precision < NMT_PREC_FP32 || o->precision > NMT_PREC_BF16)
+        return nmt_fail(err, NMT_ERR_ARG, "precision %d is not one of enum nmt_precision", o->precision);
     if (o->unk_replace && !e->n_att)
         return nmt_fail(err, NMT_ERR_ARG, "UNK replacement needs the attention, which %s", e->n == 1 ?
                         "an RNNencdec model does not have" : "no model of the ensemble (all RNNencdec) has");
@@ -57,6 +67,7 @@ int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models,
     if (!rc) rc = ens_init(&d->e, models, weights, n, err);
     if (!rc) rc = check_opts(&d->e, o, err);
     if (!rc && !(d->ws = calloc(n, sizeof *d->ws))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc) rc = ens_output(&d->e, bk_prec_of(o->precision), o->shortlist, err);
     if (rc) {
         nmt_decoder_free(d);
         return rc;
@@ -78,6 +89,12 @@ int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_
 int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err)
 {
     int rc = check_opts(&d->e, o, err);
+    /* the output layers are made again only when their precision or shortlist changes */
+    if (!rc && (o->precision != d->o.precision || o->shortlist != d->o.shortlist) &&
+        (rc = ens_output(&d->e, bk_prec_of(o->precision), o->shortlist, err))) {
+        ens_output(&d->e, bk_prec_of(d->o.precision), d->o.shortlist, NULL); /* as it was */
+        return rc;
+    }
     if (!rc) d->o = *o; /* the workspace depends on sizes only: it is kept */
     return rc;
 }

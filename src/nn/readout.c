@@ -19,16 +19,21 @@ static void logits_add(real *z, const real *t, int rows, const nmt_config *c, co
     else mm(0, 0, rows, V, l, t, l, p->out_W, V, 1, z, V);
 }
 
+void out_step_hidden(real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+                     const params *p, int H, const bk_qset *qs)
+{
+    int n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c);
+    mm_q(qs, H, 2 * l, n, s, n, p->out_U, 2 * l, 0, tt, 2 * l);
+    mm_q(qs, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
+    mm_q(qs, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
+    backend()->maxout(t, NULL, tt, p->out_b, NULL, H, l);
+}
+
 void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H)
 {
-    int n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c), V = c->tgt_vocab;
-    mm(0, 0, H, 2 * l, n, s, n, p->out_U, 2 * l, 0, tt, 2 * l);
-    mm(0, 0, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
-    mm(0, 0, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
-    const backend_ops *bk = backend();
-    bk->maxout(t, NULL, tt, p->out_b, NULL, H, l);
-    bk->repeat_row(z, p->out_bias, H, V);
+    out_step_hidden(tt, t, s, E, ctx, c, p, H, NULL);
+    backend()->repeat_row(z, p->out_bias, H, c->tgt_vocab);
     logits_add(z, t, H, c, p);
 }
 

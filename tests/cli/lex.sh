@@ -12,6 +12,10 @@ printf 'cat\tchat\t2\t2\nsat\tassis\t1\t1\nthe\tle\t2\t3\n' > "$T/want"
 cmp -s "$T/lex" "$T/want" && ok || bad "lexical table: $(cat "$T/lex")"
 "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/a" --out "$T/lex2" --min-count 2 2> /dev/null
 [ "$(wc -l < "$T/lex2")" -eq 2 ] && ok || bad "--min-count"
+# --top 2: a word's two most frequent targets, most frequent first
+"$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/a" --out "$T/lex3" --top 2 2> /dev/null
+printf 'cat\tchat\t2\t2\nsat\tassis\t1\t1\nthe\tle\t2\t3\nthe\tla\t1\t3\n' > "$T/want3"
+cmp -s "$T/lex3" "$T/want3" && ok || bad "--top 2: $(cat "$T/lex3")"
 printf '0-0 1-7\n0-0\n0-0\n' > "$T/bad"
 expect_fail "link out of range" 1 "bad:1: bad link or index out of range" "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/bad" --out "$T/x"
 # The table is replaced whole: a write that fails half way (a full disk, here a file-size limit)

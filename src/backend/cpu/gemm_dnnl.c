@@ -42,7 +42,12 @@ static int lowp_supported(int prec)
 #ifdef NMT_REAL_DOUBLE
     return 0;
 #else
+    /* the CPU's flags, and the ceiling oneDNN was given (DNNL_MAX_CPU_ISA=AVX2, say), under
+     * which it would run these products on slow reference kernels: refused as well */
     __builtin_cpu_init();
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    unsigned want = prec == BK_PREC_INT8 ? dnnl_cpu_isa_avx512_core_vnni : dnnl_cpu_isa_avx512_core_bf16;
+    if ((isa & want) != want) return 0;
     if (prec == BK_PREC_INT8) return __builtin_cpu_supports("avx512vnni");
     if (prec == BK_PREC_BF16) return __builtin_cpu_supports("avx512bf16");
     return 0;
