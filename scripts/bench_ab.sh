@@ -28,6 +28,7 @@ build() {
         gcc -std=c11 -D_GNU_SOURCE -fno-math-errno -O3 -g -mavx2 -mfma -fopenmp -I"$dir/include" -I"$dir/src" -I$BLASINC \
             "$dir/bench/bench_train.c" "$dir/build/libnmt.a" -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
             $(grep -q spm.cc "$dir/Makefile" && echo -lsentencepiece_train -lsentencepiece -lstdc++) \
+            $(grep -q -- -ldnnl "$dir/Makefile" && echo -ldnnl) \
             -lopenblas -lcjson -lpng -lz -lm -o "$dir/bench_train" || { echo "bench_ab: bench_train of $rev does not build" >&2; exit 1; }
     fi
 }

@@ -9,14 +9,14 @@ BLASINC=/usr/include/x86_64-linux-gnu/openblas-openmp
 BLASDIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
 gcc -std=c11 -D_GNU_SOURCE -fno-math-errno -O1 -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Iinclude -Isrc -I$BLASINC \
     bench/bench_train.c build/libnmt.a -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
-    -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm -o "$T/bench_train" 2> "$T/cc.log" \
+    -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -ldnnl -lcjson -lz -lm -o "$T/bench_train" 2> "$T/cc.log" \
     && ok || bad "bench/bench_train.c does not build: $(head -n 5 "$T/cc.log")"
 # the overlap probe of scripts/bench_mpi.sh, where Open MPI is installed
 if pkg-config --exists ompi-c; then
     # shellcheck disable=SC2046
     gcc -std=c11 -D_GNU_SOURCE -fno-math-errno -O1 -mavx2 -mfma -fopenmp -Wall -Wextra -Werror -Iinclude -Isrc -I$BLASINC \
         $(pkg-config --cflags ompi-c) bench/bench_overlap.c build/libnmt.a -fopenmp -L$BLASDIR -Wl,-rpath,$BLASDIR \
-        -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -lcjson -lz -lm $(pkg-config --libs ompi-c) \
+        -lsentencepiece_train -lsentencepiece -lstdc++ -lopenblas -ldnnl -lcjson -lz -lm $(pkg-config --libs ompi-c) \
         -o "$T/bench_overlap" 2> "$T/cc.log" && ok || bad "bench/bench_overlap.c does not build: $(head -n 5 "$T/cc.log")"
 fi
 D=$NMT_SHARED/data/multi30k/tok
