@@ -34,7 +34,7 @@ export OMP_WAIT_POLICY=PASSIVE
 # shellcheck disable=SC2046
 if ! gcc -O3 -g -std=c11 -D_GNU_SOURCE -fopenmp -mavx2 -mfma -Iinclude -Isrc -I"$BLASINC" $(pkg-config --cflags ompi-c) \
     bench/bench_overlap.c build/libnmt.a -L"$BLASDIR" -Wl,-rpath,"$BLASDIR" -lsentencepiece_train -lsentencepiece -lstdc++ \
-    -lopenblas -lcjson -lz -lm $(pkg-config --libs ompi-c) -o "$OUT/bench_overlap"; then
+    -lopenblas -ldnnl -lcjson -lz -lm $(pkg-config --libs ompi-c) -o "$OUT/bench_overlap"; then
     echo "bench_mpi: could not build bench/bench_overlap.c" >&2
     exit 1
 fi
