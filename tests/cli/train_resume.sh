@@ -10,7 +10,7 @@ head -n 60 "$D/val.en" > "$T/vs"; head -n 60 "$D/val.fr" > "$T/vt"
 # Adam with a learning rate that decays on plateaus: the decayed rate is part of the state
 ARGS="--src $T/s --tgt $T/t --valid-src $T/vs --valid-tgt $T/vt --valid-every 25 --patience 0
       --arch rnnsearch --emb 24 --hid 32 --att 24 --maxout 16 --vocab 800 --batch 20 --sort-blocks 3
-      --max-updates 400 --save-every 7 --threads 1 --seed 5 --log-every 1000 --dropout 0.2
+      --max-updates 150 --save-every 7 --threads 1 --seed 5 --log-every 1000 --dropout 0.2
       --optimizer adam --lr 0.2 --lr-decay 0.5"
 export OMP_WAIT_POLICY=PASSIVE
 
@@ -19,7 +19,7 @@ export OMP_WAIT_POLICY=PASSIVE
 check "uninterrupted run" test -s "$T/a.nmt"
 grep -q "learning rate lowered to" "$T/a.log" && ok || bad "the learning rate never decayed: make the test's rate larger"
 # the batch log: one line per update, each a minibatch of 1-based line numbers of the corpus
-[ "$(wc -l < "$T/a.batches")" -eq 400 ] && ok || bad "batch log has $(wc -l < "$T/a.batches") lines, expected 400"
+[ "$(wc -l < "$T/a.batches")" -eq 150 ] && ok || bad "batch log has $(wc -l < "$T/a.batches") lines, expected 150"
 awk '{ if (NF < 1 || NF > 20) exit 1; for (i = 1; i <= NF; i++) if ($i < 1 || $i > 600) exit 1 }' "$T/a.batches" \
     && ok || bad "batch log: a minibatch of more than 20 pairs or a line number outside 1..600"
 
@@ -28,13 +28,21 @@ wait_ckpt() { # file, pid: until the file exists or the process ended
     i=0
     while [ ! -s "$1" ] && kill -0 "$2" 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
 }
-for sig in KILL TERM HUP; do
+# Under nohup SIGHUP is ignored, and nmt leaves it so (a user's nohup must keep working): the HUP
+# case needs a shell that does not ignore it.
+sigs="KILL TERM HUP"
+ign=$(awk '/^SigIgn:/ { print $2 }' /proc/$$/status 2> /dev/null)
+if [ -n "$ign" ] && [ $((0x$ign & 1)) -ne 0 ]; then
+    sigs="KILL TERM"
+    echo "train_resume: SIGHUP is ignored here (nohup?): its case skipped"
+fi
+for sig in $sigs; do
     m="$T/$sig.nmt"
     # shellcheck disable=SC2086
     "$NMT_BIN" train $ARGS --model "$m" --batch-log "$T/$sig.batches" 2> "$T/$sig.log" &
     pid=$!
     wait_ckpt "$m.ckpt" $pid
-    sleep 0.2 # past the first checkpoint; 400 updates leave room for a machine under load
+    sleep 0.2
     if kill -0 $pid 2>/dev/null; then
         kill -$sig $pid; wait $pid; rc=$?
         ok
