@@ -422,6 +422,11 @@ typedef struct nmt_train_opts {
     long lr_warmup;                     /* N: update u uses lr · u/N while u < N (Marian's --lr-warmup) */
     long lr_decay_inv_sqrt;             /* N: update u > N uses lr · sqrt(N/u) (--lr-decay-inv-sqrt); both
                                            multiply the rate lr_decay leaves */
+    int precision;                      /* enum nmt_precision of the training step's matrix products:
+                                           NMT_PREC_FP32 (default), or NMT_PREC_BF16: bf16 operands with FP32
+                                           sums, FP32 master weights, gradients and optimizer (docs/TRAINING.md;
+                                           AVX512_BF16, refused with NMT_ERR_ARG where the CPU lacks it); the
+                                           dev set is scored in FP32 */
     const char *cost_log;               /* if set, each update's cost (summed NLL / sentences, all 17 digits)
                                            and gradient norm, one line per update; cut back on resume */
     const struct nmt_comm *comm;        /* NULL: one process; else this rank of a data-parallel job (below) */
