@@ -19,11 +19,12 @@
 _Thread_local bk_mix *bk_mix_current;
 
 /* oneDNN's memory objects for A, B and C by shape and strides: a product whose operand has a
- * shape seen before (every time step repeats its step's shapes) only points the object at its
- * data, so that nothing here allocates in the steady state; a new shape replaces the oldest
- * entry. (dnnl_primitive_execute still allocates its own map of the arguments at each call:
- * oneDNN's C API has no way around that, nor any measurable cost: 78 us a product either way.) */
-#define MIX_MEMS 32
+ * shape seen before (the decoder's steps repeat their shapes; the encoder's shrink with the rows
+ * still active) only points the object at its data instead of making one; a new shape replaces
+ * the oldest entry. (dnnl_primitive_execute still allocates its own map of the arguments at each
+ * call: oneDNN's C API has no way around that, nor any measurable cost: 78 us a product either
+ * way, 80 x 256 x 512.) */
+#define MIX_MEMS 64
 typedef struct mem_entry { long key[4]; void *mem; } mem_entry;
 
 /* A thread's own: the rounded operands (grown to the largest seen), oneDNN's stream and
