@@ -135,12 +135,13 @@ static int mix_init(bk_mix **out, const real *P, size_t n, const size_t (*parts)
  * grow. */
 static const uint16_t *operand(bk_mix *m, mix_slot *s, int k, const real *X, int rows, int cols, int ld, int *ld16)
 {
-    const real *end = X + (size_t)(rows - 1) * ld + cols;
+    /* addresses as integers: X may lie in another object than P */
+    uintptr_t x = (uintptr_t)X, end = (uintptr_t)(X + (size_t)(rows - 1) * ld + cols);
     for (int i = 0; i < m->nparts; i++) {
-        const real *lo = m->P + m->part[i][0], *hi = lo + m->part[i][1];
-        if (X >= lo && end <= hi) {
+        uintptr_t lo = (uintptr_t)(m->P + m->part[i][0]), hi = (uintptr_t)(m->P + m->part[i][0] + m->part[i][1]);
+        if (x >= lo && end <= hi) {
             *ld16 = ld;
-            return m->w16 + m->part[i][2] + (X - lo);
+            return m->w16 + m->part[i][2] + (x - lo) / sizeof(real);
         }
     }
     size_t need = (size_t)rows * cols;
