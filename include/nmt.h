@@ -232,7 +232,8 @@ void nmt_shortlist_free(nmt_shortlist *sl);
  * attention's W_a, the deep output's): FP32 (the reference), or the weights converted once when
  * the decoder is made, to int8 (one scale per output unit, AVX512_VNNI) or bf16 (AVX512_BF16);
  * the activations are converted at each step; the encoder, the softmaxes and the search stay
- * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. */
+ * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. Training takes
+ * FP32 or BF16 (nmt_train_opts.precision). */
 enum nmt_precision { NMT_PREC_FP32, NMT_PREC_INT8, NMT_PREC_BF16 };
 /* 1 when precision p runs on this CPU and build */
 int nmt_precision_supported(int p);
