@@ -15,6 +15,7 @@
 
 #include "data/batcher.h"
 #include "data/corpus.h"
+#include "backend/backend.h"
 #include "base/err.h"
 #include "nn/model.h"
 #include "nn/net.h"
@@ -25,7 +26,7 @@
 typedef struct opts {
     const char *src, *tgt;
     nmt_config cfg;
-    int max_len, batch, sort_blocks, updates, warmup, threads, worst_case;
+    int max_len, batch, sort_blocks, updates, warmup, threads, worst_case, bf16;
     unsigned long long seed;
 } opts;
 
@@ -40,6 +41,7 @@ static void usage(FILE *f)
             "  --batch B --sort-blocks k   (80, 20: Appendix B)\n"
             "  --warmup W --updates N      untimed, then timed updates (3, 20)\n"
             "  --threads T     OpenMP and OpenBLAS threads (2)\n"
+            "  --precision P   fp32 | bf16: the step's matrix products, as nmt train --precision (fp32)\n"
             "  --no-worst-case skip the untimed update on the B longest pairs after the timed ones,\n"
             "                  which makes the final peak RSS the one a whole epoch reaches\n"
             "  --seed S        (1234)\n");
@@ -93,6 +95,7 @@ static int parse_args(opts *o, int argc, char **argv)
         else if (!strcmp(a, "--updates")) bad = parse_int(v, 1, &o->updates);
         else if (!strcmp(a, "--warmup")) bad = parse_int(v, 0, &o->warmup);
         else if (!strcmp(a, "--threads")) bad = parse_int(v, 1, &o->threads);
+        else if (!strcmp(a, "--precision")) bad = (o->bf16 = !strcmp(v, "bf16")) == 0 && strcmp(v, "fp32");
         else if (!strcmp(a, "--seed")) { char *e; o->seed = strtoull(v, &e, 10); bad = *e != 0; }
         else { fprintf(stderr, "bench_train: unknown option %s\n", a); usage(stderr); return -1; }
         if (bad) { fprintf(stderr, "bench_train: bad value for %s: %s\n", a, v); return -1; }
@@ -217,6 +220,7 @@ typedef struct bench {
     pairs train;
     batch_buf bb;
     net_ws ws;
+    bk_mix *mix;                /* --precision bf16 */
     double first_nll, last_nll; /* per target token: a sanity check that training trains */
 } bench;
 
@@ -226,17 +230,21 @@ static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], do
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
     /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
+    bk_mix *was = bk_mix_use(t->mix);
     double nll = net_forward(&t->ws, &t->m->cfg, &t->m->p, b, NULL);
     long tok = 0;
     for (int i = 0; i < b->B; i++) tok += b->ylen[i];
     if (isfinite(nll)) {
         net_backward(&t->ws, &t->m->cfg, &t->m->p, &t->g, b, (real)1 / b->B);
-        /* the library books no time for the optimizer; it is bracketed here */
+        bk_mix_use(was);
+        /* the library books no time for the optimizer; it is bracketed here, with the bf16
+         * copies of the new weights */
         PROF_BEGIN(to);
         double norm;
-        optim_step(&t->opt, t->m->P, t->G, 1.0, &norm);
+        if (!optim_step(&t->opt, t->m->P, t->G, 1.0, &norm) && t->mix) backend_mix()->sync(t->mix);
         PROF_END(PROF_OPTIM, to);
     } else {
+        bk_mix_use(was);
         fprintf(stderr, "bench_train: non-finite cost; update skipped\n");
     }
     if (t->first_nll < 0) t->first_nll = nll / tok;
@@ -295,13 +303,18 @@ static int run(const opts *o)
         if (pair_tgt_len(&t.train, i) > my) my = pair_tgt_len(&t.train, i);
     }
     if ((rc = net_ws_reserve(&t.ws, &t.m->cfg, o->batch, mx, my, &err))) goto out;
+    if (o->bf16) {
+        size_t parts[MAX_TENSORS][2];
+        int np = param_table_product_parts(&t.m->pt, &t.m->cfg, parts);
+        if ((rc = backend_mix()->init(&t.mix, t.m->P, t.m->pt.total, (const size_t (*)[2])parts, np, &err))) goto out;
+    }
     t_setup = now() - t_setup;
 
     const nmt_config *c = &t.m->cfg;
     flop_model f = flops_of(c);
-    printf("# bench_train %s: vocab %d/%d, emb %d, hid %d, att %d, maxout %d; %zu parameters; %d threads\n",
+    printf("# bench_train %s: vocab %d/%d, emb %d, hid %d, att %d, maxout %d; %zu parameters; %d threads; precision %s\n",
            nmt_arch_name(c->arch), c->src_vocab, c->tgt_vocab, c->emb, c->hid, c->att, c->maxout, t.m->pt.total,
-           o->threads);
+           o->threads, o->bf16 ? "bf16" : "fp32");
     printf("# data %s -> %s: %d pairs of %ld kept (max-len %d), longest %d/%d tokens with EOS; batches of %d in blocks of %d, "
            "Appendix-B order, seed %llu; set-up %.1f s\n",
            o->src, o->tgt, t.train.n, t.train.nlines, o->max_len, mx, my, o->batch, o->batch * o->sort_blocks, o->seed,
@@ -411,6 +424,7 @@ static int run(const opts *o)
            f.query_tgt + f.dec_tgt + f.out_tgt + f.soft_tgt, f.pair, f.sent);
 out:
     if (rc) fprintf(stderr, "bench_train: %s\n", err.msg);
+    backend_mix()->free(t.mix);
     nmt_model_free(t.m);
     vocab_free(sv);
     vocab_free(tv);

@@ -232,7 +232,8 @@ void nmt_shortlist_free(nmt_shortlist *sl);
  * attention's W_a, the deep output's): FP32 (the reference), or the weights converted once when
  * the decoder is made, to int8 (one scale per output unit, AVX512_VNNI) or bf16 (AVX512_BF16);
  * the activations are converted at each step; the encoder, the softmaxes and the search stay
- * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. */
+ * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. Training takes
+ * FP32 or BF16 (nmt_train_opts.precision). */
 enum nmt_precision { NMT_PREC_FP32, NMT_PREC_INT8, NMT_PREC_BF16 };
 /* 1 when precision p runs on this CPU and build */
 int nmt_precision_supported(int p);
@@ -422,6 +423,11 @@ typedef struct nmt_train_opts {
     long lr_warmup;                     /* N: update u uses lr · u/N while u < N (Marian's --lr-warmup) */
     long lr_decay_inv_sqrt;             /* N: update u > N uses lr · sqrt(N/u) (--lr-decay-inv-sqrt); both
                                            multiply the rate lr_decay leaves */
+    int precision;                      /* enum nmt_precision of the training step's matrix products:
+                                           NMT_PREC_FP32 (default), or NMT_PREC_BF16: bf16 operands with FP32
+                                           sums, FP32 master weights, gradients and optimizer (docs/TRAINING.md;
+                                           AVX512_BF16, refused with NMT_ERR_ARG where the CPU lacks it); the
+                                           dev set is scored in FP32 */
     const char *cost_log;               /* if set, each update's cost (summed NLL / sentences, all 17 digits)
                                            and gradient norm, one line per update; cut back on resume */
     const struct nmt_comm *comm;        /* NULL: one process; else this rank of a data-parallel job (below) */

@@ -3,7 +3,9 @@
 # side by side with the PyTorch reference (same data, sizes and thread count, runs alternating),
 # the machine's SGEMM peak, a per-phase profile of C training, then decoding speed of both on the
 # same models, of an ensemble of two copies of the SMALL one, and of those models in int8, bf16 and
-# with a lexical shortlist (BENCH_DECODE=0 skips the decoding parts).
+# with a lexical shortlist (BENCH_DECODE=0 skips the decoding parts). Training runs in FP32 and,
+# where the CPU has AVX512_BF16, in bf16 (--precision bf16; BENCH_BF16=0 skips it), each round
+# running both one after the other.
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
 # BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
@@ -21,6 +23,7 @@ T="${BENCH_THREADS:-2}"
 ROUNDS="${BENCH_ROUNDS:-}"
 CONFIGS="${BENCH_CONFIGS:-small paper}"
 EXTRA="${BENCH_EXTRA:-1}"
+BF16="${BENCH_BF16:-1}"
 QUICK="${BENCH_QUICK:-0}"
 OUT=build/bench
 BLASDIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
@@ -128,14 +131,17 @@ BUSY=$(echo "$STAT0 $STAT1" | awk '{ for (i = 2; i <= 9; i++) { a += $i; b += $(
     idle = ($16 + $17) - ($5 + $6); print (b > a) ? int(100 * (1 - idle / (b - a)) + 0.5) : 0 }')
 
 # C: peak RSS from GNU time, the same meter as the reference's
-run_c() { # config round tag [VAR=value...]
+run_c() { # config round tag [VAR=value...]; a tag ending in -bf16 trains with --precision bf16
     cfg=$1; r=$2; tag=$3; shift 3
     log="$OUT/train-$cfg-$tag-$r.log"
+    prec=fp32
+    case $tag in *-bf16) prec=bf16 ;; esac
     # shellcheck disable=SC2046
-    env "$@" /usr/bin/time -f 'MAXRSS_KB %M' -o "$log.time" $OUT/bench_train $(cfg_args "$cfg") $(run_args "$cfg") --threads "$T" > "$log" 2>&1
+    env "$@" /usr/bin/time -f 'MAXRSS_KB %M' -o "$log.time" $OUT/bench_train $(cfg_args "$cfg") $(run_args "$cfg") --threads "$T" \
+        --precision $prec > "$log" 2>&1
     rc=$?
     res=$(grep '^RESULT' "$log")
-    if [ $rc -ne 0 ] || [ -z "$res" ]; then echo "bench: $tag $cfg run $r failed (see $log)"; return; fi
+    if [ $rc -ne 0 ] || [ -z "$res" ]; then echo "bench: $tag $cfg run $r failed (see $log): $(tail -n 1 "$log")"; return; fi
     echo "$res" | awk -v c="$cfg" -v t="$tag" -v r="$r" -v kb="$(awk '/MAXRSS_KB/ {print $2}' "$log.time")" '{
         for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
         printf "%s\t%s\t%s\t%s\t%s\t%.0f\t%.1f\t%s", c, t, r, v["tok_s"], v["sec_update"], v["tok"] / v["updates"], kb / 1024, v["mflop_tok"]
@@ -203,6 +209,7 @@ for cfg in $CONFIGS; do
     r=1
     while [ $r -le "$(rounds "$cfg")" ]; do
         run_c "$cfg" "$r" C
+        if [ "$BF16" = 1 ]; then run_c "$cfg" "$r" C-bf16; fi
         if [ $HAVE_REF = 1 ]; then run_ref "$cfg" "$r"; fi
         r=$((r + 1))
     done
@@ -219,11 +226,13 @@ awk -F'\t' -v peak="${PEAKT:-0}" -v havref=$HAVE_REF '
     END {
         printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %s\n", "config", "C tok/s (runs)", "reference tok/s", "ratio C/ref", "C %pk", "ref %pk", "C RSS MiB", "ref RSS MiB", "MFLOP/tok (corpus)"
         for (i = 1; i <= nc; i++) {
-            c = name[i]; kc = c SUBSEP "C"; kr = c SUBSEP "torch"; ka = c SUBSEP "C-avx512"
+            c = name[i]; kc = c SUBSEP "C"; kr = c SUBSEP "torch"; ka = c SUBSEP "C-avx512"; kb = c SUBSEP "C-bf16"
             mc = n[kc] ? sum[kc] / n[kc] : 0; mr = n[kr] ? sum[kr] / n[kr] : 0; f = n[kc] ? fl[c] / n[kc] : 0
             printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %.1f (%.1f)\n", toupper(c), n[kc] ? tps[kc] : "-", n[kr] ? tps[kr] : (havref ? "failed" : "n/a"),
                 (mc && mr) ? sprintf("%.2f", mc / mr) : "-", (mc && peak) ? sprintf("%.0f%%", 100 * mc * f / 1000 / peak) : "-",
                 (ngr[c] && peak) ? sprintf("%.0f%%", 100 * gr[c] / ngr[c] / peak) : "-", n[kc] ? sprintf("%.0f/%.0f", rsst[kc], rss[kc]) : "-", n[kr] ? sprintf("%.0f", rss[kr]) : "-", f, flc[c]
+            if (n[kb]) printf "%-6s %-22s (C with --precision bf16, run beside each C run; %.2f x the FP32 C runs%s)\n", "", tps[kb], sum[kb] / n[kb] / mc,
+                               n[kr] ? sprintf(", %.2f x the reference", sum[kb] / n[kb] / mr) : ""
             if (n[ka]) printf "%-6s %-22s (C with OPENBLAS_CORETYPE=SkylakeX; %.2f x the default C runs)\n", "", tps[ka], sum[ka] / n[ka] / mc
         }
         print "(% of the " (peak ? peak : "?") " GFLOP/s SGEMM peak: matrix-product FLOPs of each side'"'"'s own timed batches, counted"

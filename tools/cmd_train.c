@@ -193,7 +193,7 @@ static const char train_usage[] =
 static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv, char **yaml)
 {
     long seed = (long)o->seed;
-    int langs[2] = {-1, -1}, text_langs[2] = {-1, -1}, units = 0, dump = 0;
+    int langs[2] = {-1, -1}, text_langs[2] = {-1, -1}, units = 0, dump = 0, bf16 = 0;
     const char *config = NULL;
     static struct spm_paths spm; /* o keeps pointers into it */
     opt table[] = {
@@ -211,8 +211,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_STR("--checkpoint", &o->checkpoint, "FILE", "latest training state (default MODEL.ckpt)"),
         OPT_STR("--resume", &o->resume, "FILE", "continue from a checkpoint (same corpus; its architecture,\n"
                 "vocabularies, optimizer, learning rate and its schedule, dropout,\n"
-                "label smoothing and batching are kept; the stopping limits are the\n"
-                "ones given now)"),
+                "label smoothing, batching and precision are kept; the stopping limits\n"
+                "are the ones given now)"),
         OPT_STR("--log", &o->log_tsv, "FILE", "TSV log of validations (default MODEL.log.tsv)"),
         OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
         OPT_STR("--cost-log", &o->cost_log, "FILE", "each update's number, cost (NLL per sentence) and gradient norm,\n"
@@ -279,6 +279,9 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_LONG("--lr-decay-inv-sqrt", &o->lr_decay_inv_sqrt, 0, ANY_LONG, "N", "after N updates, update u uses lr x sqrt(N/u) (default {}: none)"),
         OPT_LONG("--seed", &seed, 0, ANY_LONG, "N", "random seed (default {})"),
         OPT_INT("--threads", &o->threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_CHOICE("--precision", &bf16, "fp32|bf16", "the training step's matrix products: fp32 (default), or bf16\n"
+                   "with FP32 sums beside FP32 weights, gradients and optimizer\n"
+                   "(AVX512_BF16; refused where the CPU lacks it; kept on --resume)"),
         OPT_INT("--max-nonfinite", &o->max_nonfinite, 0, 1000000, "N", "updates in a row with a NaN/Inf cost or gradient that are\n"
                 "skipped before training stops (default {})"),
         OPT_HEAD("Stopping and saving:"),
@@ -327,6 +330,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         o->lang_tgt = text_langs[1];
     }
     if (opt_given(&c, "--subwords")) o->subwords = units + 1; /* SPM_UNIGRAM, SPM_BPE */
+    o->precision = bf16 ? NMT_PREC_BF16 : NMT_PREC_FP32;
     o->spm_src = spm.src;
     o->spm_tgt = spm.tgt;
     return check_subword_options(o, &c);

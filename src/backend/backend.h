@@ -188,12 +188,10 @@ static inline const backend_ops *backend(void) { return backend_current; }
 void backend_set(const backend_ops *b);
 const backend_ops *backend_cpu(void);
 
-/* the products every layer calls, by their historical names */
+/* the products every layer calls, by their historical names; mm runs in bf16 while the calling
+ * thread has a mixed-precision set current (bk_mix_use, below) */
 static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-                      real beta, real *C, int ldc)
-{
-    backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-}
+                      real beta, real *C, int ldc);
 
 static inline void colsum_add(real *C, const real *A, int M, int N, int lda)
 {
@@ -238,6 +236,52 @@ typedef struct backend_lowp_ops {
 
 /* the CPU's low-precision products (oneDNN) */
 const backend_lowp_ops *backend_lowp(void);
+
+/* ==== mixed-precision training: bf16 products, FP32 master weights =============================
+ * (Micikevicius et al. 2018; docs/TRAINING.md, "bf16 training"). A bk_mix keeps bf16 copies of
+ * parts of a parameter arena P (the weight matrices the products read), made again by mix_sync
+ * after every change of P (each optimizer step). While a set is current on a thread (bk_mix_use),
+ * every product mm makes there, and in the parallel loops that thread starts, runs in bf16 with
+ * FP32 sums: an operand that lies inside a kept part is read from its copy, any other (activations,
+ * gradients) is rounded to bf16 at the call (to nearest even; NaN and infinities kept), and C,
+ * beta 0 or 1, stays FP32, so that gradients accumulate in FP32. Every other kernel (the
+ * element-wise ones, the attention's, the optimizer) is unchanged. One set serves one thread and
+ * its parallel loops; the converted operands go into per-thread buffers that grow to the largest
+ * operand seen (the first batches) and are then reused. */
+typedef struct bk_mix bk_mix;
+
+typedef struct backend_mix_ops {
+    /* P [n], kept alive by the caller; parts: nparts (offset, length) pairs of P, in elements, that
+     * products read as weights. NMT_ERR_ARG when bf16 does not run on this CPU or build. */
+    int (*init)(bk_mix **m, const real *P, size_t n, const size_t (*parts)[2], int nparts, struct nmt_err *err);
+    void (*free)(bk_mix *m);                                /* accepts NULL */
+    void (*sync)(bk_mix *m);                                /* the parts' copies made again from P */
+    /* mm's contract (backend_ops.gemm) in bf16; beta other than 0 or 1 runs in FP32 */
+    void (*gemm)(bk_mix *m, int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                 real beta, real *C, int ldc);
+} backend_mix_ops;
+
+/* the CPU's (oneDNN) */
+const backend_mix_ops *backend_mix(void);
+
+/* the set current on this thread (NULL: FP32); the CPU backend's parallel_for hands it on to the
+ * threads of its loop */
+extern _Thread_local bk_mix *bk_mix_current;
+
+/* Makes m current on this thread (NULL: FP32 again); returns the one it replaces. */
+static inline bk_mix *bk_mix_use(bk_mix *m)
+{
+    bk_mix *was = bk_mix_current;
+    bk_mix_current = m;
+    return was;
+}
+
+static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                      real beta, real *C, int ldc)
+{
+    if (bk_mix_current) backend_mix()->gemm(bk_mix_current, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
 
 /* A decoder's weight matrices converted once (decode/outlayer.c): a product by one of them,
  * recognised by its FP32 pointer, runs in their lower precision; any other product, or every

@@ -118,6 +118,20 @@ const tensor_info *param_table_find(const param_table *pt, const char *name)
     return NULL;
 }
 
+int param_table_product_parts(const param_table *pt, const nmt_config *c, size_t (*parts)[2])
+{
+    int k = 0;
+    for (int i = 0; i < pt->n; i++) {
+        const tensor_info *t = &pt->t[i];
+        int table = t->slot == SLOT(Es) || (t->slot == SLOT(Et) && !c->tied_emb);
+        if (t->ndim == 2 && !table) {
+            parts[k][0] = t->offset;
+            parts[k++][1] = (size_t)t->rows * t->cols;
+        }
+    }
+    return k;
+}
+
 /* Glorot and Bengio (2010)'s uniform initialisation: U(-a, a), a = sqrt(6 / (fan_in + fan_out)). */
 static void glorot(real *w, int rows, int cols, rng *r)
 {

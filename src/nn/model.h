@@ -57,6 +57,11 @@ void param_table_build(param_table *pt, const nmt_config *c);
 /* Points every field of p into arena (which holds pt->total elements); absent tensors NULL. */
 void params_point(params *p, const param_table *pt, real *arena);
 const tensor_info *param_table_find(const param_table *pt, const char *name);
+/* The parts of the arena that matrix products read as weights, (offset, length) in elements into
+ * parts [MAX_TENSORS]: every matrix but the embedding tables, which are read by rows (Ey is
+ * kept with tied embeddings, where it is the softmax layer's weights too). Returns the count.
+ * For bf16 training's copies (backend.h, bk_mix). */
+int param_table_product_parts(const param_table *pt, const nmt_config *c, size_t (*parts)[2]);
 
 /* Initialisation into arena; -1 on allocation failure (orthogonal scratch). scheme (enum
  * nmt_init): NMT_INIT_PAPER is Appendix B's; NMT_INIT_GLOROT_ATT draws the attention's weights

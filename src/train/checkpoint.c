@@ -69,6 +69,7 @@ static char *state_json(const trainer *t)
     if (o->dropout_rnn > 0) cJSON_AddNumberToObject(s, "dropout_rnn", o->dropout_rnn);
     if (o->lr_warmup > 0) cJSON_AddNumberToObject(s, "lr_warmup", (double)o->lr_warmup);
     if (o->lr_decay_inv_sqrt > 0) cJSON_AddNumberToObject(s, "lr_decay_inv_sqrt", (double)o->lr_decay_inv_sqrt);
+    if (o->precision == NMT_PREC_BF16) cJSON_AddStringToObject(s, "precision", "bf16");
     char *js = cJSON_PrintUnformatted(s);
     cJSON_Delete(s);
     return js;
@@ -116,11 +117,11 @@ int ckpt_save(trainer *t, nmt_err *err)
  * minibatches the way batcher_plan cuts it, the counters must agree with the plan, and the
  * optimizer state must be finite (a NaN there would poison every later update). */
 
-enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT };
+enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT, F_PREC };
 enum {
     K_UPDATE, K_EPOCH, K_NEXT, K_NB, K_RNG, K_HASH, K_PAIRS, K_BEST, K_BADV, K_ELAPSED, K_VNLL, K_VSENT, K_VTOK,
     K_VSTEP, K_VLEFT, K_DRNG, K_DROPOUT, K_OPT, K_LR, K_DECAY, K_OSTEP, K_CLIP, K_BATCH, K_BLOCKS, K_RESHUF,
-    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_COUNT
+    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_PREC, K_COUNT
 };
 /* key, type, range, required (the optional ones came later: older checkpoints lack them) */
 static const struct field { const char *key; int type; double lo, hi; int required; } fields[K_COUNT] = {
@@ -155,6 +156,7 @@ static const struct field { const char *key; int type; double lo, hi; int requir
     [K_INVSQRT] = {"lr_decay_inv_sqrt", F_INT, 0, CKPT_MAX_UPDATES, 0},
     [K_DEMB] = {"dropout_emb", F_NUM, 0, 0.99, 0},
     [K_DRNN] = {"dropout_rnn", F_NUM, 0, 0.99, 0},
+    [K_PREC] = {"precision", F_PREC, 0, 0, 0},       /* absent: fp32 */
 };
 
 /* "0123456789abcdef": exactly 16 hex digits; -1 otherwise. */
@@ -181,6 +183,10 @@ static const char *field_value(const struct field *fd, const cJSON *j, double *n
         return NULL;
     case F_OPT:
         if (!cJSON_IsString(j) || (*num = optim_parse(j->valuestring)) < 0) return "must be adadelta, adagrad, adam or sgd";
+        return NULL;
+    case F_PREC: /* the one a run is not trained in by default */
+        if (!cJSON_IsString(j) || !j->valuestring || strcmp(j->valuestring, "bf16")) return "must be \"bf16\" (fp32 is written as no field)";
+        *num = NMT_PREC_BF16;
         return NULL;
     case F_HEX:
         return hex64(j, u64) ? "must be 16 hex digits" : NULL;
@@ -226,6 +232,7 @@ static int state_fill(ckpt_state *s, const double *v, const uint64_t (*u)[4], co
     s->label_smoothing = v[K_LS];
     s->lr_warmup = (long)v[K_WARMUP]; s->lr_decay_inv_sqrt = (long)v[K_INVSQRT];
     s->dropout_emb = v[K_DEMB]; s->dropout_rnn = v[K_DRNN];
+    s->precision = seen[K_PREC] ? (int)v[K_PREC] : NMT_PREC_FP32;
     const char *why = NULL;
     if (s->best_dev < 0 && s->best_dev != -1) why = "best_dev is negative (only -1, for none yet, is)";
     else if ((long long)s->batch * s->sort_blocks > INT_MAX) why = "batch x sort_blocks overflows an int";
@@ -387,6 +394,8 @@ static void append(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+static const char *prec_name(int p) { return p == NMT_PREC_BF16 ? "bf16" : p == NMT_PREC_FP32 ? "fp32" : "other"; }
+
 /* Warns when the settings a resumed run takes from its checkpoint are not those the caller gave
  * (e: the caller's, before ckpt_settings replaces them): the run goes on as it started. The
  * learning rate is left out when it decays, as the checkpoint holds the lowered one. */
@@ -410,6 +419,8 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
     if (e->lr_warmup != now->lr_warmup) append(msg, sizeof msg, ", warm-up %ld (not %ld)", now->lr_warmup, e->lr_warmup);
     if (e->lr_decay_inv_sqrt != now->lr_decay_inv_sqrt)
         append(msg, sizeof msg, ", inverse-square-root decay %ld (not %ld)", now->lr_decay_inv_sqrt, e->lr_decay_inv_sqrt);
+    if (e->precision != now->precision)
+        append(msg, sizeof msg, ", precision %s (not %s)", prec_name(now->precision), prec_name(e->precision));
     if (!*msg) return;
     char line[1024];
     snprintf(line, sizeof line, "%s: the resumed run keeps its checkpoint's settings:%s", st_name(f), msg + 1);
@@ -417,7 +428,7 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
 }
 
 /* A resumed run goes on as it started: optimizer, learning rate (decayed so far) and its schedule,
- * clipping, every dropout, label smoothing and batching come from the checkpoint, whatever the command line says; only the stopping
+ * clipping, every dropout, label smoothing, batching and precision come from the checkpoint, whatever the command line says; only the stopping
  * limits are new. A batch size other than the checkpoint's would not even fit its saved order. */
 int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
 {
@@ -430,6 +441,7 @@ int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
     now.label_smoothing = s.label_smoothing;
     now.lr_warmup = s.lr_warmup; now.lr_decay_inv_sqrt = s.lr_decay_inv_sqrt;
     now.dropout_emb = s.dropout_emb; now.dropout_rnn = s.dropout_rnn;
+    now.precision = s.precision;
     warn_replaced(t, &now, f);
     t->eff = now;
     return NMT_OK;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "base/paths.h"
 #include "data/vocab.h"
@@ -190,6 +191,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         if ((rc = st_open(ck, o->resume, err))) return rc; /* tensors read on demand: never held twice */
         if ((rc = model_from_file(&t->m, *ck, err)) || (rc = ckpt_settings(t, *ck, err))) return rc;
     }
+    if ((rc = train_mix_check(o, err))) return rc; /* a resumed run's precision is its checkpoint's */
     if ((rc = read_side(t, &t->ts, &t->tt, o->src, o->tgt, err))) return rc;
     if (o->valid_src && (rc = read_side(t, &t->vs, &t->vt, o->valid_src, o->valid_tgt, err))) return rc;
     if ((rc = valid_refs_keep(t, err))) return rc;
@@ -251,6 +253,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;
     if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    if ((rc = train_mix_init(t, err))) return rc; /* after the parameters have their values */
     if (t->comm->rank) return NMT_OK; /* rank 0 writes the job's files */
     if (o->resume && (rc = train_log_trim(t, err))) return rc;
     if (o->batch_log && (rc = open_update_log(t, o->batch_log, &t->batch_log, err))) return rc;
@@ -278,6 +281,9 @@ void train_summary(trainer *t, char *buf, size_t n)
     if ((t->o->lr_warmup > 0 || t->o->lr_decay_inv_sqrt > 0) && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nlearning-rate schedule: warm-up over %ld updates, inverse-square-root decay after %ld",
                       t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
+    if (t->mix && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\nprecision bf16: the step's matrix products in bf16 with FP32 sums; FP32 weights, "
+                      "gradients and optimizer; the dev set scored in FP32");
     if (c->tied_emb && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
     if (t->m->sw && k > 0 && (size_t)k < n)
@@ -296,6 +302,7 @@ void train_cleanup(trainer *t)
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     if (t->cost_log) fclose(t->cost_log);
     dist_free(t);
+    backend_mix()->free(t->mix);
     nmt_model_free(t->m);
     subwords_free(t->sw);
     free(t->G);

@@ -53,6 +53,7 @@ typedef struct trainer {
     int max_src, max_tgt;       /* the longest pair's sides (training and dev): the workspace's size */
     char ckpt_path[4096], log_path[4096], lock_path[4200];
     int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */
+    struct bk_mix *mix;         /* bf16 training: the weights' bf16 copies; NULL in FP32 */
 } trainer;
 
 /* train.c: the clock, and the caller's callback */
@@ -65,6 +66,10 @@ void train_warn(trainer *t, const char *msg);
 int train_setup(trainer *t, st_file **ck, nmt_err *err);
 void train_summary(trainer *t, char *buf, size_t n);
 void train_cleanup(trainer *t);
+
+/* mixed.c: bf16 training */
+int train_mix_check(const nmt_train_opts *o, nmt_err *err); /* the precision is one training has, on this CPU */
+int train_mix_init(trainer *t, nmt_err *err);               /* t->mix for a bf16 run (NULL in FP32) */
 
 /* subword_setup.c: subword units (nmt_train_opts.subwords, spm_src) */
 struct subwords;
@@ -82,7 +87,7 @@ int train_subword_setup(trainer *t, struct subwords **sw, vocab **sv, vocab **tv
 
 /* A checkpoint's train_state, every field checked for type and range (ckpt_parse). */
 typedef struct ckpt_state {
-    int optimizer, batch, sort_blocks, reshuffle;       /* the run's settings */
+    int optimizer, batch, sort_blocks, reshuffle, precision; /* the run's settings */
     double lr, lr_decay, clip, dropout, label_smoothing, dropout_emb, dropout_rnn;
     long update, epoch, bad_valid, val_sent, val_tok, opt_step, lr_warmup, lr_decay_inv_sqrt;
     int nb, next, corpus_pairs, has_drop_rng;

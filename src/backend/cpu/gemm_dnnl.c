@@ -11,11 +11,8 @@
 #include <threads.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/dnnl_cpu.h"
 #include "base/err.h"
-
-#ifndef NMT_REAL_DOUBLE
-#include <oneapi/dnnl/dnnl.h>
-#endif
 
 struct bk_qmat {
     int prec, K, N, ldw;
@@ -36,7 +33,7 @@ struct bk_qws {
 #endif
 };
 
-static int lowp_supported(int prec)
+int dnnl_cpu_supported(int prec)
 {
     if (prec == BK_PREC_F32) return 1;
 #ifdef NMT_REAL_DOUBLE
@@ -52,6 +49,23 @@ static int lowp_supported(int prec)
     if (prec == BK_PREC_BF16) return __builtin_cpu_supports("avx512bf16");
     return 0;
 #endif
+}
+
+/* To nearest even by adding half a bf16 step (less one, plus the kept bit's parity) before the
+ * cut; a NaN is cut with its quiet bit set, which that sum could have carried into an infinity. */
+void dnnl_cpu_bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols)
+{
+    for (int i = 0; i < R; i++) {
+        const real *row = x + (size_t)i * ldx;
+        uint16_t *out = y + (size_t)i * cols;
+        for (int j = 0; j < cols; j++) {
+            uint32_t u;
+            float f = (float)row[j];
+            memcpy(&u, &f, 4);
+            out[j] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)(u >> 16 | 0x40)
+                                                      : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+        }
+    }
 }
 
 static int numeric_check(const real *W, int K, int N, int ldw, struct nmt_err *err)
@@ -73,6 +87,12 @@ static dnnl_status_t engine_status = dnnl_runtime_error;
 static once_flag engine_once = ONCE_FLAG_INIT;
 
 static void engine_make(void) { engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0); }
+
+dnnl_engine_t dnnl_cpu_engine(void)
+{
+    call_once(&engine_once, engine_make);
+    return engine_status == dnnl_success ? engine : NULL;
+}
 
 /* max |x| over R rows of cols (stride ld), in eight partial maxima that vectorise; NaN when some
  * element is not finite */
@@ -106,19 +126,6 @@ static void quant_rows(int8_t *q, const real *x, int ldx, int R, int cols, float
     }
 }
 
-/* bf16 by rounding to nearest even (finite inputs) */
-static void bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols)
-{
-    for (int i = 0; i < R; i++) {
-        const real *row = x + (size_t)i * ldx;
-        uint16_t *out = y + (size_t)i * cols;
-        for (int j = 0; j < cols; j++) {
-            uint32_t u;
-            memcpy(&u, &row[j], 4);
-            out[j] = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-        }
-    }
-}
 
 /* the column scales, computed or checked (see backend.h) */
 static int scales_set(bk_qmat *q, const real *W, const float *given, struct nmt_err *err)
@@ -146,7 +153,7 @@ static void *weights_convert(const bk_qmat *q, const real *W)
     if (!h) return NULL;
     for (int k = 0; k < q->K; k++) {
         const real *row = W + (size_t)k * q->ldw;
-        if (q->prec == BK_PREC_BF16) { bf16_rows((uint16_t *)h + (size_t)k * q->N, row, q->ldw, 1, q->N); continue; }
+        if (q->prec == BK_PREC_BF16) { dnnl_cpu_bf16_rows((uint16_t *)h + (size_t)k * q->N, row, q->ldw, 1, q->N); continue; }
         int8_t *out = (int8_t *)h + (size_t)k * q->N;
         for (int n = 0; n < q->N; n++) {
             float v = nearbyintf(row[n] / q->scale[n]);
@@ -154,6 +161,29 @@ static void *weights_convert(const bk_qmat *q, const real *W)
         }
     }
     return h;
+}
+
+dnnl_status_t dnnl_cpu_matmul(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out, const dnnl_memory_desc_t *a,
+                              const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c, int beta, int scaled)
+{
+    dnnl_engine_t eng = dnnl_cpu_engine();
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = eng ? dnnl_matmul_desc_init(&md, a, b, NULL, c) : dnnl_runtime_error;
+    if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success && scaled) st = dnnl_primitive_attr_set_output_scales(attr, 1, 1 << 1, &DNNL_RUNTIME_F32_VAL);
+    if (st == dnnl_success && beta) st = dnnl_post_ops_create(&po);
+    if (st == dnnl_success && beta) st = dnnl_post_ops_append_sum(po, 1.0f);
+    if (st == dnnl_success && beta) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL);
+    if (st == dnnl_success) st = dnnl_primitive_create(p, pd);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    if (st == dnnl_success && pd_out) *pd_out = pd;
+    else dnnl_primitive_desc_destroy(pd);
+    return st;
 }
 
 /* the matmul of this precision for beta 0 or 1: M and the row strides of A and C known at run
@@ -164,26 +194,10 @@ static dnnl_status_t matmul_make(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_
     dnnl_memory_desc_t amd, wmd, cmd;
     dnnl_dims_t ad = {DNNL_RUNTIME_DIM_VAL, q->K}, as = {q->K, 1}, wd = {q->K, q->N};
     dnnl_dims_t cd = {DNNL_RUNTIME_DIM_VAL, q->N}, cs = {DNNL_RUNTIME_DIM_VAL, 1};
-    dnnl_matmul_desc_t md;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_post_ops_t po = NULL;
-    dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, ad, dt, as);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dt, dnnl_format_tag_any);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, cd, dnnl_f32, cs);
-    if (st == dnnl_success) st = dnnl_matmul_desc_init(&md, &amd, &wmd, NULL, &cmd);
-    if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
-    if (st == dnnl_success && q->prec == BK_PREC_INT8)
-        st = dnnl_primitive_attr_set_output_scales(attr, 1, 1 << 1, &DNNL_RUNTIME_F32_VAL);
-    if (st == dnnl_success && beta) st = dnnl_post_ops_create(&po);
-    if (st == dnnl_success && beta) st = dnnl_post_ops_append_sum(po, 1.0f);
-    if (st == dnnl_success && beta) st = dnnl_primitive_attr_set_post_ops(attr, po);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
-    if (st == dnnl_success) st = dnnl_primitive_create(p, pd);
-    dnnl_post_ops_destroy(po);
-    dnnl_primitive_attr_destroy(attr);
-    if (st == dnnl_success && pd_out) *pd_out = pd;
-    else dnnl_primitive_desc_destroy(pd);
+    if (st == dnnl_success) st = dnnl_cpu_matmul(p, pd_out, &amd, &wmd, &cmd, beta, q->prec == BK_PREC_INT8);
     return st;
 }
 
@@ -244,7 +258,7 @@ static int lowp_qmat_init(bk_qmat **out, int prec, const real *W, int K, int N, 
 {
     *out = NULL;
     if (K < 1 || N < 1 || ldw < N) return nmt_fail(err, NMT_ERR_ARG, "weights [%d x %d], row stride %d", K, N, ldw);
-    if (!lowp_supported(prec))
+    if (!dnnl_cpu_supported(prec))
         return nmt_fail(err, NMT_ERR_ARG, "%s products: not available on this CPU or build",
                         prec == BK_PREC_INT8 ? "int8" : prec == BK_PREC_BF16 ? "bf16" : "these");
     int rc = numeric_check(W, K, N, ldw, err);
@@ -347,7 +361,7 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
             quant_rows(w->a, A, lda, M, q->K, 1 / sa);
             for (int n = 0; n < q->N; n++) w->osc[n] = sa * q->scale[n];
         } else {
-            bf16_rows(w->a, A, lda, M, q->K);
+            dnnl_cpu_bf16_rows(w->a, A, lda, M, q->K);
         }
         dnnl_status_t st = matmul_run(w, M, q, beta != 0, C, ldc);
         NMT_ASSERT(st == dnnl_success); /* shapes and memory were settled at init */
@@ -362,7 +376,7 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
 
 static const backend_lowp_ops cpu_lowp = {
     .name = "cpu-onednn",
-    .supported = lowp_supported,
+    .supported = dnnl_cpu_supported,
     .qmat_init = lowp_qmat_init,
     .qmat_free = lowp_qmat_free,
     .qws_init = lowp_qws_init,

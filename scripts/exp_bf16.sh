@@ -1,0 +1,96 @@
+#!/bin/sh
+# exp_bf16.sh: issue 23's quality bar for bf16 training. SMALL (RNNsearch, the `hour` recipe run
+# to convergence, seed 1) trained with --precision bf16 on Multi30k, against the FP32 run of the
+# same command (scripts/exp_converge.sh's rnnsearch_s1, whose curve and row are committed in
+# docs/exp/converge/): the dev perplexity within 1% of FP32's at every epoch both runs reached,
+# and the test BLEU (test_2016_flickr, beam 12, the model decoded in FP32) within 0.3.
+# Stoppable and resumable at any moment, as exp_converge.sh: a finished run leaves NAME.done, a
+# cut one its checkpoint, which the next call resumes. The finished run's curve, wall time, BLEU
+# and the comparison go to docs/exp/bf16/ (KEEP), to be committed.
+#   scripts/exp_bf16.sh DIR            train (or resume), score, compare
+#   scripts/exp_bf16.sh DIR compare    compare what DIR holds (a run still going: the epochs so far)
+# FP32=1 trains the FP32 run again in DIR first (same build, one more hour) and compares with it
+# instead of the committed curve. MAX_EPOCHS=1 KEEP=/tmp/x runs the first epoch only.
+set -e
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NMT=${NMT:-$ROOT/bin/nmt}
+SHARED=${NMT_SHARED:-$ROOT/../shared}
+M=$SHARED/data/multi30k/tok
+THREADS=${THREADS:-1}
+MAX_EPOCHS=${MAX_EPOCHS:-40}     # as exp_converge.sh: far past where the recipe plateaus
+KEEP=${KEEP:-$ROOT/docs/exp/bf16}
+REF=$ROOT/docs/exp/converge/rnnsearch_s1
+export OMP_WAIT_POLICY=PASSIVE
+DIR=$1; MODE=${2:-train}
+[ -n "$DIR" ] || { echo "usage: $0 DIR [compare]" >&2; exit 2; }
+mkdir -p "$DIR"
+
+# train NAME PRECISION: the exp_converge.sh command with --precision, resumed from its checkpoint
+train() {
+    n=$1
+    [ -e "$DIR/$n.done" ] && return 0
+    resume=""
+    [ -s "$DIR/$n.nmt.ckpt" ] && resume="--resume $DIR/$n.nmt.ckpt"
+    start=$(date +%s)
+    rc=0
+    # shellcheck disable=SC2086
+    "$NMT" train --src $M/train.en --tgt $M/train.fr --valid-src $M/val.en --valid-tgt $M/val.fr \
+        --model "$DIR/$n.nmt" --arch rnnsearch --preset hour --max-time 0 --max-epochs "$MAX_EPOCHS" \
+        --threads "$THREADS" --seed 1 --log-every 200 --precision "$2" $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
+    echo "$n rc=$rc wall_s=$(( $(date +%s) - start )) resumed=${resume:+yes}" >> "$DIR/runs.txt"
+    [ "$rc" = 0 ] || exit "$rc"
+    date -u +%FT%TZ > "$DIR/$n.done"
+}
+
+# bleu NAME: test BLEU of the saved (best) model, beam 12, decoded in FP32, cached in DIR/NAME.bleu
+bleu() {
+    [ -s "$DIR/$1.bleu" ] && { cat "$DIR/$1.bleu"; return; }
+    "$NMT" translate --model "$DIR/$1.nmt" --beam 12 --threads "$THREADS" < $M/test_2016_flickr.en > "$DIR/$1.hyp"
+    "$NMT" bleu --tokenize none -i "$DIR/$1.hyp" $M/test_2016_flickr.fr |
+        awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }' | tee "$DIR/$1.bleu"
+}
+
+# compare FP32_TSV BF16_TSV FP32_BLEU BF16_BLEU: one row per epoch, then the verdicts
+compare() {
+    awk -F'\t' -v fb="$3" -v bb="$4" '
+        FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == "epoch") e = i; if ($i == "dev_ppl") p = i }; next }
+        NR == FNR { f[$e + 0] = $p; next }
+        { b[$e + 0] = $p; if ($e + 0 > last) last = $e + 0 }
+        END {
+            printf "epoch\tfp32_dev_ppl\tbf16_dev_ppl\trel_diff\n"
+            for (k = 1; k <= last; k++) {
+                if (!(k in f) || !(k in b)) { printf "%d\t%s\t%s\t-\n", k, (k in f) ? f[k] : "-", (k in b) ? b[k] : "-"; continue }
+                r = (b[k] - f[k]) / f[k]; a = r < 0 ? -r : r; if (a > worst) worst = a; n++
+                printf "%d\t%s\t%s\t%+.4f\n", k, f[k], b[k], r
+            }
+            printf "dev perplexity: %d epochs in both, largest difference %.2f%% (bar: 1%%): %s\n", n, 100 * worst,
+                   n && worst <= 0.01 ? "within" : "NOT within"
+            if (bb != "" && fb != "") { d = bb - fb; printf "test BLEU: fp32 %s, bf16 %s, difference %+.2f (bar: 0.3): %s\n", fb, bb, d,
+                   (d <= 0.3 && d >= -0.3) ? "within" : "NOT within" }
+            else print "test BLEU: not yet (the bf16 run has not finished)"
+        }' "$1" "$2"
+}
+
+if [ "$MODE" = train ]; then
+    if [ "${FP32:-0}" = 1 ]; then train rnnsearch_fp32_s1 fp32; fi
+    train rnnsearch_bf16_s1 bf16
+fi
+[ "$MODE" = train ] || [ "$MODE" = compare ] || { echo "usage: $0 DIR [compare]" >&2; exit 2; }
+if [ -e "$DIR/rnnsearch_fp32_s1.done" ]; then
+    ref_tsv=$DIR/rnnsearch_fp32_s1.nmt.log.tsv; ref_bleu=$(bleu rnnsearch_fp32_s1); ref_name="FP32 run of this build ($DIR)"
+else
+    ref_tsv=$REF.tsv; ref_bleu=$(cut -f3 "$REF.row"); ref_name="docs/exp/converge/rnnsearch_s1 (exp_converge.sh)"
+fi
+b_bleu=""
+[ -e "$DIR/rnnsearch_bf16_s1.done" ] && b_bleu=$(bleu rnnsearch_bf16_s1)
+{
+    echo "# bf16 against $ref_name; bf16 run: $DIR/rnnsearch_bf16_s1, --max-epochs $MAX_EPOCHS, $THREADS thread(s)"
+    compare "$ref_tsv" "$DIR/rnnsearch_bf16_s1.nmt.log.tsv" "$ref_bleu" "$b_bleu"
+} | tee "$DIR/compare.txt"
+if [ -e "$DIR/rnnsearch_bf16_s1.done" ] && [ "$MODE" = train ]; then
+    mkdir -p "$KEEP"
+    cp "$DIR/rnnsearch_bf16_s1.nmt.log.tsv" "$KEEP/rnnsearch_bf16_s1.tsv"
+    grep "^rnnsearch_" "$DIR/runs.txt" > "$KEEP/rnnsearch_bf16_s1.runs"
+    cp "$DIR/rnnsearch_bf16_s1.bleu" "$DIR/compare.txt" "$KEEP/"
+    if [ -e "$DIR/rnnsearch_fp32_s1.done" ]; then cp "$DIR/rnnsearch_fp32_s1.nmt.log.tsv" "$KEEP/rnnsearch_fp32_s1.tsv"; fi
+fi
