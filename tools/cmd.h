@@ -29,6 +29,11 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_segment(int argc, char **argv);
+int cmd_blas_kernels(int argc, char **argv);
+/* blas_kernels.c: at start-up, before any product, restarts the program once with the OpenBLAS
+ * kernels it should run (the fastest timed on this CPU model, cached), unless OPENBLAS_CORETYPE
+ * is set. Returns when no restart is needed or it failed. */
+void blas_kernels_choose(char **argv);
 /* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
 int cmd_vocab_model(const char *path, int side);
 
