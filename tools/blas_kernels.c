@@ -90,13 +90,16 @@ static int tune_init(tune *t, const char *own)
     if (cpuinfo("vendor_id", vendor, sizeof vendor) || cpuinfo("cpu family", family, sizeof family) ||
         cpuinfo("model", model, sizeof model) || cpuinfo("flags", flags, sizeof flags))
         return -1;
-    sscanf(openblas_get_config(), "%*s %63s", version + 9); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
-    snprintf(t->name[t->n++], NAMELEN, "%s", own);
-    for (size_t i = 0; i < sizeof known / sizeof known[0] && t->n < MAXC; i++)
-        if (strcmp(known[i].name, own) && cpu_has(flags, known[i].flags)) snprintf(t->name[t->n++], NAMELEN, "%s", known[i].name);
-    int len = snprintf(t->key, sizeof t->key, "%s %s %s; %s;", vendor, family, model, version);
-    for (int i = 0; i < t->n && len > 0 && (size_t)len < sizeof t->key; i++)
-        len += snprintf(t->key + len, sizeof t->key - len, " %s", t->name[i]);
+    sscanf(openblas_get_config(), "%*s %54s", version + 9); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": 9 + 54 + 1 */
+    char list[MAXC * (NAMELEN + 1)] = "";
+    size_t len = 0;
+    for (size_t i = 0; i <= sizeof known / sizeof known[0] && t->n < MAXC; i++) {
+        const char *name = i ? known[i - 1].name : own; /* OpenBLAS's own choice first */
+        if (i && (!strcmp(name, own) || !cpu_has(flags, known[i - 1].flags))) continue;
+        snprintf(t->name[t->n++], NAMELEN, "%s", name);
+        len += snprintf(list + len, sizeof list - len, " %.*s", NAMELEN - 1, name);
+    }
+    snprintf(t->key, sizeof t->key, "%s %s %s; %s;%s", vendor, family, model, version, list);
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg) snprintf(t->path, sizeof t->path, "%s/nmt/blas-kernels", xdg);
     else if (home && *home) snprintf(t->path, sizeof t->path, "%s/.cache/nmt/blas-kernels", home);
