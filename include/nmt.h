@@ -18,9 +18,10 @@
  * names the problem. The library never exits and never prints; logs go to nmt_set_log's callback.
  *
  * Speed: OpenBLAS chooses its kernels when it loads, and an OpenBLAS older than the CPU (Debian
- * 12's 0.3.21 on Emerald Rapids, say) falls back to SSE3 ones, several times slower. The `nmt`
- * program corrects this by restarting itself; a program linking libnmt cannot be restarted by a
- * library, so on such a CPU run it with OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2).
+ * 12's 0.3.21 on Emerald Rapids, say) falls back to SSE3 ones, several times slower; on other
+ * CPUs its choice is merely not the fastest. The `nmt` program times the candidates once per CPU
+ * model and restarts itself with the fastest (nmt_blas_speed); a program linking libnmt cannot be
+ * restarted by a library, so run it with OPENBLAS_CORETYPE set (`nmt blas-kernels` shows which).
  * `OPENBLAS_VERBOSE=2 program` prints the kernels in use.
  */
 #ifndef NMT_H
@@ -330,6 +331,14 @@ void nmt_alignment_free(nmt_alignment *a, int n);
 
 /* Threads for matrix products and batch loops (0 = all cores). */
 void nmt_set_threads(int n);
+
+/* The speed of the matrix products this process runs (the BLAS kernels it loaded) on the model's
+ * own shapes: SMALL's and PAPER's recurrent steps, input projections and output layers, forward
+ * and backward, and beam search's output layer, each timed on one thread for seconds / 11 (at
+ * least one call, the fastest kept). *gflops: their geometric mean, GFLOP/s. For a program that
+ * chooses OpenBLAS's kernels by measurement, one child process per candidate (the `nmt` program
+ * does: docs/CLI.md, "OpenBLAS's kernels"). NMT_ERR_ARG for seconds outside [0, 60]. */
+int nmt_blas_speed(double seconds, double *gflops, nmt_err *err);
 
 /* ------------------------------------------------------------------ training
  * MODEL.md section 4 (Appendix B): Adadelta (ρ 0.95, ε 1e-6), clipping at norm 1, minibatches

@@ -11,6 +11,9 @@ done
 export NMT_SHARED="${NMT_SHARED:-../shared}"
 export NMT_BIN="${NMT_BIN:-bin/nmt}"
 export OMP_WAIT_POLICY=PASSIVE
+# nmt's choice of OpenBLAS's kernels by timing stays off (no test may depend on a timing, nor
+# write into the user's cache); tests/cli/blas_tune.sh turns it on in a cache of its own
+export NMT_BLAS_AUTOTUNE=0
 tally="$build/.tally"
 : > "$tally"
 log="$build/test.log"

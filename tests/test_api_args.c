@@ -2,11 +2,14 @@
  * library caller can: an unknown optimizer (it used to write a checkpoint nothing could
  * resume), a negative clip, a NaN or infinite learning rate (NaN silently became the default),
  * a batch size times sort blocks past an int, negative sentence counts for nmt_translate,
- * nmt_score and nmt_force_align, and a target over NMT_MAX_TGT_WORDS (it used to be cut). */
+ * nmt_score and nmt_force_align, and a target over NMT_MAX_TGT_WORDS (it used to be cut); and
+ * nmt_blas_speed refuses a NaN or negative budget, and leaves the thread count as it found it
+ * (it times on one thread). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include "nmt.h"
@@ -104,12 +107,26 @@ static void test_decode_args(void)
     nmt_model_free(m);
 }
 
+/* the budget checked; one thread while timing, the caller's count afterwards (no speed asserted) */
+static void test_blas_speed(void)
+{
+    nmt_err err;
+    double g = -1;
+    CHECK(nmt_blas_speed(NAN, &g, &err) == NMT_ERR_ARG && g == 0);
+    CHECK(nmt_blas_speed(-1, &g, &err) == NMT_ERR_ARG);
+    nmt_set_threads(3);
+    CHECK(nmt_blas_speed(0, &g, &err) == NMT_OK);
+    CHECKF(g > 0 && isfinite(g), "%g GFLOP/s", g);
+    CHECKF(omp_get_max_threads() == 3, "%d threads after the timing, 3 before", omp_get_max_threads());
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/nmt-api-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_train_opts();
     test_decode_args();
+    test_blas_speed();
     rmdir(dir);
     return test_done("test_api_args");
 }

@@ -29,6 +29,11 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_segment(int argc, char **argv);
+int cmd_blas_kernels(int argc, char **argv);
+/* blas_kernels.c: at start-up, before any product, restarts the program once with the OpenBLAS
+ * kernels it should run (the fastest timed on this CPU model, cached), unless OPENBLAS_CORETYPE
+ * is set. Returns when no restart is needed or it failed. */
+void blas_kernels_choose(char **argv);
 /* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
 int cmd_vocab_model(const char *path, int side);
 
@@ -54,5 +59,20 @@ int cmd_one_model(const char *cmd, int given);
 
 /* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize, for option tables (opt.h). */
 const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth);
+
+/* --shortlist FILE[,K[,F]] of nmt translate and nmt serve (nmt_shortlist_load's K and F, Marian's
+ * 100 and 100 unless given); path[0] == 0 when the option is absent. */
+typedef struct cmd_shortlist {
+    char path[4096];
+    int k, f;
+} cmd_shortlist;
+const char *cmd_parse_shortlist(void *dst, const char *val, int nth);
+#define CMD_SHORTLIST_HELP "per batch, compute the output layer (and its softmax) only over\n" \
+    "the K best translations of the batch's source words in FILE (from\n"                      \
+    "'nmt lex --top K'), the F most frequent target words, EOS and UNK\n"                      \
+    "(default K = F = 100)"
+#define CMD_PRECISION_HELP "the decoder's matrix products: fp32 (default, the reference), or\n" \
+    "the weights converted once to int8 (AVX512_VNNI) or bf16 (AVX512_BF16);\n"                \
+    "refused where the CPU lacks the instructions"
 
 #endif

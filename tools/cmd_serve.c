@@ -32,7 +32,7 @@ static const char serve_usage[] =
     "connections, requests in flight are answered, exit 0. The API is in docs/SERVE.md.\n\n";
 
 /* Parses serve's options into o; OPT_GO, or the exit status (help, usage error). */
-static int parse_args(int argc, char **argv, serve_opts *o, const char **model)
+static int parse_args(int argc, char **argv, serve_opts *o, const char **model, cmd_shortlist *sl)
 {
     int tok = -1, detok = -1, lower = 0, punct = 0;
     long body = (long)o->max_body;
@@ -46,6 +46,8 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model)
         OPT_ENUM("--detokenize", &detok, tok_lang_parse, "LANG", "en, fr or de", "answer with detokenized text"),
         OPT_INT("--beam", &o->limits.beam, 1, 1000, "K", "beam when a request names none (default {})"),
         OPT_INT("--max-beam", &o->limits.max_beam, 1, 1000, "K", "largest beam a request may ask for (default {})"),
+        OPT_CHOICE("--precision", &o->pool.precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
+        OPT_FN("--shortlist", sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
         OPT_INT("--workers", &o->pool.workers, 1, 256, "N", "decoder threads (default {})"),
         OPT_INT("--threads", &o->pool.threads, 1, 1024, "N", "OpenMP threads in each decoder (default {}; workers x threads <= cores)"),
         OPT_INT("--max-batch", &o->pool.max_batch, 1, 10000, "N", "sentences decoded together (default {})"),
@@ -85,14 +87,21 @@ int cmd_serve(int argc, char **argv)
 {
     serve_opts o = serve_default_opts();
     const char *path = NULL;
-    int rc = parse_args(argc, argv, &o, &path);
+    cmd_shortlist sla = {{0}, 0, 0};
+    int rc = parse_args(argc, argv, &o, &path, &sla);
     if (rc != OPT_GO) return rc;
     nmt_set_log(on_log, NULL);
     nmt_err err;
     nmt_model *m = NULL;
+    nmt_shortlist *sl = NULL;
     serve *s = NULL;
-    if (nmt_model_load(&m, path, &err) || serve_init(&s, m, &o, &err)) {
+    rc = nmt_model_load(&m, path, &err);
+    if (!rc && sla.path[0]) rc = nmt_shortlist_load(&sl, sla.path, m, sla.k, sla.f, &err);
+    o.pool.shortlist = sl;
+    if (!rc) rc = serve_init(&s, m, &o, &err);
+    if (rc) {
         fprintf(stderr, "nmt serve: error: %s\n", err.msg);
+        nmt_shortlist_free(sl);
         nmt_model_free(m);
         return CMD_ERR;
     }
@@ -102,10 +111,14 @@ int cmd_serve(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a client gone mid-answer is an error return, not the end */
-    fprintf(stderr, "[M::serve] listening on http://%s%s%s:%d/ (%d decoders x %d threads)\n", strchr(o.host, ':') ? "[" : "",
-            o.host, strchr(o.host, ':') ? "]" : "", serve_port(s), o.pool.workers, o.pool.threads);
+    static const char *const prec[] = {"fp32", "int8", "bf16"};
+    fprintf(stderr, "[M::serve] listening on http://%s%s%s:%d/ (%d decoders x %d threads, %s", strchr(o.host, ':') ? "[" : "",
+            o.host, strchr(o.host, ':') ? "]" : "", serve_port(s), o.pool.workers, o.pool.threads, prec[o.pool.precision]);
+    if (sl) fprintf(stderr, ", shortlist %s,%d,%d", sla.path, sla.k, sla.f);
+    fprintf(stderr, ")\n");
     rc = serve_run(s, &stop, &err) ? CMD_ERR : CMD_OK;
     serve_free(s);
+    nmt_shortlist_free(sl);
     nmt_model_free(m);
     fprintf(stderr, "[M::serve] stopped\n");
     return rc;

@@ -301,41 +301,12 @@ static const char translate_usage[] =
     "its own, and its alignments are over words. One output line per input line, in order; an empty\n"
     "line gives an empty line. Several models (with the same vocabularies) decode as an ensemble.\n\n";
 
-/* --shortlist FILE[,K[,F]] */
-typedef struct shortlist_arg {
-    char path[4096];
-    int k, f;
-} shortlist_arg;
-
-/* FILE, then optionally ",K" and ",F" (non-negative integers; the file name holds no comma) */
-static const char *parse_shortlist(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    shortlist_arg *a = dst;
-    const char *comma = strchr(val, ',');
-    size_t len = comma ? (size_t)(comma - val) : strlen(val);
-    if (len == 0) return "an empty file name";
-    if (len >= sizeof a->path) return "the file name is too long";
-    memcpy(a->path, val, len);
-    a->path[len] = 0;
-    int *num[2] = {&a->k, &a->f};
-    for (int i = 0; i < 2 && comma; i++) {
-        char *end;
-        long x = strtol(comma + 1, &end, 10);
-        if (end == comma + 1 || (*end && *end != ',') || x < 0 || x > 10000000)
-            return "expected FILE[,K[,F]] with K and F integers in [0, 10000000]";
-        *num[i] = (int)x;
-        comma = *end ? end : NULL;
-    }
-    return comma ? "expected FILE[,K[,F]]: too many fields" : NULL;
-}
-
 /* What translate's options set. */
 struct translate_args {
     nmt_translate_opts o;
     model_list models;
     const char *input, *lexpath;
-    shortlist_arg sl;
+    cmd_shortlist sl;
     tok_opts topt;
     int tok_lang, detok_lang, align, scores, nbest_out;
 };
@@ -348,7 +319,6 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     a->topt = tok_opts_default();
     a->tok_lang = a->detok_lang = -1;
     a->align = ALIGN_NONE;
-    a->sl.k = a->sl.f = 100; /* Marian's defaults */
     nmt_translate_opts *o = &a->o;
     int threads = 0, align_kind = 0;
     opt table[] = {
@@ -377,13 +347,8 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
                "refer to tokens)"),
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),
-        OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", "the decoder's matrix products: fp32 (default, the reference), or\n"
-                   "the weights converted once to int8 (AVX512_VNNI) or bf16 (AVX512_BF16);\n"
-                   "refused where the CPU lacks the instructions"),
-        OPT_FN("--shortlist", &a->sl, parse_shortlist, "FILE[,K[,F]]", "per batch, compute the output layer (and its softmax) only over\n"
-               "the K best translations of the batch's source words in FILE (from\n"
-               "'nmt lex --top K'), the F most frequent target words, EOS and UNK\n"
-               "(default K = F = 100)"),
+        OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
+        OPT_FN("--shortlist", &a->sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input"),
         OPT_OLD("--normalize", "--length-norm"),

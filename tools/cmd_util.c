@@ -1,6 +1,7 @@
 /* cmd_util.c: what the subcommands share beside option parsing (opt.c): the checked end of
  * standard output and the library's log lines on stderr. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -25,6 +26,30 @@ const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth)
 {
     (void)nth;
     return bleu_tokenize_parse(val, dst) ? "expected 13a, intl or none" : NULL;
+}
+
+/* FILE, then optionally ",K" and ",F" (non-negative integers; the file name holds no comma) */
+const char *cmd_parse_shortlist(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    cmd_shortlist *a = dst;
+    const char *comma = strchr(val, ',');
+    size_t len = comma ? (size_t)(comma - val) : strlen(val);
+    if (len == 0) return "an empty file name";
+    if (len >= sizeof a->path) return "the file name is too long";
+    memcpy(a->path, val, len);
+    a->path[len] = 0;
+    a->k = a->f = 100;
+    int *num[2] = {&a->k, &a->f};
+    for (int i = 0; i < 2 && comma; i++) {
+        char *end;
+        long x = strtol(comma + 1, &end, 10);
+        if (end == comma + 1 || (*end && *end != ',') || x < 0 || x > 10000000)
+            return "expected FILE[,K[,F]] with K and F integers in [0, 10000000]";
+        *num[i] = (int)x;
+        comma = *end ? end : NULL;
+    }
+    return comma ? "expected FILE[,K[,F]]: too many fields" : NULL;
 }
 
 int cmd_one_model(const char *cmd, int given)

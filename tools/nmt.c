@@ -29,6 +29,7 @@ static const struct cmd {
     {"bleu", cmd_bleu, "corpus/sentence BLEU and chrF2, sacreBLEU 2.x's numbers and order (REF... < HYP)"},
     {"report", cmd_report, "Table 1 (BLEU: all / no-UNK) and Figure 2 (BLEU by sentence length: TSV, SVG, PNG) for several systems"},
     {"aer", cmd_aer, "alignment error rate (AER, SAER) against gold alignments"},
+    {"blas-kernels", cmd_blas_kernels, "which of OpenBLAS's kernels nmt runs (timed once per CPU model), and why"},
     {NULL, NULL, NULL},
 };
 
@@ -36,27 +37,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: nmt <command> [options]   (nmt <command> --help for its options)\n\n"
                "Commands:\n");
-    for (const struct cmd *c = cmds; c->name; c++) fprintf(f, "  %-11s %s\n", c->name, c->help);
-}
-
-/* OpenBLAS picks its kernels when it loads. Debian 12's 0.3.21 does not know CPUs newer than it
- * (Emerald Rapids, family 6 model 207, say) and falls back to its SSE3 "Prescott" kernels, which
- * made training 2.5x slower here. When the CPU has AVX2 and FMA but OpenBLAS chose a core without
- * them, restart once with OPENBLAS_CORETYPE naming the right family; a user's own setting wins. */
-char *openblas_get_corename(void);
-
-static void blas_kernels_check(char **argv)
-{
-    static const char *const fast[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", NULL};
-    if (getenv("OPENBLAS_CORETYPE")) return;
-    const char *core = openblas_get_corename();
-    for (int i = 0; core && fast[i]; i++)
-        if (!strcmp(core, fast[i])) return;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
-    setenv("OPENBLAS_CORETYPE", __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell", 1);
-    execv("/proc/self/exe", argv); /* returns only on failure: go on with the slow kernels */
-    unsetenv("OPENBLAS_CORETYPE");
+    for (const struct cmd *c = cmds; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->help);
 }
 
 /* nmt's loops over the batch are OpenMP, and it is linked with OpenBLAS's OpenMP build, whose
@@ -74,7 +55,7 @@ static void blas_threads_check(void)
 
 int main(int argc, char **argv)
 {
-    blas_kernels_check(argv);
+    if (argc < 2 || strcmp(argv[1], "blas-kernels")) blas_kernels_choose(argv); /* which shows or redoes it */
     blas_threads_check();
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

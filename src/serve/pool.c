@@ -13,7 +13,7 @@
 
 pool_opts pool_default_opts(void)
 {
-    pool_opts o = {2, 1, 32, 1200, 5, 4096};
+    pool_opts o = {2, 1, 32, 1200, 5, 4096, NMT_PREC_FP32, NULL};
     return o;
 }
 
@@ -105,6 +105,8 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
     int n = 0;
     long words = 0;
     *o = p->head->o;
+    o->precision = p->o.precision; /* the decoders' own: set_opts then converts nothing again */
+    o->shortlist = p->o.shortlist;
     o->n_best = 1;
     o->attention = 0;
     for (int more = 1, full = 0; more && !full && n < p->o.max_batch;) {
@@ -218,6 +220,8 @@ int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn 
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     nmt_translate_opts d = nmt_translate_default_opts();
+    d.precision = o->precision; /* each decoder converts the weights once, here */
+    d.shortlist = o->shortlist;
     for (int i = 0; i < o->workers && !rc; i++) {
         p->w[i].p = p;
         rc = nmt_decoder_init(&p->w[i].d, m, &d, err);

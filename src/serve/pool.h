@@ -18,6 +18,9 @@ typedef struct pool_opts {
     int max_batch_words; /* source words per batch (a single longer sentence still goes alone) */
     int max_wait_ms;     /* how long the oldest waiting sentence may wait for others to join it */
     int max_queue;       /* sentences waiting at most; pool_submit refuses beyond */
+    int precision;       /* enum nmt_precision of every decoder's products (NMT_PREC_FP32) */
+    const nmt_shortlist *shortlist; /* every batch's output layer over this shortlist; NULL (default):
+                                       the whole vocabulary. Read-only; it must outlive the pool */
 } pool_opts;
 
 pool_opts pool_default_opts(void);
@@ -32,7 +35,7 @@ struct pool_job {
     const char *const *src;  /* [n] tokenized */
     const int *n_words;      /* [n] words of each (for the word cap) */
     nmt_translate_opts o;    /* beam, normalize, no_unk, max_ratio group batches; n_best and
-                                attention are per job */
+                                attention are per job; precision and shortlist are the pool's */
     pool_done_fn done;       /* called once, from a decoder thread, when all n are translated */
     void *user;
     /* results: tr[n] (the caller frees them with nmt_translation_free), or rc != 0 and err */

@@ -1,9 +1,11 @@
 #!/bin/sh
-# blas.sh: nmt runs OpenBLAS's AVX2/AVX-512 kernels on a CPU that has them, even where OpenBLAS
-# does not know the CPU and would fall back to SSE3 ones (tools/nmt.c), and a user's
+# blas.sh: without timing (NMT_BLAS_AUTOTUNE=0; the timed choice is tests/cli/blas_tune.sh's),
+# nmt runs OpenBLAS's AVX2/AVX-512 kernels on a CPU that has them, even where OpenBLAS does not
+# know the CPU and would fall back to SSE3 ones (tools/blas_kernels.c), and a user's
 # OPENBLAS_CORETYPE is left alone. With OpenBLAS's pthreads build brought in by
 # LD_LIBRARY_PATH (its threads would fight nmt's OpenMP ones), nmt warns.
 . tests/cli/lib.sh
+export NMT_BLAS_AUTOTUNE=0
 # the last "Core:" line OpenBLAS prints is the one the final process runs with
 core() { env "$@" OPENBLAS_VERBOSE=2 "$NMT_BIN" --version 2>&1 | sed -n 's/^Core: //p' | tail -n 1; }
 if grep -q ' avx2 ' /proc/cpuinfo && grep -q ' fma ' /proc/cpuinfo; then

@@ -1,0 +1,89 @@
+#!/bin/sh
+# blas_tune.sh: nmt's choice of OpenBLAS's kernels by timing (tools/blas_kernels.c), in a cache
+# of its own (XDG_CACHE_HOME): the first run times the candidates and writes this CPU's line
+# (its vendor, family and model as /proc/cpuinfo gives them) and runs the fastest; a line written
+# by hand is then obeyed without timing; a corrupt file (not a cache; a choice that is no
+# candidate) is ignored with a warning naming file:line, and rewritten; another CPU's line is
+# kept; two commands started together time once; the user's OPENBLAS_CORETYPE wins over the cache; NMT_BLAS_AUTOTUNE=0 neither reads nor
+# writes it; a cache that cannot be written is a warning. Which set is fastest is never asserted.
+. tests/cli/lib.sh
+unset OPENBLAS_CORETYPE
+export NMT_BLAS_AUTOTUNE=1 # tests/run.sh turns it off for the rest of the suite
+C=$T/cache F=$T/cache/nmt/blas-kernels
+MAGIC='# nmt blas-kernels 1'
+# the kernels the final process runs with: the last "Core:" line OpenBLAS prints (a process that
+# kept restarting itself is stopped)
+core() { env XDG_CACHE_HOME="$C" "$@" OPENBLAS_VERBOSE=2 timeout 120 "$NMT_BIN" --version > /dev/null 2> "$T/err"; sed -n 's/^Core: //p' "$T/err" | tail -n 1; }
+timed() { grep -q 'timed once' "$T/err"; }
+if ! grep -qw avx2 /proc/cpuinfo; then
+    core > /dev/null
+    check "nothing to choose without AVX2: no cache" test ! -e "$F"
+    finish blas_tune
+    exit
+fi
+
+# first use: timed, cached, obeyed
+c=$(core)
+timed && ok || bad "first run did not time the kernels: $(cat "$T/err")"
+key=$(sed -n 2p "$F" | cut -f1) best=$(sed -n 2p "$F" | cut -f2)
+cpu="$(grep -m1 '^vendor_id' /proc/cpuinfo | sed 's/.*: //') $(grep -m1 '^cpu family' /proc/cpuinfo | sed 's/.*: //') $(grep -m1 '^model[[:space:]]' /proc/cpuinfo | sed 's/.*: //')"
+[ "$(head -n 1 "$F" | cut -c1-20)" = "$MAGIC" ] && ok || bad "the cache's first line: $(head -n 1 "$F")"
+case "$key" in "$cpu; OpenBLAS "*) ok ;; *) bad "cache key '$key' is not this CPU's ('$cpu')" ;; esac
+cands=${key##*; }
+own=${cands%% *}
+case " $cands " in *" $best "*) ok ;; *) bad "the choice '$best' is not among the candidates '$cands'" ;; esac
+[ "$c" = "$best" ] && ok || bad "ran with '$c', the cache says '$best'"
+[ "$(wc -l < "$F")" -eq 2 ] && ok || bad "the cache holds $(wc -l < "$F") lines, expected 2"
+
+# a choice written by hand is obeyed, without timing: a candidate other than OpenBLAS's own
+alt=Haswell; [ "$own" = Haswell ] && alt=Zen
+printf '%s: hand-written\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$alt" "$alt" > "$F"
+cp "$F" "$T/hand"
+c=$(core)
+[ "$c" = "$alt" ] && ok || bad "cache says $alt, ran with '$c'"
+timed && bad "timed again with a valid cache" || ok
+cmp -s "$F" "$T/hand" && ok || bad "a valid cache was rewritten"
+XDG_CACHE_HOME="$C" "$NMT_BIN" blas-kernels > "$T/show" 2>&1
+grep -q "^nmt runs    $alt: the fastest in the cache" "$T/show" && ok || bad "nmt blas-kernels: $(cat "$T/show")"
+printf '%s\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$own" "$own" > "$F"
+c=$(core)
+[ "$c" = "$own" ] && ok || bad "cache says $own (OpenBLAS's own), ran with '$c'"
+
+# the user's OPENBLAS_CORETYPE wins; NMT_BLAS_AUTOTUNE=0 reads no cache
+printf '%s\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$alt" "$alt" > "$F"
+c=$(core OPENBLAS_CORETYPE=Prescott)
+[ "$c" = Prescott ] && ok || bad "OPENBLAS_CORETYPE=Prescott, cache $alt: ran with '$c'"
+c=$(core NMT_BLAS_AUTOTUNE=0)
+[ "$c" != "$alt" ] && ok || bad "NMT_BLAS_AUTOTUNE=0 obeyed the cache ($alt)"
+rm -f "$F"
+core OPENBLAS_CORETYPE=Prescott > /dev/null
+core NMT_BLAS_AUTOTUNE=0 > /dev/null
+[ ! -e "$F" ] && ok || bad "a cache was written with OPENBLAS_CORETYPE set or NMT_BLAS_AUTOTUNE=0"
+
+# corrupt files: ignored with a warning naming the line, timed, rewritten
+printf 'not a cache\n' > "$F"
+c=$(core)
+grep -q "blas-kernels:1: not an entry" "$T/err" && ok || bad "no warning for a file that is no cache: $(cat "$T/err")"
+timed && [ "$(sed -n 2p "$F" | cut -f1)" = "$key" ] && ok || bad "a corrupt cache was not timed and rewritten: $(cat "$F")"
+printf '%s\n%s\tBogus\t%s=1.0\n' "$MAGIC" "$key" "$own" > "$F"
+c=$(core)
+grep -q "blas-kernels:2: not an entry" "$T/err" && ok || bad "no warning for a choice that is no candidate: $(cat "$T/err")"
+[ "$c" != Bogus ] && [ "$(sed -n 2p "$F" | cut -f2)" != Bogus ] && ok || bad "the bad choice was kept"
+
+# another CPU's line is kept when this CPU's is added
+other=$(printf 'GenuineIntel 6 999; OpenBLAS 0.0.1; Haswell\tHaswell\tHaswell=1.0')
+printf '%s\n%s\n' "$MAGIC" "$other" > "$F"
+core > /dev/null
+grep -qF "$other" "$F" && grep -q "^$key	" "$F" && ok || bad "another CPU's line lost, or this one's missing: $(cat "$F")"
+
+# two commands started together, no cache: one times, the other waits for its result
+rm -f "$F"
+for i in 1 2; do XDG_CACHE_HOME="$C" timeout 120 "$NMT_BIN" --version > /dev/null 2> "$T/err$i" & done
+wait
+[ "$(cat "$T/err1" "$T/err2" | grep -c 'timed once')" -eq 1 ] && ok || bad "two commands started together: $(cat "$T/err1" "$T/err2")"
+
+# a cache that cannot be written: a warning, and the command runs
+: > "$T/file"
+XDG_CACHE_HOME="$T/file" "$NMT_BIN" --version > "$T/out" 2> "$T/err"
+grep -q '^nmt ' "$T/out" && grep -q "cannot write $T/file/nmt/blas-kernels" "$T/err" && ok || bad "unwritable cache: $(cat "$T/out" "$T/err")"
+finish blas_tune
