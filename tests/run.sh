@@ -2,6 +2,7 @@
 # run.sh BUILD [--quick] [--no-total]: runs every test program in BUILD/tests and every
 # tests/cli/*.sh case, and sums their "name: P passed, F failed" lines into BUILD/.tally.
 # A program that crashes or exits non-zero without reporting a failure counts as one failure.
+# Each line gives the test's wall time; BUILD/.times lists them for sorting.
 # --quick is passed to the programs (sanitizer builds run smaller versions of slow checks).
 build=$1; shift
 quick=""; total=1
@@ -18,10 +19,13 @@ tally="$build/.tally"
 : > "$tally"
 log="$build/test.log"
 : > "$log"
+: > "$build/.times" # seconds per test, to find what makes the suite long: sort -n BUILD/.times
 
 run_one() { # name, command...
     name=$1; shift
+    t0=$(date +%s)
     out=$("$@" 2>&1); rc=$?
+    secs=$(($(date +%s) - t0))
     printf '%s\n' "$out" >> "$log"
     line=$(printf '%s\n' "$out" | grep -E '^[A-Za-z0-9_./-]+: [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
     if [ -z "$line" ]; then
@@ -32,12 +36,13 @@ run_one() { # name, command...
         [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
     fi
     if [ "$f" -ne 0 ]; then
-        echo "FAIL $build $name ($p passed, $f failed, exit $rc)"
+        echo "FAIL $build $name ($p passed, $f failed, exit $rc, ${secs} s)"
         printf '%s\n' "$out" | grep -E 'FAIL|error|ERROR|Sanitizer|runtime error' | head -n 20 | sed 's/^/    /'
     else
-        echo "ok   $build $name ($p passed)"
+        echo "ok   $build $name ($p passed, ${secs} s)"
     fi
     echo "$p $f" >> "$tally"
+    echo "$secs $build $name" >> "$build/.times"
 }
 
 for t in "$build"/tests/test_*; do

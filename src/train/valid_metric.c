@@ -84,23 +84,15 @@ int valid_refs_keep(trainer *t, nmt_err *err)
 
 /* ------------------------------------------------------------------ translating the dev set */
 
-/* The words of a hypothesis as one line of text into *out (malloc'ed): pieces joined by the
- * model's SentencePiece model (tp), words by spaces. */
+/* A hypothesis as one line of text, malloc'ed into *out: its tokens joined as the model's
+ * target pipeline joins them before detokenizing (tp: pieces by SentencePiece, words by spaces). */
 static int hyp_text(char **out, nmt_text *tp, const nmt_hypothesis *h, nmt_err *err)
 {
-    const char *s = "";
-    size_t len = 0;
-    int rc = tp ? nmt_text_decode_words(tp, h->words, h->n_words, &s, &len, err) : NMT_OK;
-    if (rc) return rc;
-    if (!tp)
-        for (int k = 0; k < h->n_words; k++) len += strlen(h->words[k]) + 1;
-    char *p = *out = malloc(len + 1);
-    if (!p) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    *p = 0;
-    if (tp) memcpy(p, s, len + 1);
-    else
-        for (int k = 0; k < h->n_words; k++) p += sprintf(p, k ? " %s" : "%s", h->words[k]);
-    return NMT_OK;
+    const char *s;
+    size_t len;
+    int rc = nmt_text_decode_words(tp, h->words, h->n_words, &s, &len, err);
+    if (!rc && !(*out = strdup(s))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    return rc;
 }
 
 #define VALID_CHUNK 256 /* sentences per nmt_translate call: bounds the results held at once */
@@ -115,7 +107,9 @@ static int translate_dev(trainer *t, char **hyp, nmt_err *err)
     const char *src[VALID_CHUNK];
     nmt_translation out[VALID_CHUNK];
     int rc = nmt_decoder_init(&d, t->m, &to, err);
+    nmt_text_opts plain = nmt_text_default_opts(); /* no stages: the words as the reference holds them */
     if (!rc && t->m->sw) rc = text_pipe_init_subwords(&tp, t->m->sw, NMT_TARGET, t->m->tgt, 0, err);
+    else if (!rc) rc = nmt_text_init(&tp, &plain, NULL, 0, err);
     for (int s = 0; s < t->dev.n && !rc; s += VALID_CHUNK) {
         int cnt = t->dev.n - s < VALID_CHUNK ? t->dev.n - s : VALID_CHUNK;
         for (int i = 0; i < cnt; i++) src[i] = t->vs.line[t->dev.line[s + i] - 1];

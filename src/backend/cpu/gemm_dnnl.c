@@ -30,6 +30,7 @@ struct bk_qws {
     float *osc;                    /* N output scales of one call */
 #ifndef NMT_REAL_DOUBLE
     dnnl_stream_t strm;
+    dnnl_cpu_mems mem[3];          /* the activations', outputs' and scales' memory objects */
 #endif
 };
 
@@ -294,6 +295,7 @@ static void lowp_qws_free(bk_qws *w)
 {
     if (!w) return;
 #ifndef NMT_REAL_DOUBLE
+    for (int k = 0; k < 3; k++) dnnl_cpu_mems_free(&w->mem[k]);
     dnnl_stream_destroy(w->strm);
 #endif
     free(w->a);
@@ -327,24 +329,45 @@ static int lowp_qws_init(bk_qws **out, int rows, int K, int N, struct nmt_err *e
 /* runs the matmul on w->a (M dense rows) into C; 0 or oneDNN's status */
 static dnnl_status_t matmul_run(bk_qws *w, int M, const bk_qmat *q, int beta, real *C, int ldc)
 {
-    dnnl_memory_desc_t amd, cmd, smd;
-    dnnl_dims_t ad = {M, q->K}, as = {q->K, 1}, cd = {M, q->N}, cs = {ldc, 1}, sd = {q->N};
-    dnnl_memory_t a = NULL, c = NULL, s = NULL;
+    dnnl_memory_t a, c, s = NULL;
     dnnl_data_type_t dt = q->prec == BK_PREC_INT8 ? dnnl_s8 : dnnl_bf16;
-    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, ad, dt, as);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, cd, dnnl_f32, cs);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&smd, 1, sd, dnnl_f32, dnnl_a);
-    if (st == dnnl_success) st = dnnl_memory_create(&a, &amd, engine, w->a);
-    if (st == dnnl_success) st = dnnl_memory_create(&c, &cmd, engine, C);
-    if (st == dnnl_success) st = dnnl_memory_create(&s, &smd, engine, w->osc);
+    dnnl_status_t st = dnnl_cpu_mem(&w->mem[0], dt, M, q->K, q->K, 1, w->a, &a);
+    if (st == dnnl_success) st = dnnl_cpu_mem(&w->mem[1], dnnl_f32, M, q->N, ldc, 1, C, &c);
+    if (st == dnnl_success) st = dnnl_cpu_mem(&w->mem[2], dnnl_f32, 0, q->N, 0, 1, w->osc, &s);
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, q->wei}, {DNNL_ARG_DST, c},
                                {DNNL_ARG_ATTR_OUTPUT_SCALES, s}};
     if (st == dnnl_success) st = dnnl_primitive_execute(q->mm[beta], w->strm, q->prec == BK_PREC_INT8 ? 4 : 3, args);
     if (st == dnnl_success) st = dnnl_stream_wait(w->strm);
-    dnnl_memory_destroy(a);
-    dnnl_memory_destroy(c);
-    dnnl_memory_destroy(s);
     return st;
+}
+
+dnnl_status_t dnnl_cpu_mem(dnnl_cpu_mems *c, dnnl_data_type_t dt, int rows, int cols, int rs, int cs, void *data,
+                           dnnl_memory_t *out)
+{
+    long key[5] = {dt, rows, cols, rs, cs};
+    for (int i = 0; i < DNNL_CPU_MEMS && c->mem[i]; i++)
+        if (!memcmp(c->key[i], key, sizeof key)) {
+            *out = c->mem[i];
+            return dnnl_memory_set_data_handle(*out, data);
+        }
+    int i = c->next;
+    c->next = (c->next + 1) % DNNL_CPU_MEMS;
+    dnnl_memory_destroy(c->mem[i]);
+    c->mem[i] = NULL;
+    dnnl_memory_desc_t md;
+    dnnl_dims_t d = {rows, cols}, st = {rs, cs}, vd = {cols};
+    dnnl_status_t rc = rows ? dnnl_memory_desc_init_by_strides(&md, 2, d, dt, st) : dnnl_memory_desc_init_by_tag(&md, 1, vd, dt, dnnl_a);
+    if (rc == dnnl_success) rc = dnnl_memory_create(&c->mem[i], &md, dnnl_cpu_engine(), data);
+    if (rc == dnnl_success) memcpy(c->key[i], key, sizeof key);
+    else memset(c->key[i], 0, sizeof key);
+    *out = c->mem[i];
+    return rc;
+}
+
+void dnnl_cpu_mems_free(dnnl_cpu_mems *c)
+{
+    for (int i = 0; i < DNNL_CPU_MEMS; i++) dnnl_memory_destroy(c->mem[i]);
+    memset(c, 0, sizeof *c);
 }
 #endif
 

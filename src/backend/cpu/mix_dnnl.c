@@ -18,15 +18,6 @@
 
 _Thread_local bk_mix *bk_mix_current;
 
-/* oneDNN's memory objects for A, B and C by shape and strides: a product whose operand has a
- * shape seen before (the decoder's steps repeat their shapes; the encoder's shrink with the rows
- * still active) only points the object at its data instead of making one; a new shape replaces
- * the oldest entry. (dnnl_primitive_execute still allocates its own map of the arguments at each
- * call: oneDNN's C API has no way around that, nor any measurable cost: 78 us a product either
- * way, 80 x 256 x 512.) */
-#define MIX_MEMS 64
-typedef struct mem_entry { long key[4]; void *mem; } mem_entry;
-
 /* A thread's own: the rounded operands (grown to the largest seen), oneDNN's stream and
  * primitives, [ta][tb][beta], and the memory objects of A, B and C */
 typedef struct mix_slot {
@@ -35,8 +26,7 @@ typedef struct mix_slot {
 #ifndef NMT_REAL_DOUBLE
     dnnl_stream_t strm;
     dnnl_primitive_t mm[2][2][2];
-    mem_entry mem[3][MIX_MEMS];
-    int next[3];
+    dnnl_cpu_mems mem[3];          /* A's, B's and C's */
 #endif
 } mix_slot;
 
@@ -58,7 +48,7 @@ static void mix_free(bk_mix *m)
         free(s->buf[1]);
 #ifndef NMT_REAL_DOUBLE
         for (int k = 0; k < 8; k++) dnnl_primitive_destroy(s->mm[k >> 2][k >> 1 & 1][k & 1]);
-        for (int k = 0; k < 3 * MIX_MEMS; k++) dnnl_memory_destroy(s->mem[k / MIX_MEMS][k % MIX_MEMS].mem);
+        for (int k = 0; k < 3; k++) dnnl_cpu_mems_free(&s->mem[k]);
         dnnl_stream_destroy(s->strm);
 #endif
     }
@@ -157,38 +147,13 @@ static const uint16_t *operand(bk_mix *m, mix_slot *s, int k, const real *X, int
 }
 
 /* C = A·B (+ C) on bf16 operands with the strides of their stored layouts */
-/* The memory object of argument arg (0 A, 1 B, 2 C): rows x cols of type dt with row and column
- * strides rs, cs, at data */
-static dnnl_status_t mem_at(mix_slot *s, int arg, int rows, int cols, int rs, int cs, void *data, dnnl_memory_t *out)
-{
-    long key[4] = {rows, cols, rs, cs};
-    mem_entry *e = s->mem[arg];
-    for (int i = 0; i < MIX_MEMS && e[i].mem; i++)
-        if (!memcmp(e[i].key, key, sizeof key)) {
-            *out = e[i].mem;
-            return dnnl_memory_set_data_handle(*out, data);
-        }
-    mem_entry *x = &e[s->next[arg]];
-    s->next[arg] = (s->next[arg] + 1) % MIX_MEMS;
-    dnnl_memory_destroy(x->mem);
-    x->mem = NULL;
-    dnnl_memory_desc_t md;
-    dnnl_dims_t d = {rows, cols}, st = {rs, cs};
-    dnnl_status_t rc = dnnl_memory_desc_init_by_strides(&md, 2, d, arg == 2 ? dnnl_f32 : dnnl_bf16, st);
-    if (rc == dnnl_success) rc = dnnl_memory_create((dnnl_memory_t *)&x->mem, &md, dnnl_cpu_engine(), data);
-    if (rc == dnnl_success) memcpy(x->key, key, sizeof key);
-    *out = x->mem;
-    return rc;
-}
-
-/* C = A·B (+ C) on bf16 operands with the strides of their stored layouts */
 static dnnl_status_t matmul_run(mix_slot *s, int ta, int tb, int M, int N, int K, const uint16_t *A, int lda,
                                 const uint16_t *B, int ldb, int beta, real *C, int ldc)
 {
     dnnl_memory_t a = NULL, b = NULL, c = NULL;
-    dnnl_status_t st = mem_at(s, 0, M, K, ta ? 1 : lda, ta ? lda : 1, (void *)A, &a);
-    if (st == dnnl_success) st = mem_at(s, 1, K, N, tb ? 1 : ldb, tb ? ldb : 1, (void *)B, &b);
-    if (st == dnnl_success) st = mem_at(s, 2, M, N, ldc, 1, C, &c);
+    dnnl_status_t st = dnnl_cpu_mem(&s->mem[0], dnnl_bf16, M, K, ta ? 1 : lda, ta ? lda : 1, (void *)A, &a);
+    if (st == dnnl_success) st = dnnl_cpu_mem(&s->mem[1], dnnl_bf16, K, N, tb ? 1 : ldb, tb ? ldb : 1, (void *)B, &b);
+    if (st == dnnl_success) st = dnnl_cpu_mem(&s->mem[2], dnnl_f32, M, N, ldc, 1, C, &c);
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
     if (st == dnnl_success) st = dnnl_primitive_execute(s->mm[ta][tb][beta], s->strm, 3, args);
     if (st == dnnl_success) st = dnnl_stream_wait(s->strm);
