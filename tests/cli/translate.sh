@@ -39,10 +39,14 @@ printf 'a man \377\376 rides .\nok .\n' | $TR > "$T/ou" 2> "$T/eu"
 [ "$(wc -l < "$T/ou")" -eq 2 ] && ok || bad "invalid UTF-8 lost a line"
 grep -q "stdin:1: invalid UTF-8 replaced by U+FFFD (2 bytes)" "$T/eu" && ok || bad "no UTF-8 warning: $(cat "$T/eu")"
 
-# missing or damaged model: an error before any input is read (stdin is a pipe that never ends)
-expect_fail "missing model" 1 "nope.nmt: No such file" sh -c "sleep 30 | $NMT_BIN translate --model $T/nope.nmt"
+# missing or damaged model: an error before any input is read. stdin is a FIFO the shell also
+# holds open for writing, so it never ends: a program that read first would be stopped by the
+# timeout (exit 124, not 1)
+mkfifo "$T/idle"
+idle_stdin() { timeout 20 sh -c 'exec 9<> "$0"; exec "$@" < "$0"' "$T/idle" "$@"; }
+expect_fail "missing model" 1 "nope.nmt: No such file" idle_stdin "$NMT_BIN" translate --model "$T/nope.nmt"
 head -c 1000 "$T/m.nmt" > "$T/cut.nmt"
-expect_fail "damaged model" 1 "cut.nmt" sh -c "sleep 30 | $NMT_BIN translate --model $T/cut.nmt"
+expect_fail "damaged model" 1 "cut.nmt" idle_stdin "$NMT_BIN" translate --model "$T/cut.nmt"
 expect_fail "no model" 2 "--model is required" "$NMT_BIN" translate
 expect_fail "bad beam" 2 "--beam 0: out of range" "$NMT_BIN" translate --model "$T/m.nmt" --beam 0
 expect_fail "n-best over beam" 2 "larger than the beam" "$NMT_BIN" translate --model "$T/m.nmt" --beam 2 --n-best 3
