@@ -444,12 +444,17 @@ typedef struct nmt_train_opts {
 
 nmt_train_opts nmt_train_default_opts(void);
 
-/* Overwrites o's settings with a named recipe; set single fields afterwards to change them.
- *   "paper": Appendix B of Bahdanau et al. (the defaults above).
- *   "hour":  the best dev perplexity found for one hour of training on a 2-core machine
- *            (Multi30k en-fr; docs/RESULTS.md): the SMALL sizes (256 everywhere, 10,000 words
- *            per side), Adam (lr 0.002), dropout 0.5, the learning rate halved after each epoch
- *            that does not improve the dev NLL, stop after 4 such epochs or one hour.
+/* Overwrites o's settings with a named recipe; set single fields afterwards to change them. Each
+ * recipe sets every field any recipe sets (the rest, the architecture included, is left alone).
+ *   "paper":   Appendix B of Bahdanau et al. (the defaults above).
+ *   "hour":    the best dev perplexity found for one hour of training on a 2-core machine
+ *              (Multi30k en-fr; docs/RESULTS.md, issue 20's search): the SMALL sizes (256
+ *              everywhere, 10,000 words per side), Adam (lr 0.002), dropout 0.5 on the maxout
+ *              output and 0.2 on the embeddings and recurrent states, label smoothing 0.1, tied
+ *              target embeddings, the attention's weights Glorot-uniform, the learning rate halved
+ *              after each epoch that does not improve the dev NLL, stop after 4 such epochs or an hour.
+ *   "hour-v1": "hour" as it was before that search (without the five options after dropout 0.5);
+ *              the converged-architecture experiments (scripts/exp_converge.sh) use it.
  * Returns NMT_ERR_ARG for an unknown name. */
 int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err);
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # exp_converge.sh: Feng et al. (2016) Tables 1-2 on converged models: each architecture trained
-# with the `hour` recipe until dev perplexity stops improving (patience 4, the rate halved on each
-# plateau), three seeds. Stoppable and resumable at any moment: a finished run leaves NAME.done,
+# with the `hour-v1` recipe (`hour` before issue 20's search) until dev perplexity stops
+# improving (patience 4, the rate halved on each plateau), three seeds. Stoppable and resumable at any moment: a finished run leaves NAME.done,
 # a cut one its checkpoint, which the next call resumes; evaluation rows are written once.
 # A finished and evaluated run also leaves its dev curve and row in docs/exp/converge/ (KEEP),
 # which is committed: a later session on a fresh machine skips what is there, and the tables in
@@ -40,7 +40,7 @@ if [ "$MODE" = train ]; then
         rc=0
         # shellcheck disable=SC2086
         "$NMT" train --src $M/train.en --tgt $M/train.fr --valid-src $M/val.en --valid-tgt $M/val.fr \
-            --model "$DIR/$n.nmt" --arch "$a" --preset hour --max-time 0 --max-epochs "$MAX_EPOCHS" \
+            --model "$DIR/$n.nmt" --arch "$a" --preset hour-v1 --max-time 0 --max-epochs "$MAX_EPOCHS" \
             --threads "$THREADS" --seed "$SEED" --log-every 200 $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
         echo "$n rc=$rc wall_s=$(( $(date +%s) - start )) resumed=${resume:+yes}" >> "$DIR/runs.txt"
         [ "$rc" = 0 ] || exit "$rc"

@@ -2,11 +2,11 @@
 # exp_preset.sh: a new search around the `hour` preset with the options practitioners expect
 # (issue 20): the attention's Glorot initialisation, label smoothing, embedding and recurrent
 # dropout, tied embeddings, model selection by dev BLEU and averaging of the best checkpoints.
-# Each configuration is the `hour` recipe plus its options, trained as exp_converge.sh trains
-# (until patience 4 stops it; the one-hour limit never binds on 2 idle cores), so that today's
-# preset is exp_converge.sh's rnnsearch_s1 (docs/exp/converge/). Resumable like exp_converge.sh:
-# a cut run resumes from its checkpoint, and a finished one leaves its row and curve in
-# docs/exp/preset/ (committed), which later calls skip.
+# Each configuration is the `hour-v1` recipe (the `hour` preset before this search) plus its
+# options, trained as exp_converge.sh trains (until patience 4 stops it; the one-hour limit never
+# binds on 2 idle cores), so that the old preset is exp_converge.sh's rnnsearch_s1
+# (docs/exp/converge/). Resumable like exp_converge.sh: a cut run resumes from its checkpoint, and
+# a finished one leaves its row and curve in docs/exp/preset/ (committed), which later calls skip.
 #   scripts/exp_preset.sh DIR NAME...      train and evaluate these configurations, in order
 #   scripts/exp_preset.sh DIR list         the configurations
 set -e
@@ -21,7 +21,7 @@ DIR=$1; shift
 [ -n "$DIR" ] && [ $# -gt 0 ] || { sed -n '2,12p' "$0"; exit 2; }
 mkdir -p "$DIR" "$KEEP"
 
-# options NAME: the configuration's options beside --preset hour
+# options NAME: the configuration's options beside --preset hour-v1
 options() {
     case $1 in
     base) echo "" ;;   # today's preset again, for the average of its best checkpoints
@@ -36,7 +36,7 @@ options() {
 }
 
 if [ "$1" = list ]; then
-    for n in base glorot ls vdrop tied all all_bleu; do echo "$n: --preset hour $(options $n)"; done
+    for n in base glorot ls vdrop tied all all_bleu; do echo "$n: --preset hour-v1 $(options $n)"; done
     exit 0
 fi
 
@@ -66,7 +66,7 @@ for n in "$@"; do
         start=$(date +%s) rc=0
         # shellcheck disable=SC2086
         "$NMT" train --src $M/train.en --tgt $M/train.fr --valid-src $M/val.en --valid-tgt $M/val.fr \
-            --model "$DIR/$n.nmt" --preset hour --max-time 0 --max-epochs 40 --keep-best 4 $opts \
+            --model "$DIR/$n.nmt" --preset hour-v1 --max-time 0 --max-epochs 40 --keep-best 4 $opts \
             --threads "$THREADS" --seed 1 --log-every 200 $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
         # wall seconds over every process of the run, a killed one's included
         echo $(( $(date +%s) - start + $(cat "$DIR/$n.wall" 2> /dev/null || echo 0) )) > "$DIR/$n.wall.new"

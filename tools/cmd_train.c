@@ -127,7 +127,7 @@ static const char *parse_preset(void *dst, const char *s, int nth)
 {
     (void)nth;
     nmt_err e;
-    return nmt_train_preset(dst, s, &e) ? "expected paper or hour" : NULL;
+    return nmt_train_preset(dst, s, &e) ? "expected paper, hour or hour-v1" : NULL;
 }
 
 #define ANY_LONG OPT_LONG_MAX
@@ -225,8 +225,10 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
          .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
          "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"
-         "vocab 10000, Adam lr 0.002, dropout 0.5, lr-decay 0.5, patience 4,\n"
-         "max-time 1h); options given beside it override its values"},
+         "vocab 10000, Adam lr 0.002, dropout 0.5, dropout-emb 0.2,\n"
+         "dropout-rnn 0.2, label-smoothing 0.1, tied-embeddings, init\n"
+         "glorot-att, lr-decay 0.5, patience 4, max-time 1h) | hour-v1 (hour\n"
+         "before those five options); options given beside it override its values"},
         OPT_HEAD("Subword units (SentencePiece; the model then reads and writes raw text):"),
         OPT_CHOICE("--subwords", &units, "unigram|bpe", "train a SentencePiece model of this kind on the training corpus\n"
                    "(after its text stages) and store it in the model file"),
@@ -253,7 +255,9 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_INT("--att", &o->cfg.att, 1, 65536, "N", "alignment model hidden units (default {})"),
         OPT_INT("--maxout", &o->cfg.maxout, 1, 65536, "N", "maxout units of the deep output (default {})"),
         OPT_FLAG("--tied-embeddings --tie-embeddings", &o->cfg.tied_emb, 1, "the target embeddings are also the softmax layer's weights (stored\n"
-                 "once; needs --emb equal to --maxout)"),
+                 "once; needs --emb equal to --maxout; the hour preset sets it)"),
+        OPT_FLAG("--no-tied-embeddings", &o->cfg.tied_emb, 0, "separate target embeddings and softmax weights (the default; undoes\n"
+                 "the hour preset's --tied-embeddings)"),
         OPT_CHOICE("--init", &o->init, "paper|glorot-att|glorot", "paper (Appendix B; default) | glorot-att (the attention's weights\n"
                    "Glorot-uniform: it starts attending at once) | glorot (every weight matrix)"),
         OPT_HEAD("Training:"),

@@ -30,7 +30,7 @@ int nmt_config_check(const nmt_config *c, nmt_err *err)
     if (c->tied_emb != 0 && c->tied_emb != 1) return nmt_fail(err, NMT_ERR_ARG, "tied_emb %d: must be 0 or 1", c->tied_emb);
     if (c->tied_emb && c->emb != c->maxout) /* W_o is [l, Ky], Ey^T is [m, Ky] */
         return nmt_fail(err, NMT_ERR_ARG, "tied embeddings need the embedding size equal to the maxout size (the softmax "
-                        "layer's input): emb %d, maxout %d", c->emb, c->maxout);
+                        "layer's input): emb %d, maxout %d; untie them (tied_emb 0, --no-tied-embeddings) or make them equal", c->emb, c->maxout);
     return NMT_OK;
 }
 

@@ -286,6 +286,9 @@ void train_summary(trainer *t, char *buf, size_t n)
                       "gradients and optimizer; the dev set scored in FP32");
     if (c->tied_emb && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
+    if (t->o->init != NMT_INIT_PAPER && !t->o->resume && k > 0 && (size_t)k < n) /* a resumed run's weights are drawn */
+        k += snprintf(buf + k, n - k, "\ninitialisation: %s", t->o->init == NMT_INIT_GLOROT_ATT
+                      ? "the attention's weights Glorot-uniform, the rest as Appendix B" : "every weight matrix Glorot-uniform");
     if (t->m->sw && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nsubword units: SentencePiece%s, %d source and %d target pieces (EOS and UNK counted)",
                       t->m->sw->joint ? " (one joint model)" : "", c->src_vocab, c->tgt_vocab);

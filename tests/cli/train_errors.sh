@@ -48,9 +48,18 @@ head -c 300 "$T/m.nmt.ckpt" > "$T/cut.ckpt"
 expect_fail "truncated checkpoint" 1 "cut.ckpt" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m3.nmt" --resume "$T/cut.ckpt" $SMALL
 # presets: an unknown name is a usage error; options given beside a preset override it, wherever
 # they stand, and the rest of the preset holds
-expect_fail "unknown preset" 2 "--preset 'fast': expected paper or hour" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
-check "preset hour" "$NMT_BIN" train --lr 0.0005 --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour $SMALL 2> "$T/log"
+expect_fail "unknown preset" 2 "--preset 'fast': expected paper, hour or hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
+check "preset hour" "$NMT_BIN" train --lr 0.0005 --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour $SMALL --maxout 4 2> "$T/log"
 grep -q "optimizer adam (lr 0.0005, decayed on plateaus), clip 1, dropout 0.5," "$T/log" && ok || bad "preset hour with --lr: $(grep optimizer "$T/log")"
+# hour sets issue 20's five options; hour-v1 is hour without them; each can be undone beside it
+grep -q "^label smoothing 0.1, variational dropout 0.2 on embeddings and 0.2 on recurrent states" "$T/log" && ok || bad "preset hour: no regularisers: $(cat "$T/log")"
+grep -q "^tied embeddings" "$T/log" && grep -q "^initialisation: the attention's weights Glorot-uniform" "$T/log" && ok || bad "preset hour: not tied or not Glorot: $(cat "$T/log")"
+check "preset hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour-v1 $SMALL 2> "$T/log"
+grep -q "clip 1, dropout 0.5," "$T/log" && ! grep -Eq "^(label smoothing|tied|initialisation)" "$T/log" && ok || bad "preset hour-v1: $(cat "$T/log")"
+check "preset hour, undone" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" $SMALL --no-tied-embeddings --init paper \
+    --label-smoothing 0 --dropout-emb 0 --dropout-rnn 0 --preset hour 2> "$T/log"
+grep -q "clip 1, dropout 0.5," "$T/log" && ! grep -Eq "^(label smoothing|tied|initialisation)" "$T/log" && ok || bad "preset hour, undone: $(cat "$T/log")"
+expect_fail "preset hour, sizes apart" 1 "tied embeddings need .*--no-tied-embeddings" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour --emb 16 --maxout 8
 check "preset paper" "$NMT_BIN" train --preset paper --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" $SMALL 2> "$T/log"
 grep -q "optimizer adadelta (lr 1), clip 1, dropout 0," "$T/log" && ok || bad "preset paper: $(grep optimizer "$T/log")"
 check "help" "$NMT_BIN" train --help > /dev/null
