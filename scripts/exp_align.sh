@@ -23,18 +23,6 @@ DIR=$1; MODE=$2; shift 2
 . "$ROOT/scripts/exp_lib.sh"
 mkdir -p "$DIR"
 
-# the gold sentences as the models read them: lowercased, and ALIBI's typographic apostrophe as
-# the ASCII one that Moses' punctuation normalisation writes (token counts, so links, unchanged)
-gold_text() { # set lang
-    sed "s/.*/\L&/; s/’/'/g" "$A/$1/test.$2"
-}
-aer_row() { # label, gold set, links, [soft]
-    if [ -n "$4" ]; then "$NMT" aer --gold "$A/$2/test.talp" --test "$3" --soft "$4" > "$3.aer"
-    else "$NMT" aer --gold "$A/$2/test.talp" --test "$3" > "$3.aer"; fi
-    awk -v l="$1" -v g="$2" '$1 == "precision" { p = $2 } $1 == "recall" { r = $2 } $1 == "AER" { a = $2 }
-         $1 == "SAER" { s = $2 } END { printf "%s\t%s\t%s\t%s\t%s\t%s\n", l, g, a, (s == "" ? "-" : s), p, r }' "$3.aer"
-}
-
 case "$MODE" in
 train)
     v=$1; n=m30k-$v; start=$(date +%s); rc=0

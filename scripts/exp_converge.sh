@@ -1,35 +1,102 @@
 #!/bin/sh
 # exp_converge.sh: Feng et al. (2016) Tables 1-2 on converged models: each architecture trained
 # with the `hour-v1` recipe (`hour` before issue 20's search) until dev perplexity stops
-# improving (patience 4, the rate halved on each plateau), three seeds. Stoppable and resumable at any moment: a finished run leaves NAME.done,
-# a cut one its checkpoint, which the next call resumes; evaluation rows are written once.
-# A finished and evaluated run also leaves its dev curve and row in docs/exp/converge/ (KEEP),
-# which is committed: a later session on a fresh machine skips what is there, and the tables in
-# docs/RESULTS.md are made from those files alone.
+# improving (patience 4, the rate halved on each plateau), three seeds, at a VOCAB-word shortlist
+# per side (default 5,000: small enough that UNKs matter on Multi30k, 1.6% / 1.9% of the training
+# tokens; the first two runs, at 10,000, are kept in docs/exp/converge/). Stoppable and resumable
+# at any moment: a finished run leaves NAME.done, a cut one its checkpoint, which the next call
+# resumes; evaluation rows are written once. A finished and evaluated run also leaves its dev
+# curve and row in KEEP (docs/exp/converge-vVOCAB/), which is committed: a later session on a
+# fresh machine skips what is there, and the tables in docs/RESULTS.md are made from those files.
 #   scripts/exp_converge.sh DIR train SEED ARCH...   (one queue; run two queues side by side)
-#   scripts/exp_converge.sh DIR eval NAME...         (exp_variants.sh's columns, cached per model)
+#   scripts/exp_converge.sh DIR eval NAME...         (one row per model, cached)
+#   scripts/exp_converge.sh DIR table                (KEEP's rows: mean and spread per architecture)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
 SHARED=${NMT_SHARED:-$ROOT/../shared}
 M=$SHARED/data/multi30k/tok
+A=$SHARED/data/alignment/en-fr   # for exp_lib.sh's gold_text and aer_row
+export A
 THREADS=${THREADS:-1}
 MAX_EPOCHS=${MAX_EPOCHS:-40}     # a cap far past where the hour recipe plateaus (5-8 epochs)
-KEEP=${KEEP:-$ROOT/docs/exp/converge}
-export OMP_WAIT_POLICY=PASSIVE
-DIR=$1; MODE=$2; shift 2
+VOCAB=${VOCAB:-5000}
+if [ "$VOCAB" = 10000 ]; then KEEP=${KEEP:-$ROOT/docs/exp/converge}; else KEEP=${KEEP:-$ROOT/docs/exp/converge-v$VOCAB}; fi
+export OMP_WAIT_POLICY=PASSIVE LC_ALL=C.UTF-8
+DIR=$1; MODE=$2
+[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,13p' "$0"; exit 2; }
+shift 2
+. "$ROOT/scripts/exp_lib.sh"
 mkdir -p "$DIR"
 
 # keep NAME: the run's evaluation row, dev curve and wall time into KEEP
 keep() {
     mkdir -p "$KEEP"
-    "$0" "$DIR" eval "$1" > /dev/null
+    evaluate "$1" > /dev/null
     cp "$DIR/$1.nmt.log.tsv" "$KEEP/$1.tsv"
     grep "^$1 " "$DIR/runs.txt" > "$KEEP/$1.runs"
     cp "$DIR/$1.row" "$KEEP/$1.row"
 }
 
-if [ "$MODE" = train ]; then
+# eval_row NAME: model, best dev ppl, test BLEU, after UNK replacement, <unk> in the output, AER,
+# SAER, precision and recall of forced attention on Hansards, then on ALIBI, sentences repeating a
+# 3-gram more often than their reference, source words under 0.1 attention. RNNencdec has no
+# attention: "-" in its columns.
+eval_row() {
+    n=$1; m=$DIR/$n.nmt; T=$DIR/eval
+    dppl=$(awk -F'\t' 'NR > 1 && $9 == 1 { p = $8 } END { print p }' "$DIR/$n.nmt.log.tsv")
+    if grep -q "rnnenc model" "$DIR/$n.err"; then
+        "$NMT" translate --model "$m" --beam 12 --threads "$THREADS" < $M/test_2016_flickr.en > "$T/$n.hyp"
+        row="$n\t$dppl\t$(bleu_tok "$T/$n.hyp")\t-\t$(grep -o '<unk>' "$T/$n.hyp" | wc -l)\t-\t-\t-\t-\t-\t-\t-\t-\t$(repeats "$T/$n.hyp" $M/test_2016_flickr.fr)\t-"
+    else
+        "$NMT" translate --model "$m" --beam 12 --threads "$THREADS" --alignment soft < $M/test_2016_flickr.en > "$T/$n.soft"
+        sed 's/ ||| .*//' "$T/$n.soft" > "$T/$n.hyp"
+        row="$n\t$dppl\t$(bleu_tok "$T/$n.hyp")"
+        "$NMT" translate --model "$m" --beam 12 --threads "$THREADS" --unk-replace "$T/ibm.lex" < $M/test_2016_flickr.en > "$T/$n.rep"
+        row="$row\t$(bleu_tok "$T/$n.rep")\t$(grep -o '<unk>' "$T/$n.hyp" | wc -l)"
+        for g in hansards_naacl2003 alibi_literary; do
+            "$NMT" align --model "$m" --src "$T/$g.en" --tgt "$T/$g.fr" --threads "$THREADS" > "$T/$n.$g.att"
+            "$NMT" align --model "$m" --src "$T/$g.en" --tgt "$T/$g.fr" --threads "$THREADS" --soft > "$T/$n.$g.soft"
+            row="$row\t$(aer_row x $g "$T/$n.$g.att" "$T/$n.$g.soft" | cut -f3-6)"
+        done
+        row="$row\t$(repeats "$T/$n.hyp" $M/test_2016_flickr.fr)\t$(neglected "$T/$n.soft")"
+    fi
+    printf '%b\n' "$row"
+}
+# test BLEU as exp_variants.sh scores it: tokenized, lowercased text, sacreBLEU's number
+bleu_tok() { "$NMT" bleu --tokenize none -i "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
+
+evaluate() {
+    T=$DIR/eval; mkdir -p "$T"
+    ibm_lexicon "$T"   # one UNK-replacement table for every model: only the attention differs
+    for g in hansards_naacl2003 alibi_literary; do gold_text $g en > "$T/$g.en"; gold_text $g fr > "$T/$g.fr"; done
+    for n in "$@"; do
+        [ -e "$DIR/$n.done" ] || { echo "$n: not trained to the end yet" >&2; continue; }
+        if [ ! -s "$DIR/$n.row" ]; then
+            if [ "$VOCAB" = 10000 ]; then THREADS=$THREADS "$ROOT/scripts/exp_variants.sh" "$DIR" eval "$n" | tail -n 1 > "$DIR/$n.row"
+            else eval_row "$n" > "$DIR/$n.row.new" && mv "$DIR/$n.row.new" "$DIR/$n.row"; fi
+        fi
+        cat "$DIR/$n.row"
+    done
+}
+
+# table: per architecture, the mean and the spread (min-max) over its seeds of each number in KEEP's
+# rows (a percentage's % dropped), with the seed count
+table() {
+    printf 'arch\tseeds\tdev_ppl\tbleu\tbleu_unk_repl\tout_unk\thans_aer\thans_saer\thans_P\thans_R\talibi_aer\talibi_saer\talibi_P\talibi_R\trepeat_sents\tneglected_src\n'
+    for f in "$KEEP"/*.row; do [ -s "$f" ] && cat "$f"; done | sed 's/%//g' | awk -F'\t' '
+        { a = $1; sub(/_s[0-9]+$/, "", a); if (!(a in n)) order[++na] = a; n[a]++; nc = NF
+          for (i = 2; i <= NF; i++) { k = a SUBSEP i; if ($i == "-") { dash[k] = 1; continue }
+              sum[k] += $i; if (!(k in lo) || $i < lo[k]) lo[k] = $i; if (!(k in hi) || $i > hi[k]) hi[k] = $i } }
+        END { for (j = 1; j <= na; j++) { a = order[j]; printf "%s\t%d", a, n[a]
+                for (i = 2; i <= nc; i++) { k = a SUBSEP i
+                    if (dash[k] || !(k in sum)) printf "\t-"
+                    else if (n[a] == 1) printf "\t%.4g", sum[k]
+                    else printf "\t%.4g [%.4g, %.4g]", sum[k] / n[a], lo[k], hi[k] }
+                printf "\n" } }'
+}
+
+train() {
     SEED=$1; shift
     for a in "$@"; do
         n=$(echo "$a" | tr '+' '_')_s$SEED
@@ -40,19 +107,18 @@ if [ "$MODE" = train ]; then
         rc=0
         # shellcheck disable=SC2086
         "$NMT" train --src $M/train.en --tgt $M/train.fr --valid-src $M/val.en --valid-tgt $M/val.fr \
-            --model "$DIR/$n.nmt" --arch "$a" --preset hour-v1 --max-time 0 --max-epochs "$MAX_EPOCHS" \
+            --model "$DIR/$n.nmt" --arch "$a" --preset hour-v1 --vocab "$VOCAB" --max-time 0 --max-epochs "$MAX_EPOCHS" \
             --threads "$THREADS" --seed "$SEED" --log-every 200 $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
         echo "$n rc=$rc wall_s=$(( $(date +%s) - start )) resumed=${resume:+yes}" >> "$DIR/runs.txt"
         [ "$rc" = 0 ] || exit "$rc"
         date -u +%FT%TZ > "$DIR/$n.done"
         keep "$n"
     done
-    exit 0
-fi
+}
 
-[ "$MODE" = eval ] || { echo "usage: $0 DIR train SEED ARCH... | $0 DIR eval NAME..." >&2; exit 2; }
-for n in "$@"; do
-    [ -e "$DIR/$n.done" ] || { echo "$n: not trained to the end yet" >&2; continue; }
-    [ -s "$DIR/$n.row" ] || THREADS=$THREADS "$ROOT/scripts/exp_variants.sh" "$DIR" eval "$n" | tail -n 1 > "$DIR/$n.row"
-    cat "$DIR/$n.row"
-done
+case "$MODE" in
+train) train "$@" ;;
+eval) evaluate "$@" ;;
+table) table ;;
+*) sed -n '2,13p' "$0"; exit 2 ;;
+esac

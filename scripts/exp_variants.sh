@@ -48,20 +48,6 @@ echo "# unknown words: hansards en $(unk_rate "$T/voc.en" "$T/hans.en"), fr $(un
 # points at) differs: IBM Model 1 + diagonal prior, grow-diag-final-and, on the training set
 ibm_lexicon "$T"
 bleu() { "$NMT" bleu --tokenize none -i "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
-# sentences that repeat a 3-gram more often than the reference does
-repeats() { # hypotheses, references
-    awk 'NR == FNR { ref[FNR] = $0; next }
-         { split(ref[FNR], r, " "); delete rc; for (i = 1; i + 2 <= length(r); i++) rc[r[i] " " r[i+1] " " r[i+2]]++
-           delete hc; bad = 0; for (i = 1; i + 2 <= NF; i++) { g = $i " " $(i+1) " " $(i+2); if (++hc[g] > 1 && hc[g] > rc[g]) bad = 1 }
-           n += bad } END { print n + 0 }' "$2" "$1"
-}
-# share of source words (EOS left out) whose attention summed over the output is below 0.1
-neglected() { # translate --alignment soft output
-    awk -F' [|][|][|] ' '{ nr = split($2, rows, " ; "); delete s; nc = 0
-           for (k = 1; k <= nr; k++) { nc = split(rows[k], w, " "); for (j = 1; j < nc; j++) s[j] += w[j] }
-           for (j = 1; j < nc; j++) { tot++; if (s[j] < 0.1) low++ } }
-         END { printf "%.1f%%", 100 * low / tot }' "$1"
-}
 printf 'model\tdev_ppl\ttest_bleu\tbleu_unk_replaced\tout_unk\thans_aer\thans_saer\thans_P\thans_R\trepeat_sents\tneglected_src\n'
 for n in "$@"; do
     m=$DIR/$n.nmt
