@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -328,8 +329,21 @@ void blas_kernels_choose(char **argv)
     const char *want = chosen(&t, own ? own : "Unknown");
     if (!own || !strcmp(want, own)) return;
     setenv("OPENBLAS_CORETYPE", want, 1);
+    setenv("NMT_BLAS_CHOSEN", want, 1); /* tells the restarted process the setting is nmt's */
     execv("/proc/self/exe", argv); /* returns only on failure: go on with OpenBLAS's own kernels */
     unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("NMT_BLAS_CHOSEN");
+}
+
+const char *blas_kernels_user_pin(void)
+{
+    const char *core = getenv("OPENBLAS_CORETYPE"), *ours = getenv("NMT_BLAS_CHOSEN");
+    if (!core || (ours && !strcmp(ours, core)) || !autotune_on()) return NULL; /* nmt's, or kept as asked */
+    static const char *const avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids", NULL};
+    for (int i = 0; avx512[i]; i++)
+        if (!strcasecmp(core, avx512[i])) return NULL;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? core : NULL;
 }
 
 /* ------------------------------------------------------------------ nmt blas-kernels */
@@ -348,7 +362,8 @@ static const char blas_usage[] =
 static void show_choice(tune *t, const char *own, int named)
 {
     const char *env = getenv("OPENBLAS_CORETYPE");
-    if (env) printf("nmt runs    %s: OPENBLAS_CORETYPE is set\n", env);
+    if (env) printf("nmt runs    %s: OPENBLAS_CORETYPE is set%s\n", env,
+                    blas_kernels_user_pin() ? " (AVX2 kernels on an AVX-512 CPU: unset it to let nmt choose)" : "");
     else if (!autotune_on()) printf("nmt runs    %s: NMT_BLAS_AUTOTUNE=0 (OpenBLAS's own choice, or the AVX2/AVX-512 family for its SSE3 fallback)\n", fixed_rule(own));
     else if (!named || t->n < 2) printf("nmt runs    %s: nothing to choose from\n", fixed_rule(own));
     else if (t->best[0]) printf("nmt runs    %s: the fastest in the cache\n", t->best);

@@ -34,6 +34,10 @@ int cmd_blas_kernels(int argc, char **argv);
  * kernels it should run (the fastest timed on this CPU model, cached), unless OPENBLAS_CORETYPE
  * is set. Returns when no restart is needed or it failed. */
 void blas_kernels_choose(char **argv);
+/* The user's OPENBLAS_CORETYPE when it keeps OpenBLAS below the AVX-512 kernels of an AVX-512 CPU
+ * (on this project's machine such a pin made training 1.63x slower: docs/RESULTS.md), else NULL;
+ * NULL too under NMT_BLAS_AUTOTUNE=0, which asks nmt to leave the kernels alone. */
+const char *blas_kernels_user_pin(void);
 /* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
 int cmd_vocab_model(const char *path, int side);
 

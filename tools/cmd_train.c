@@ -370,6 +370,10 @@ static int run_train(nmt_train_opts *op, long log_every)
     nmt_comm comm = {0, 1, NULL, NULL, NULL, NULL};
     int mpi = comm_mpi_launched();
     if (mpi && (rc = mpi_start(&comm, &o, &view)) != OPT_GO) return rc;
+    const char *pin = blas_kernels_user_pin();
+    if (pin && !comm.rank)
+        fprintf(stderr, "nmt train: note: OPENBLAS_CORETYPE=%s (from the environment) keeps OpenBLAS on AVX2 kernels on this "
+                "AVX-512 CPU; unset it to let nmt time the kernel sets and run the fastest (nmt blas-kernels)\n", pin);
     o.stop = &stop_flag;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

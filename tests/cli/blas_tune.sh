@@ -60,6 +60,18 @@ core OPENBLAS_CORETYPE=Prescott > /dev/null
 core NMT_BLAS_AUTOTUNE=0 > /dev/null
 [ ! -e "$F" ] && ok || bad "a cache was written with OPENBLAS_CORETYPE set or NMT_BLAS_AUTOTUNE=0"
 
+# a user's pin below an AVX-512 CPU's kernels is pointed out once at the start of training (it
+# cost 1.63x here), unless NMT_BLAS_AUTOTUNE=0 asks nmt to leave the kernels alone
+head -n 50 "$NMT_SHARED/data/multi30k/tok/train.en" > "$T/s"; head -n 50 "$NMT_SHARED/data/multi30k/tok/train.fr" > "$T/t"
+pin_note() { # env...: the note's line count in nmt train's stderr
+    env XDG_CACHE_HOME="$C" "$@" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p.nmt" --emb 4 --hid 4 --att 4 \
+        --maxout 2 --max-updates 1 2>&1 | grep -c "note: OPENBLAS_CORETYPE=.* keeps OpenBLAS on AVX2 kernels"
+}
+if grep -qw avx512f /proc/cpuinfo; then want=1; else want=0; fi
+[ "$(pin_note OPENBLAS_CORETYPE=Haswell)" = $want ] && ok || bad "OPENBLAS_CORETYPE=Haswell: the note should appear $want time(s)"
+[ "$(pin_note OPENBLAS_CORETYPE=SkylakeX)" = 0 ] && ok || bad "OPENBLAS_CORETYPE=SkylakeX: a note about AVX2 kernels"
+[ "$(pin_note OPENBLAS_CORETYPE=Haswell NMT_BLAS_AUTOTUNE=0)" = 0 ] && ok || bad "NMT_BLAS_AUTOTUNE=0: a note about the kernels"
+
 # corrupt files: ignored with a warning naming the line, timed, rewritten
 printf 'not a cache\n' > "$F"
 c=$(core)
