@@ -66,10 +66,19 @@ eval_row() {
 # test BLEU as exp_variants.sh scores it: tokenized, lowercased text, sacreBLEU's number
 bleu_tok() { "$NMT" bleu --tokenize none -i "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
 
-evaluate() {
+# the files every evaluation reads, made once; under a lock, as two queues may evaluate at once
+eval_setup() {
     T=$DIR/eval; mkdir -p "$T"
+    exec 9> "$T/.lock"; flock 9
     ibm_lexicon "$T"   # one UNK-replacement table for every model: only the attention differs
-    for g in hansards_naacl2003 alibi_literary; do gold_text $g en > "$T/$g.en"; gold_text $g fr > "$T/$g.fr"; done
+    for g in hansards_naacl2003 alibi_literary; do
+        for l in en fr; do [ -s "$T/$g.$l" ] || { gold_text $g $l > "$T/$g.$l.tmp" && mv "$T/$g.$l.tmp" "$T/$g.$l"; }; done
+    done
+    flock -u 9; exec 9>&-
+}
+
+evaluate() {
+    eval_setup
     for n in "$@"; do
         [ -e "$DIR/$n.done" ] || { echo "$n: not trained to the end yet" >&2; continue; }
         if [ ! -s "$DIR/$n.row" ]; then

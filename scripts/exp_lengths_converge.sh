@@ -27,11 +27,14 @@ mkdir -p "$D" "$KEEP"
 # the text as the 1,200-update experiment had it (exp_lengths.sh prep): Moses tokenization after
 # punctuation normalisation, lowercased
 prep() {
-    [ -s "$D/done" ] && return 0
-    for s in train dev test; do
-        for l in en fr; do "$NMT" tokenize -l $l --lowercase --normalize-punct < "$W/$s.$l" > "$D/$s.$l"; done
-    done
-    touch "$D/done"
+    exec 9> "$D/.lock"; flock 9   # two queues may start at once
+    if [ ! -s "$D/done" ]; then
+        for s in train dev test; do
+            for l in en fr; do "$NMT" tokenize -l $l --lowercase --normalize-punct < "$W/$s.$l" > "$D/$s.$l"; done
+        done
+        echo ok > "$D/done"
+    fi
+    flock -u 9; exec 9>&-
 }
 
 # train_one ARCH-MAXLEN

@@ -1,0 +1,40 @@
+#!/bin/sh
+# exp_queue.sh: the open experiments of issues 17, 20, 21 and 23 as two queues, one per core, each
+# a list of steps that every experiment script resumes or skips when done (their own outputs, and
+# the rows committed under docs/exp/). A session starts both and leaves them running; the next
+# session starts them again and they go on where they stopped:
+#   nohup scripts/exp_queue.sh A /work/exp >> /work/exp/queue-A.log 2>&1 &
+#   nohup scripts/exp_queue.sh B /work/exp >> /work/exp/queue-B.log 2>&1 &
+#   scripts/exp_queue.sh list                 the steps, in order
+# One thread per queue (two trainings at a time is faster overall on 2 cores than one on both);
+# OpenBLAS's AVX-512 kernels unless OPENBLAS_CORETYPE is given (docs/RESULTS.md, "Experiments on
+# the faster kernels"). NMT names the binary (default bin/nmt; copy it out of the tree so that a
+# rebuild cannot change a queue's program halfway).
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+S=$ROOT/scripts
+export NMT=${NMT:-$ROOT/bin/nmt} NMT_SHARED=${NMT_SHARED:-$ROOT/../shared} THREADS=1
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX} OMP_WAIT_POLICY=PASSIVE
+Q=$1; W=${2:-}
+HALF_A="rnnsearch rnnenc inputfeed markov"
+HALF_B="recatt fertdec recatt+fertdec locfer"
+
+steps() { # queue: one step a line
+    case $1 in
+    A)  echo "UNITS=unigram sh $S/exp_subword.sh $W/subword bleu 'multi30k wmt_enfr'"
+        for s in 1 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s $HALF_A"; done
+        echo "sh $S/exp_lengths_converge.sh $W/lengths train rnnsearch-50 rnnenc-50" ;;
+    B)  echo "sh $S/exp_preset.sh $W/preset base glorot ls vdrop tied all_bleu"
+        for s in 1 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s $HALF_B"; done
+        echo "sh $S/exp_lengths_converge.sh $W/lengths train rnnsearch-30 rnnenc-30" ;;
+    esac
+}
+
+if [ "$Q" = list ]; then W=DIR; for q in A B; do echo "queue $q:"; steps $q | sed 's/^/  /'; done; exit 0; fi
+case $Q in A|B) [ -n "$W" ] ;; *) false ;; esac || { sed -n '2,12p' "$0"; exit 2; }
+mkdir -p "$W"
+steps "$Q" | while IFS= read -r step; do
+    echo "$(date -u +%FT%TZ) queue $Q: $step"
+    # a step that fails (a killed run: its checkpoint stays) stops the queue, so that the next
+    # start resumes it rather than skipping ahead
+    sh -c "$step" < /dev/null || { echo "$(date -u +%FT%TZ) queue $Q: stopped (exit $?)"; exit 1; }
+done
