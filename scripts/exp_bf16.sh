@@ -9,6 +9,9 @@
 # and the comparison go to docs/exp/bf16/ (KEEP), to be committed.
 #   scripts/exp_bf16.sh DIR            train (or resume), score, compare
 #   scripts/exp_bf16.sh DIR compare    compare what DIR holds (a run still going: the epochs so far)
+#   scripts/exp_bf16.sh DIR seeds      three seeds at the 5,000-word shortlist, against the FP32
+#                                      runs of exp_converge.sh (docs/exp/converge-v5000/rnnsearch_sS):
+#                                      is bf16's difference within FP32's own seed-to-seed spread?
 # FP32=1 trains the FP32 run again in DIR first (same build, one more hour) and compares with it
 # instead of the committed curve. MAX_EPOCHS=1 KEEP=/tmp/x runs the first epoch only.
 set -e
@@ -22,12 +25,13 @@ KEEP=${KEEP:-$ROOT/docs/exp/bf16}
 REF=$ROOT/docs/exp/converge/rnnsearch_s1
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=${2:-train}
-[ -n "$DIR" ] || { echo "usage: $0 DIR [compare]" >&2; exit 2; }
+[ -n "$DIR" ] || { echo "usage: $0 DIR [compare|seeds]" >&2; exit 2; }
 mkdir -p "$DIR"
 
-# train NAME PRECISION: the exp_converge.sh command with --precision, resumed from its checkpoint
+# train NAME PRECISION [SEED [VOCAB]]: the exp_converge.sh command with --precision, resumed from
+# its checkpoint
 train() {
-    n=$1
+    n=$1 seed=${3:-1} vocab=${4:-10000}
     [ -e "$DIR/$n.done" ] && return 0
     resume=""
     [ -s "$DIR/$n.nmt.ckpt" ] && resume="--resume $DIR/$n.nmt.ckpt"
@@ -35,8 +39,8 @@ train() {
     rc=0
     # shellcheck disable=SC2086
     "$NMT" train --src $M/train.en --tgt $M/train.fr --valid-src $M/val.en --valid-tgt $M/val.fr \
-        --model "$DIR/$n.nmt" --arch rnnsearch --preset hour-v1 --max-time 0 --max-epochs "$MAX_EPOCHS" \
-        --threads "$THREADS" --seed 1 --log-every 200 --precision "$2" $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
+        --model "$DIR/$n.nmt" --arch rnnsearch --preset hour-v1 --vocab "$vocab" --max-time 0 --max-epochs "$MAX_EPOCHS" \
+        --threads "$THREADS" --seed "$seed" --log-every 200 --precision "$2" $resume >> "$DIR/$n.out" 2>> "$DIR/$n.err" || rc=$?
     echo "$n rc=$rc wall_s=$(( $(date +%s) - start )) resumed=${resume:+yes}" >> "$DIR/runs.txt"
     [ "$rc" = 0 ] || exit "$rc"
     date -u +%FT%TZ > "$DIR/$n.done"
@@ -71,6 +75,33 @@ compare() {
         }' "$1" "$2"
 }
 
+# seeds: per seed and epoch, bf16's dev perplexity against FP32's of the same seed, beside the
+# spread of FP32's three seeds at that epoch ((max - min) / mean); then the test BLEU of each
+seeds() {
+    V=${FP32_RUNS:-$ROOT/docs/exp/converge-v5000}
+    for s in 1 2 3; do train rnnsearch_bf16_v5000_s$s bf16 $s 5000; done
+    for s in 1 2 3; do
+        [ -s "$V/rnnsearch_s$s.tsv" ] || { echo "seeds: $V/rnnsearch_s$s.tsv missing: exp_converge.sh trains it (exp_queue.sh)" >&2; exit 1; }
+    done
+    {
+        echo "# bf16 (DIR/rnnsearch_bf16_v5000_sS) against FP32 (docs/exp/converge-v5000/rnnsearch_sS), seeds 1-3"
+        awk -F'\t' 'FNR == 1 { f++; next } { k = (f <= 3 ? "fp" f : "bf" (f - 3)); p[k, $2 + 0] = $8; if ($2 + 0 > last) last = $2 + 0 }
+            END { printf "epoch\tfp32 s1 s2 s3\tfp32 spread\tbf16 s1 s2 s3\tlargest |bf16-fp32|/fp32\n"
+                  for (e = 1; e <= last; e++) { lo = 1e9; hi = 0; sum = 0; n = 0; w = -1; row = ""; brow = ""
+                      for (s = 1; s <= 3; s++) { a = p["fp" s, e]; b = p["bf" s, e]; row = row " " (a == "" ? "-" : a); brow = brow " " (b == "" ? "-" : b)
+                          if (a != "") { n++; sum += a; if (a < lo) lo = a; if (a > hi) hi = a }
+                          if (a != "" && b != "") { d = (b - a) / a; d = d < 0 ? -d : d; if (d > w) w = d } }
+                      printf "%d\t%s\t%s\t%s\t%s\n", e, row, n == 3 ? sprintf("%.2f%%", 100 * (hi - lo) / (sum / n)) : "-", brow, w < 0 ? "-" : sprintf("%.2f%%", 100 * w) } }' \
+            "$V/rnnsearch_s1.tsv" "$V/rnnsearch_s2.tsv" "$V/rnnsearch_s3.tsv" \
+            "$DIR/rnnsearch_bf16_v5000_s1.nmt.log.tsv" "$DIR/rnnsearch_bf16_v5000_s2.nmt.log.tsv" "$DIR/rnnsearch_bf16_v5000_s3.nmt.log.tsv"
+        for s in 1 2 3; do echo "test BLEU seed $s: fp32 $(cut -f3 "$V/rnnsearch_s$s.row"), bf16 $(bleu rnnsearch_bf16_v5000_s$s)"; done
+    } | tee "$DIR/seeds.txt"
+    mkdir -p "$KEEP"
+    for s in 1 2 3; do cp "$DIR/rnnsearch_bf16_v5000_s$s.nmt.log.tsv" "$KEEP/rnnsearch_bf16_v5000_s$s.tsv"; done
+    cp "$DIR/seeds.txt" "$KEEP/"
+}
+
+if [ "$MODE" = seeds ]; then seeds; exit 0; fi
 if [ "$MODE" = train ]; then
     if [ "${FP32:-0}" = 1 ]; then train rnnsearch_fp32_s1 fp32; fi
     train rnnsearch_bf16_s1 bf16

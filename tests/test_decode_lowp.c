@@ -11,6 +11,7 @@
  *   - refusals: a malformed table names file:line; a bad count, K < 0, an unknown precision, a
  *     shortlist of another model's vocabularies.
  * The lower precisions are checked only where the CPU has them (nmt_precision_supported). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -156,6 +157,12 @@ static void test_full_shortlist(int tied, int prec)
     translate(b, m, prec, sl, 7);
     CHECKF(same_translations(a, b, NS), "tied %d, precision %d: the whole vocabulary as a shortlist changed the output",
            tied, prec);
+    nmt_translation_free(b, NS);
+    nmt_shortlist_free(sl);
+    /* any F past the vocabulary is the whole of it, INT_MAX too (F + 2 once overflowed there) */
+    NMT_ASSERT(nmt_shortlist_load(&sl, path, m, 2, INT_MAX, &err) == 0);
+    translate(b, m, prec, sl, 7);
+    CHECKF(same_translations(a, b, NS), "tied %d, precision %d: F = INT_MAX changed the output", tied, prec);
     nmt_translation_free(a, NS);
     nmt_translation_free(b, NS);
     nmt_shortlist_free(sl);

@@ -26,7 +26,7 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
             return nmt_fail(err, NMT_ERR_ARG, "weight %d (%g) of the ensemble is not a positive number", k + 1, weights[k]);
         sum += weights[k];
     }
-    e->m = malloc(sizeof *e->m * n);
+    e->m = calloc(n, sizeof *e->m); /* zeroed: ens_free on the failure below reads e->m[0] */
     e->wt = malloc(sizeof *e->wt * n);
     e->w = calloc(n, sizeof *e->w);
     e->n = n;
@@ -62,7 +62,7 @@ static void output_free(infer_ens *e)
     e->ids = NULL;
     e->mark = NULL;
     e->sl = NULL;
-    e->V = e->m[0]->cfg.tgt_vocab;
+    e->V = e->m[0] ? e->m[0]->cfg.tgt_vocab : 0;
     e->vocab = NULL;
 }
 

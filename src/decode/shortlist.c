@@ -109,7 +109,7 @@ int nmt_shortlist_load(nmt_shortlist **out, const char *path, const nmt_model *m
 
 int shortlist_select(const nmt_shortlist *sl, const batch *src, int *ids, unsigned char *mark)
 {
-    int V = sl->ntgt, top = sl->f + 2 < V ? sl->f + 2 : V;
+    int V = sl->ntgt, top = sl->f < V - 2 ? sl->f + 2 : V; /* f + 2 could overflow */
     memset(mark, 0, V);
     memset(mark, 1, top); /* EOS, UNK and the F most frequent words */
     for (int s = 0; s < src->B; s++)

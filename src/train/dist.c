@@ -53,7 +53,8 @@ int dist_init(trainer *t, nmt_err *err)
     const int longest[2] = {t->max_src, t->max_tgt + 1}, B = t->bat.B;
     size_t packed = 0;
     for (int s = 0; s < 2; s++) {
-        d->emb[s] = param_table_find(&t->m->pt, s ? "Et" : "Es");
+        /* tied, Et is also the softmax layer's weights, whose gradient fills every row: dense then */
+        d->emb[s] = s && t->m->cfg.tied_emb ? NULL : param_table_find(&t->m->pt, s ? "Et" : "Es");
         int K = d->emb[s] ? d->emb[s]->rows : 0;
         d->cap[s] = (double)B * longest[s] < K ? B * longest[s] : K;
         d->seen[s] = calloc(K ? K : 1, sizeof(unsigned));

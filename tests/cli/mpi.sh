@@ -59,6 +59,18 @@ out=$(close "$T/one.cost" "$T/a.cost") && ok || bad "2 ranks against one process
 cmp -s "$T/one.cost" "$T/a.cost" && echo "mpi: (the costs are even the same bits)"
 [ $quick = 1 ] || { cmp -s "$T/a.nmt" "$T/b.nmt" && ok || bad "two 2-rank runs gave different models"; }
 
+# tied embeddings (the hour preset's): Et is also the softmax layer's weights, whose gradient fills
+# every row, so it is summed whole; summing only the minibatch's rows, as for an untied Et, let the
+# ranks drift apart until the first checkpoint's agreement check ended the job
+TIED="$ARGS --maxout 16 --tied-embeddings"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $TIED --max-updates 20 --model "$T/t1.nmt" --cost-log "$T/t1.cost" 2> "$T/t1.log"
+# shellcheck disable=SC2086
+timeout 300 $MPIRUN -np 2 "$NMT_BIN" train $TIED --max-updates 20 --model "$T/t2.nmt" --cost-log "$T/t2.cost" > "$T/t2.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l < "$T/t2.cost" 2> /dev/null)" = 20 ] && ok || bad "tied embeddings, 2 ranks: exit $rc: $(tail -n 3 "$T/t2.log")"
+out=$(close "$T/t1.cost" "$T/t2.cost") && ok || bad "tied embeddings, 2 ranks against one process: $out"
+
 # kill -9 rank 1 two updates after the first checkpoint (rank 0's cost log is flushed each update):
 # the job ends non-zero, soon
 rank_pid() { # mpirun's pid, rank: the pid of that rank's process
