@@ -22,6 +22,7 @@ steps() { # queue: one step a line
     case $1 in
     A)  echo "UNITS=unigram sh $S/exp_subword.sh $W/subword bleu 'multi30k wmt_enfr'"
         for s in 1 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s $HALF_A"; done
+        echo "sh $S/exp_bf16.sh $W/bf16 seeds"   # FP32's references: the rnnsearch runs above
         echo "sh $S/exp_lengths_converge.sh $W/lengths train rnnsearch-50 rnnenc-50" ;;
     B)  echo "sh $S/exp_preset.sh $W/preset base glorot ls vdrop tied all_bleu"
         for s in 1 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s $HALF_B"; done
