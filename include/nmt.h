@@ -390,7 +390,10 @@ typedef struct nmt_train_opts {
     long max_updates;                   /* 0 = no limit */
     int max_epochs;                     /* 0 = no limit */
     double max_time;                    /* seconds, 0 = no limit */
-    long valid_every;                   /* updates; 0 = at the end of each epoch */
+    long valid_every;                   /* updates; 0 = at the end of each epoch. A run stopped by a limit
+                                           between two validations checkpoints, then validates once more:
+                                           that one reports and saves the model if it is the best, and
+                                           changes nothing a resumed run reads (rate, patience, kept ones) */
     long save_every;                    /* updates between checkpoints; 0 = at validations only */
     int patience;                       /* stop after this many validations without improvement; 0 = never */
     int max_nonfinite;                  /* consecutive NaN/Inf updates tolerated */

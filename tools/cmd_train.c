@@ -230,10 +230,13 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
          "glorot-att, lr-decay 0.5, patience 4, max-time 1h) | hour-v1 (hour\n"
          "before those five options); options given beside it override its values"},
         OPT_HEAD("Subword units (SentencePiece; the model then reads and writes raw text):"),
-        OPT_CHOICE("--subwords", &units, "unigram|bpe", "train a SentencePiece model of this kind on the training corpus\n"
-                   "(after its text stages) and store it in the model file"),
-        OPT_INT("--subword-vocab", &o->subword_vocab, 300, 1000000, "N", "pieces per SentencePiece model, EOS and UNK counted (default {};\n"
-                "the 256 byte pieces of byte fallback need room)"),
+        {.names = "--subwords", .kind = OPTK_CHOICE, .dst = &units, .arg = "unigram|bpe", .flags = OPT_IF_GIVEN,
+         .help = "train a SentencePiece model of this kind on the training corpus\n"
+                 "(after its text stages) and store it in the model file"},
+        {.names = "--subword-vocab", .kind = OPTK_INT, .dst = &o->subword_vocab, .lo = 300, .hi = 1000000, .arg = "N",
+         .flags = OPT_IF_GIVEN, /* only with --subwords: a dumped default would refuse a word model's file */
+         .help = "pieces per SentencePiece model, EOS and UNK counted (default {};\n"
+                 "the 256 byte pieces of byte fallback need room)"},
         OPT_FLAG("--joint", &o->subword_joint, 1, "one SentencePiece model for both sides, trained on both"),
         OPT_FN("--spm-model", &spm, parse_spm_paths, "FILE[,FILE]", "existing SentencePiece model(s) instead of --subwords: one joint\n"
                "model, or source and target"),

@@ -393,6 +393,7 @@ static void dump_option(FILE *f, const opt *o)
     char name[64], num[64];
     main_name(o, name, sizeof name);
     if (strncmp(name, "--", 2) || (o->flags & (OPT_CONFIG | OPT_DUMP))) return; /* short spellings only: not in a file */
+    if ((o->flags & OPT_IF_GIVEN) && !o->seen) return; /* its default is "off", whatever the variable holds */
     const char *key = name + 2, *v = NULL;
     int len;
     switch (o->kind) {

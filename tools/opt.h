@@ -28,6 +28,7 @@ enum opt_kind {
 #define OPT_BELOW_HI 16u
 #define OPT_CONFIG 32u  /* OPTK_STR: a YAML file of options (opt_config.c), read before the command line */
 #define OPT_DUMP 64u    /* OPTK_FLAG: print the effective options as YAML and stop (the caller checks it) */
+#define OPT_IF_GIVEN 128u /* giving it at all does something (--subwords): dumped only when given */
 
 typedef struct opt {
     const char *names; /* spellings, space-separated ("-w --width"); messages use the first "--" one */

@@ -1,6 +1,7 @@
 /* checkpoint.c: a training checkpoint is a model file plus the run's state: the optimizer's
  * tensors, the batch plan and the position in it, both RNG states and the counters (train_state,
  * JSON metadata), so that a killed run resumes bit for bit. */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/err.h"
+#include "text/unicode.h"
 #include "train/trainer.h"
 
 uint64_t train_corpus_hash(const pairs *p)
@@ -21,6 +23,22 @@ uint64_t train_corpus_hash(const pairs *p)
     for (int a = 0; a < 2; a++)
         for (long i = 0; i < lens[a]; i++) { h ^= (uint64_t)arrs[a][i]; h *= 1099511628211ULL; }
     return h ^ (uint64_t)p->n;
+}
+
+/* A copy of s with every byte that starts no valid UTF-8 sequence replaced by U+FFFD (malloc'ed). */
+static char *utf8_or_fffd(const char *s)
+{
+    size_t n = strlen(s), k = 0;
+    char *out = malloc(3 * n + 1);
+    if (!out) return NULL;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int len = utf8_decode(s + i, n - i, &cp);
+        if (len > 0) { memcpy(out + k, s + i, (size_t)len); k += (size_t)len; i += (size_t)len; }
+        else { memcpy(out + k, "\xEF\xBF\xBD", 3); k += 3; i++; }
+    }
+    out[k] = 0;
+    return out;
 }
 
 static char *state_json(const trainer *t)
@@ -70,6 +88,7 @@ static char *state_json(const trainer *t)
     if (o->lr_warmup > 0) cJSON_AddNumberToObject(s, "lr_warmup", (double)o->lr_warmup);
     if (o->lr_decay_inv_sqrt > 0) cJSON_AddNumberToObject(s, "lr_decay_inv_sqrt", (double)o->lr_decay_inv_sqrt);
     if (o->precision == NMT_PREC_BF16) cJSON_AddStringToObject(s, "precision", "bf16");
+    if (t->nonfinite > 0) cJSON_AddNumberToObject(s, "nonfinite", t->nonfinite); /* updates skipped in a row */
     char *js = cJSON_PrintUnformatted(s);
     cJSON_Delete(s);
     return js;
@@ -83,8 +102,12 @@ int ckpt_save(trainer *t, nmt_err *err)
     char *js = state_json(t);
     int64_t tot = (int64_t)t->m->pt.total, n = t->train.n, nb1 = t->bat.nb + 1;
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    if (!rc && t->o->options_yaml && st_writer_meta(w, "options", t->o->options_yaml))
-        rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    const char *opts = t->options_began ? t->options_began : t->o->options_yaml; /* how the run began */
+    if (!rc && opts) { /* the metadata must be UTF-8; a path need not be */
+        char *yaml = utf8_or_fffd(opts);
+        if (!yaml || st_writer_meta(w, "options", yaml)) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        free(yaml);
+    }
     char *vjs = rc ? NULL : valid_state_json(t);
     if (!rc && (!vjs || st_writer_meta(w, "validation", vjs))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     cJSON_free(vjs);
@@ -118,10 +141,11 @@ int ckpt_save(trainer *t, nmt_err *err)
  * optimizer state must be finite (a NaN there would poison every later update). */
 
 enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT, F_PREC };
+#define BELOW_ONE 0.99999999999999989 /* the largest double below 1: rates the trainer takes in [0, 1) */
 enum {
     K_UPDATE, K_EPOCH, K_NEXT, K_NB, K_RNG, K_HASH, K_PAIRS, K_BEST, K_BADV, K_ELAPSED, K_VNLL, K_VSENT, K_VTOK,
     K_VSTEP, K_VLEFT, K_DRNG, K_DROPOUT, K_OPT, K_LR, K_DECAY, K_OSTEP, K_CLIP, K_BATCH, K_BLOCKS, K_RESHUF,
-    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_PREC, K_COUNT
+    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_PREC, K_NONFIN, K_COUNT
 };
 /* key, type, range, required (the optional ones came later: older checkpoints lack them) */
 static const struct field { const char *key; int type; double lo, hi; int required; } fields[K_COUNT] = {
@@ -141,22 +165,23 @@ static const struct field { const char *key; int type; double lo, hi; int requir
     [K_VSTEP] = {"val_step", F_NUM, 0, 1e300, 0},
     [K_VLEFT] = {"val_left", F_NUM, 0, 1e300, 0},
     [K_DRNG] = {"drop_rng", F_RNG, 0, 0, 0},
-    [K_DROPOUT] = {"dropout", F_NUM, 0, 0.99, 1},
+    [K_DROPOUT] = {"dropout", F_NUM, 0, BELOW_ONE, 1},
     [K_OPT] = {"optimizer", F_OPT, 0, 0, 1},
-    [K_LR] = {"lr", F_NUM, 1e-300, 1e6, 1},
+    [K_LR] = {"lr", F_NUM, DBL_TRUE_MIN, DBL_MAX, 1}, /* lr_decay may take it down to subnormals */
     [K_DECAY] = {"lr_decay", F_NUM, 0, 1, 0},
     [K_OSTEP] = {"opt_step", F_INT, 0, CKPT_MAX_UPDATES, 1},
-    [K_CLIP] = {"clip", F_NUM, 0, 1e12, 1},
+    [K_CLIP] = {"clip", F_NUM, 0, DBL_MAX, 1},
     [K_BATCH] = {"batch", F_INT, 1, CKPT_MAX_BATCH, 1},
     [K_BLOCKS] = {"sort_blocks", F_INT, 1, CKPT_MAX_BATCH, 1},
     [K_RESHUF] = {"reshuffle", F_BOOL, 0, 0, 1},
     [K_MAXLEN] = {"max_len", F_INT, 0, INT_MAX, 0},
-    [K_LS] = {"label_smoothing", F_NUM, 0, 0.999999, 0},
+    [K_LS] = {"label_smoothing", F_NUM, 0, BELOW_ONE, 0},
     [K_WARMUP] = {"lr_warmup", F_INT, 0, CKPT_MAX_UPDATES, 0},
     [K_INVSQRT] = {"lr_decay_inv_sqrt", F_INT, 0, CKPT_MAX_UPDATES, 0},
-    [K_DEMB] = {"dropout_emb", F_NUM, 0, 0.99, 0},
-    [K_DRNN] = {"dropout_rnn", F_NUM, 0, 0.99, 0},
+    [K_DEMB] = {"dropout_emb", F_NUM, 0, BELOW_ONE, 0},
+    [K_DRNN] = {"dropout_rnn", F_NUM, 0, BELOW_ONE, 0},
     [K_PREC] = {"precision", F_PREC, 0, 0, 0},       /* absent: fp32 */
+    [K_NONFIN] = {"nonfinite", F_INT, 0, INT_MAX, 0}, /* absent: 0 */
 };
 
 /* "0123456789abcdef": exactly 16 hex digits; -1 otherwise. */
@@ -233,6 +258,7 @@ static int state_fill(ckpt_state *s, const double *v, const uint64_t (*u)[4], co
     s->lr_warmup = (long)v[K_WARMUP]; s->lr_decay_inv_sqrt = (long)v[K_INVSQRT];
     s->dropout_emb = v[K_DEMB]; s->dropout_rnn = v[K_DRNN];
     s->precision = seen[K_PREC] ? (int)v[K_PREC] : NMT_PREC_FP32;
+    s->nonfinite = (int)v[K_NONFIN];
     const char *why = NULL;
     if (s->best_dev < 0 && s->best_dev != -1) why = "best_dev is negative (only -1, for none yet, is)";
     else if ((long long)s->batch * s->sort_blocks > INT_MAX) why = "batch x sort_blocks overflows an int";
@@ -373,6 +399,7 @@ int ckpt_restore(trainer *t, const st_file *f, nmt_err *err)
     t->bat.next = s.next;
     t->best_dev = s.best_dev < 0 ? INFINITY : s.best_dev;
     t->bad_valid = (int)s.bad_valid;
+    t->nonfinite = s.nonfinite;
     t->elapsed0 = s.elapsed;
     t->val_nll = s.val_nll;
     t->val_sent = s.val_sent;

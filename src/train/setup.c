@@ -253,6 +253,9 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;
     if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    /* the options the run began with stay the checkpoint's, as its settings do */
+    const char *began = o->resume ? st_meta(*ck, "options") : NULL;
+    if (began && !(t->options_began = strdup(began))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if ((rc = train_mix_init(t, err))) return rc; /* after the parameters have their values */
     if (t->comm->rank) return NMT_OK; /* rank 0 writes the job's files */
     if (o->resume && (rc = train_log_trim(t, err))) return rc;
@@ -309,6 +312,7 @@ void train_cleanup(trainer *t)
     nmt_model_free(t->m);
     subwords_free(t->sw);
     free(t->G);
+    free(t->options_began);
     optim_free(&t->opt);
     textfile_free(&t->ts); textfile_free(&t->tt); textfile_free(&t->vs); textfile_free(&t->vt);
     free(t->ref);

@@ -178,8 +178,14 @@ static int finish(trainer *t, int rc, int validated_now, nmt_err *err)
 {
     if (rc != NMT_OK && rc != NMT_ERR_INTERRUPTED) return rc;
     int ignored = 0, rc2 = NMT_OK;
-    if (!validated_now && rc == NMT_OK) rc2 = dist_validate(t, &ignored, err);
-    if (!rc2 && (!validated_now || rc == NMT_ERR_INTERRUPTED)) rc2 = dist_save(t, err);
+    /* The checkpoint first: the state after the last update as the run would have had it going
+     * on, so that one resumed with a larger limit goes on as if it had never stopped. Then the
+     * closing validation of a run stopped between two, which reports and keeps the model if it is
+     * the best, and changes nothing a resumed run reads (the checkpoint is written; the kept
+     * checkpoints of --keep-best are left alone) */
+    if (!validated_now || rc == NMT_ERR_INTERRUPTED) rc2 = dist_save(t, err);
+    t->closing = 1;
+    if (!rc2 && !validated_now && rc == NMT_OK) rc2 = dist_validate(t, &ignored, err);
     if (!rc2 && t->dev.n == 0) rc2 = dist_agree_rc(t, t->comm->rank ? NMT_OK : nmt_model_save(t->m, t->o->model, err), err);
     if (rc2) return rc2;
     if (rc == NMT_ERR_INTERRUPTED) nmt_fail(err, rc, "interrupted at update %ld; resume with --resume %s", t->update, t->ckpt_path);

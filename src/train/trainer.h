@@ -39,6 +39,8 @@ typedef struct trainer {
     long kept_update[NMT_MAX_KEEP_BEST];
     double kept_score[NMT_MAX_KEEP_BEST];
     int bad_valid, nonfinite;
+    int closing;                 /* the validation at the end of a run stopped between two (train.c) */
+    char *options_began;         /* resumed: the options YAML of the run's first process (checkpoint) */
     double win_nll, win_t;      /* progress window */
     long win_sent, win_tok;
     double val_nll;             /* training NLL since the last validation (for the log) */
@@ -88,6 +90,7 @@ int train_subword_setup(trainer *t, struct subwords **sw, vocab **sv, vocab **tv
 /* A checkpoint's train_state, every field checked for type and range (ckpt_parse). */
 typedef struct ckpt_state {
     int optimizer, batch, sort_blocks, reshuffle, precision; /* the run's settings */
+    int nonfinite;                      /* non-finite updates skipped in a row */
     double lr, lr_decay, clip, dropout, label_smoothing, dropout_emb, dropout_rnn;
     long update, epoch, bad_valid, val_sent, val_tok, opt_step, lr_warmup, lr_decay_inv_sqrt;
     int nb, next, corpus_pairs, has_drop_rng;

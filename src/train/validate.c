@@ -61,7 +61,7 @@ int train_validate(trainer *t, int *stop, nmt_err *err)
         double key = valid_key(t, &r);
         if (valid_metric(t->o) == NMT_METRIC_PPL) r.improved = r.dev_nll < t->best_dev;
         else r.improved = key > t->best_score;
-        if ((rc = valid_keep_best(t, key, err))) return rc;
+        if (!t->closing && (rc = valid_keep_best(t, key, err))) return rc;
         if (r.improved) {
             if (valid_metric(t->o) == NMT_METRIC_PPL) t->best_dev = r.dev_nll;
             else t->best_score = key;

@@ -45,6 +45,15 @@ sys.stdout.write(json.loads(b[8:8 + n])["__metadata__"]["options"])' "$T/file.nm
 cmp -s "$T/want" "$T/kept" && ok || bad "the checkpoint's options: $(head -c 300 "$T/kept" "$T/err")"
 "$NMT_BIN" train -c "$T/run.yaml" --model "$T/file.nmt" --resume "$T/file.nmt.ckpt" --max-updates 6 2> "$T/err" \
     && ok || bad "resume from a checkpoint with options: $(tail -n 3 "$T/err")"
+# ... and keeps them through the resume (it once wrote the resumed command's, --resume included)
+$PY -c 'import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+sys.stdout.write(json.loads(b[8:8 + n])["__metadata__"]["options"])' "$T/file.nmt.ckpt" > "$T/kept2" 2> "$T/err"
+cmp -s "$T/want" "$T/kept2" && ok || bad "the resumed run's checkpoint: not the options the run began with: $(diff "$T/want" "$T/kept2" | head -n 4)"
+# a dump trains what the run it came from trains (a word model's dump once held "subwords: unigram",
+# which turned subword units on when read back)
+"$NMT_BIN" train -c "$T/want" --model "$T/dumped.nmt" 2> "$T/err" && cmp -s "$T/cli.nmt" "$T/dumped.nmt" \
+    && ok || bad "training from the dump: $(tail -n 2 "$T/err")"
 
 printf 'hid: 8\nhiden: 3\n' > "$T/b1"
 expect_fail "unknown key" 1 "b1:2: unknown option 'hiden'; did you mean hid\?" "$NMT_BIN" train -c "$T/b1"

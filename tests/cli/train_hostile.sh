@@ -98,4 +98,13 @@ cp "$T/v6.ckpt" "$T/v.nmt.ckpt"
 timeout 60 "$NMT_BIN" train $V --max-updates 12 --resume "$T/v.nmt.ckpt" 2>> "$T/vlog"
 rows=$(cut -f1 "$T/v.nmt.log.tsv" | tr '\n' ' ')
 [ "$rows" = "update 6 12 " ] && ok || bad "TSV log after a resume from before its last row: updates $rows, expected 'update 6 12'"
+# a path that is not UTF-8 (a Latin-1 directory name): the checkpoint's copy of the options, which
+# must be UTF-8, holds U+FFFD for the byte; the run once failed at its first checkpoint with "out of memory"
+L1="$T/$(printf 'L\351')"
+mkdir -p "$L1"
+# shellcheck disable=SC2086
+timeout 60 "$NMT_BIN" train $ARGS --max-updates 3 --save-every 2 --model "$L1/m.nmt" 2> "$T/l1log"
+rc=$?
+[ $rc -eq 0 ] && [ -s "$L1/m.nmt" ] && [ -s "$L1/m.nmt.ckpt" ] && ok || bad "a Latin-1 model path: exit $rc: $(tail -n 2 "$T/l1log")"
+grep -qa "$(printf 'L\357\277\275')" "$L1/m.nmt.ckpt" && ok || bad "the checkpoint's options do not show the path with U+FFFD"
 finish train_hostile

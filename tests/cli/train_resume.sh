@@ -102,4 +102,42 @@ cp "$OLD" "$T/or.nmt.ckpt"
 "$NMT_BIN" train $OARGS --model "$T/or.nmt" --resume "$T/or.nmt.ckpt" 2> "$T/or.log"
 grep -q "resumed from .* at update 10" "$T/or.log" && ok || bad "old format: not resumed: $(tail -n 1 "$T/or.log")"
 if cmp -s "$T/o.nmt" "$T/or.nmt"; then ok; else bad "old format: resumed model differs from the uninterrupted one"; fi
+# A run that stops on a limit between two validations validates once more, for its report and
+# its model; its checkpoint is written first, so that resuming it with a larger limit is the run
+# that never stopped (the closing validation once lowered the rate and counted towards patience)
+LIM="--src $T/os --tgt $T/ot --valid-src $T/vs --valid-tgt $T/vt --arch rnnsearch --emb 8 --hid 8 --att 8
+     --maxout 4 --vocab 60 --batch 20 --threads 1 --seed 3 --log-every 1000 --optimizer adam --lr 0.2
+     --lr-decay 0.5 --patience 2 --valid-every 4 --keep-best 2"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $LIM --max-updates 12 --model "$T/l.nmt" --cost-log "$T/l.cost" 2> "$T/l.log"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $LIM --max-updates 5 --model "$T/l2.nmt" --cost-log "$T/l2.cost" 2> "$T/l2.log"
+grep -q "update 5 .*dev NLL" "$T/l2.log" && ok || bad "no closing validation at update 5: $(tail -n 3 "$T/l2.log")"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $LIM --max-updates 12 --model "$T/l2.nmt" --cost-log "$T/l2.cost" --resume "$T/l2.nmt.ckpt" 2>> "$T/l2.log"
+cmp -s "$T/l.cost" "$T/l2.cost" && ok || bad "stopped at 5 by --max-updates and resumed to 12: costs differ from the run to 12"
+cmp -s "$T/l.nmt" "$T/l2.nmt" && ok || bad "stopped at 5 by --max-updates and resumed to 12: another model"
+[ ! -e "$T/l2.u5.nmt" ] && [ "$(cut -f1-3 "$T/l.nmt.best.tsv")" = "$(cut -f1-3 "$T/l2.nmt.best.tsv")" ] && ok \
+    || bad "--keep-best after the closing validation: $(cat "$T/l2.nmt.best.tsv") against $(cat "$T/l.nmt.best.tsv")"
+
+# What the trainer makes, the checkpoint reader takes back: a learning rate decayed below 1e-300
+# (once refused as out of range, so the run could not be resumed)
+# shellcheck disable=SC2086
+"$NMT_BIN" train $LIM --lr-decay 1e-300 --max-updates 9 --model "$T/r.nmt" 2> "$T/r.log"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $LIM --lr-decay 1e-300 --max-updates 13 --model "$T/r.nmt" --resume "$T/r.nmt.ckpt" 2>> "$T/r.log" \
+    && grep -q "resumed from .* at update 9" "$T/r.log" && ok || bad "a rate decayed below 1e-300 did not resume: $(tail -n 2 "$T/r.log")"
+# The count of non-finite updates in a row is state too: stopped and resumed, the run gives up at
+# the update the uninterrupted one does
+NF="--src $T/os --tgt $T/ot --arch rnnsearch --emb 8 --hid 8 --att 8 --maxout 4 --vocab 60 --batch 20 --threads 1
+    --seed 3 --log-every 1000 --optimizer sgd --lr 1e6 --clip 0 --max-nonfinite 3 --save-every 1"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $NF --max-updates 30 --model "$T/n.nmt" 2> "$T/n.log"
+at=$(grep -o "stopped after [0-9]*" "$T/n.log" | grep -o "[0-9]*$" | tail -n 1)
+# shellcheck disable=SC2086
+"$NMT_BIN" train $NF --max-updates "$((at - 1))" --model "$T/n2.nmt" 2> "$T/n2.log"
+# shellcheck disable=SC2086
+"$NMT_BIN" train $NF --max-updates 30 --model "$T/n2.nmt" --resume "$T/n2.nmt.ckpt" 2>> "$T/n2.log"
+at2=$(grep -o "stopped after [0-9]*" "$T/n2.log" | grep -o "[0-9]*$" | tail -n 1)
+grep -q "non-finite" "$T/n2.log" && [ -n "$at" ] && [ "$at" = "$at2" ] && ok || bad "non-finite updates: the run gave up at ${at:-?}, stopped at $((at - 1)) and resumed at ${at2:-?}: $(tail -n 1 "$T/n2.log")"
 finish train_resume
