@@ -153,6 +153,10 @@ int st_open(st_file **out, const char *path, nmt_err *err)
     size_t hb = size >= 8 && n <= ST_MAX_HEADER && n <= size - 8 ? 8 + (size_t)n : size < 8 ? size : 8;
     st_file *f = file_read(path, fd, hb, &rc, err);
     if (!f) return rc;
+    if (hb >= 8 && memcmp(f->buf, len8, 8)) { /* the buffer was sized from the first read */
+        st_free(f);
+        return nmt_fail(err, NMT_ERR_IO, "%s: the file changed while it was being read", path);
+    }
     f->len = size;
     f->data_off = hb;
     return finish_load(out, f, err);

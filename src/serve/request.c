@@ -10,6 +10,7 @@
 
 #include "serve/request.h"
 #include "text/unicode.h"
+#include "text/words.h"
 
 static int refuse(int status, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int refuse(int status, char *msg, size_t cap, const char *fmt, ...)
@@ -45,6 +46,8 @@ static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
     return 0;
 }
 
+#define TEXT_BYTES_PER_WORD 32 /* a text may hold max_words words of this many bytes on average */
+
 /* "text": "..." or "texts": ["...", ...] into r->text. */
 static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
 {
@@ -60,6 +63,12 @@ static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, cha
     const cJSON *s = one ? it : it->child;
     for (int i = 0; i < n; i++, s = s->next) {
         if (!cJSON_IsString(s)) return refuse(400, msg, cap, "texts[%d] is not a string", i);
+        /* bytes bound the text pipeline's work before any of it runs (Moses' DOTMULTI rule is
+         * quadratic in a run of dots, and runs on the server's one request thread) */
+        size_t bytes = strlen(s->valuestring), most = (size_t)lim->max_words * TEXT_BYTES_PER_WORD;
+        if (bytes > most)
+            return refuse(413, msg, cap, "texts[%d] has %zu bytes; the limit is %zu (%d words of up to %d bytes)", i, bytes,
+                          most, lim->max_words, TEXT_BYTES_PER_WORD);
         if (!(r->text[i] = strdup(s->valuestring))) return refuse(500, msg, cap, "out of memory");
     }
     return 0;
@@ -265,8 +274,10 @@ static cJSON *translation_json(const serve_req *r, int i, const nmt_translation 
     char **src = malloc(sizeof(char *) * (r->n_words[i] + 1)), **words = malloc(sizeof(char *) * (r->n_text_words[i] + 1));
     cJSON *o = copy && wcopy && src && words ? cJSON_CreateObject() : NULL, *hyps = o ? cJSON_CreateArray() : NULL;
     int n_src = 0, n_w = 0;
-    for (char *p = copy ? strtok(copy, " ") : NULL; p && n_src < t->n_src; p = strtok(NULL, " ")) src[n_src++] = p;
-    for (char *p = wcopy ? strtok(wcopy, " ") : NULL; p && n_w < r->n_text_words[i]; p = strtok(NULL, " ")) words[n_w++] = p;
+    /* split as the model split them: on every blank, not spaces alone */
+    for (char *p = copy ? strtok(copy, TEXT_BLANKS) : NULL; p && n_src < t->n_src; p = strtok(NULL, TEXT_BLANKS)) src[n_src++] = p;
+    for (char *p = wcopy ? strtok(wcopy, TEXT_BLANKS) : NULL; p && n_w < r->n_text_words[i]; p = strtok(NULL, TEXT_BLANKS))
+        words[n_w++] = p;
     src_words sw = {(const char *const *)words, {n_src, r->word_of[i], n_w}};
     int nh = t->n_hyps < r->o.n_best ? t->n_hyps : r->o.n_best;
     for (int h = 0; hyps && h < nh; h++) cJSON_AddItemToArray(hyps, hyp_json(r, &t->hyps[h], &sw, tgt));

@@ -68,8 +68,14 @@ expect "invalid UTF-8" 400 'not valid UTF-8 \(byte 16\)' POST /translate $J "@$T
 expect "empty text" 400 'the text is empty' POST /translate $J '{"text": ""}'
 expect "blank text" 400 'the text is empty' POST /translate $J '{"text": "  \t "}'
 expect "empty text in texts" 400 'texts\[1\] is empty' POST /translate $J '{"texts": ["a dog .", ""]}'
-awk 'BEGIN { printf "{\"text\": \""; for (i = 0; i < 10000; i++) printf "word "; print "\"}" }' > "$T/long.json"
-expect "10,000 words" 413 'the text has 10000 words; the limit is 100' POST /translate $J "@$T/long.json"
+awk 'BEGIN { printf "{\"text\": \""; for (i = 0; i < 101; i++) printf "word "; print "\"}" }' > "$T/long.json"
+expect "101 words" 413 'the text has 101 words; the limit is 100' POST /translate $J "@$T/long.json"
+# bytes are bounded before any text stage runs: Moses' DOTMULTI rule is quadratic in a run of dots
+awk 'BEGIN { printf "{\"text\": \"DOTMULTI"; for (i = 0; i < 32000; i++) printf "."; print "\"}" }' > "$T/dots.json"
+expect "32,000 dots" 413 'texts\[0\] has 32008 bytes; the limit is 3200' POST /translate $J "@$T/dots.json"
+# source_tokens split at every blank, as the model splits (a tab and a newline once stayed inside one)
+$C req $PORT POST /translate $J '{"text": "a\tman\nrides", "attention": true}' > "$T/tabs" 2>&1
+grep -q '"source_tokens":\["a","man","rides"\]' "$T/tabs" && ok || bad "source_tokens of a text with a tab: $(head -c 300 "$T/tabs")"
 expect "beam 0" 400 '\\"beam\\" 0 out of range \[1, 32\]' POST /translate $J '{"text": "a dog .", "beam": 0}'
 expect "beam 10^6" 400 '\\"beam\\" 1000000 out of range' POST /translate $J '{"text": "a dog .", "beam": 1000000}'
 expect "beam 2.5" 400 '\\"beam\\" must be an integer' POST /translate $J '{"text": "a dog .", "beam": 2.5}'
@@ -119,7 +125,7 @@ expect "after the connection flood" 200 '"status":"ok"' GET /health
 # metrics: requests by status, batches, latency
 $C req $PORT GET /metrics > "$T/metrics"
 for pat in 'nmt_http_requests_total\{route="/translate",status="400"\} [0-9]+' 'nmt_http_requests_total\{route="other",status="404"\} 2' \
-    'nmt_http_requests_total\{route="/translate",status="413"\} 2' 'nmt_batch_sentences_count [1-9]' \
+    'nmt_http_requests_total\{route="/translate",status="413"\} 3' 'nmt_batch_sentences_count [1-9]' \
     'nmt_translate_duration_seconds_bucket\{le="\+Inf"\} [1-9]' 'nmt_sentences_total [1-9]' 'nmt_target_tokens_per_second '; do
     grep -Eq "$pat" "$T/metrics" && ok || bad "metrics lack /$pat/: $(head -c 600 "$T/metrics")"
 done
