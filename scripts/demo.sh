@@ -17,7 +17,7 @@ done
 echo "== training a small RNNsearch for $UPDATES updates (Multi30k en->fr, 29,000 pairs; about 4 minutes on 2 idle cores)"
 rm -f "$OUT/model.nmt" "$OUT/model.nmt.ckpt" "$OUT/model.nmt.log.tsv"
 $NMT train --src "$OUT/train.en" --tgt "$OUT/train.fr" --valid-src "$OUT/val.en" --valid-tgt "$OUT/val.fr" \
-    --model "$OUT/model.nmt" --preset hour --valid-every 150 --max-updates "$UPDATES" --max-time 0 --log-every 50
+    --model "$OUT/model.nmt" --preset hour-v1 --valid-every 150 --max-updates "$UPDATES" --max-time 0 --log-every 50
 echo "== translating test_2016_flickr (1,000 sentences, beam 5)"
 $NMT translate --model "$OUT/model.nmt" --beam 5 < "$OUT/test_2016_flickr.en" > "$OUT/test.hyp.fr"
 echo "first three test sentences and their translations:"

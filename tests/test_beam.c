@@ -259,10 +259,29 @@ static void test_ties(int arch)
     nmt_model_free(m);
 }
 
+/* The length limit is floor(ratio x source length), also where the product is not exact in
+ * doubles (1.16 x 25 = 28.999...: the limit once came out one token short). */
+static void test_max_len(void)
+{
+    CHECK(beam_max_len(1.16, 25) == 29);
+    CHECK(beam_max_len(1.12, 25) == 28);
+    CHECK(beam_max_len(3.0, 7) == 21);
+    CHECK(beam_max_len(0.01, 5) == 1); /* at least one token */
+    int wrong = 0, first_r = 0, first_len = 0;
+    for (int len = 1; len <= 400; len++)
+        for (int r100 = 1; r100 <= 500; r100++) {
+            int want = r100 * len / 100; /* exact in integers */
+            if (want < 1) want = 1;
+            if (beam_max_len(r100 / 100.0, len) != want && !wrong++) first_r = r100, first_len = len;
+        }
+    CHECKF(!wrong, "%d ratio/length pairs off, the first ratio %d/100 at length %d", wrong, first_r, first_len);
+}
+
 int main(void)
 {
     const char *shared = getenv("NMT_SHARED");
     rng_seed(&R, 4242);
+    test_max_len();
     test_golden(shared ? shared : "../shared");
     for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
         test_exhaustive(arch);

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "decode/lexicon.h"
+#include "nn/model.h"
 #include "nmt.h"
 #include "text/words.h"
 #include "opt.h"
@@ -57,6 +58,12 @@ static int count_attention(lex_counter *lc, textfile *S, textfile *T, const char
     o.batch = 80;
     int bad = nmt_model_load(&m, model, &err) || nmt_decoder_init(&d, m, &o, &err);
     if (bad) fprintf(stderr, "nmt lex: error: %s\n", err.msg);
+    else if (m->sw) { /* its attention is over pieces, and the corpus lines are words: a table of neither */
+        fprintf(stderr, "nmt lex: error: %s is a subword model: --model reads word models' attention over the "
+                "corpus's words; a subword model's table must be of pieces (use --align on text segmented with "
+                "nmt segment)\n", model);
+        bad = 1;
+    }
     for (long l0 = 0; !bad && l0 < S->nlines; l0 += batch) {
         int n = (int)(S->nlines - l0 < batch ? S->nlines - l0 : batch);
         if (nmt_force_align(d, (const char *const *)S->line + l0, (const char *const *)T->line + l0, n, al, &err)) {

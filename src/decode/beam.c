@@ -16,7 +16,7 @@
 
 int beam_max_len(double max_ratio, int len)
 {
-    int m = (int)(max_ratio * len);
+    int m = (int)floor(max_ratio * len + 1e-9); /* 1.16 x 25 is 28.999... in doubles: 29 meant */
     return m < 1 ? 1 : m;
 }
 

@@ -154,4 +154,8 @@ head -n 5 "$R/val.de" > "$T/v.de"
 cat "$T/v.fr" "$T/v.de" > "$T/other"
 "$NMT_BIN" translate --model "$T/u.nmt" --beam 2 < "$T/other" > "$T/other.out" 2> "$T/other.err"; rc=$?
 [ "$rc" -eq 0 ] && [ "$(wc -l < "$T/other.out")" -eq 25 ] && ok || bad "other-language text: exit $rc, $(head -c 300 "$T/other.err")"
+# nmt lex --model reads a word model's attention over words; a subword model's is over pieces,
+# and the table it made was keyed by words nothing could use: refused, naming why
+expect_fail "lex --model on a subword model" 1 "is a subword model" "$NMT_BIN" lex --src "$T/r.en" --tgt "$T/r.fr" \
+    --model "$T/b.nmt" --out "$T/sw.lex"
 finish subword
