@@ -26,7 +26,8 @@ static void require(int ok, const char *what)
 }
 
 /* The options byte: bits 0-1 texts per request, 2-3 the largest beam, 4 words per text,
- * 5 the Moses stages, 6 whether the stand-in hypotheses finished. */
+ * 5 the Moses stages, 6 whether the stand-in hypotheses finished, 7 the attention budget (the
+ * server's default, or small enough to refuse most requests that ask for attention). */
 static req_limits limits_of(uint8_t b)
 {
     static const int texts[4] = {1, 2, 8, 64}, beams[4] = {1, 4, 12, 32};
@@ -35,6 +36,7 @@ static req_limits limits_of(uint8_t b)
     l.max_beam = beams[b >> 2 & 3];
     l.beam = l.max_beam < 5 ? l.max_beam : 5;
     l.max_words = b >> 4 & 1 ? MAX_WORDS : 4;
+    l.max_attention = b >> 7 & 1 ? 40 : 1000000;
     return l;
 }
 

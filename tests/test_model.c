@@ -397,6 +397,14 @@ static void test_bad_files(void)
     expect_bad("duplicate vocabulary entry", bad, NMT_ERR_FORMAT, "appears twice");
     patch_header(good, bad, "\\\"src_vocab\\\":13", "\\\"src_vocab\\\":14");
     expect_bad("vocabulary size vs config", bad, NMT_ERR_FORMAT, "source vocabulary has 13 words");
+    {   /* words past the config's count are refused before cJSON builds them (80 bytes each) */
+        char *many = malloc(8 * 5000 + 16);
+        size_t k = (size_t)sprintf(many, "\\\"t16\\\"");
+        for (int i = 0; i < 5000; i++) k += (size_t)sprintf(many + k, ",\\\"\\\"");
+        patch_header(good, bad, "\\\"t16\\\"", many);
+        free(many);
+        expect_bad("a vocabulary of 5,000 more words", bad, NMT_ERR_FORMAT, "target vocabulary has more words than the config's");
+    }
     patch_header(good, bad, "\"out_bias\"", "\"out_bias2\"");
     expect_bad("unexpected tensor", bad, NMT_ERR_FORMAT, "unexpected tensor 'out_bias2'");
     patch_header(good, bad, "\"att_v\"", "\"opt.att_v\"");

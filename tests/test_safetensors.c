@@ -568,6 +568,43 @@ static void test_bad_files(void)
     CHECK(f == NULL);
     CHECK_ERR(st_load(&f, tmpdir, &e), e, NMT_ERR_IO, "not a regular file");
 
+    /* Hostile sizes are refused before cJSON builds them (five million zeros took 418 MB): an
+     * array longer than any field's, nesting deeper than any header's, too many values. */
+    {
+        size_t cap = 12000000;
+        char *h = malloc(cap);
+        unsigned char *im = malloc(cap + 8);
+        CHECK(h && im);
+        if (h && im) {
+            const char pre[] = "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4],\"shape\":[";
+            size_t k = strlen(pre);
+            memcpy(h, pre, k);
+            for (int i = 0; i < 5000000; i++) { h[k++] = '0'; h[k++] = ','; }
+            strcpy(h + k - 1, "]}}");
+            n = mk(im, h, "\0\0\0\0", 4);
+            CHECK_ERR(st_load_mem(&f, im, n, "bad.st", &e), e, NMT_ERR_FORMAT, "an array of more than 64 values");
+            strcpy(h, "{\"a\":");
+            for (k = 5; k < 5 + 17; k++) h[k] = '[';
+            strcpy(h + k, "1");
+            n = mk(im, h, NULL, 0);
+            CHECK_ERR(st_load_mem(&f, im, n, "bad.st", &e), e, NMT_ERR_FORMAT, "nests deeper than 16 levels (byte 20)");
+            k = (size_t)sprintf(h, "{\"__metadata__\":{");
+            for (int i = 0; i < 600000; i++) k += (size_t)sprintf(h + k, "\"%x\":\"\",", i);
+            strcpy(h + k - 1, "}}");
+            n = mk(im, h, NULL, 0);
+            CHECK_ERR(st_load_mem(&f, im, n, "bad.st", &e), e, NMT_ERR_FORMAT, "more than 1000000 JSON values");
+            /* at the limits: 64 values and 16 levels pass the scan and meet the parse's own checks */
+            memcpy(h, pre, strlen(pre));
+            k = strlen(pre);
+            for (int i = 0; i < 64; i++) { h[k++] = '1'; h[k++] = ','; }
+            strcpy(h + k - 1, "]}}");
+            n = mk(im, h, "\0\0\0\0", 4);
+            CHECK_ERR(st_load_mem(&f, im, n, "bad.st", &e), e, NMT_ERR_FORMAT, "more than 8 dimensions");
+        }
+        free(h);
+        free(im);
+    }
+
     /* Every truncation of a valid file fails cleanly, as a format error. */
     const double v[3] = {1, 2, 3};
     n = mk(img, "{\"__metadata__\":{\"m\":\"x\"},\"v\":{\"dtype\":\"F64\",\"shape\":[3],"

@@ -57,6 +57,8 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model, 
         OPT_INT("--max-texts", &o->limits.max_texts, 1, 100000, "N", "texts per request (default {})"),
         OPT_INT("--max-words", &o->limits.max_words, 1, NMT_MAX_SRC_WORDS, "N", "words per text after tokenization (default {}; at most {hi})"),
         OPT_LONG("--max-body", &body, 2, 1L << 30, "BYTES", "request body size (default {})"),
+        OPT_LONG("--max-attention", &o->limits.max_attention, 1, 1L << 40, "N", "attention weights an answer may hold, counted "
+                 "at the length limit before decoding (default {})"),
         OPT_INT("--max-connections", &o->max_connections, 1, 100000, "N", "open connections; beyond, requests get 503 (default {})"),
         OPT_INT("--timeout", &o->idle_timeout, 1, 86400, "S", "seconds a connection may stay silent (default {})"),
         OPT_INT("--request-timeout", &o->request_timeout, 1, 86400, "S", "seconds a request may take to arrive in full (default {})"),

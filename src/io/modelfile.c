@@ -154,7 +154,7 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
     memset(c, 0, sizeof *c); /* tied_emb 0, and the padding after it */
     c->window = 2;
     c->fert_step_w = c->fert_left_w = 1.0;
-    cJSON *o = cJSON_Parse(json);
+    cJSON *o = st_json_values(json, 64) <= 64 ? cJSON_Parse(json) : NULL; /* ten keys and values */
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
         return nmt_fail(err, NMT_ERR_FORMAT, "%s: the config in the header is not a JSON object", file);
@@ -197,6 +197,9 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
 static int vocab_parse(vocab **out, const char *json, int expect, const char *which, const char *file, nmt_err *err)
 {
     *out = NULL;
+    long most = 2L * expect + 8; /* a string and a comma per word */
+    if (json && st_json_values(json, most) > most)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: %s vocabulary has more words than the config's %d", file, which, expect);
     cJSON *a = json ? cJSON_Parse(json) : NULL;
     if (!cJSON_IsArray(a)) {
         cJSON_Delete(a);

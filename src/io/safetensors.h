@@ -70,6 +70,11 @@ const st_tensor *st_get(const st_file *f, int i);                /* in header or
 const st_tensor *st_find(const st_file *f, const char *name);    /* NULL if absent */
 const void *st_data(const st_file *f, const st_tensor *t);       /* may be unaligned: callers memcpy; NULL after st_open */
 const char *st_meta(const st_file *f, const char *key);          /* NULL if absent */
+/* The JSON values in s (strings, arrays, objects and commas: about the nodes cJSON would build),
+ * counted in constant memory, up to stop + 1. Metadata values that hold JSON are counted against
+ * what they should hold before cJSON parses them, since a hostile file can put millions of
+ * empty strings in a vocabulary (cJSON spends about 80 bytes on each). */
+long st_json_values(const char *s, long stop);
 int st_meta_count(const st_file *f);
 /* The i-th metadata pair in header order; returns 0, or NMT_ERR_ARG when i is out of range. */
 int st_meta_get(const st_file *f, int i, const char **key, const char **value);

@@ -286,6 +286,9 @@ int st_corrupt(const st_file *f, nmt_err *err, const char *what)
 /* Reads the ST_CRC_KEY table into the tensors and checks the metadata against it. */
 static int read_crc_table(st_file *f, const char *json, nmt_err *err)
 {
+    long most = 3L * f->n + 8; /* a name, a CRC and a comma per tensor, and the metadata's */
+    if (st_json_values(json, most) > most)
+        return st_ffail(f, NMT_ERR_FORMAT, err, "the checksum table (%s) holds more entries than the file has tensors: the file is corrupt", ST_CRC_KEY);
     cJSON *o = cJSON_Parse(json);
     int rc = cJSON_IsObject(o) ? 0 : st_ffail(f, NMT_ERR_FORMAT, err, "the checksum table (%s) is not a JSON object: the file is corrupt", ST_CRC_KEY);
     int64_t meta = -1;
@@ -329,6 +332,61 @@ static int check_checksums(st_file *f, nmt_err *err)
     return 0;
 }
 
+/* cJSON spends about 80 bytes on every value it parses, so a 10 MB header whose shape holds five
+ * million zeros took 418 MB before the "more than 8 dimensions" refusal. This pass over the
+ * bytes refuses such a header first, in constant memory: no safetensors field is an array of
+ * more than ST_MAX_DIMS values, none nests deeper than three levels (tensor, field, array), and
+ * ST_MAX_VALUES values would describe a hundred thousand tensors. Strings are skipped whole (a
+ * backslash escapes the next byte), so brackets and commas inside names do not count. The limits
+ * are loose, so that what the parse finds later keeps its own message ("more than 8 dimensions"). */
+#define ST_SCAN_ARRAY 64         /* values in one array: ST_MAX_DIMS is refused by name later */
+#define ST_SCAN_DEPTH 16
+#define ST_MAX_VALUES 1000000
+
+static int prescan_header(const st_file *f, const unsigned char *h, size_t n, nmt_err *err)
+{
+    long count[ST_SCAN_DEPTH]; /* commas so far in each open array; -1 for an object */
+    int depth = 0;
+    long values = 0;           /* strings, containers and commas: about cJSON's nodes */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = h[i];
+        if (c == '"') {
+            for (i++; i < n && h[i] != '"'; i++) i += h[i] == '\\';
+            values++;
+        } else if (c == '[' || c == '{') {
+            if (depth == ST_SCAN_DEPTH)
+                return st_ffail(f, NMT_ERR_FORMAT, err, "header nests deeper than %d levels (byte %zu)", ST_SCAN_DEPTH, i);
+            count[depth++] = c == '[' ? 0 : -1;
+            values++;
+        } else if (c == ']' || c == '}') {
+            depth -= depth > 0;
+        } else if (c == ',') {
+            values++;
+            if (depth && count[depth - 1] >= 0 && ++count[depth - 1] >= ST_SCAN_ARRAY)
+                return st_ffail(f, NMT_ERR_FORMAT, err, "header holds an array of more than %d values (byte %zu): "
+                                "no safetensors field does", ST_SCAN_ARRAY, i);
+        }
+        if (values > ST_MAX_VALUES)
+            return st_ffail(f, NMT_ERR_FORMAT, err, "header holds more than %d JSON values", ST_MAX_VALUES);
+    }
+    return 0;
+}
+
+long st_json_values(const char *s, long stop)
+{
+    long values = 0;
+    for (; *s && values <= stop; s++) {
+        if (*s == '"') {
+            for (s++; *s && *s != '"'; s++) s += s[0] == '\\' && s[1];
+            values++;
+            if (!*s) break;
+        } else {
+            values += *s == '[' || *s == '{' || *s == ',';
+        }
+    }
+    return values;
+}
+
 /* Validates f->buf[0..len) and builds the tables; f->name and f->buf are set. */
 int st_parse_file(st_file *f, nmt_err *err)
 {
@@ -352,6 +410,8 @@ int st_parse_file(st_file *f, nmt_err *err)
         return st_ffail(f, NMT_ERR_FORMAT, err, "header is not valid UTF-8%s (byte %zu of the header)",
                      h[bad] ? "" : ": NUL byte", bad);
 
+    int scan = prescan_header(f, h, (size_t)n, err);
+    if (scan) return scan;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts((const char *)h, (size_t)n, &end, 0);
     if (!root) {

@@ -12,6 +12,7 @@
 
 #include "base/base64.h"
 #include "base/err.h"
+#include "io/safetensors.h"
 #include "io/subwordmeta.h"
 #include "text/tokenize.h"
 
@@ -110,7 +111,7 @@ int subwords_meta_parse(subwords **out, const char *json, const char *file, nmt_
 {
     static const char *const keys[] = {"type", "joint", "src", "tgt", "src_text", "tgt_text"};
     *out = NULL;
-    cJSON *o = cJSON_Parse(json);
+    cJSON *o = st_json_values(json, 64) <= 64 ? cJSON_Parse(json) : NULL; /* six keys and values */
     const char *bad = NULL;
     int rc = NMT_OK;
     if (!cJSON_IsObject(o) || only_keys(o, keys, 6, &bad))

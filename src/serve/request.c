@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "decode/beam.h"
 #include "serve/request.h"
 #include "text/unicode.h"
 #include "text/words.h"
@@ -89,6 +90,19 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
                                  "attention, alignment)", k);
 }
 
+/* The byte offset of the first \u0000 escape in body, or -1. cJSON's strings end at a NUL, so the
+ * text after one would vanish unseen. Backslashes appear only inside strings in valid JSON (the
+ * parse refuses the rest), and each begins a two-byte escape, so no string tracking is needed. */
+static long nul_escape(const char *body, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (body[i] != '\\') continue;
+        if (body[i + 1] == 'u' && i + 5 < len && !memcmp(body + i + 2, "0000", 4)) return (long)i;
+        i++;
+    }
+    return -1;
+}
+
 int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim, char *msg, size_t cap)
 {
     memset(r, 0, sizeof *r);
@@ -97,6 +111,8 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     long bad = utf8_find_invalid(body, len);
     if (bad >= 0) return refuse(400, msg, cap, "the body is not valid UTF-8 (byte %ld)", bad);
     if (memchr(body, 0, len)) return refuse(400, msg, cap, "the body holds a NUL byte");
+    long nul = nul_escape(body, len);
+    if (nul >= 0) return refuse(400, msg, cap, "the body holds \\u0000 (a NUL character) at byte %ld", nul);
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
     if (!j) return refuse(400, msg, cap, "malformed JSON at byte %ld", end ? (long)(end - body) : 0L);
@@ -134,6 +150,22 @@ static int keep_words(serve_req *r, int i, const nmt_text_line *tl)
     return 0;
 }
 
+/* Attention in the answer grows as texts x n_best x output length x source length: 4 texts of
+ * 200 words at n_best 32 made an 88 MB answer and 1.3 GB of server memory. The most it can hold
+ * (every hypothesis at the decoder's length limit) is bounded before any decoding. */
+static int attention_budget(const serve_req *r, const req_limits *lim, char *msg, size_t cap)
+{
+    if (!r->o.attention) return 0;
+    double most = 0;
+    for (int i = 0; i < r->n; i++) {
+        int cols = r->n_words[i] + 1; /* and EOS */
+        most += (double)r->o.n_best * beam_max_len(r->o.max_ratio, cols) * cols;
+    }
+    if (most <= (double)lim->max_attention) return 0;
+    return refuse(413, msg, cap, "attention for %d hypotheses of %d texts could hold %.0f weights; the limit is %ld "
+                  "(ask for fewer texts, words or n_best)", r->o.n_best * r->n, r->n, most, lim->max_attention);
+}
+
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap)
 {
     if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))) ||
@@ -153,7 +185,7 @@ int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, si
         r->n_words[i] = tl.n_words;
         if (!(r->tok[i] = strdup(tl.text)) || keep_words(r, i, &tl)) return refuse(500, msg, cap, "out of memory");
     }
-    return 0;
+    return attention_budget(r, lim, msg, cap);
 }
 
 void req_free(serve_req *r)

@@ -14,6 +14,7 @@ typedef struct req_limits {
     int max_words;   /* words per text after tokenization */
     int max_beam;
     int beam;        /* default beam when a request names none */
+    long max_attention; /* attention weights an answer may hold, bounded before decoding */
 } req_limits;
 
 typedef struct serve_req {
@@ -32,7 +33,8 @@ typedef struct serve_req {
 /* Parses body[0..len). Returns 0, or an HTTP status (400) with msg filled in. */
 int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim, char *msg, size_t cap);
 /* Runs each text through src (the model's source pipeline). Returns 0, or 400 (a text with
- * no words) / 413 (a text over lim->max_words) / 500 with msg. */
+ * no words) / 413 (a text over lim->max_words, or attention that could pass
+ * lim->max_attention) / 500 with msg. */
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap);
 void req_free(serve_req *r);
 

@@ -33,7 +33,7 @@ serve_opts serve_default_opts(void)
     o.host = "127.0.0.1";
     o.port = 8080;
     o.pool = pool_default_opts();
-    o.limits = (req_limits){64, 200, 32, 5};
+    o.limits = (req_limits){64, 200, 32, 5, 1000000};
     o.src_text = nmt_text_default_opts();
     o.tgt_text = nmt_text_default_opts();
     o.max_body = (size_t)1 << 20;
@@ -448,7 +448,7 @@ static int check_opts(const serve_opts *o, nmt_err *err)
     if (o->port < 0 || o->port > 65535) return nmt_fail(err, NMT_ERR_ARG, "port %d out of range [0, 65535]", o->port);
     if (l->max_words < 1 || l->max_words > NMT_MAX_SRC_WORDS)
         return nmt_fail(err, NMT_ERR_ARG, "max words %d out of range [1, %d]", l->max_words, NMT_MAX_SRC_WORDS);
-    if (l->max_texts < 1 || l->max_beam < 1 || l->beam < 1 || l->beam > l->max_beam)
+    if (l->max_texts < 1 || l->max_beam < 1 || l->beam < 1 || l->beam > l->max_beam || l->max_attention < 1)
         return nmt_fail(err, NMT_ERR_ARG, "limits: texts %d, beam %d (max %d)", l->max_texts, l->beam, l->max_beam);
     if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1)
         return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limit and timeouts must be positive");

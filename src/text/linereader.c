@@ -156,6 +156,9 @@ static int fill(linereader *r, nmt_err *err)
         r->len -= r->pos;
         r->pos = 0;
     }
+    if (r->len > LINEREADER_MAX_LINE)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: a line of more than %zu MiB (not text?)", r->name, r->lineno + 1,
+                        LINEREADER_MAX_LINE >> 20);
     if (r->len + CHUNK + 1 > r->cap) {
         size_t nc = r->cap ? r->cap * 2 : 2 * CHUNK;
         char *nb = realloc(r->buf, nc);

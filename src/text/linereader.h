@@ -4,7 +4,8 @@
  * LF files); a last line without a newline still counts. What is not text is an error, never
  * the end of the input: a NUL byte inside a line ("FILE:LINE: NUL byte in line"), a failed read
  * (a directory, EIO, a closed descriptor: "FILE: cannot read: ..."), and with LINEREADER_UTF8
- * invalid UTF-8 ("FILE:LINE: invalid UTF-8 at byte N of the line"). Input that starts with
+ * invalid UTF-8 ("FILE:LINE: invalid UTF-8 at byte N of the line"), a line over
+ * LINEREADER_MAX_LINE. Input that starts with
  * gzip's magic bytes (1f 8b, never the start of UTF-8 text) is decompressed on the way, files
  * and pipes alike, concatenated members included; damaged gzip data is an error naming the file.
  *
@@ -24,6 +25,11 @@
 
 /* Flags. */
 #define LINEREADER_UTF8 1 /* a line that is not valid UTF-8 is an error */
+
+/* A longer line is an error ("FILE:LINE: a line of more than 16 MiB"), so that input with no
+ * newline (300 MB of one byte, 1.3 MB gzipped) cannot take the memory of the machine: the
+ * buffer stays under twice this. A sentence, a document or a table row is far shorter. */
+#define LINEREADER_MAX_LINE ((size_t)16 << 20)
 
 typedef struct linereader {
     int fd;

@@ -31,4 +31,14 @@ a=$("$NMT_BIN" bleu --tokenize none "$T/ref" < "$T/o1" 2> /dev/null); b=$("$NMT_
 head -c 100 "$T/s.gz" > "$T/cut.gz"
 expect_fail "a truncated .gz" 1 "cut.gz: gzip data ends in the middle" "$NMT_BIN" vocab --size 5 "$T/cut.gz"
 expect_fail "train on a truncated .gz" 1 "cut.gz: gzip data ends in the middle" "$NMT_BIN" train --src "$T/cut.gz" --tgt "$T/t" --model "$T/x.nmt"
+# a line has a limit (16 MiB), so that gzip data with no newline cannot take the machine's memory:
+# 40 MB of one letter (40 KB gzipped) once grew the buffer to twice its size, then translated it
+# as one unknown word; a 1 MB line is still a line
+head -c 40000000 /dev/zero | tr '\0' a | gzip -1 > "$T/bomb.gz"
+expect_fail "a 40 MB line in 40 KB of gzip" 1 "bomb.gz:1: a line of more than 16 MiB \(not text\?\)" \
+    "$NMT_BIN" translate --model "$T/plain.nmt" --threads 1 --input "$T/bomb.gz"
+expect_fail "the same on standard input" 1 "stdin:1: a line of more than 16 MiB" sh -c '"$1" translate --model "$2" --threads 1 < "$3"' \
+    sh "$NMT_BIN" "$T/plain.nmt" "$T/bomb.gz"
+{ echo "a man ."; head -c 1000000 /dev/zero | tr '\0' a; echo; } | gzip -1 > "$T/long.gz"
+"$NMT_BIN" vocab --size 5 "$T/long.gz" > "$T/v3" 2> "$T/err" && ok || bad "a 1 MB line: $(cat "$T/err")"
 finish gzip

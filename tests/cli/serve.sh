@@ -85,6 +85,17 @@ expect "field twice" 400 'given twice' POST /translate $J '{"text": "a dog .", "
 expect "text and texts" 400 'not both' POST /translate $J '{"text": "a", "texts": ["b"]}'
 expect "texts not strings" 400 'texts\[0\] is not a string' POST /translate $J '{"texts": [1]}'
 expect "no text" 400 'no \\"text\\"' POST /translate $J '{"beam": 2}'
+# \u0000 would end the text inside cJSON, and what follows it vanish unseen; an escaped
+# backslash before "u0000" is text like any other
+expect "\\u0000 in a text" 400 'holds \\\\u0000 \(a NUL character\) at byte 15' POST /translate $J '{"text": "a dog\u0000 runs"}'
+expect "an escaped backslash before u0000" 200 '"translations"' POST /translate $J '{"text": "a dog\\u0000 runs"}'
+# attention is bounded before decoding (4 texts of 60 words at n_best 32 could hold 1.4 million
+# weights: 4 x 32 x 183 rows x 61 columns); 88 MB answers once came of such requests
+awk 'BEGIN { printf "{\"texts\": ["; for (t = 0; t < 4; t++) { printf "%s\"", t ? "," : ""; for (i = 0; i < 60; i++) printf "dog "; printf "\"" }
+    print "], \"beam\": 32, \"n_best\": 32, \"attention\": true}" }' > "$T/att.json"
+expect "attention over the budget" 413 'could hold 1428864 weights; the limit is 1000000' POST /translate $J "@$T/att.json"
+sed 's/"n_best": 32/"n_best": 16/' "$T/att.json" > "$T/att16.json"
+expect "attention within the budget" 200 '"attention":\{"source":\["dog"' POST /translate $J "@$T/att16.json"
 expect "bad bool" 400 '\\"attention\\" must be true or false' POST /translate $J '{"text": "a", "attention": 1}'
 expect "unknown path" 404 'no such path: /nope' GET /nope
 expect "POST elsewhere" 404 'no such path' POST /nope $J '{}'
@@ -125,7 +136,7 @@ expect "after the connection flood" 200 '"status":"ok"' GET /health
 # metrics: requests by status, batches, latency
 $C req $PORT GET /metrics > "$T/metrics"
 for pat in 'nmt_http_requests_total\{route="/translate",status="400"\} [0-9]+' 'nmt_http_requests_total\{route="other",status="404"\} 2' \
-    'nmt_http_requests_total\{route="/translate",status="413"\} 3' 'nmt_batch_sentences_count [1-9]' \
+    'nmt_http_requests_total\{route="/translate",status="413"\} 4' 'nmt_batch_sentences_count [1-9]' \
     'nmt_translate_duration_seconds_bucket\{le="\+Inf"\} [1-9]' 'nmt_sentences_total [1-9]' 'nmt_target_tokens_per_second '; do
     grep -Eq "$pat" "$T/metrics" && ok || bad "metrics lack /$pat/: $(head -c 600 "$T/metrics")"
 done
