@@ -248,7 +248,9 @@ typedef struct nmt_translate_opts {
     int attention;       /* keep attention matrices */
     int batch;           /* sentences decoded together (default 64), fewer when their hypotheses'
                           * softmax outputs would pass 64 MiB (a 30,000-word vocabulary at beam 12:
-                          * 46); results do not depend on it */
+                          * 46); scores depend on it in their last digits (about 1e-6: the
+                          * products sum in another order), so the words only where two
+                          * hypotheses tie that closely (never seen in the tests) */
     int unk_replace;     /* replace each output UNK by the lexicon's translation of the most-attended
                             source word, or by that word itself (RNNsearch-family models only) */
     const nmt_lexicon *lexicon; /* for unk_replace; NULL = always copy the source word */
