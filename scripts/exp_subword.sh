@@ -17,6 +17,9 @@ THREADS=${THREADS:-2}
 UPDATES=${UPDATES:-6000}   # the budget: the same number of updates of the same batch size for all
 PIECES=${PIECES:-8000}
 BEAM=${BEAM:-5}
+# each finished model's dev curve, BLEU and extras are kept here (committed), and a model kept is
+# neither trained nor evaluated again: the machines do not outlive a session, the repository does
+KEEP=${KEEP:-$ROOT/docs/exp/subword}
 UNITS=${UNITS:-unigram bpe}   # the subword kinds trained beside the word model
 # the models this call trains and evaluates: two calls with MODELS=words and MODELS=unigram run the
 # two trainings at once, one per core (prep first: `MODELS= scripts/exp_subword.sh DIR bleu C`)
@@ -137,6 +140,7 @@ bleu() {
         prep_corpus "$c"; D=$DIR/$c
         vocab=10000; [ "$c" = wmt_enfr ] && vocab=30000
         for n in $MODELS; do
+            [ -s "$KEEP/$c/$n.extra" ] && continue   # measured in an earlier session
             if [ "$n" = words ]; then
                 train_one "$c" words --src "$D/train.tok.en" --tgt "$D/train.tok.fr" --valid-src "$D/dev.tok.en" \
                     --valid-tgt "$D/dev.tok.fr" --vocab "$vocab"
@@ -147,8 +151,14 @@ bleu() {
             fi
         done
         for n in $MODELS; do
-            bleu_one "$c" "$n"; extras_one "$c" "$n"
-            echo "$c $n: $(head -n 1 "$D/$n.bleu") | $(cat "$D/$n.extra")"
+            if [ ! -s "$KEEP/$c/$n.extra" ]; then
+                bleu_one "$c" "$n"; extras_one "$c" "$n"
+                mkdir -p "$KEEP/$c"
+                cp "$D/$n.nmt.log.tsv" "$KEEP/$c/$n.tsv"
+                cp "$D/$n.bleu" "$KEEP/$c/$n.bleu"
+                cp "$D/$n.extra" "$KEEP/$c/$n.extra"
+            fi
+            echo "$c $n: $(head -n 1 "$KEEP/$c/$n.bleu") | $(cat "$KEEP/$c/$n.extra")"
         done
     done
 }
