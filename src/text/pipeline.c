@@ -262,6 +262,35 @@ static int identity_words(nmt_text *t, int n)
     return 0;
 }
 
+/* SentencePiece's memory grows with a word's length (a 4 MB word took 0.95 GB), and no command
+ * reads more than NMT_MAX_SRC_WORDS pieces, which cover at most 400 x 16 characters of 4 bytes
+ * (its longest piece is 16 characters) = 25,600 bytes: a line is cut, at a space where there is
+ * one, to this many bytes before it is segmented. */
+#define SPM_MAX_BYTES 32768
+
+static size_t spm_cut(const char *s, size_t len)
+{
+    if (len <= SPM_MAX_BYTES) return len;
+    size_t cut = SPM_MAX_BYTES;
+    while (cut > 0 && s[cut] != ' ') cut--;
+    if (cut > 0) return cut;
+    for (cut = SPM_MAX_BYTES; cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80; cut--) {} /* a character's start */
+    return cut;
+}
+
+/* U+2581 is SentencePiece's mark for a space: in the input it would read as one, so that a word
+ * of nothing else vanished and "a\u2581dog" came back as "a dog". It becomes '_' (docs/SUBWORDS.md),
+ * in place: s only shrinks. */
+static void no_space_marks(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (r[0] == '\xE2' && r[1] == '\x96' && r[2] == '\x81') { *w++ = '_'; r += 3; }
+        else *w++ = *r++;
+    }
+    *w = 0;
+}
+
 /* A subword pipeline's tokens: SentencePiece over the nw words joined by single spaces (so that
  * it sees the words the splitter found), each piece with its id and its word. */
 static int segment(nmt_text *t, int nw, nmt_text_line *out, nmt_err *err)
@@ -270,6 +299,8 @@ static int segment(nmt_text *t, int nw, nmt_text_line *out, nmt_err *err)
     const int *to_vocab = t->sw->to_vocab[t->side];
     size_t jlen, need = 1;
     if (join(t, t->words, nw, &jlen)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    jlen = spm_cut(t->joined, jlen);
+    t->joined[jlen] = 0;
     int rc = spm_encode(sp, t->joined, jlen, &t->seg, err);
     if (rc) return rc;
     int n = t->seg.n, unk = 0;
@@ -314,6 +345,7 @@ int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *ou
         (t->v && reserve(&t->ids, &t->ids_cap, (size_t)nw + 1, sizeof *t->ids)))
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     memcpy(t->split, s, n + 1);
+    if (t->sw) no_space_marks(t->split);
     text_split_words(t->split, (char **)t->words, nw);
     out->n_text_words = nw;
     out->text_words = t->words;

@@ -192,6 +192,13 @@ int spm_train(const char *const *lines, long n_lines, int type, int vocab_size, 
         line_iterator it(lines, n_lines);
         std::string out;
         auto st = sentencepiece::SentencePieceTrainer::Train(kw, &it, &out);
+        // its message for too small a vocabulary names a source line and options nmt does not
+        // have: keep its numbers, give nmt's advice
+        std::string m = st.ok() ? "" : st.error_message();
+        size_t from = m.find("Vocabulary size is smaller"), to = m.find(" Increase");
+        if (from != std::string::npos)
+            return nmt_fail(err, NMT_ERR_ARG, "SentencePiece training failed: %s (each character the text keeps "
+                            "needs a piece of its own: raise --subword-vocab)", m.substr(from, to == std::string::npos ? to : to - from).c_str());
         if (!st.ok()) return nmt_fail(err, NMT_ERR_ARG, "SentencePiece training failed: %s", st.error_message());
         *model = static_cast<char *>(std::malloc(out.size() ? out.size() : 1));
         if (!*model) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");

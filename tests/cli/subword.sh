@@ -30,8 +30,25 @@ grep -q "<unk>" "$T/new.seg" && bad "unseen words segmented into <unk>: $(cat "$
 grep -q "<0x" "$T/new.seg" && ok || bad "no byte piece for characters never seen: $(cat "$T/new.seg")"
 "$NMT_BIN" translate --model "$T/u.nmt" --beam 3 < "$T/new.en" > "$T/new.out" 2> "$T/new.err"; rc=$?
 [ "$rc" -eq 0 ] && [ "$(wc -l < "$T/new.out")" -eq 1 ] && ok || bad "translate: exit $rc, $(cat "$T/new.err")"
-grep -q "<unk>" "$T/new.out" && bad "<unk> in the translation: $(cat "$T/new.out")" || ok
+# (SentencePiece writes an UNK piece as " ⁇ ", never as "<unk>")
+grep -q "<unk>\|⁇" "$T/new.out" && bad "<unk> in the translation: $(cat "$T/new.out")" || ok
 grep -q "▁" "$T/new.out" && bad "the output is pieces, not text: $(cat "$T/new.out")" || ok
+
+# U+2581, SentencePiece's mark for a space, read as '_' rather than as a space: a line of it alone
+# came out empty, and "a▁dog" as "a dog"
+printf '\342\226\201\na\342\226\201dog runs\n' | "$NMT_BIN" segment --model "$T/u.nmt" > "$T/mark.seg" 2> "$T/mark.err"
+[ "$(sed -n 1p "$T/mark.seg")" != "" ] && sed -n 2p "$T/mark.seg" | grep -q "_\|<0x5F>" && ! grep -q "▁dog" "$T/mark.seg" && ok ||
+    bad "U+2581 in the input: $(cat "$T/mark.seg" "$T/mark.err")"
+# SentencePiece sees at most 32 KiB of a line (its memory grew with a word's length: 0.95 GB for 4 MB),
+# more than the 400 pieces any command reads can cover
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "x"; print "" }' | "$NMT_BIN" segment --model "$T/u.nmt" > "$T/long.seg" 2> "$T/long.err"
+n=$(awk '{ print NF }' "$T/long.seg")
+[ -n "$n" ] && [ "$n" -ge 2048 ] && [ "$n" -le 32769 ] && ok || bad "a 100,000-letter word: $n pieces, $(head -c 200 "$T/long.err")"
+# a vocabulary smaller than the characters of the text: SentencePiece's refusal with nmt's advice
+# shellcheck disable=SC2086
+expect_fail "--subword-vocab under the characters" 1 "required_chars. 300 vs [0-9]+.*raise --subword-vocab" \
+    "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/small.nmt" --subwords unigram --subword-vocab 300 $A --max-updates 1
+grep -q "character_coverage" "$T/err" && bad "the message names SentencePiece's own options: $(cat "$T/err")" || ok
 
 # n-best, scores and alignments over words
 "$NMT_BIN" translate --model "$T/u.nmt" --beam 3 --n-best 3 --alignment hard < "$T/v.en" > "$T/nbest" 2> /dev/null
