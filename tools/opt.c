@@ -397,8 +397,9 @@ static void dump_option(FILE *f, const opt *o)
     const char *key = name + 2, *v = NULL;
     int len;
     switch (o->kind) {
-    case OPTK_FLAG:
-        if (o->seen) fprintf(f, "%s: true\n", key);
+    case OPTK_FLAG: /* the switch that decided, not each one given: --no-tied-embeddings from a file,
+                     * --tied-embeddings on the command line dumped both, and read back untied */
+        if (o->seen && *(int *)o->dst == (int)o->lo) fprintf(f, "%s: true\n", key);
         return;
     case OPTK_INT: snprintf(num, sizeof num, "%d", *(int *)o->dst); v = num; break;
     case OPTK_LONG: snprintf(num, sizeof num, "%ld", *(long *)o->dst); v = num; break;

@@ -81,6 +81,13 @@ int atomic_open(atomic_file *a, const char *path, nmt_err *err)
 {
     memset(a, 0, sizeof *a);
     if (!path || !*path) return nmt_fail(err, NMT_ERR_ARG, "atomic_open: empty path");
+    /* rename() replaces whatever holds the name: run as root, --out /dev/null once made
+     * /dev/null a regular file (and --out /dev/stdout would replace that link). Only a file, or
+     * a link to one (the link is replaced, not followed), may be replaced. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (a %s): refusing to replace it", path,
+                        S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : "socket");
     atomic_remove_stale(path);
     size_t n = strlen(path) + 32;
     a->path = strdup(path);

@@ -63,4 +63,12 @@ expect_fail "other text stages" 1 "cannot be averaged: .*text stages differ" "$N
 expect_fail "out = an input" 1 "is both" "$NMT_BIN" average --out "$T/a.nmt" "$T/a.nmt" "$T/b.nmt"
 cmp -s "$T/a.nmt" "$T/a2.nmt" && ok || bad "the refused --out was changed"
 expect_fail "no models" 2 "required" "$NMT_BIN" average --out "$T/x.nmt"
+# an output that is not a regular file is refused, never replaced (run as root, --out /dev/null
+# once made /dev/null a regular file)
+mkfifo "$T/fifo"
+expect_fail "out = a FIFO" 1 "fifo: not a regular file \(a FIFO\)" "$NMT_BIN" average --out "$T/fifo" "$T/a.nmt"
+check "the FIFO is still a FIFO" test -p "$T/fifo"
+ln -s /dev/null "$T/null"
+expect_fail "out = a link to /dev/null" 1 "null: not a regular file \(a device\)" "$NMT_BIN" average --out "$T/null" "$T/a.nmt"
+check "the link still points to /dev/null" test -L "$T/null" -a -c "$T/null"
 finish average

@@ -71,4 +71,37 @@ expect_fail "no such file" 1 "nope.yaml: cannot open" "$NMT_BIN" train -c "$T/no
 expect_fail "config twice" 2 "given twice" "$NMT_BIN" train -c "$T/run.yaml" -c "$T/run.yaml"
 printf 'config: x\n' > "$T/b7"
 expect_fail "a file naming a file" 1 "b7:1: not an option for a file" "$NMT_BIN" train -c "$T/b7"
+# what a hostile or careless file does (a review found each): aliases once copied their value per
+# use (a 1 MB file took 414 MB), flow nesting took quadratic time (200,000 '[': 99 s), and keys
+# given twice, a second document, nulls, NUL characters and empty lists passed silently
+awk 'BEGIN { printf "log: &a \""; for (i = 0; i < 100000; i++) printf "x"; printf "\"\ncost-log: ["; for (i = 0; i < 400; i++) printf "%s*a", i ? "," : ""; print "]" }' > "$T/h1"
+expect_fail "aliases" 1 "h1:2: an alias \(\*name\): option files take none" "$NMT_BIN" train -c "$T/h1"
+awk 'BEGIN { printf "src: "; for (i = 0; i < 200000; i++) printf "["; for (i = 0; i < 200000; i++) printf "]"; print "" }' > "$T/h2"
+expect_fail "200,000 levels of [" 1 "h2:1: nested deeper than 'option: \[values\]'" timeout 10 "$NMT_BIN" train -c "$T/h2"
+printf 'hid: 8\nhid: 16\n' > "$T/h3"
+expect_fail "a key twice" 1 "h3:2: 'hid' given twice \(first at line 1\)" "$NMT_BIN" train -c "$T/h3"
+printf 'hid: 8\n---\nhid: 16\n' > "$T/h4"
+expect_fail "two documents" 1 "h4:2: a second document" "$NMT_BIN" train -c "$T/h4"
+printf 'src: ~\n' > "$T/h5"
+expect_fail "a null value" 1 "h5:1: no value \(null\) for src" "$NMT_BIN" train -c "$T/h5"
+printf 'src: "a\\0b"\n' > "$T/h6"
+expect_fail "a NUL in a value" 1 "h6:1: a NUL character in the value of src" "$NMT_BIN" train -c "$T/h6"
+printf 'hid: []\n' > "$T/h7"
+expect_fail "an empty list" 1 "h7:1: an empty list for hid" "$NMT_BIN" train -c "$T/h7"
+head -c 1100000 /dev/zero | tr '\0' '#' > "$T/h8"
+expect_fail "over 1 MiB" 1 "h8:0: more than 1 MiB" "$NMT_BIN" train -c "$T/h8"
+# --dump-config read back: a subword run's (its --vocab defaults once made it unreadable), and
+# switches that undo each other (both were dumped, and the copy trained untied)
+head -n 100 "$NMT_SHARED/data/multi30k/train.en" > "$T/r.en"; head -n 100 "$NMT_SHARED/data/multi30k/train.fr" > "$T/r.fr"
+"$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/s.nmt" --subwords unigram --subword-vocab 400 --dump-config > "$T/s.yaml" 2> /dev/null
+"$NMT_BIN" train -c "$T/s.yaml" --max-updates 1 --emb 4 --hid 4 --att 4 --maxout 2 --threads 1 2> "$T/s.err" && ok ||
+    bad "a subword run's dump read back: $(tail -n 1 "$T/s.err")"
+printf 'no-tied-embeddings: true\n' > "$T/nt.yaml"
+"$NMT_BIN" train -c "$T/nt.yaml" --src "$T/r.en" --tgt "$T/r.fr" --model "$T/t.nmt" --tied-embeddings --dump-config > "$T/t.yaml" 2> /dev/null
+grep -q "^tied-embeddings: true" "$T/t.yaml" && ! grep -q "no-tied" "$T/t.yaml" && ok || bad "tied switches dumped: $(grep tied "$T/t.yaml")"
+# a pipe is read once, whole: -c <(...) works
+mkfifo "$T/fifo"
+{ cat "$T/run.yaml" > "$T/fifo" & } 2> /dev/null
+"$NMT_BIN" train -c "$T/fifo" --dump-config > "$T/fifo.dump" 2> "$T/fifo.err" && "$NMT_BIN" train -c "$T/run.yaml" --dump-config > "$T/file.dump" 2> /dev/null &&
+    cmp -s "$T/fifo.dump" "$T/file.dump" && ok || bad "an option file from a pipe: $(cat "$T/fifo.err")"
 finish config
