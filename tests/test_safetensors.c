@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/atomic.h"
 #include "io/safetensors.h"
 #include "test.h"
 
@@ -745,12 +746,24 @@ static void test_atomic_save(void)
     CHECK_ERR(st_writer_save(w, bad, &e), e, NMT_ERR_IO, "nope/m.safetensors");
     CHECK(count_dir(sub) == 1);
 
-    /* The rename fails (the target is a directory) after the temp file was written: the temp
-     * file must be gone and the directory untouched. */
+    /* A target that is a directory is refused before anything is written, and left as it is. */
     snprintf(bad, sizeof bad, "%s/atomic/isdir", tmpdir);
     mkdir(bad, 0700);
-    CHECK_ERR(st_writer_save(w, bad, &e), e, NMT_ERR_IO, "cannot rename");
+    CHECK_ERR(st_writer_save(w, bad, &e), e, NMT_ERR_IO, "not a regular file (a directory)");
     CHECK(count_dir(sub) == 2);
+    /* The rename fails (the target became a directory after the temporary was opened): the
+     * temporary must be gone. */
+    {
+        char late[600];
+        snprintf(late, sizeof late, "%s/atomic/late", tmpdir);
+        atomic_file af;
+        CHECK(atomic_open(&af, late, &e) == 0);
+        fputs("data", af.fp);
+        mkdir(late, 0700);
+        CHECK_ERR(atomic_commit(&af, &e), e, NMT_ERR_IO, "cannot rename");
+        CHECK(count_dir(sub) == 3); /* isdir, late and the first file: no temporary left */
+        rmdir(late);
+    }
     struct stat sb;
     CHECK(stat(bad, &sb) == 0 && S_ISDIR(sb.st_mode));
     rmdir(bad);
