@@ -151,15 +151,22 @@ $(WEB_C:.c=.o): $(WEB_C)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # --no-undefined: the core must not reach into the evaluation library (nor the reverse, but
-# through libnmt.so).
+# through libnmt.so). Each library names itself by its major version (SONAME libnmt.so.0), so that a
+# program linked today refuses a later, incompatible libnmt rather than misbehaving; the link in
+# BUILD lets the other two find libnmt.so.0 beside them.
+NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd.h)
+SOMAJOR := $(firstword $(subst ., ,$(NMT_VERSION)))
 $(BUILD)/libnmt.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,--no-undefined -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt.so.$(SOMAJOR) -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+	ln -sf libnmt.so $@.$(SOMAJOR)
 
 $(BUILD)/libnmt-eval.so: $(EVAL_OBJ) $(BUILD)/libnmt.so
-	$(CC) -shared -Wl,--no-undefined -o $@ $(EVAL_OBJ) -L$(BUILD) -lnmt -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(EVAL_LIBS) $(CORE_LIBS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt-eval.so.$(SOMAJOR) -o $@ $(EVAL_OBJ) -L$(BUILD) -lnmt \
+	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(EVAL_LIBS) $(CORE_LIBS)
 
 $(BUILD)/libnmt-serve.so: $(SERVE_OBJ) $(BUILD)/libnmt.so
-	$(CC) -shared -Wl,--no-undefined -o $@ $(SERVE_OBJ) -L$(BUILD) -lnmt -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(SERVE_LIBS) $(CORE_LIBS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt-serve.so.$(SOMAJOR) -o $@ $(SERVE_OBJ) -L$(BUILD) -lnmt \
+	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(SERVE_LIBS) $(CORE_LIBS)
 
 $(NMT_BIN): $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A)
 	@mkdir -p $(dir $@)
@@ -184,20 +191,26 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libnmt.a include/nmt.h
 	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(CORE_LIBS)
 
 # make install PREFIX=DIR (default /usr/local; DESTDIR for staged installs): the program, the three
-# libraries (static and shared), nmt.h, and nmt.pc so that a C program finds them the usual way:
+# libraries (static and shared: libnmt.so -> libnmt.so.0 -> libnmt.so.VERSION, as ldconfig
+# expects), nmt.h, and a pkg-config file per library, so that a C program finds them the usual way:
 #   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs nmt)           (shared libnmt)
 #   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs --static nmt)  (and its dependencies)
+#   cc app.c $(pkg-config --cflags --libs nmt-eval)  (metrics, aligners, drawing; nmt-serve: the server)
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
-NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd.h)
+PC_SED = -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(NMT_VERSION)|' \
+         -e 's|@LIBS_PRIVATE@|-L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -fopenmp $(CORE_LIBS)|'
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(NMT_BIN) $(DESTDIR)$(PREFIX)/bin/nmt
 	install -m 644 $(LIBS_A) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(BUILD)/libnmt-serve.so $(DESTDIR)$(LIBDIR)/
+	for l in libnmt libnmt-eval libnmt-serve; do \
+	    install -m 755 $(BUILD)/$$l.so $(DESTDIR)$(LIBDIR)/$$l.so.$(NMT_VERSION) && \
+	    ln -sf $$l.so.$(NMT_VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.$(SOMAJOR) && \
+	    ln -sf $$l.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; \
+	done
 	install -m 644 include/nmt.h $(DESTDIR)$(PREFIX)/include/nmt.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(NMT_VERSION)|' \
-	    -e 's|@LIBS_PRIVATE@|-L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -fopenmp $(CORE_LIBS)|' nmt.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/nmt.pc
+	for p in nmt nmt-eval nmt-serve; do sed $(PC_SED) $$p.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$p.pc || exit 1; done
 
 check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
 	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) NMT_EXAMPLES=$(BUILD)/examples sh tests/run.sh $(BUILD) $(RUNFLAGS)

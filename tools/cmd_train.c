@@ -324,7 +324,12 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                  "(docs/SCALING.md).\n", table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
-    if (!(*yaml = opt_dump(&c))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
+    char lost[64];
+    if (!(*yaml = opt_dump(&c, lost, sizeof lost))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
+    if (dump && *lost) { /* the run itself goes on: its checkpoint keeps the rest of the options */
+        fprintf(stderr, "nmt train: error: --dump-config: the value of %s is not UTF-8, which a YAML file cannot hold\n", lost);
+        return CMD_ERR;
+    }
     if (dump) {
         fputs(*yaml, stdout);
         return CMD_OK;

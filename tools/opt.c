@@ -2,15 +2,18 @@
  * one walk that only sorts it into options with their values and positional arguments; nothing
  * is stored until the walk is done, so --help anywhere wins, presets (OPT_FIRST) go first, and
  * the rest is applied in the order given. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd.h"
 #include "opt.h"
 #include "opt_config.h"
+#include "text/unicode.h"
 
 /* ------------------------------------------------------------------ names */
 
@@ -370,37 +373,80 @@ int opt_parse(opt_cmd *c, int argc, char **argv, char **args, int *nargs)
     return rc ? rc : OPT_GO;
 }
 
-/* A value as YAML: plain when it reads back as the same string, else single-quoted. */
-static void dump_value(FILE *f, const char *v)
+/* The next UTF-8 character of s (NUL-terminated) into *cp, and its length; 0 where s is not
+ * well-formed UTF-8 there. */
+static int utf8_next(const unsigned char *s, unsigned *cp)
 {
-    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "True", "False",
-                                        "TRUE", "FALSE"};
-    int plain = *v && !strchr(":#'\"{}[],&*!|>%@`- ", v[0]) && !strchr(v, '#') && !strstr(v, ": ") &&
-                v[strlen(v) - 1] != ' ' && !strchr(v, '\n');
-    for (size_t i = 0; plain && i < sizeof words / sizeof *words; i++) plain = strcmp(v, words[i]) != 0;
-    if (plain) { fputs(v, f); return; }
-    fputc('\'', f);
-    for (const char *p = v; *p; p++) {
-        if (*p == '\'') fputc('\'', f); /* '' is a quote inside quotes */
-        fputc(*p, f);
-    }
-    fputc('\'', f);
+    uint32_t c = 0;
+    int n = utf8_decode((const char *)s, strnlen((const char *)s, 4), &c);
+    *cp = c;
+    return n > 0 ? n : 0;
 }
 
-/* One option's line(s) of the dump, or nothing. */
-static void dump_option(FILE *f, const opt *o)
+/* A character a YAML file may hold as it is, other than a line break or a tab (YAML 1.1 5.1, as
+ * libyaml's reader checks it; NEL, LS and PS break lines there). */
+static int yaml_plain_char(unsigned cp)
+{
+    return (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xd7ff && cp != 0x2028 && cp != 0x2029) ||
+           (cp >= 0xe000 && cp <= 0xfffd && cp != 0xfeff) || (cp >= 0x10000 && cp <= 0x10ffff);
+}
+
+/* Whether v reads back from a plain scalar as itself: printable, no blanks, none of YAML's
+ * indicators (a value ending in ':' starts a mapping), not a word the reader takes for a switch or
+ * null. Anything else is double-quoted, which holds every character. */
+static int yaml_plain_ok(const char *v)
+{
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
+    if (!*v || !(isalnum((unsigned char)v[0]) || strchr("_./", v[0]) || (unsigned char)v[0] >= 0x80)) return 0;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (!strcasecmp(v, words[i])) return 0;
+    unsigned cp;
+    for (const unsigned char *p = (const unsigned char *)v; *p;) {
+        int n = utf8_next(p, &cp);
+        if (!n || !yaml_plain_char(cp) || (cp < 0x80 && strchr(" :#,[]{}'\"", (int)cp))) return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* A value as YAML: plain when it reads back as the same string, else double-quoted with escapes.
+ * -1 for a value that is not UTF-8, which a YAML file cannot hold: nothing is written. */
+static int dump_value(FILE *f, const char *v)
+{
+    unsigned cp;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p += utf8_next(p, &cp))
+        if (!utf8_next(p, &cp)) return -1;
+    if (yaml_plain_ok(v)) { fputs(v, f); return 0; }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)v; *p;) {
+        int n = utf8_next(p, &cp);
+        if (cp == '"' || cp == '\\') fprintf(f, "\\%c", (int)cp);
+        else if (cp == '\t') fputs("\\t", f);
+        else if (cp == '\n') fputs("\\n", f);
+        else if (cp == '\r') fputs("\\r", f);
+        else if (!yaml_plain_char(cp)) fprintf(f, cp < 0x100 ? "\\x%02X" : cp < 0x10000 ? "\\u%04X" : "\\U%08X", cp);
+        else fwrite(p, 1, (size_t)n, f);
+        p += n;
+    }
+    fputc('"', f);
+    return 0;
+}
+
+/* One option's line(s) of the dump, or nothing; -1 when a value is not UTF-8 (a comment says so
+ * in place of the option), -2 when out of memory. */
+static int dump_option(FILE *f, const opt *o)
 {
     char name[64], num[64];
     main_name(o, name, sizeof name);
-    if (strncmp(name, "--", 2) || (o->flags & (OPT_CONFIG | OPT_DUMP))) return; /* short spellings only: not in a file */
-    if ((o->flags & OPT_IF_GIVEN) && !o->seen) return; /* its default is "off", whatever the variable holds */
+    if (strncmp(name, "--", 2) || (o->flags & (OPT_CONFIG | OPT_DUMP))) return 0; /* short spellings only: not in a file */
+    if ((o->flags & OPT_IF_GIVEN) && !o->seen) return 0; /* its default is "off", whatever the variable holds */
     const char *key = name + 2, *v = NULL;
     int len;
     switch (o->kind) {
     case OPTK_FLAG: /* the switch that decided, not each one given: --no-tied-embeddings from a file,
                      * --tied-embeddings on the command line dumped both, and read back untied */
         if (o->seen && *(int *)o->dst == (int)o->lo) fprintf(f, "%s: true\n", key);
-        return;
+        return 0;
     case OPTK_INT: snprintf(num, sizeof num, "%d", *(int *)o->dst); v = num; break;
     case OPTK_LONG: snprintf(num, sizeof num, "%ld", *(long *)o->dst); v = num; break;
     case OPTK_DBL: /* the shortest spelling that reads back as the same double: 0.2, not 0.20000000000000001 */
@@ -421,30 +467,38 @@ static void dump_option(FILE *f, const opt *o)
     }
     /* a default outside the option's range means "automatic" (threads 0: all cores): not a value */
     int numeric = o->kind == OPTK_INT || o->kind == OPTK_LONG || o->kind == OPTK_DBL;
-    if (numeric && !o->seen && (strtod(num, NULL) < o->lo || strtod(num, NULL) > o->hi)) return;
-    if (v) {
-        fprintf(f, "%s: ", key);
-        dump_value(f, v);
-        fputc('\n', f);
-    } else if (o->ngiven > 1 && o->ngiven <= (int)(sizeof o->given / sizeof *o->given)) {
-        fprintf(f, "%s:\n", key);
-        for (int i = 0; i < o->ngiven; i++) {
-            fputs("  - ", f);
-            dump_value(f, o->given[i]);
-            fputc('\n', f);
-        }
+    if (numeric && !o->seen && (strtod(num, NULL) < o->lo || strtod(num, NULL) > o->hi)) return 0;
+    const char *const *vals = v ? &v : o->given;
+    int n = v ? 1 : o->ngiven > 1 && o->ngiven <= (int)(sizeof o->given / sizeof *o->given) ? o->ngiven : 0;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *m = n ? open_memstream(&text, &size) : NULL; /* the lines, kept back until every value is known to fit */
+    if (n && !m) return -2;
+    int bad = 0;
+    for (int i = 0; i < n && !bad; i++) {
+        fputs(v ? " " : "\n  - ", m);
+        bad = dump_value(m, vals[i]);
     }
+    if (m && fclose(m)) { free(text); return -2; }
+    if (bad) fprintf(f, "# %s: left out: its value is not UTF-8, which a YAML file cannot hold\n", key);
+    else if (n) fprintf(f, "%s:%s\n", key, text);
+    free(text);
+    return bad ? -1 : 0;
 }
 
-char *opt_dump(const opt_cmd *c)
+char *opt_dump(const opt_cmd *c, char *lost, size_t size_lost)
 {
     char *text = NULL;
     size_t size = 0;
+    int rc = 0;
     FILE *f = open_memstream(&text, &size);
     if (!f) return NULL;
-    for (const opt *o = c->opts; o->kind != OPTK_END; o++)
-        if (is_option(o)) dump_option(f, o);
-    if (fclose(f)) { free(text); return NULL; }
+    *lost = 0;
+    for (const opt *o = c->opts; o->kind != OPTK_END && rc > -2; o++) {
+        rc = is_option(o) ? dump_option(f, o) : 0;
+        if (rc == -1 && !*lost) main_name(o, lost, size_lost);
+    }
+    if (fclose(f) || rc == -2) { free(text); return NULL; }
     return text;
 }
 

@@ -100,9 +100,10 @@ int opt_given(const opt_cmd *c, const char *name);
 
 /* The options in effect after opt_parse, as a YAML mapping that -c reads back to the same values:
  * every option with a value (defaults included; a string that is unset is left out) and every
- * flag that was given, under its long name without the dashes. The caller frees it; NULL when
- * out of memory. */
-char *opt_dump(const opt_cmd *c);
+ * flag that was given, under its long name without the dashes. A value that is not UTF-8 cannot
+ * be held: a comment stands in its place and lost gets the option's name (else ""). The caller
+ * frees the text; NULL when out of memory. */
+char *opt_dump(const opt_cmd *c, char *lost, size_t size_lost);
 
 /* The option whose long spelling is "--" + key, or NULL (opt_config.c's check of a file's keys). */
 opt *opt_find_long(opt_cmd *c, const char *key);

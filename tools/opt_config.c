@@ -125,13 +125,22 @@ static int pair_args(opt_cmd *c, const char *path, yaml_document_t *doc, yaml_no
         if (push(a, flag) || push(a, (const char *)v->data.scalar.value)) return fail(c->name, path, k, "out of memory", NULL);
     } else {
         if (v->data.sequence.items.start == v->data.sequence.items.top) return fail(c->name, path, v, "an empty list for ", key);
-        /* a list: one option with several values, or the option given once per item */
+        /* a list: the values of an option that takes several (--valid-metrics bleu chrf); any other
+         * option would keep only the last item */
+        if (!(o->flags & OPT_MORE)) return fail(c->name, path, v, "a list for an option that takes one value: ", key);
+        if (push(a, flag)) return fail(c->name, path, k, "out of memory", NULL);
         for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++) {
             yaml_node_t *e = yaml_document_get_node(doc, *i);
             if (!e || e->type != YAML_SCALAR_NODE) return fail(c->name, path, e, "a list item that is not a value: ", key);
             if (value_ok(c, path, e, key)) return -1;
-            if ((i == v->data.sequence.items.start || !(o->flags & OPT_MORE)) && push(a, flag))
-                return fail(c->name, path, k, "out of memory", NULL);
+            /* a later item the option would not take would reach the command line's walk as a
+             * stray argument, far from this file: refused here, with its line */
+            const char *why = i > v->data.sequence.items.start ? o->fn(NULL, (const char *)e->data.scalar.value, (int)(i - v->data.sequence.items.start)) : NULL;
+            if (why) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "%.60s '%.60s': %s", key, (const char *)e->data.scalar.value, why);
+                return fail(c->name, path, e, msg, NULL);
+            }
             if (push(a, (const char *)e->data.scalar.value)) return fail(c->name, path, k, "out of memory", NULL);
         }
     }

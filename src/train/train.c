@@ -274,6 +274,13 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     r.kind = NMT_REPORT_START;
     r.msg = sum;
     train_report(t, &r);
+    const nmt_train_opts *e = t->o; /* a resumed run's schedule is its checkpoint's */
+    if (e->lr_warmup > 0 && e->max_updates > 0 && e->lr_warmup > e->max_updates) { /* allowed, as Marian does, but said */
+        char msg[200];
+        snprintf(msg, sizeof msg, "the warm-up (%ld updates) is longer than the run (%ld): the learning rate never reaches "
+                 "its full value", e->lr_warmup, e->max_updates);
+        train_warn(t, msg);
+    }
     char done[200];
     int finished = already_finished(t, done, sizeof done);
     if (!finished) rc = run_loop(t, err);

@@ -254,6 +254,40 @@ static const char *read_kept(trainer *t, const cJSON *k)
     return NULL;
 }
 
+/* Resumed with a smaller --keep-best: the models beyond K go, as they would have gone had K been
+ * this small all along, and the list is written again. Resumed without it (K = 0), nothing is
+ * kept from now on, and the list on disk, which stays right, is left alone. */
+static int drop_beyond(trainer *t, nmt_err *err)
+{
+    int K = t->o->keep_best;
+    if (K == 0 || t->n_kept <= K) return NMT_OK;
+    char path[4200], msg[4400];
+    for (int i = K; i < t->n_kept; i++) {
+        valid_kept_path(path, sizeof path, t->o->model, t->kept_update[i]);
+        if (remove(path) && errno != ENOENT) {
+            snprintf(msg, sizeof msg, "could not remove %s, which --keep-best %d leaves out", path, K);
+            train_warn(t, msg);
+        }
+    }
+    snprintf(msg, sizeof msg, "resumed with --keep-best %d: the %d kept model(s) ranked below it removed", K, t->n_kept - K);
+    train_warn(t, msg);
+    t->n_kept = K;
+    return write_list(t, err);
+}
+
+/* Resumed with another deciding metric: the kept list starts afresh, and the old one, whose files
+ * stay on disk, moves to MODEL.best.METRIC.tsv rather than being overwritten by the new list. */
+static void keep_other_list(trainer *t, const char *old_metric)
+{
+    char from[4200], to[4300], msg[4500];
+    snprintf(from, sizeof from, "%s.best.tsv", t->o->model);
+    snprintf(to, sizeof to, "%s.best.%s.tsv", t->o->model, old_metric);
+    int moved = rename(from, to) == 0;
+    snprintf(msg, sizeof msg, "the run validated by %.20s until now: its best score and kept models start afresh%s%s", old_metric,
+             moved ? "; the models it kept are listed in " : "", moved ? to : "");
+    train_warn(t, msg);
+}
+
 /* A checkpoint's validation state (metadata key "validation"; older checkpoints have none). A
  * run resumed with another deciding metric starts its best score and kept list afresh. */
 int valid_state_restore(trainer *t, const char *js, const char *path, nmt_err *err)
@@ -262,14 +296,16 @@ int valid_state_restore(trainer *t, const char *js, const char *path, nmt_err *e
     cJSON *s = cJSON_Parse(js);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "metric"), *b = cJSON_GetObjectItemCaseSensitive(s, "best");
     const char *why = NULL;
+    int rc = NMT_OK;
     if (!cJSON_IsObject(s) || !cJSON_IsString(m) || nmt_metric_parse(m->valuestring) < 0 || !cJSON_IsNumber(b) || !isfinite(b->valuedouble))
         why = "must be an object with metric (ppl, bleu or chrf), best and kept";
     else if (nmt_metric_parse(m->valuestring) != valid_metric(t->o))
-        train_warn(t, "the run validated by another metric until now: its best score and kept models start afresh");
-    else if (!(why = read_kept(t, cJSON_GetObjectItemCaseSensitive(s, "kept"))))
+        keep_other_list(t, m->valuestring);
+    else if (!(why = read_kept(t, cJSON_GetObjectItemCaseSensitive(s, "kept")))) {
         t->best_score = b->valuedouble == -1 ? -INFINITY : b->valuedouble;
-    if (t->n_kept > t->o->keep_best) t->n_kept = t->o->keep_best; /* resumed with a smaller K */
+        rc = drop_beyond(t, err);
+    }
     cJSON_Delete(s);
     if (why) t->n_kept = 0;
-    return why ? nmt_fail(err, NMT_ERR_FORMAT, "%s: validation state: %s", path, why) : NMT_OK;
+    return why ? nmt_fail(err, NMT_ERR_FORMAT, "%s: validation state: %s", path, why) : rc;
 }

@@ -104,4 +104,37 @@ mkfifo "$T/fifo"
 { cat "$T/run.yaml" > "$T/fifo" & } 2> /dev/null
 "$NMT_BIN" train -c "$T/fifo" --dump-config > "$T/fifo.dump" 2> "$T/fifo.err" && "$NMT_BIN" train -c "$T/run.yaml" --dump-config > "$T/file.dump" 2> /dev/null &&
     cmp -s "$T/fifo.dump" "$T/file.dump" && ok || bad "an option file from a pipe: $(cat "$T/fifo.err")"
+# --dump-config's quoting, tested against the file system: the source file's name is each of the
+# values YAML reads otherwise when written plain (a trailing ':' or blank, indicators, the words
+# a switch or null reads as, control characters, line breaks libyaml knows beyond \n, a BOM). The
+# dump must read back to itself, and a run from it must find the file.
+B=$(cd "$(dirname "$NMT_BIN")" && pwd)/$(basename "$NMT_BIN")
+mkdir "$T/n"
+TINY="--max-updates 1 --emb 4 --hid 4 --att 4 --maxout 2 --vocab 50 --batch 10 --threads 1"
+for e in 'a:' 'x:\040y' 'tab\tin' 'trail\t' 'trail\040' '\040lead' '-dash' 'null' 'Yes' 'n' '~' '#h' 'a\040#b' \
+    "q'uote" 'dq"x' 'back\\\\slash' 'c\001trl' 'nl\nx' 'cr\rx' 'del\177' 'nel\302\205' 'c1\302\200' 'bom\357\273\277' \
+    'ls\342\200\250' 'caf\303\251' '[br' '{x}' ',c' '%p' '@a' '!t' '&a' '*s' '|p' '>g' '?q' '`b' '"' "'" 'k\\\\"\\\\'; do
+    name=$(printf '%bX' "$e"); name=${name%X}
+    cp "$T/s" "$T/n/$name"
+    # shellcheck disable=SC2086
+    (cd "$T/n" && "$B" train --src "$name" --tgt "$T/t" --model "$T/w.nmt" $TINY --dump-config > "$T/w1.yaml" 2> "$T/w.err" &&
+        "$B" train -c "$T/w1.yaml" --dump-config > "$T/w2.yaml" 2>> "$T/w.err" && cmp -s "$T/w1.yaml" "$T/w2.yaml" &&
+        "$B" train -c "$T/w1.yaml" 2>> "$T/w.err") && ok ||
+        bad "a source file named '$e' from --dump-config: $(grep '^src' "$T/w1.yaml") $(tail -n 1 "$T/w.err")"
+    rm -f "$T/n/$name"
+done
+# a name that is not UTF-8 cannot be in a YAML file: --dump-config says so, the run itself goes on
+cp "$T/s" "$T/n/$(printf 'lat\351')"
+expect_fail "--dump-config, a Latin-1 name" 1 "value of --src is not UTF-8" "$B" train --src "$T/n/$(printf 'lat\351')" \
+    --tgt "$T/t" --model "$T/w.nmt" --dump-config
+# shellcheck disable=SC2086
+"$B" train --src "$T/n/$(printf 'lat\351')" --tgt "$T/t" --model "$T/w.nmt" $TINY 2> "$T/w.err" && ok ||
+    bad "training from a Latin-1 name: $(tail -n 1 "$T/w.err")"
+# a list for an option of one value (the last item won) and a list item the option refuses (it
+# reached the command line's walk and was "unexpected argument", naming no file) are errors at
+# their line
+printf 'src: %s\nhid:\n  - 8\n  - 16\n' "$T/s" > "$T/l1.yaml"
+expect_fail "a list for hid" 1 "l1.yaml:3: a list for an option that takes one value: hid" "$NMT_BIN" train -c "$T/l1.yaml"
+printf 'valid-metrics:\n  - bleu\n  - bogus\n' > "$T/l2.yaml"
+expect_fail "a bad second metric" 1 "l2.yaml:3: valid-metrics 'bogus': expected ppl" "$NMT_BIN" train -c "$T/l2.yaml"
 finish config

@@ -2,14 +2,17 @@
 # install.sh: `make install PREFIX=DIR` gives a tree a C program builds against the usual way:
 # examples/translate.c compiled with nothing but `pkg-config --cflags --libs nmt` from that tree,
 # run against the installed shared libnmt, translates exactly as `nmt translate`; the installed
-# program runs; nmt.pc names the version the program prints.
+# program runs; nmt.pc names the version the program prints. Each library carries its SONAME
+# (libnmt.so.0) and installs as ldconfig expects; a program of libnmt-eval builds from
+# `pkg-config nmt-eval` alone (nmt.pc once lacked it, where nmt_metric_score lives).
 . tests/cli/lib.sh
 PFX=$T/prefix
 # the test's own make: not the flags of a make that may be running the tests (a sanitizer pass)
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u OPT -u SANFLAGS -u RUNFLAGS \
     make --no-print-directory install PREFIX="$PFX" > "$T/install.log" 2>&1 \
     && ok || bad "make install: $(tail -n 5 "$T/install.log")"
-for f in bin/nmt include/nmt.h lib/libnmt.so lib/libnmt.a lib/libnmt-eval.so lib/libnmt-serve.a lib/pkgconfig/nmt.pc; do
+for f in bin/nmt include/nmt.h lib/libnmt.so lib/libnmt.a lib/libnmt-eval.so lib/libnmt-serve.a lib/pkgconfig/nmt.pc \
+    lib/pkgconfig/nmt-eval.pc lib/pkgconfig/nmt-serve.pc; do
     [ -f "$PFX/$f" ] && ok || bad "not installed: $f"
 done
 export PKG_CONFIG_PATH="$PFX/lib/pkgconfig"
@@ -20,6 +23,27 @@ grep -q -- "$v" "$T/ver" && [ -n "$v" ] && ok || bad "nmt.pc version '$v', the p
 cc -std=c11 -o "$T/translate" examples/translate.c $(pkg-config --cflags nmt) $(pkg-config --libs nmt) 2> "$T/cc.log" \
     && ok || bad "examples/translate.c against the installed tree: $(head -n 5 "$T/cc.log")"
 ldd "$T/translate" | grep -q "$PFX/lib/libnmt.so" && ok || bad "the example does not use the installed libnmt.so: $(ldd "$T/translate" | grep nmt)"
+for l in libnmt libnmt-eval libnmt-serve; do
+    so=$(readelf -d "$PFX/lib/$l.so" 2> /dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    [ "$so" = "$l.so.0" ] && [ "$(readlink "$PFX/lib/$l.so.0")" = "$l.so.$v" ] && ok || bad "$l: SONAME '$so', $l.so.0 -> $(readlink "$PFX/lib/$l.so.0")"
+done
+ldd "$PFX/lib/libnmt-eval.so" | grep -q "libnmt.so.0 => $PFX/lib/libnmt.so.0" && ok || bad "libnmt-eval does not find libnmt.so.0: $(ldd "$PFX/lib/libnmt-eval.so" | grep nmt)"
+# a program of the evaluation library: BLEU of the example's translations against nmt translate's, as nmt bleu gives it
+cat > "$T/score.c" <<'C'
+#include <stdio.h>
+#include <nmt.h>
+int main(int argc, char **argv)
+{
+    const char *hyp[] = {argv[1]}, *ref[] = {argv[2]};
+    double score;
+    nmt_err err;
+    if (argc != 3 || nmt_metric_score(NMT_METRIC_BLEU, hyp, ref, 1, &score, &err)) return 1;
+    printf("%.4f\n", score);
+    return 0;
+}
+C
+# shellcheck disable=SC2046
+cc -std=c11 -o "$T/score" "$T/score.c" $(pkg-config --cflags --libs nmt-eval) 2> "$T/cc2.log" && ok || bad "a program of nmt-eval: $(head -n 5 "$T/cc2.log")"
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
 OMP_WAIT_POLICY=PASSIVE "$PFX/bin/nmt" train --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --emb 16 --hid 16 --att 16 \
@@ -27,4 +51,7 @@ OMP_WAIT_POLICY=PASSIVE "$PFX/bin/nmt" train --src "$T/s" --tgt "$T/t" --model "
 "$T/translate" "$T/m.nmt" "a man is riding a bike ." "two dogs play ." > "$T/ex" 2> "$T/err" && ok || bad "example: $(cat "$T/err")"
 printf 'a man is riding a bike .\ntwo dogs play .\n' | "$NMT_BIN" translate --model "$T/m.nmt" > "$T/cli"
 [ -s "$T/cli" ] && cmp -s "$T/ex" "$T/cli" && ok || bad "the installed example and nmt translate differ: $(cat "$T/ex") / $(cat "$T/cli")"
+echo "a man rides a red bike in the park ." > "$T/h"; echo "a man is riding a red bike in the park ." > "$T/r"
+want=$("$NMT_BIN" bleu -b -w 4 "$T/r" < "$T/h") got=$("$T/score" "$(cat "$T/h")" "$(cat "$T/r")")
+[ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "nmt-eval's BLEU '$got', nmt bleu's '$want'"
 finish install

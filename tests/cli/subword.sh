@@ -75,6 +75,26 @@ printf 'leak:libfontconfig.so\n' > "$T/lsan.supp"
 LSAN_OPTIONS="suppressions=$T/lsan.supp:print_suppressions=0" "$NMT_BIN" plot --model "$T/u.nmt" --src "$T/v.en" \
     --tgt "$T/v.fr" --line 2 --out "$T/heat" --format svg > /dev/null 2> "$T/plot.err"
 check "plot of a subword model: $(head -c 200 "$T/plot.err")" test -s "$T/heat.svg"
+# ... whose rows and columns are the pair's words, not its pieces: the SVG's text labels (cairo
+# writes them as glyphs, but its <text> layer keeps the words) and one cell per word pair
+sed -n 2p "$T/v.fr" > "$T/heat.rows"; sed -n 2p "$T/v.en" > "$T/heat.cols"
+python3 - "$T/heat.svg" "$T/heat.rows" "$T/heat.cols" <<'EOF' && ok || bad "the subword heat map is not over words"
+import re, sys
+import xml.etree.ElementTree as ET
+NS = '{http://www.w3.org/2000/svg}'
+root = ET.parse(sys.argv[1]).getroot()
+labels = {c: [t.text or '' for t in root.iter(NS + 'text') if t.get('class') == c] for c in ('row', 'col')}
+rows, cols = (open(f, encoding='utf-8').read().lower().split() for f in sys.argv[2:4])  # the model lowercases
+square = re.compile(r'^M ([\d.]+) ([\d.]+) L ([\d.]+) \2 L \3 ([\d.]+) L \1 \4 Z')
+defs = {id(e) for d in root.iter(NS + 'defs') for e in d.iter()}
+cells = [e for e in root.iter(NS + 'path') if id(e) not in defs and square.match(e.get('d') or '')
+         and 'fill:none' not in (e.get('style') or '').replace(' ', '') and e.get('fill') != 'none']
+err = []
+if labels['row'] != rows: err.append('rows %r, the target words %r' % (labels['row'], rows))
+if labels['col'] != cols: err.append('columns %r, the source words %r' % (labels['col'], cols))
+if len(cells) != len(rows) * len(cols): err.append('%d cells for %d x %d words' % (len(cells), len(rows), len(cols)))
+if err: sys.exit('; '.join(err))
+EOF
 
 # the segmentation is SentencePiece's own: spm_encode on the embedded model agrees (on raw text
 # with no text stages of ours, a BPE model; on a joint model both sides are the one model)

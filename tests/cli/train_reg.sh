@@ -47,6 +47,10 @@ resume_check lr "--lr-warmup 6 --lr-decay-inv-sqrt 6" "--lr-warmup 0" "warm-up 6
 train warm --max-updates 8 --lr-warmup 6
 train decay --max-updates 8 --lr-decay-inv-sqrt 6
 cmp -s "$T/warm.nmt" "$T/lr.nmt" || cmp -s "$T/decay.nmt" "$T/lr.nmt" && bad "warm-up or decay alone gives the model of both" || ok
+# a warm-up longer than the run is allowed (as in Marian) but said
+train long --max-updates 3 --lr-warmup 5
+grep -q "warm-up (5 updates) is longer than the run (3)" "$T/long.log" && ok || bad "no warning for a warm-up past the run: $(tail -n 2 "$T/long.log")"
+grep -q "longer than the run" "$T/warm.log" && bad "a warning for a warm-up inside the run" || ok
 
 # ---- variational dropout
 resume_check drop "--dropout-emb 0.3 --dropout-rnn 0.3" "--dropout-emb 0" "embedding dropout 0.3 (not 0), recurrent dropout 0.3 (not 0)"

@@ -54,6 +54,20 @@ sed 1d "$T/b/m.nmt.best.tsv" | cut -f1-3 > "$T/kb"; sed 1d "$T/a/m.nmt.best.tsv"
 cmp -s "$T/ka" "$T/kb" && ok || bad "the resumed run keeps $(tr '\n' ' ' < "$T/kb"), the whole run $(tr '\n' ' ' < "$T/ka")"
 [ "$(find "$T/b" -name 'm.u*.nmt' | wc -l)" -eq 2 ] && ok || bad "the resumed run left $(find "$T/b" -name 'm.u*.nmt' | wc -l) kept files"
 
+# resumed with a smaller --keep-best: the models below it are removed and the list rewritten (they
+# stayed on disk, listed nowhere); without it, the list and its files stay as they are
+train "$T/c" 9 --keep-best 3 && train "$T/c" 15 --keep-best 1 --resume "$T/c/m.nmt.ckpt" && ok || bad "resumed with K 1: $(tail -n 3 "$T/c/err")"
+grep -q "keep-best 1: the 2 kept model(s) ranked below it removed" "$T/c/err" && ok || bad "no warning for the models removed: $(tail -n 3 "$T/c/err")"
+[ "$(find "$T/c" -name 'm.u*.nmt' | wc -l)" -eq 1 ] && [ "$(sed 1d "$T/c/m.nmt.best.tsv" | cut -f1-3)" = "$(sed -n 2p "$T/a/m.nmt.best.tsv" | cut -f1-3)" ] &&
+    ok || bad "resumed with K 1 keeps $(find "$T/c" -name 'm.u*.nmt' | tr '\n' ' ')and lists $(sed 1d "$T/c/m.nmt.best.tsv")"
+train "$T/d" 9 --keep-best 3 && cp "$T/d/m.nmt.best.tsv" "$T/d/list" && train "$T/d" 15 --keep-best 0 --resume "$T/d/m.nmt.ckpt" && ok || bad "resumed with K 0"
+[ "$(find "$T/d" -name 'm.u*.nmt' | wc -l)" -eq 3 ] && cmp -s "$T/d/list" "$T/d/m.nmt.best.tsv" && ok || bad "resumed with K 0: files or list changed"
+# resumed with another deciding metric: the old list moves aside, naming the files that stay
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/d/m.nmt" $SMALL $VAL --valid-metrics ppl --keep-best 1 --max-updates 18 \
+    --resume "$T/d/m.nmt.ckpt" 2> "$T/d/err2" && cmp -s "$T/d/list" "$T/d/m.nmt.best.bleu.tsv" && [ "$(sed 1d "$T/d/m.nmt.best.tsv" | wc -l)" -eq 1 ] &&
+    ok || bad "another metric on resume: $(ls "$T/d") $(tail -n 2 "$T/d/err2")"
+
 # perplexity deciding: the best model and the kept list follow the dev NLL
 mkdir -p "$T/p"
 # shellcheck disable=SC2086
