@@ -151,11 +151,13 @@ $(WEB_C:.c=.o): $(WEB_C)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # --no-undefined: the core must not reach into the evaluation library (nor the reverse, but
-# through libnmt.so). Each library names itself by its major version (SONAME libnmt.so.0), so that a
-# program linked today refuses a later, incompatible libnmt rather than misbehaving; the link in
-# BUILD lets the other two find libnmt.so.0 beside them.
+# through libnmt.so). Each library names itself by the part of its version that promises
+# compatibility (SONAME libnmt.so.1 from 1.x; before 1.0, where any release may break it,
+# libnmt.so.0.1 for 0.1.x), so that a program linked today refuses an incompatible libnmt rather
+# than misbehaving; the link in BUILD lets the other two find libnmt.so.SOVERSION beside them.
 NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd.h)
-SOMAJOR := $(firstword $(subst ., ,$(NMT_VERSION)))
+NMT_VPARTS := $(subst ., ,$(NMT_VERSION))
+SOMAJOR := $(if $(filter 0,$(word 1,$(NMT_VPARTS))),0.$(word 2,$(NMT_VPARTS)),$(word 1,$(NMT_VPARTS)))
 $(BUILD)/libnmt.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt.so.$(SOMAJOR) -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 	ln -sf libnmt.so $@.$(SOMAJOR)
@@ -191,7 +193,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libnmt.a include/nmt.h
 	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(CORE_LIBS)
 
 # make install PREFIX=DIR (default /usr/local; DESTDIR for staged installs): the program, the three
-# libraries (static and shared: libnmt.so -> libnmt.so.0 -> libnmt.so.VERSION, as ldconfig
+# libraries (static and shared: libnmt.so -> libnmt.so.0.1 -> libnmt.so.VERSION, as ldconfig
 # expects), nmt.h, and a pkg-config file per library, so that a C program finds them the usual way:
 #   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs nmt)           (shared libnmt)
 #   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs --static nmt)  (and its dependencies)

@@ -10,6 +10,7 @@
 #include "mpi/comm_mpi.h"
 #include "nmt.h"
 #include "opt.h"
+#include "opt_config.h"
 #include "train/optim.h"
 #include "text/tokenize.h"
 
@@ -328,6 +329,10 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     if (!(*yaml = opt_dump(&c, lost, sizeof lost))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
     if (dump && *lost) { /* the run itself goes on: its checkpoint keeps the rest of the options */
         fprintf(stderr, "nmt train: error: --dump-config: the value of %s is not UTF-8, which a YAML file cannot hold\n", lost);
+        return CMD_ERR;
+    }
+    if (dump && strlen(*yaml) > OPT_CONFIG_MAX_BYTES) {
+        fprintf(stderr, "nmt train: error: --dump-config: the options make more than 1 MiB of YAML, which -c refuses\n");
         return CMD_ERR;
     }
     if (dump) {

@@ -282,8 +282,9 @@ static int walk(opt_cmd *c, int argc, char **argv, item *it, int *nit, char **ar
         /* nargs-style options take the next arguments too, while the option wants them */
         for (int nth = 0; nth == 0 || (val && (o->flags & OPT_MORE) && i + 1 < argc && argv[i + 1][0] != '-' &&
                                        !o->fn(NULL, argv[i + 1], nth)); nth++) {
+            const char *v = nth ? argv[++i] : val; /* before the item reads i: an initializer list has no order */
             item *x = &it[(*nit)++];
-            *x = (item){o, nth ? argv[++i] : val, nth, nth == 0 && as != o, i, ""};
+            *x = (item){o, v, nth, nth == 0 && as != o, i, ""};
             snprintf(x->name, sizeof x->name, "%.*s", (int)len, a);
         }
     }

@@ -141,13 +141,12 @@ static int pair_args(opt_cmd *c, const char *path, yaml_document_t *doc, yaml_no
                 snprintf(msg, sizeof msg, "%.60s '%.60s': %s", key, (const char *)e->data.scalar.value, why);
                 return fail(c->name, path, e, msg, NULL);
             }
+            a->cur = (int)e->start_mark.line + 1; /* a value refused later names its own line */
             if (push(a, (const char *)e->data.scalar.value)) return fail(c->name, path, k, "out of memory", NULL);
         }
     }
     return 0;
 }
-
-#define CONFIG_MAX_BYTES (1L << 20)
 
 /* libyaml's loader copies an aliased node once per alias (1 MB of file took 414 MB) and its
  * scanner slows quadratically with flow nesting (200,000 '[' took 99 s): a first pass over the
@@ -176,14 +175,14 @@ static int check_events(opt_cmd *c, const char *path, const unsigned char *text,
     return rc;
 }
 
-/* The whole file (a pipe too: -c <(...)), at most CONFIG_MAX_BYTES, into *text; 0 or -1. */
+/* The whole file (a pipe too: -c <(...)), at most OPT_CONFIG_MAX_BYTES, into *text; 0 or -1. */
 static int slurp(opt_cmd *c, const char *path, FILE *f, unsigned char **text, size_t *len)
 {
-    *text = malloc(CONFIG_MAX_BYTES + 1);
+    *text = malloc(OPT_CONFIG_MAX_BYTES + 1);
     if (!*text) return fail(c->name, path, NULL, "out of memory", NULL);
-    *len = fread(*text, 1, CONFIG_MAX_BYTES + 1, f);
+    *len = fread(*text, 1, OPT_CONFIG_MAX_BYTES + 1, f);
     if (ferror(f)) { perror(path); return fail_line(c->name, path, 0, "cannot read it"); }
-    if (*len > CONFIG_MAX_BYTES) return fail_line(c->name, path, 0, "more than 1 MiB: not an option file");
+    if (*len > OPT_CONFIG_MAX_BYTES) return fail_line(c->name, path, 0, "more than 1 MiB: not an option file");
     return 0;
 }
 

@@ -9,4 +9,7 @@
  * strings live as long as the program. 0, or -1 after printing the error (file:line). */
 int opt_config_read(opt_cmd *c, const char *path, char ***argv, int *argc, int **lines);
 
+/* The largest option file read: an option file is a few hundred bytes; more is not one. */
+#define OPT_CONFIG_MAX_BYTES (1L << 20)
+
 #endif

@@ -36,6 +36,8 @@ typedef struct trainer {
     double best_score;          /* best BLEU or chrF when one decides (valid_metric.c); -INFINITY: none yet */
     char **ref, *ref_buf;       /* the dev references BLEU and chrF compare with, by dev line */
     int n_kept;                 /* --keep-best: the kept models' updates and scores, best first */
+    int kept_old_metric;        /* resumed with another metric: its enum nmt_metric + 1, whose list
+                                   moves aside at the first write (valid_metric.c); 0 otherwise */
     long kept_update[NMT_MAX_KEEP_BEST];
     double kept_score[NMT_MAX_KEEP_BEST];
     int bad_valid, nonfinite;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -162,10 +163,33 @@ void valid_kept_path(char *buf, size_t n, const char *model, long update)
     snprintf(buf, n, "%.*s.u%ld%s", (int)(dot - model), model, update, dot);
 }
 
+/* A run resumed with another deciding metric: the list the old metric kept moves to
+ * MODEL.best.METRIC.tsv (.2.tsv and on when that exists: metrics switched back and forth) before
+ * the new list takes its name, its files staying on disk. Done at the first write, not at the
+ * resume, which may stop before it checkpoints. */
+static void move_old_list(trainer *t)
+{
+    char from[4200], to[4300], msg[4500];
+    snprintf(from, sizeof from, "%s.best.tsv", t->o->model);
+    const char *metric = nmt_metric_name(t->kept_old_metric - 1);
+    t->kept_old_metric = 0;
+    for (int k = 1; k < 100; k++) {
+        snprintf(to, sizeof to, k == 1 ? "%s.best.%.8s.tsv" : "%s.best.%.8s.%d.tsv", t->o->model, metric, k);
+        if (link(from, to) == 0) { unlink(from); break; } /* link, not rename: never replaces an older list */
+        if (errno == EEXIST) continue;
+        if (errno == ENOENT) return; /* no list to move */
+        if (access(to, F_OK) == 0 || rename(from, to)) { train_warn(t, "could not move the old metric's list aside"); return; }
+        break;
+    }
+    snprintf(msg, sizeof msg, "the models the run kept by %s are listed in %s", metric, to);
+    train_warn(t, msg);
+}
+
 /* MODEL.best.tsv: the kept models, best first, written whole each time (atomically). */
 static int write_list(trainer *t, nmt_err *err)
 {
     char path[4200], file[4200];
+    if (t->kept_old_metric) move_old_list(t);
     snprintf(path, sizeof path, "%s.best.tsv", t->o->model);
     atomic_file af;
     int rc = atomic_open(&af, path, err);
@@ -187,6 +211,28 @@ static void kept_remove(trainer *t, int i)
     t->n_kept--;
 }
 
+/* Resumed with a smaller --keep-best: the models ranked below K go at the first validation, as
+ * they would have gone had K been this small all along (not at the resume, which may stop before
+ * it checkpoints and leave a checkpoint listing files no longer there). 1 when any went. */
+static int trim_kept(trainer *t, int K)
+{
+    if (t->n_kept <= K) return 0;
+    char path[4200], msg[4400];
+    int removed = 0;
+    for (int i = K; i < t->n_kept; i++) {
+        valid_kept_path(path, sizeof path, t->o->model, t->kept_update[i]);
+        if (remove(path) == 0) removed++;
+        else if (errno != ENOENT) {
+            snprintf(msg, sizeof msg, "could not remove %s, which --keep-best %d leaves out", path, K);
+            train_warn(t, msg);
+        }
+    }
+    snprintf(msg, sizeof msg, "--keep-best %d, smaller than the resumed run's list: %d kept model(s) ranked below it removed", K, removed);
+    train_warn(t, msg);
+    t->n_kept = K;
+    return 1;
+}
+
 /* The model at this update joins the K best when its score beats the K-th (ties keep the older).
  * The new file is written before the dropped one is removed and the list rewritten, so that a
  * run killed in between and resumed (which validates this update again) ends the same. */
@@ -196,9 +242,10 @@ int valid_keep_best(trainer *t, double key, nmt_err *err)
     if (K <= 0 || !isfinite(key)) return NMT_OK;
     for (int i = 0; i < t->n_kept; i++)
         if (t->kept_update[i] == t->update) kept_remove(t, i--); /* validated again after a resume */
+    int trimmed = trim_kept(t, K);
     int p = 0;
     while (p < t->n_kept && !(key > t->kept_score[p])) p++;
-    if (p >= K) return NMT_OK;
+    if (p >= K) return trimmed ? write_list(t, err) : NMT_OK;
     char path[4200];
     valid_kept_path(path, sizeof path, t->o->model, t->update);
     int rc = nmt_model_save(t->m, path, err);
@@ -254,37 +301,22 @@ static const char *read_kept(trainer *t, const cJSON *k)
     return NULL;
 }
 
-/* Resumed with a smaller --keep-best: the models beyond K go, as they would have gone had K been
- * this small all along, and the list is written again. Resumed without it (K = 0), nothing is
- * kept from now on, and the list on disk, which stays right, is left alone. */
-static int drop_beyond(trainer *t, nmt_err *err)
+/* Kept models the checkpoint lists whose files are gone (a run cut between removing a model and
+ * its next checkpoint, files moved by hand, a resume under another --model) leave the list, so
+ * that they take no place among the K best and nmt average is never handed a missing file. */
+static void drop_missing(trainer *t)
 {
-    int K = t->o->keep_best;
-    if (K == 0 || t->n_kept <= K) return NMT_OK;
-    char path[4200], msg[4400];
-    for (int i = K; i < t->n_kept; i++) {
+    char path[4200], missing[4200] = "", msg[4500];
+    int gone = 0;
+    for (int i = 0; i < t->n_kept; i++) {
         valid_kept_path(path, sizeof path, t->o->model, t->kept_update[i]);
-        if (remove(path) && errno != ENOENT) {
-            snprintf(msg, sizeof msg, "could not remove %s, which --keep-best %d leaves out", path, K);
-            train_warn(t, msg);
-        }
+        if (access(path, F_OK) == 0 || errno != ENOENT) continue;
+        memcpy(missing, path, sizeof missing);
+        kept_remove(t, i--);
+        gone++;
     }
-    snprintf(msg, sizeof msg, "resumed with --keep-best %d: the %d kept model(s) ranked below it removed", K, t->n_kept - K);
-    train_warn(t, msg);
-    t->n_kept = K;
-    return write_list(t, err);
-}
-
-/* Resumed with another deciding metric: the kept list starts afresh, and the old one, whose files
- * stay on disk, moves to MODEL.best.METRIC.tsv rather than being overwritten by the new list. */
-static void keep_other_list(trainer *t, const char *old_metric)
-{
-    char from[4200], to[4300], msg[4500];
-    snprintf(from, sizeof from, "%s.best.tsv", t->o->model);
-    snprintf(to, sizeof to, "%s.best.%s.tsv", t->o->model, old_metric);
-    int moved = rename(from, to) == 0;
-    snprintf(msg, sizeof msg, "the run validated by %.20s until now: its best score and kept models start afresh%s%s", old_metric,
-             moved ? "; the models it kept are listed in " : "", moved ? to : "");
+    if (!gone) return;
+    snprintf(msg, sizeof msg, "%d kept model(s) of the checkpoint's list not on disk (%s among them): left out of it", gone, missing);
     train_warn(t, msg);
 }
 
@@ -296,16 +328,17 @@ int valid_state_restore(trainer *t, const char *js, const char *path, nmt_err *e
     cJSON *s = cJSON_Parse(js);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "metric"), *b = cJSON_GetObjectItemCaseSensitive(s, "best");
     const char *why = NULL;
-    int rc = NMT_OK;
     if (!cJSON_IsObject(s) || !cJSON_IsString(m) || nmt_metric_parse(m->valuestring) < 0 || !cJSON_IsNumber(b) || !isfinite(b->valuedouble))
         why = "must be an object with metric (ppl, bleu or chrf), best and kept";
-    else if (nmt_metric_parse(m->valuestring) != valid_metric(t->o))
-        keep_other_list(t, m->valuestring);
-    else if (!(why = read_kept(t, cJSON_GetObjectItemCaseSensitive(s, "kept")))) {
+    else if (nmt_metric_parse(m->valuestring) != valid_metric(t->o)) {
+        t->kept_old_metric = nmt_metric_parse(m->valuestring) + 1;
+        train_warn(t, "the run validated by another metric until now: its best score and kept models start afresh "
+                   "(its list moves to MODEL.best.METRIC.tsv when this run keeps its first model)");
+    } else if (!(why = read_kept(t, cJSON_GetObjectItemCaseSensitive(s, "kept")))) {
         t->best_score = b->valuedouble == -1 ? -INFINITY : b->valuedouble;
-        rc = drop_beyond(t, err);
+        drop_missing(t);
     }
     cJSON_Delete(s);
     if (why) t->n_kept = 0;
-    return why ? nmt_fail(err, NMT_ERR_FORMAT, "%s: validation state: %s", path, why) : rc;
+    return why ? nmt_fail(err, NMT_ERR_FORMAT, "%s: validation state: %s", path, why) : NMT_OK;
 }

@@ -130,11 +130,17 @@ expect_fail "--dump-config, a Latin-1 name" 1 "value of --src is not UTF-8" "$B"
 # shellcheck disable=SC2086
 "$B" train --src "$T/n/$(printf 'lat\351')" --tgt "$T/t" --model "$T/w.nmt" $TINY 2> "$T/w.err" && ok ||
     bad "training from a Latin-1 name: $(tail -n 1 "$T/w.err")"
+# a dump that -c would refuse (over 1 MiB: control characters take 4 bytes each) is refused itself
+c=$(head -c 130000 /dev/zero | tr '\0' '\001')
+expect_fail "a dump over 1 MiB" 1 "more than 1 MiB of YAML" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/w.nmt" \
+    --log "$c" --batch-log "$c" --cost-log "$c" --dump-config
 # a list for an option of one value (the last item won) and a list item the option refuses (it
 # reached the command line's walk and was "unexpected argument", naming no file) are errors at
 # their line
 printf 'src: %s\nhid:\n  - 8\n  - 16\n' "$T/s" > "$T/l1.yaml"
 expect_fail "a list for hid" 1 "l1.yaml:3: a list for an option that takes one value: hid" "$NMT_BIN" train -c "$T/l1.yaml"
+printf 'valid-metrics:\n  - bogus\n  - bleu\n' > "$T/l3.yaml"
+expect_fail "a bad first metric" 1 "value is from .*l3.yaml:2" "$NMT_BIN" train -c "$T/l3.yaml"
 printf 'valid-metrics:\n  - bleu\n  - bogus\n' > "$T/l2.yaml"
 expect_fail "a bad second metric" 1 "l2.yaml:3: valid-metrics 'bogus': expected ppl" "$NMT_BIN" train -c "$T/l2.yaml"
 finish config

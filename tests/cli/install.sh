@@ -3,7 +3,7 @@
 # examples/translate.c compiled with nothing but `pkg-config --cflags --libs nmt` from that tree,
 # run against the installed shared libnmt, translates exactly as `nmt translate`; the installed
 # program runs; nmt.pc names the version the program prints. Each library carries its SONAME
-# (libnmt.so.0) and installs as ldconfig expects; a program of libnmt-eval builds from
+# (libnmt.so.0.1 for 0.1.x) and installs as ldconfig expects; a program of libnmt-eval builds from
 # `pkg-config nmt-eval` alone (nmt.pc once lacked it, where nmt_metric_score lives).
 . tests/cli/lib.sh
 PFX=$T/prefix
@@ -23,11 +23,15 @@ grep -q -- "$v" "$T/ver" && [ -n "$v" ] && ok || bad "nmt.pc version '$v', the p
 cc -std=c11 -o "$T/translate" examples/translate.c $(pkg-config --cflags nmt) $(pkg-config --libs nmt) 2> "$T/cc.log" \
     && ok || bad "examples/translate.c against the installed tree: $(head -n 5 "$T/cc.log")"
 ldd "$T/translate" | grep -q "$PFX/lib/libnmt.so" && ok || bad "the example does not use the installed libnmt.so: $(ldd "$T/translate" | grep nmt)"
+# the SONAME: the major version, or before 1.0 (where any release may break compatibility) 0.MINOR
+sov=$(echo "$v" | awk -F. '{ print $1 == 0 ? $1 "." $2 : $1 }')
 for l in libnmt libnmt-eval libnmt-serve; do
     so=$(readelf -d "$PFX/lib/$l.so" 2> /dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-    [ "$so" = "$l.so.0" ] && [ "$(readlink "$PFX/lib/$l.so.0")" = "$l.so.$v" ] && ok || bad "$l: SONAME '$so', $l.so.0 -> $(readlink "$PFX/lib/$l.so.0")"
+    [ "$so" = "$l.so.$sov" ] && [ "$(readlink "$PFX/lib/$l.so.$sov")" = "$l.so.$v" ] && ok ||
+        bad "$l: SONAME '$so', $l.so.$sov -> $(readlink "$PFX/lib/$l.so.$sov")"
 done
-ldd "$PFX/lib/libnmt-eval.so" | grep -q "libnmt.so.0 => $PFX/lib/libnmt.so.0" && ok || bad "libnmt-eval does not find libnmt.so.0: $(ldd "$PFX/lib/libnmt-eval.so" | grep nmt)"
+ldd "$PFX/lib/libnmt-eval.so" | grep -q "libnmt.so.$sov => $PFX/lib/libnmt.so.$sov" && ok ||
+    bad "libnmt-eval does not find libnmt.so.$sov: $(ldd "$PFX/lib/libnmt-eval.so" | grep nmt)"
 # a program of the evaluation library: BLEU of the example's translations against nmt translate's, as nmt bleu gives it
 cat > "$T/score.c" <<'C'
 #include <stdio.h>

@@ -54,19 +54,41 @@ sed 1d "$T/b/m.nmt.best.tsv" | cut -f1-3 > "$T/kb"; sed 1d "$T/a/m.nmt.best.tsv"
 cmp -s "$T/ka" "$T/kb" && ok || bad "the resumed run keeps $(tr '\n' ' ' < "$T/kb"), the whole run $(tr '\n' ' ' < "$T/ka")"
 [ "$(find "$T/b" -name 'm.u*.nmt' | wc -l)" -eq 2 ] && ok || bad "the resumed run left $(find "$T/b" -name 'm.u*.nmt' | wc -l) kept files"
 
-# resumed with a smaller --keep-best: the models below it are removed and the list rewritten (they
-# stayed on disk, listed nowhere); without it, the list and its files stay as they are
-train "$T/c" 9 --keep-best 3 && train "$T/c" 15 --keep-best 1 --resume "$T/c/m.nmt.ckpt" && ok || bad "resumed with K 1: $(tail -n 3 "$T/c/err")"
-grep -q "keep-best 1: the 2 kept model(s) ranked below it removed" "$T/c/err" && ok || bad "no warning for the models removed: $(tail -n 3 "$T/c/err")"
+# resumed with a smaller --keep-best: the models below it are removed at the first validation and
+# the list rewritten (they stayed on disk, listed nowhere), not at the resume itself: a resume with
+# nothing to do changes nothing (it once deleted them, and the checkpoint went on listing them)
+train "$T/c" 9 --keep-best 3 && cp "$T/c/m.nmt.best.tsv" "$T/c/list" && train "$T/c" 9 --keep-best 1 --resume "$T/c/m.nmt.ckpt" &&
+    [ "$(find "$T/c" -name 'm.u*.nmt' | wc -l)" -eq 3 ] && cmp -s "$T/c/list" "$T/c/m.nmt.best.tsv" && ok ||
+    bad "a resume with nothing to do changed the kept models: $(find "$T/c" -name 'm.u*.nmt' | tr '\n' ' ')"
+train "$T/c" 15 --keep-best 1 --resume "$T/c/m.nmt.ckpt" && ok || bad "resumed with K 1: $(tail -n 3 "$T/c/err")"
+grep -q "keep-best 1, smaller than .*: 2 kept model(s) ranked below it removed" "$T/c/err" && ok || bad "no warning for the models removed: $(grep -i warn "$T/c/err")"
 [ "$(find "$T/c" -name 'm.u*.nmt' | wc -l)" -eq 1 ] && [ "$(sed 1d "$T/c/m.nmt.best.tsv" | cut -f1-3)" = "$(sed -n 2p "$T/a/m.nmt.best.tsv" | cut -f1-3)" ] &&
     ok || bad "resumed with K 1 keeps $(find "$T/c" -name 'm.u*.nmt' | tr '\n' ' ')and lists $(sed 1d "$T/c/m.nmt.best.tsv")"
+# without --keep-best: the list and its files stay as they are
 train "$T/d" 9 --keep-best 3 && cp "$T/d/m.nmt.best.tsv" "$T/d/list" && train "$T/d" 15 --keep-best 0 --resume "$T/d/m.nmt.ckpt" && ok || bad "resumed with K 0"
 [ "$(find "$T/d" -name 'm.u*.nmt' | wc -l)" -eq 3 ] && cmp -s "$T/d/list" "$T/d/m.nmt.best.tsv" && ok || bad "resumed with K 0: files or list changed"
-# resumed with another deciding metric: the old list moves aside, naming the files that stay
+# another deciding metric: the old list moves aside at the first model kept (a resume with nothing
+# to do moves nothing), and an older list moved aside is never replaced (bleu, ppl, bleu, ppl)
+sw() { # DIR UPDATES METRIC
+    # shellcheck disable=SC2086
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$1/m.nmt" $SMALL $VAL --valid-metrics "$3" --keep-best 1 --max-updates "$2" \
+        --resume "$1/m.nmt.ckpt" 2> "$1/err2" || bad "--valid-metrics $3 to $2: $(tail -n 2 "$1/err2")"
+}
+sw "$T/d" 15 ppl
+[ -s "$T/d/m.nmt.best.tsv" ] && [ ! -e "$T/d/m.nmt.best.bleu.tsv" ] && ok || bad "a resume with nothing to do moved the list: $(ls "$T/d")"
+sw "$T/d" 18 ppl
+cmp -s "$T/d/list" "$T/d/m.nmt.best.bleu.tsv" && [ "$(sed 1d "$T/d/m.nmt.best.tsv" | wc -l)" -eq 1 ] && ok ||
+    bad "another metric on resume: $(ls "$T/d") $(tail -n 2 "$T/d/err2")"
+sw "$T/d" 21 bleu; sw "$T/d" 24 ppl
+cmp -s "$T/d/list" "$T/d/m.nmt.best.bleu.tsv" && [ -s "$T/d/m.nmt.best.ppl.tsv" ] && [ -s "$T/d/m.nmt.best.bleu.2.tsv" ] && ok ||
+    bad "metrics switched back and forth: $(ls "$T/d")"
+# resumed under another --model: the checkpoint's kept files are not there, so the list leaves them
+# out (it once listed, and could have deleted, files of that name)
+mkdir -p "$T/g"
 # shellcheck disable=SC2086
-"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/d/m.nmt" $SMALL $VAL --valid-metrics ppl --keep-best 1 --max-updates 18 \
-    --resume "$T/d/m.nmt.ckpt" 2> "$T/d/err2" && cmp -s "$T/d/list" "$T/d/m.nmt.best.bleu.tsv" && [ "$(sed 1d "$T/d/m.nmt.best.tsv" | wc -l)" -eq 1 ] &&
-    ok || bad "another metric on resume: $(ls "$T/d") $(tail -n 2 "$T/d/err2")"
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/g/m.nmt" $SMALL $VAL --valid-metrics bleu chrf ppl --keep-best 3 --max-updates 15 \
+    --resume "$T/c/m.nmt.ckpt" 2> "$T/g/err" && grep -q "1 kept model(s) of the checkpoint's list not on disk" "$T/g/err" &&
+    [ "$(find "$T/c" -name 'm.u*.nmt' | wc -l)" -eq 1 ] && ok || bad "resume under another --model: $(grep -i warn "$T/g/err")"
 
 # perplexity deciding: the best model and the kept list follow the dev NLL
 mkdir -p "$T/p"
