@@ -23,7 +23,7 @@ static const char aer_after[] =
 
 static int usage_error(const char *msg, const char *arg)
 {
-    fprintf(stderr, "nmt aer: %s%s%s%s (nmt aer --help)\n", msg, arg ? " '" : "", arg ? arg : "",
+    fprintf(stderr, "nmt aer: error: %s%s%s%s (nmt aer --help)\n", msg, arg ? " '" : "", arg ? arg : "",
             arg ? "'" : "");
     return CMD_USAGE;
 }

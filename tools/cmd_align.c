@@ -230,10 +230,10 @@ static int align_options(int argc, char **argv, struct align_args *a)
     if (rc != OPT_GO) return rc;
     if ((rc = cmd_one_model("align", opt_given(&cmd, "--model")))) return rc;
     if (threads) nmt_set_threads(threads);
-    if (!a->model) { fprintf(stderr, "nmt align: --model is required (nmt align --help)\n"); return CMD_USAGE; }
-    if (!a->src || !a->tgt) { fprintf(stderr, "nmt align: --src and --tgt are required (nmt align --help)\n"); return CMD_USAGE; }
-    if (a->soft && a->json) { fprintf(stderr, "nmt align: --soft and --format json exclude each other (json holds the matrices)\n"); return CMD_USAGE; }
-    if (a->soft && a->thr >= 0) { fprintf(stderr, "nmt align: --threshold selects links: it has no meaning with --soft\n"); return CMD_USAGE; }
+    if (!a->model) { fprintf(stderr, "nmt align: error: --model is required (nmt align --help)\n"); return CMD_USAGE; }
+    if (!a->src || !a->tgt) { fprintf(stderr, "nmt align: error: --src and --tgt are required (nmt align --help)\n"); return CMD_USAGE; }
+    if (a->soft && a->json) { fprintf(stderr, "nmt align: error: --soft and --format json exclude each other (json holds the matrices)\n"); return CMD_USAGE; }
+    if (a->soft && a->thr >= 0) { fprintf(stderr, "nmt align: error: --threshold selects links: it has no meaning with --soft\n"); return CMD_USAGE; }
     return OPT_GO;
 }
 

@@ -25,7 +25,7 @@ int cmd_average(int argc, char **argv)
     int n, rc = opt_parse(&c, argc, argv, args, &n);
     if (rc != OPT_GO) return rc;
     if (!out || n < 1) {
-        fprintf(stderr, "nmt average: --out and at least one model are required (nmt average --help)\n");
+        fprintf(stderr, "nmt average: error: --out and at least one model are required (nmt average --help)\n");
         return CMD_USAGE;
     }
     nmt_err err;

@@ -105,6 +105,19 @@ static const char *parse_smooth(void *dst, const char *val, int nth)
     return bleu_smooth_parse(val, dst) ? "expected exp, none, floor or add-k" : NULL;
 }
 
+/* sacreBLEU's -l SRC-TGT (its recorded command lines carry it): two language codes. It picks
+ * sacreBLEU's tokenizer when -tok is not given: its own for a Chinese, Japanese or Korean target,
+ * which nmt bleu does not have, else 13a as here. */
+static const char *parse_langpair(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    const char *dash = strchr(val, '-');
+    if (!dash || dash == val || !dash[1] || strchr(dash + 1, '-') || strlen(val) > 31)
+        return "expected a language pair such as en-fr (sacreBLEU's -l; lowercasing is -lc)";
+    if (dst) *(const char **)dst = dash + 1;
+    return NULL;
+}
+
 /* What nmt bleu says when the hypothesis would be read from a terminal, or is empty on
  * standard input: most likely a command line in the order before sacreBLEU's. */
 #define ORDER_HINT "the order is sacreBLEU's: nmt bleu REF [REF...] < HYP, or nmt bleu -i HYP REF [REF...] " \
@@ -116,7 +129,7 @@ static int parse_args(struct args *a, int argc, char **argv)
     memset(a, 0, sizeof *a);
     a->do_bleu = 1;
     a->width = 4;
-    const char *input = NULL;
+    const char *input = NULL, *target = NULL;
     opt table[] = {
         OPT_STR("-i --input", &input, "HYP", "the hypothesis file (default: standard input)"),
         OPT_FN("-t -tok --tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
@@ -132,12 +145,16 @@ static int parse_args(struct args *a, int argc, char **argv)
         OPT_FLAG("-b --score-only", &a->score_only, 1, "print only the score(s)"),
         OPT_LONG("-w --width", &a->width, 0, 17, "N", "decimals of the scores (default {})"),
         OPT_CHOICE("-f --format", &a->json, "text|json", "corpus output format (default {}; json as sacreBLEU's)"),
-        OPT_OLD("-l", "--lowercase"),
+        OPT_FN("-l --language-pair", &target, parse_langpair, "SRC-TGT", "as sacreBLEU's: checked, changes nothing (a zh, ja or ko\n"
+               "target, where sacreBLEU picks a tokenizer of its own, needs -tok)"),
         OPT_END,
     };
     opt_cmd c = {"bleu", bleu_usage, bleu_after, table, MAX_REFS, "at most " MAX_REFS_STR " reference files"};
     int nrefs, rc = opt_parse(&c, argc, argv, (char **)a->files + 1, &nrefs);
     if (rc != OPT_GO) return rc;
+    if (target && !opt_given(&c, "--tokenize") && (!strcmp(target, "zh") || !strcmp(target, "ja") || !strcmp(target, "ko")))
+        return usage_error("-l: sacreBLEU scores a '%s' target with a tokenizer of its own, which nmt bleu does not have; "
+                           "give -tok 13a, intl or none", target);
     if (nrefs < 1) return usage_error("expected at least one REF; %s", ORDER_HINT);
     for (int i = 1; i <= nrefs; i++)
         if (!strcmp(a->files[i], "-"))

@@ -27,7 +27,7 @@ static const char ibm_after[] =
 
 static int usage_error(const char *msg, const char *arg)
 {
-    fprintf(stderr, "nmt ibm: %s%s%s%s (nmt ibm --help)\n", msg, arg ? " '" : "", arg ? arg : "",
+    fprintf(stderr, "nmt ibm: error: %s%s%s%s (nmt ibm --help)\n", msg, arg ? " '" : "", arg ? arg : "",
             arg ? "'" : "");
     return CMD_USAGE;
 }

@@ -122,7 +122,7 @@ int cmd_lex(int argc, char **argv)
     if ((prc = cmd_one_model("lex", opt_given(&c, "--model")))) return prc;
     if (threads) nmt_set_threads(threads);
     if (!src || !tgt || !out || !model == !align) {
-        fprintf(stderr, "nmt lex: --src, --tgt, --out and one of --model or --align are required\n");
+        fprintf(stderr, "nmt lex: error: --src, --tgt, --out and one of --model or --align are required\n");
         return CMD_USAGE;
     }
     nmt_err err;
@@ -137,7 +137,7 @@ int cmd_lex(int argc, char **argv)
     lex_counter *lc = lex_counter_init();
     char **sw = malloc(sizeof(char *) * LEX_MAX_WORDS), **tw = malloc(sizeof(char *) * LEX_MAX_WORDS);
     nmt_alignment *al = malloc(sizeof(nmt_alignment) * batch);
-    if (!lc || !sw || !tw || !al) { fprintf(stderr, "nmt lex: out of memory\n"); goto out; }
+    if (!lc || !sw || !tw || !al) { fprintf(stderr, "nmt lex: error: out of memory\n"); goto out; }
     if (S.nlines != T.nlines) { fprintf(stderr, "nmt lex: error: %s has %ld lines but %s has %ld\n", src, S.nlines, tgt, T.nlines); goto out; }
     if (align ? count_links(lc, &S, &T, &A, src, tgt, align, sw, tw)
               : count_attention(lc, &S, &T, model, batch, src, tgt, sw, tw, al))

@@ -317,18 +317,18 @@ int cmd_plot(int argc, char **argv)
     if (prc != OPT_GO) return prc;
     if ((prc = cmd_one_model("plot", opt_given(&cmd, "--model")))) return prc;
     if (!model == !matrix) {
-        fprintf(stderr, "nmt plot: give either --model or --matrix (nmt plot --help)\n");
+        fprintf(stderr, "nmt plot: error: give either --model or --matrix (nmt plot --help)\n");
         return CMD_USAGE;
     }
-    if (!src || !tgt || !out) { fprintf(stderr, "nmt plot: --src, --tgt and --out are required (nmt plot --help)\n"); return CMD_USAGE; }
+    if (!src || !tgt || !out) { fprintf(stderr, "nmt plot: error: --src, --tgt and --out are required (nmt plot --help)\n"); return CMD_USAGE; }
     /* --out FILE.png: that file alone (a --format with it must say the same) */
     int named = draw_format_of(out);
     if (named && format && format != named) {
-        fprintf(stderr, "nmt plot: --out %s names its format, but --format asks for another: give a prefix\n", out);
+        fprintf(stderr, "nmt plot: error: --out %s names its format, but --format asks for another: give a prefix\n", out);
         return CMD_USAGE;
     }
     format = named ? 0 : format ? format : DRAW_SVG | DRAW_PNG;
-    if (eos && matrix) { fprintf(stderr, "nmt plot: --eos needs --model: soft matrices have no EOS row or column\n"); return CMD_USAGE; }
+    if (eos && matrix) { fprintf(stderr, "nmt plot: error: --eos needs --model: soft matrices have no EOS row or column\n"); return CMD_USAGE; }
 
     if (!font) font = getenv("NMT_FONT");
     if (font && !*font) font = NULL;

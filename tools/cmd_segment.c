@@ -73,7 +73,7 @@ int cmd_segment(int argc, char **argv)
                  NULL, table, 0, "input comes on standard input, or with --input FILE"};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
-    if (!model) { fprintf(stderr, "nmt segment: --model is required (nmt segment --help)\n"); return CMD_USAGE; }
+    if (!model) { fprintf(stderr, "nmt segment: error: --model is required (nmt segment --help)\n"); return CMD_USAGE; }
     linereader in;
     nmt_err err;
     if (input ? linereader_init(&in, input, 0, &err) : linereader_init_fd(&in, 0, "stdin", 0, &err)) {

@@ -178,7 +178,7 @@ static int check_subword_options(const nmt_train_opts *o, const opt_cmd *c)
     else if (o->tok_normalize && o->tokenize_src < 0 && o->lang_src < 0)
         why = "--normalize-punct needs the languages: --tokenize SRC,TGT or --lang SRC,TGT";
     if (!why) return OPT_GO;
-    fprintf(stderr, "nmt train: %s\n", why);
+    fprintf(stderr, "nmt train: error: %s\n", why);
     return CMD_USAGE;
 }
 
@@ -379,7 +379,7 @@ static int run_train(nmt_train_opts *op, long log_every)
     nmt_train_opts o = *op;
     int rc;
     if (!o.src || !o.tgt || !o.model) {
-        fprintf(stderr, "nmt train: --src, --tgt and --model are required (nmt train --help)\n");
+        fprintf(stderr, "nmt train: error: --src, --tgt and --model are required (nmt train --help)\n");
         return CMD_USAGE;
     }
     struct view view = {isatty(2), log_every, 0, 0, 0};
@@ -444,10 +444,10 @@ int cmd_vocab(int argc, char **argv)
     int nargs, rc = opt_parse(&c, argc, argv, args, &nargs);
     if (rc != OPT_GO) return rc;
     const char *in = nargs ? args[0] : NULL;
-    if (model && in) { fprintf(stderr, "nmt vocab: --model prints the model's vocabulary: no input file\n"); return CMD_USAGE; }
-    if (!model && opt_given(&c, "--side")) { fprintf(stderr, "nmt vocab: --side goes with --model\n"); return CMD_USAGE; }
+    if (model && in) { fprintf(stderr, "nmt vocab: error: --model prints the model's vocabulary: no input file\n"); return CMD_USAGE; }
+    if (!model && opt_given(&c, "--side")) { fprintf(stderr, "nmt vocab: error: --side goes with --model\n"); return CMD_USAGE; }
     if (model) return cmd_vocab_model(model, side);
-    if (!in) { fprintf(stderr, "nmt vocab: no input file (nmt vocab --help)\n"); return CMD_USAGE; }
+    if (!in) { fprintf(stderr, "nmt vocab: error: no input file (nmt vocab --help)\n"); return CMD_USAGE; }
     textfile t;
     wordcount wc;
     nmt_err err;

@@ -254,7 +254,7 @@ static int load_models(const char *cmd, model_list *l)
 {
     nmt_err err;
     if (!l->n) {
-        fprintf(stderr, "nmt %s: --model is required (nmt %s --help)\n", cmd, cmd);
+        fprintf(stderr, "nmt %s: error: --model is required (nmt %s --help)\n", cmd, cmd);
         return CMD_USAGE;
     }
     if (l->nweights && l->nweights != l->n) {
@@ -379,9 +379,9 @@ int cmd_translate(int argc, char **argv)
     tok_opts topt = args.topt;
     int tok_lang = args.tok_lang, detok_lang = args.detok_lang;
     int align = args.align, scores = args.scores, nbest_out = args.nbest_out;
-    if (o.n_best > o.beam) { fprintf(stderr, "nmt translate: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
+    if (o.n_best > o.beam) { fprintf(stderr, "nmt translate: error: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
     if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
-        fprintf(stderr, "nmt translate: --lowercase and --normalize-punct go with --tokenize LANG\n");
+        fprintf(stderr, "nmt translate: error: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;
     }
     o.attention = align != ALIGN_NONE;
@@ -458,7 +458,7 @@ int cmd_score(int argc, char **argv)
     int nargs;
     if ((rc = opt_parse(&c, argc, argv, NULL, &nargs)) != OPT_GO) return rc;
     if (threads) nmt_set_threads(threads);
-    if (!src || !tgt) { fprintf(stderr, "nmt score: --src and --tgt are required\n"); return CMD_USAGE; }
+    if (!src || !tgt) { fprintf(stderr, "nmt score: error: --src and --tgt are required\n"); return CMD_USAGE; }
     if ((rc = load_models("score", &models))) {
         free_models(&models);
         return rc;

@@ -19,7 +19,7 @@ static const struct cmd {
     {"average", cmd_average, "checkpoint averaging: the mean of several models' parameters, as one model"},
     {"score", cmd_score, "log-probability of given translations under a model (forced decoding)"},
     {"align", cmd_align, "forced alignment from the attention: Pharaoh links, soft matrices or JSON"},
-    {"plot", cmd_plot, "attention heat map of one sentence pair (SVG, PNG), as Figure 3"},
+    {"plot", cmd_plot, "attention heat map of one sentence pair (SVG, PNG, PDF), as Figure 3"},
     {"ibm", cmd_ibm, "word aligner: IBM Model 1 + fast_align's diagonal prior, EM; Pharaoh links"},
     {"lex", cmd_lex, "lexical table for UNK replacement, from attention or given alignments"},
     {"vocab", cmd_vocab, "build and print a shortlist vocabulary with its coverage, or a model's (--model)"},

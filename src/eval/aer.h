@@ -128,10 +128,9 @@ typedef struct aer_lengths {
     int *src, *tgt;
 } aer_lengths;
 
-/* Counts the tokens of each line of two tokenized files (sentence pairs, one per line).
- * Tokens are separated by single U+0020 spaces and nothing else (README "Conventions"), so an
- * empty token (two spaces in a row, a space at either end) is an error, as are files with
- * different numbers of lines. */
+/* Counts the words of each line of two tokenized files (sentence pairs, one per line), split
+ * at runs of ASCII blanks as every command splits them (text/words.h, README "Conventions");
+ * files with different numbers of lines are an error. */
 int aer_lengths_read(aer_lengths *out, const char *src_path, const char *tgt_path, nmt_err *err);
 /* The lengths that soft matrices imply (Tx = columns, Ty = rows). */
 int aer_lengths_from_soft(aer_lengths *out, const aer_soft *s, nmt_err *err);

@@ -11,6 +11,7 @@
 #include "eval/aer.h"
 #include "base/err.h"
 #include "text/linereader.h"
+#include "text/words.h"
 
 /* A NAACL sentence number above this is taken for a typo: it would make us allocate for
  * millions of empty sentences. */
@@ -515,15 +516,12 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
 
 /* ---- sentence lengths ------------------------------------------------------------------- */
 
+/* The words of a line, split as every other command splits them (text/words.h: runs of ASCII
+ * blanks), so that a link's index means the word nmt align meant. */
 static int count_tokens(const linereader *r, const char *s, size_t len, int *n, nmt_err *err)
 {
-    if (len == 0) { *n = 0; return 0; }
-    if (s[0] == ' ' || s[len - 1] == ' ' || strstr(s, "  "))
-        return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: empty token (two spaces in a row, or a "
-                        "space at an end): tokens are separated by single spaces", r->name,
-                        r->lineno);
-    long c = 1;
-    for (size_t k = 0; k < len; k++) c += s[k] == ' ';
+    long c = 0;
+    for (size_t k = 0; k < len; k++) c += !text_is_blank(s[k]) && (k == 0 || text_is_blank(s[k - 1]));
     if (c > MAX_INDEX)
         return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld tokens", r->name, r->lineno,
                         MAX_INDEX);
@@ -547,7 +545,7 @@ int aer_lengths_read(aer_lengths *out, const char *src_path, const char *tgt_pat
     for (;;) {
         char *s, *t;
         size_t ls, lt;
-        int a, b, ns, nt;
+        int a, b, ns = 0, nt = 0;
         if ((a = linereader_next(&rs, &s, &ls, err)) < 0) { rc = a; break; }
         if (a && (rc = count_tokens(&rs, s, ls, &ns, err))) break;
         if ((b = linereader_next(&rt, &t, &lt, err)) < 0) { rc = b; break; }

@@ -174,6 +174,30 @@ static int check_opts(const nmt_train_opts *o, nmt_err *err)
     return NMT_OK;
 }
 
+/* A resumed run trains the checkpoint's model: its architecture and sizes, whatever the command
+ * line asks (which it says, as ckpt_settings does for the optimizer). A vocabulary asked larger
+ * than the model's is left unsaid: a small corpus gives a smaller one than asked. */
+static void warn_model_kept(trainer *t, const nmt_config *asked, const nmt_config *m)
+{
+    char msg[512] = "";
+    size_t k = 0;
+#define KEPT(cond, ...) \
+    if ((cond) && k < sizeof msg) k += (size_t)snprintf(msg + k, sizeof msg - k, __VA_ARGS__)
+    KEPT(asked->arch != m->arch, ", %s (not %s)", nmt_arch_name(m->arch), nmt_arch_name(asked->arch));
+    KEPT(asked->emb != m->emb, ", emb %d (not %d)", m->emb, asked->emb);
+    KEPT(asked->hid != m->hid, ", hid %d (not %d)", m->hid, asked->hid);
+    KEPT(asked->att != m->att, ", att %d (not %d)", m->att, asked->att);
+    KEPT(asked->maxout != m->maxout, ", maxout %d (not %d)", m->maxout, asked->maxout);
+    KEPT(asked->src_vocab < m->src_vocab || asked->tgt_vocab < m->tgt_vocab, ", vocabularies %d/%d (not %d/%d)", m->src_vocab,
+         m->tgt_vocab, asked->src_vocab, asked->tgt_vocab);
+    KEPT(asked->tied_emb != m->tied_emb, ", %s embeddings", m->tied_emb ? "tied" : "untied");
+#undef KEPT
+    if (!*msg) return;
+    char line[640];
+    snprintf(line, sizeof line, "the resumed run trains its checkpoint's model:%s", msg + 1);
+    train_warn(t, line);
+}
+
 int train_setup(trainer *t, st_file **ck, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
@@ -203,6 +227,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         sv = t->m->src;
         tv = t->m->tgt;
         cfg = t->m->cfg;
+        warn_model_kept(t, &o->cfg, &t->m->cfg);
     } else {
         if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }

@@ -115,9 +115,16 @@ run -b --smooth-method none -i hyps/reversed20.fr refs/ref.first20.fr
 check "no smoothing, no 3-gram match: 0" out_is "0.0000"
 run -b -lc -i hyps/lowercased_tok.fr refs/ref.fr
 check "-lc" out_is "77.6635"
+# -l is sacreBLEU's language pair (it was our old spelling of --lowercase, so a recorded
+# `sacrebleu -l en-fr REF -i HYP` read en-fr as a reference): checked, it changes nothing
+run -b -l en-fr -i hyps/perturbed.fr refs/ref.fr
+check "-l en-fr: the score without it (sacreBLEU's, above)" [ "$rc" -eq 0 ] && out_is "50.8636"
+run -b -l en-zh -i hyps/perturbed.fr refs/ref.fr
+check "-l en-zh without -tok: refused" [ "$rc" -eq 2 ] && has_err "tokenizer of its own"
+run -b -l en-zh -tok 13a -i hyps/perturbed.fr refs/ref.fr
+check "-l en-zh -tok 13a" [ "$rc" -eq 0 ]
 run -b -l -i hyps/lowercased_tok.fr refs/ref.fr
-check "-l, the old spelling of --lowercase: the same score" out_is "77.6635"
-check "-l: a warning names the new spelling" has_err "nmt bleu: warning: -l is an old spelling: use --lowercase"
+check "-l as lowercasing (the old spelling): refused, naming -lc" [ "$rc" -eq 2 ] && has_err "lowercasing is -lc"
 run -b -i hyps/caption1.en refs/ref.caption2.en refs/ref.caption3.en
 check "two references" out_is "11.0870"
 run --sentence -i hyps/perturbed.fr refs/ref.fr

@@ -66,4 +66,29 @@ for c in $cmds; do
         grep -q "unknown option '$typo'; did you mean $long?" "$T/err" && ok || bad "$c $typo: $(head -c 200 "$T/err")"
     fi
 done
+# usage errors the commands find after parsing (a required option missing, options that exclude
+# each other) read "nmt CMD: error: ..." as the parser's own do (25 of them once lacked "error:"),
+# with exit 2
+printf 'a\n' > "$T/one"
+while IFS='|' read -r c args; do
+    # shellcheck disable=SC2086
+    run $c $args
+    [ $rc -eq 2 ] && grep -q "^nmt $c: error: " "$T/err" && ok || bad "nmt $c $args: exit $rc, $(head -c 200 "$T/err")"
+done <<EOF
+train|--src $T/one
+align|--src $T/one
+align|--model m --src $T/one --tgt $T/one --soft --format json
+average|--out $T/x
+lex|--src $T/one
+plot|--src $T/one --tgt $T/one
+plot|--matrix $T/one --src $T/one --tgt $T/one --out $T/x --eos
+segment|--input $T/one
+vocab|--side source $T/one
+translate|--n-best 3 --beam 2 --model m
+translate|--lowercase --model m
+score|--model m
+ibm|--src $T/one
+aer|--test $T/one
+report|--ref $T/one
+EOF
 finish options

@@ -144,4 +144,12 @@ at=$(grep -o "stopped after [0-9]*" "$T/n.log" | grep -o "[0-9]*$" | tail -n 1)
 "$NMT_BIN" train $NF --max-updates 30 --model "$T/n2.nmt" --resume "$T/n2.nmt.ckpt" 2>> "$T/n2.log"
 at2=$(grep -o "stopped after [0-9]*" "$T/n2.log" | grep -o "[0-9]*$" | tail -n 1)
 grep -q "non-finite" "$T/n2.log" && [ -n "$at" ] && [ "$at" = "$at2" ] && ok || bad "non-finite updates: the run gave up at ${at:-?}, stopped at $((at - 1)) and resumed at ${at2:-?}: $(tail -n 1 "$T/n2.log")"
+# resumed with other architecture or sizes on the command line: the checkpoint's model trains on,
+# and a warning says so (it once said nothing)
+"$NMT_BIN" train --src "$T/os" --tgt "$T/ot" --model "$T/z.nmt" --emb 4 --hid 4 --att 4 --maxout 2 --vocab 50 --max-updates 2 \
+    --threads 1 2> /dev/null
+"$NMT_BIN" train --src "$T/os" --tgt "$T/ot" --model "$T/z.nmt" --arch recatt --emb 6 --hid 4 --att 4 --maxout 2 --vocab 30 \
+    --max-updates 4 --threads 1 --resume "$T/z.nmt.ckpt" 2> "$T/z.log" && "$NMT_BIN" vocab --model "$T/z.nmt" 2>&1 > /dev/null | grep -q " 50 " &&
+    grep -q "trains its checkpoint's model: rnnsearch (not recatt), emb 4 (not 6), vocabularies 50/50 (not 30/30)" "$T/z.log" && ok ||
+    bad "resumed with other sizes: $(grep -i warn "$T/z.log")"
 finish train_resume
