@@ -481,7 +481,15 @@ static int dump_option(FILE *f, const opt *o)
         bad = dump_value(m, vals[i]);
     }
     if (m && fclose(m)) { free(text); return -2; }
-    if (bad) fprintf(f, "# %s: left out: its value is not UTF-8, which a YAML file cannot hold\n", key);
+    if (bad) { /* the value shown in the comment, control characters as '?' (a checkpoint's writer turns
+                * the bytes that are not UTF-8 into U+FFFD) */
+        fprintf(f, "# %s: left out: its value is not UTF-8, which a YAML file cannot hold:", key);
+        for (int i = 0; i < n; i++) {
+            fputc(' ', f);
+            for (const char *p = vals[i]; *p; p++) fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+        }
+        fputc('\n', f);
+    }
     else if (n) fprintf(f, "%s:%s\n", key, text);
     free(text);
     return bad ? -1 : 0;

@@ -38,8 +38,19 @@ int atomic_sync_dir(const char *path)
     return rc;
 }
 
-/* The PID in a directory entry named BASE.tmp.PID, or 0 when the name is not of that form. */
-static long temp_pid(const char *entry, const char *base, size_t blen)
+/* This machine's name as temporary files carry it (no '/' in it); "" when it has none. */
+static void host_tag(char *buf, size_t n)
+{
+    if (gethostname(buf, n) != 0) buf[0] = 0;
+    buf[n - 1] = 0;
+    for (char *p = buf; *p; p++)
+        if (*p == '/') *p = '_';
+}
+
+/* The PID in a directory entry named BASE.tmp.PID.HOST made on this machine (or BASE.tmp.PID, as
+ * older builds named them), or 0: a name of another form, or another machine's, whose PIDs mean
+ * nothing here (a shared file system). */
+static long temp_pid(const char *entry, const char *base, size_t blen, const char *host)
 {
     if (strncmp(entry, base, blen) || strncmp(entry + blen, ".tmp.", 5)) return 0;
     const char *d = entry + blen + 5;
@@ -47,7 +58,8 @@ static long temp_pid(const char *entry, const char *base, size_t blen)
     if (*d < '1' || *d > '9') return 0;
     errno = 0;
     long pid = strtol(d, &end, 10);
-    return *end || errno || pid <= 0 ? 0 : pid;
+    if (errno || pid <= 0 || (*end && (*end != '.' || strcmp(end + 1, host)))) return 0;
+    return pid;
 }
 
 int atomic_remove_stale(const char *path)
@@ -58,8 +70,10 @@ int atomic_remove_stale(const char *path)
     size_t blen = strlen(base);
     DIR *d = dir ? opendir(dir) : NULL;
     int removed = 0;
+    char host[256];
+    host_tag(host, sizeof host);
     for (struct dirent *e; d && (e = readdir(d));) {
-        long pid = temp_pid(e->d_name, base, blen);
+        long pid = temp_pid(e->d_name, base, blen, host);
         if (!pid) continue;
         /* Our own PID cannot be a save in progress for this target (saves of one target do not
          * overlap): it is a dead process's, whose PID was reused. A live PID may be another
@@ -89,14 +103,16 @@ int atomic_open(atomic_file *a, const char *path, nmt_err *err)
         return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (a %s): refusing to replace it", path,
                         S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : "socket");
     atomic_remove_stale(path);
-    size_t n = strlen(path) + 32;
+    char host[256];
+    host_tag(host, sizeof host);
+    size_t n = strlen(path) + strlen(host) + 32;
     a->path = strdup(path);
     a->tmp = malloc(n);
     if (!a->path || !a->tmp) {
         atomic_abort(a);
         return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
     }
-    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(a->tmp, n, "%s.tmp.%ld%s%s", path, (long)getpid(), *host ? "." : "", host); /* the host: PIDs are per machine */
     /* O_EXCL: never write through a link or into a file someone else made under our name */
     int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 || !(a->fp = fdopen(fd, "wb"))) {

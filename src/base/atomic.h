@@ -1,5 +1,5 @@
 /* atomic.h: replacing a file all at once. Writers get a temporary beside the target
- * (TARGET.tmp.PID); commit syncs it, renames it over the target and syncs the directory, so a
+ * (TARGET.tmp.PID.HOST); commit syncs it, renames it over the target and syncs the directory, so a
  * reader sees the old file or the new one, never a part. Used for model files, checkpoints, the
  * lexicon, training logs, plots and the report's figure files (TSV, SVG, PNG, PDF). */
 #ifndef NMT_ATOMIC_H
@@ -12,7 +12,7 @@
 typedef struct atomic_file {
     FILE *fp;        /* write here (binary); NULL once committed or aborted */
     char *path;      /* the target */
-    char *tmp;       /* the temporary: TARGET.tmp.PID */
+    char *tmp;       /* the temporary: TARGET.tmp.PID.HOST */
 } atomic_file;
 
 /* Removes TARGET.tmp.PID files left by processes that no longer run (a save killed half way),

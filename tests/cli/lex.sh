@@ -27,10 +27,14 @@ sh -c "trap '' XFSZ; ulimit -f 2; exec \"$NMT_BIN\" lex --src $T/bs --tgt $T/bt 
 [ -z "$(ls "$T" | grep 'lex\.tmp\.')" ] && ok || bad "a failed write left a temporary: $(ls "$T" | grep tmp)"
 # temporaries of killed writers (dead PIDs) are removed by the next write; a live writer's stay
 dead=$(sh -c 'echo $$')
-: > "$T/lex.tmp.$dead"; : > "$T/lex.tmp.$$"
+# (named with the host since; the old names are still cleaned). Another machine's temporary on a
+# shared file system is never judged by this machine's PIDs: left alone.
+h=$(hostname)
+: > "$T/lex.tmp.$dead"; : > "$T/lex.tmp.$$"; : > "$T/lex.tmp.$dead.$h"; : > "$T/lex.tmp.$dead.not-$h"
 "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/a" --out "$T/lex" 2> /dev/null
-[ ! -e "$T/lex.tmp.$dead" ] && [ -e "$T/lex.tmp.$$" ] && ok || bad "stale temporary of PID $dead not removed (or a live one removed)"
-rm -f "$T/lex.tmp.$$"
+[ ! -e "$T/lex.tmp.$dead" ] && [ -e "$T/lex.tmp.$$" ] && [ ! -e "$T/lex.tmp.$dead.$h" ] && [ -e "$T/lex.tmp.$dead.not-$h" ] && ok ||
+    bad "stale temporaries of PID $dead: $(ls "$T" | grep 'lex\.tmp' | tr '\n' ' ')"
+rm -f "$T/lex.tmp.$$" "$T/lex.tmp.$dead.not-$h"
 cmp -s "$T/lex" "$T/want" && ok || bad "lexical table after the clean-up"
 expect_fail "needs a source of links" 2 "one of --model or --align" "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --out "$T/x"
 printf 'only\tone\tfield-ok\nbroken line\n' > "$T/badlex"
