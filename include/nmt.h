@@ -376,6 +376,10 @@ typedef struct nmt_train_opts {
     const char *resume;                 /* continue from this checkpoint: its optimizer, learning rate,
                                            clipping, dropout, decay and batching (and the settings at the
                                            end of this struct) replace the ones here */
+    const char *pretrained;             /* fine-tuning: start from this model (or checkpoint): its
+                                           architecture, sizes, vocabularies, text stages and weights,
+                                           with a fresh optimizer, schedule and counters (Marian's
+                                           --pretrained-model); read at the start only, not on resume */
     const char *log_tsv;                /* Table-2 style log; default MODEL.log.tsv */
     nmt_config cfg;                     /* architecture and sizes; vocab sizes = shortlist K */
     int max_len;                        /* length filter in words (0 = none); 50 */

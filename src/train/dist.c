@@ -322,7 +322,7 @@ static int input_items(const trainer *t, item *it)
                         o->tokenize_src * 8 + o->tokenize_tgt, o->tok_lowercase, o->tok_normalize,
                         o->lang_src * 8 + o->lang_tgt, o->subwords, o->subword_vocab, o->subword_joint, o->resume != NULL,
                         c->tied_emb, o->label_smoothing, o->dropout_emb, o->dropout_rnn, (double)o->lr_warmup,
-                        (double)o->lr_decay_inv_sqrt, o->precision};
+                        (double)o->lr_decay_inv_sqrt, o->precision, o->pretrained != NULL};
     static const char *const names[] = {"--arch", "--src-vocab", "--tgt-vocab", "--emb", "--hid", "--att", "--maxout",
                                         "--window", "--fert-step-weight", "--fert-left-weight", "--max-len", "--batch",
                                         "--sort-blocks", "--reshuffle", "--optimizer", "--lr", "--clip", "--dropout",
@@ -331,7 +331,7 @@ static int input_items(const trainer *t, item *it)
                                         "--lowercase", "--normalize-punct", "--lang", "--subwords", "--subword-vocab",
                                         "--joint", "--resume (given or not)", "--tied-embeddings", "--label-smoothing",
                                         "--dropout-emb", "--dropout-rnn", "--lr-warmup", "--lr-decay-inv-sqrt",
-                                        "--precision"};
+                                        "--precision", "--pretrained-model (given or not)"};
     int n = 0;
     for (; n < (int)(sizeof v / sizeof v[0]); n++) it[n] = (item){names[n], bits(v[n])};
     it[n++] = (item){"training corpus (its pairs as word ids: another corpus, vocabulary or text stages)", t->corpus_hash};

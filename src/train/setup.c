@@ -139,13 +139,14 @@ static int check_paths(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", o->model);
-    path_role in[6] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
+    path_role in[7] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
                        {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
-                       {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"}};
+                       {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
+                       {o->pretrained, "the pretrained model"}};
     path_role out[6] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
                         {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"}};
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
-    int rc = path_check_outputs(in, 6, out, 6, err);
+    int rc = path_check_outputs(in, 7, out, 6, err);
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
     if (!rc) rc = path_check_outputs(resume, 1, out + 2, 4, err);      /* the logs and the lock */
     if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
@@ -174,10 +175,10 @@ static int check_opts(const nmt_train_opts *o, nmt_err *err)
     return NMT_OK;
 }
 
-/* A resumed run trains the checkpoint's model: its architecture and sizes, whatever the command
- * line asks (which it says, as ckpt_settings does for the optimizer). A vocabulary asked larger
- * than the model's is left unsaid: a small corpus gives a smaller one than asked. */
-static void warn_model_kept(trainer *t, const nmt_config *asked, const nmt_config *m)
+/* A resumed or fine-tuned run trains the model of its file: its architecture and sizes, whatever
+ * the command line asks (which it says, as ckpt_settings does for the optimizer). A vocabulary
+ * asked larger than the model's is left unsaid: a small corpus gives a smaller one than asked. */
+static void warn_model_kept(trainer *t, const char *file, const nmt_config *asked, const nmt_config *m)
 {
     char msg[512] = "";
     size_t k = 0;
@@ -193,8 +194,8 @@ static void warn_model_kept(trainer *t, const nmt_config *asked, const nmt_confi
     KEPT(asked->tied_emb != m->tied_emb, ", %s embeddings", m->tied_emb ? "tied" : "untied");
 #undef KEPT
     if (!*msg) return;
-    char line[640];
-    snprintf(line, sizeof line, "the resumed run trains its checkpoint's model:%s", msg + 1);
+    char line[4800];
+    snprintf(line, sizeof line, "%s: the run trains this file's model:%s", file, msg + 1);
     train_warn(t, line);
 }
 
@@ -210,11 +211,16 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if (o->log_tsv) snprintf(t->log_path, sizeof t->log_path, "%s", o->log_tsv);
     else snprintf(t->log_path, sizeof t->log_path, "%s.log.tsv", o->model);
     if ((rc = check_paths(t, err))) return rc;
-    /* a resumed subword model's text stages are its own: the checkpoint comes first */
-    if (o->resume) {
-        if ((rc = st_open(ck, o->resume, err))) return rc; /* tensors read on demand: never held twice */
-        if ((rc = model_from_file(&t->m, *ck, err)) || (rc = ckpt_settings(t, *ck, err))) return rc;
+    /* a resumed subword model's text stages are its own, as a pretrained one's: the file comes first */
+    const char *from = o->resume ? o->resume : o->pretrained;
+    if (o->resume && o->pretrained)
+        train_warn(t, "--pretrained-model is read when a run starts: the resumed run goes on from its checkpoint");
+    if (from) {
+        if ((rc = st_open(ck, from, err))) return rc; /* tensors read on demand: never held twice */
+        if ((rc = model_from_file(&t->m, *ck, err))) return rc;
+        if (o->resume && (rc = ckpt_settings(t, *ck, err))) return rc;
     }
+    const int from_model = t->m != NULL; /* its vocabularies and sizes, not the options' */
     if ((rc = train_mix_check(o, err))) return rc; /* a resumed run's precision is its checkpoint's */
     if ((rc = read_side(t, &t->ts, &t->tt, o->src, o->tgt, err))) return rc;
     if (o->valid_src && (rc = read_side(t, &t->vs, &t->vt, o->valid_src, o->valid_tgt, err))) return rc;
@@ -223,11 +229,11 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     vocab *sv = NULL, *tv = NULL;
     nmt_config cfg = o->cfg;
     if ((rc = train_subword_setup(t, &t->sw, &sv, &tv, err))) { vocab_free(sv); return rc; }
-    if (o->resume) {
+    if (from_model) {
         sv = t->m->src;
         tv = t->m->tgt;
         cfg = t->m->cfg;
-        warn_model_kept(t, &o->cfg, &t->m->cfg);
+        if (o->resume) warn_model_kept(t, from, &o->cfg, &t->m->cfg); /* fine-tuning says so in the summary */
     } else {
         if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
@@ -241,7 +247,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         rc = nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty pairs and pairs over %d words",
                       o->src, o->max_len);
     if (!rc && o->valid_src) rc = pairs_build(&t->dev, &t->vs, &t->vt, sv, tv, 0, err);
-    if (!rc && !o->resume && (rc = nmt_config_check(c, err)))
+    if (!rc && !from_model && (rc = nmt_config_check(c, err)))
         nmt_fail(err, rc, "%s: the corpus yields too small a vocabulary (%d source and %d target entries)", o->src,
                  c->src_vocab, c->tgt_vocab);
     if (rc) {
@@ -250,10 +256,10 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     }
     t->corpus_hash = train_corpus_hash(&t->train);
     if ((rc = check_memory(t, c, err))) {
-        if (!o->resume) { vocab_free(sv); vocab_free(tv); }
+        if (!from_model) { vocab_free(sv); vocab_free(tv); }
         return rc;
     }
-    if (!o->resume) { /* the new model takes ownership of the vocabularies */
+    if (!from_model) { /* the new model takes ownership of the vocabularies */
         if ((rc = model_alloc(&t->m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         t->m->sw = t->sw; /* the model owns its SentencePiece models from now on */
         t->sw = NULL;
@@ -314,7 +320,10 @@ void train_summary(trainer *t, char *buf, size_t n)
                       "gradients and optimizer; the dev set scored in FP32");
     if (c->tied_emb && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
-    if (t->o->init != NMT_INIT_PAPER && !t->o->resume && k > 0 && (size_t)k < n) /* a resumed run's weights are drawn */
+    if (t->o->pretrained && !t->o->resume && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\nfine-tuning %s: its weights, vocabularies and text stages; a fresh optimizer and schedule",
+                      t->o->pretrained);
+    if (t->o->init != NMT_INIT_PAPER && !t->o->resume && !t->o->pretrained && k > 0 && (size_t)k < n) /* not drawn now */
         k += snprintf(buf + k, n - k, "\ninitialisation: %s", t->o->init == NMT_INIT_GLOROT_ATT
                       ? "the attention's weights Glorot-uniform, the rest as Appendix B" : "every weight matrix Glorot-uniform");
     if (t->m->sw && k > 0 && (size_t)k < n)

@@ -112,7 +112,7 @@ int train_subword_setup(trainer *t, subwords **sw, vocab **sv, vocab **tv, nmt_e
     const nmt_train_opts *o = t->o;
     *sw = NULL;
     if (t->m && !t->m->sw && train_uses_subwords(o))
-        return nmt_fail(err, NMT_ERR_ARG, "%s is a checkpoint of a word model: it cannot go on with subword units", o->resume);
+        return nmt_fail(err, NMT_ERR_ARG, "%s is a word model: it cannot go on with subword units", o->resume ? o->resume : o->pretrained);
     if (t->m && !t->m->sw) return NMT_OK;
     if (!t->m && !train_uses_subwords(o)) return NMT_OK;
     int rc = t->m ? NMT_OK : make_subwords(t, sw, err);

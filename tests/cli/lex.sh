@@ -33,7 +33,7 @@ h=$(hostname)
 : > "$T/lex.tmp.$dead"; : > "$T/lex.tmp.$$"; : > "$T/lex.tmp.$dead.$h"; : > "$T/lex.tmp.$dead.not-$h"
 "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/a" --out "$T/lex" 2> /dev/null
 [ ! -e "$T/lex.tmp.$dead" ] && [ -e "$T/lex.tmp.$$" ] && [ ! -e "$T/lex.tmp.$dead.$h" ] && [ -e "$T/lex.tmp.$dead.not-$h" ] && ok ||
-    bad "stale temporaries of PID $dead: $(ls "$T" | grep 'lex\.tmp' | tr '\n' ' ')"
+    bad "stale temporaries of PID $dead: $(cd "$T" && echo lex.tmp.*)"
 rm -f "$T/lex.tmp.$$" "$T/lex.tmp.$dead.not-$h"
 cmp -s "$T/lex" "$T/want" && ok || bad "lexical table after the clean-up"
 expect_fail "needs a source of links" 2 "one of --model or --align" "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --out "$T/x"

@@ -150,6 +150,6 @@ grep -q "non-finite" "$T/n2.log" && [ -n "$at" ] && [ "$at" = "$at2" ] && ok || 
     --threads 1 2> /dev/null
 "$NMT_BIN" train --src "$T/os" --tgt "$T/ot" --model "$T/z.nmt" --arch recatt --emb 6 --hid 4 --att 4 --maxout 2 --vocab 30 \
     --max-updates 4 --threads 1 --resume "$T/z.nmt.ckpt" 2> "$T/z.log" && "$NMT_BIN" vocab --model "$T/z.nmt" 2>&1 > /dev/null | grep -q " 50 " &&
-    grep -q "trains its checkpoint's model: rnnsearch (not recatt), emb 4 (not 6), vocabularies 50/50 (not 30/30)" "$T/z.log" && ok ||
+    grep -q "z.nmt.ckpt: the run trains this file's model: rnnsearch (not recatt), emb 4 (not 6), vocabularies 50/50 (not 30/30)" "$T/z.log" && ok ||
     bad "resumed with other sizes: $(grep -i warn "$T/z.log")"
 finish train_resume
