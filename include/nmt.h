@@ -427,6 +427,10 @@ typedef struct nmt_train_opts {
     int n_valid_metrics;
     int valid_beam;                     /* beam size of BLEU/chrF validation, length-normalised (12) */
     nmt_scorer_fn valid_scorer;         /* scores BLEU/chrF validations (nmt_metric_score); required for them */
+    const char *valid_output;           /* if set, each validation's dev translations (valid_beam; one line per
+                                           dev line, empty for a pair skipped as empty) are written here, {U}
+                                           and {E} replaced by the update and epoch (Marian's
+                                           --valid-translation-output) */
     int keep_best;                      /* keep the K best models by the first metric as MODEL's name with
                                            .uUPDATE before its extension, listed best first in MODEL.best.tsv
                                            (0 = none; at most NMT_MAX_KEEP_BEST); for nmt_model_average */

@@ -312,6 +312,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
          "and score it as sacreBLEU does (13a, case-sensitive) against the dev\n"
          "target after the text stages"},
         OPT_INT("--valid-beam", &o->valid_beam, 1, 1000, "K", "beam size of BLEU/chrF validation (default {}; length-normalised)"),
+        OPT_STR1("--valid-translation-output", &o->valid_output, "FILE", "write each validation's dev translations (--valid-beam) to\n"
+                 "FILE, {U} and {E} replaced by the update and the epoch"),
         OPT_INT("--keep-best", &o->keep_best, 0, NMT_MAX_KEEP_BEST, "K", "also keep the K best models by the first metric, as MODEL with\n"
                 ".uUPDATE before its extension, listed in MODEL.best.tsv (for nmt\n"
                 "average; default {})"),

@@ -143,12 +143,13 @@ static int check_paths(trainer *t, nmt_err *err)
                        {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
                        {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
                        {o->pretrained, "the pretrained model"}};
-    path_role out[6] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
-                        {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"}};
+    path_role out[7] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
+                        {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"},
+                        {o->valid_output, "the dev translations"}};
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
-    int rc = path_check_outputs(in, 7, out, 6, err);
+    int rc = path_check_outputs(in, 7, out, 7, err);
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
-    if (!rc) rc = path_check_outputs(resume, 1, out + 2, 4, err);      /* the logs and the lock */
+    if (!rc) rc = path_check_outputs(resume, 1, out + 2, 5, err);      /* the logs, the lock, the translations */
     if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
     return rc;
 }

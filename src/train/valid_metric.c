@@ -40,6 +40,7 @@ static int wants(const nmt_train_opts *o, int metric)
 }
 
 int valid_translates(const nmt_train_opts *o) { return wants(o, NMT_METRIC_BLEU) || wants(o, NMT_METRIC_CHRF); }
+static int valid_decodes(const nmt_train_opts *o) { return valid_translates(o) || o->valid_output; }
 
 int valid_check_opts(const nmt_train_opts *o, nmt_err *err)
 {
@@ -50,7 +51,7 @@ int valid_check_opts(const nmt_train_opts *o, nmt_err *err)
             return nmt_fail(err, NMT_ERR_ARG, "validation metric %d is not ppl, bleu or chrf", o->valid_metrics[i]);
     if (valid_translates(o) && !o->valid_scorer)
         return nmt_fail(err, NMT_ERR_ARG, "validation by BLEU or chrF needs a scorer (nmt_train_opts.valid_scorer = nmt_metric_score)");
-    if (valid_translates(o) && (o->valid_beam < 1 || o->valid_beam > 1000))
+    if (valid_decodes(o) && (o->valid_beam < 1 || o->valid_beam > 1000))
         return nmt_fail(err, NMT_ERR_ARG, "validation beam %d out of range [1, 1000]", o->valid_beam);
     if (o->keep_best < 0 || o->keep_best > NMT_MAX_KEEP_BEST)
         return nmt_fail(err, NMT_ERR_ARG, "keep-best %d out of range [0, %d]", o->keep_best, NMT_MAX_KEEP_BEST);
@@ -124,15 +125,49 @@ static int translate_dev(trainer *t, char **hyp, nmt_err *err)
     return rc;
 }
 
+/* The template with {U} and {E} replaced by the update and the epoch into buf; -1 if too long. */
+static int expand_output(char *buf, size_t n, const char *tmpl, long update, int epoch)
+{
+    size_t k = 0;
+    for (const char *p = tmpl; *p; p++) {
+        int w;
+        if (!strncmp(p, "{U}", 3)) { w = snprintf(buf + k, n - k, "%ld", update); p += 2; }
+        else if (!strncmp(p, "{E}", 3)) { w = snprintf(buf + k, n - k, "%d", epoch); p += 2; }
+        else w = snprintf(buf + k, n - k, "%c", *p);
+        if (w < 0 || (size_t)w >= n - k) return -1;
+        k += (size_t)w;
+    }
+    return 0;
+}
+
+/* The dev translations, one line per line of the dev source (a pair skipped as empty gets an
+ * empty line, so that line i answers line i), written whole and atomically. */
+static int write_dev_output(trainer *t, char *const *hyp, nmt_err *err)
+{
+    char path[4200];
+    if (expand_output(path, sizeof path, t->o->valid_output, t->update, t->bat.epoch))
+        return nmt_fail(err, NMT_ERR_ARG, "--valid-translation-output: the name is too long");
+    const char **by_line = calloc((size_t)(t->vs.nlines > 0 ? t->vs.nlines : 1), sizeof *by_line);
+    if (!by_line) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < t->dev.n; i++) by_line[t->dev.line[i] - 1] = hyp[i];
+    atomic_file af;
+    int rc = atomic_open(&af, path, err);
+    for (long i = 0; !rc && i < t->vs.nlines; i++) fprintf(af.fp, "%s\n", by_line[i] ? by_line[i] : "");
+    if (!rc) rc = atomic_commit(&af, err); /* which checks every write */
+    free(by_line);
+    return rc;
+}
+
 int valid_scores(trainer *t, nmt_train_report *r, nmt_err *err)
 {
     r->dev_bleu = r->dev_chrf = NAN;
-    if (!valid_translates(t->o) || t->dev.n == 0) return NMT_OK;
+    if (!valid_decodes(t->o) || t->dev.n == 0) return NMT_OK;
     int n = t->dev.n;
     char **hyp = calloc((size_t)n, sizeof *hyp);
     const char **ref = malloc(sizeof *ref * (size_t)n);
     int rc = hyp && ref ? translate_dev(t, hyp, err) : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < n && !rc; i++) ref[i] = t->ref[t->dev.line[i] - 1];
+    if (!rc && t->o->valid_output) rc = write_dev_output(t, hyp, err);
+    for (int i = 0; i < n && !rc && valid_translates(t->o); i++) ref[i] = t->ref[t->dev.line[i] - 1];
     if (!rc && wants(t->o, NMT_METRIC_BLEU))
         rc = t->o->valid_scorer(NMT_METRIC_BLEU, (const char *const *)hyp, ref, n, &r->dev_bleu, err);
     if (!rc && wants(t->o, NMT_METRIC_CHRF))

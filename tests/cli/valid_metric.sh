@@ -20,7 +20,7 @@ train() {
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$dir/m.nmt" $SMALL $VAL --valid-metrics bleu chrf ppl \
         --keep-best 2 --max-updates "$upd" "$@" 2> "$dir/err"
 }
-train "$T/a" 15 && ok || bad "training with --valid-metrics: $(tail -n 3 "$T/a/err")"
+train "$T/a" 15 --valid-translation-output "$T/a/dev.{U}.txt" && ok || bad "training with --valid-metrics: $(tail -n 3 "$T/a/err")"
 grep -q 'BLEU [0-9.]*, chrF [0-9.]*' "$T/a/err" && ok || bad "the [valid] line does not show BLEU and chrF"
 
 # every validation's BLEU and chrF, the log's columns 12 and 13
@@ -41,6 +41,8 @@ sed 1d "$T/a/m.nmt.best.tsv" | while IFS='	' read -r rank upd score file; do
     logged=$(awk -v u="$upd" '$1 == u { print $2, $3 }' "$T/scores")
     [ "$logged" = "$b $c" ] || echo "update $upd: logged BLEU/chrF $logged, nmt translate | nmt bleu gives $b $c"
     [ "$score" = "$b" ] || echo "update $upd: best.tsv says $score, nmt bleu $b"
+    # --valid-translation-output: the translations that were scored, those of that update's model
+    cmp -s "$T/hyp.$upd" "$T/a/dev.$upd.txt" || echo "update $upd: dev.$upd.txt is not nmt translate's output of its model"
 done > "$T/mism"
 [ -s "$T/mism" ] && bad "$(cat "$T/mism")" || ok
 best=$(sed -n 2p "$T/a/m.nmt.best.tsv" | cut -f4)
@@ -89,6 +91,22 @@ mkdir -p "$T/g"
 "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/g/m.nmt" $SMALL $VAL --valid-metrics bleu chrf ppl --keep-best 3 --max-updates 15 \
     --resume "$T/c/m.nmt.ckpt" 2> "$T/g/err" && grep -q "1 kept model(s) of the checkpoint's list not on disk" "$T/g/err" &&
     [ "$(find "$T/c" -name 'm.u*.nmt' | wc -l)" -eq 1 ] && ok || bad "resume under another --model: $(grep -i warn "$T/g/err")"
+
+# one file per validation, one line per dev line (a pair skipped as empty: an empty line), even
+# with perplexity deciding alone; refused over an input
+[ "$(find "$T/a" -name 'dev.*.txt' | wc -l)" -eq 5 ] && ok || bad "expected 5 dev translation files: $(find "$T/a" -name 'dev.*')"
+sed '2s/.*//' "$T/vs" > "$T/vs2"
+mkdir -p "$T/o"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/o/m.nmt" $SMALL --valid-src "$T/vs2" --valid-tgt "$T/vt" --valid-every 3 \
+    --valid-beam 3 --max-updates 3 --valid-translation-output "$T/o/out.e{E}" 2> "$T/o/err"
+[ "$(wc -l < "$T/o/out.e1")" -eq "$(wc -l < "$T/vs")" ] && [ -z "$(sed -n 2p "$T/o/out.e1")" ] && [ -n "$(sed -n 3p "$T/o/out.e1")" ] &&
+    ok || bad "dev translations with perplexity deciding: $(ls "$T/o") $(tail -n 2 "$T/o/err")"
+cp "$T/vt" "$T/vt.keep"
+# shellcheck disable=SC2086
+expect_fail "dev translations over the dev target" 1 "refusing to overwrite an input" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" \
+    --model "$T/o/m2.nmt" $SMALL --valid-src "$T/vs" --valid-tgt "$T/vt" --valid-metrics bleu --valid-translation-output "$T/vt"
+cmp -s "$T/vt" "$T/vt.keep" && ok || bad "the dev target was overwritten"
 
 # perplexity deciding: the best model and the kept list follow the dev NLL
 mkdir -p "$T/p"
