@@ -111,8 +111,11 @@ static const char *parse_smooth(void *dst, const char *val, int nth)
 static const char *parse_langpair(void *dst, const char *val, int nth)
 {
     (void)nth;
-    const char *dash = strchr(val, '-');
-    if (!dash || dash == val || !dash[1] || strchr(dash + 1, '-') || strlen(val) > 31)
+    /* two language codes of 2 or 3 lowercase letters: anything else (a file named ref-a.fr after an
+     * old -l meaning lowercase) is refused rather than taken for a pair and dropped */
+    size_t a = strspn(val, "abcdefghijklmnopqrstuvwxyz"), b = a < strlen(val) ? strspn(val + a + 1, "abcdefghijklmnopqrstuvwxyz") : 0;
+    const char *dash = val + a;
+    if (a < 2 || a > 3 || *dash != '-' || b < 2 || b > 3 || dash[1 + b])
         return "expected a language pair such as en-fr (sacreBLEU's -l; lowercasing is -lc)";
     if (dst) *(const char **)dst = dash + 1;
     return NULL;
@@ -152,7 +155,7 @@ static int parse_args(struct args *a, int argc, char **argv)
     opt_cmd c = {"bleu", bleu_usage, bleu_after, table, MAX_REFS, "at most " MAX_REFS_STR " reference files"};
     int nrefs, rc = opt_parse(&c, argc, argv, (char **)a->files + 1, &nrefs);
     if (rc != OPT_GO) return rc;
-    if (target && !opt_given(&c, "--tokenize") && (!strcmp(target, "zh") || !strcmp(target, "ja") || !strcmp(target, "ko")))
+    if (target && a->do_bleu && !opt_given(&c, "--tokenize") && (!strcmp(target, "zh") || !strcmp(target, "ja") || !strcmp(target, "ko")))
         return usage_error("-l: sacreBLEU scores a '%s' target with a tokenizer of its own, which nmt bleu does not have; "
                            "give -tok 13a, intl or none", target);
     if (nrefs < 1) return usage_error("expected at least one REF; %s", ORDER_HINT);

@@ -215,8 +215,9 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                 "label smoothing, batching and precision are kept; the stopping limits\n"
                 "are the ones given now)"),
         OPT_STR1("--pretrained-model", &o->pretrained, "FILE", "fine-tune: start from this model's weights, architecture,\n"
-                 "vocabularies and text stages, with a fresh optimizer and schedule\n"
-                 "(a model or a checkpoint; --resume then goes on from the new run's)"),
+                 "vocabularies (a subword model's text stages too), with a fresh\n"
+                 "optimizer and schedule (a model or a checkpoint; --resume then goes\n"
+                 "on from the new run's)"),
         OPT_STR("--log", &o->log_tsv, "FILE", "TSV log of validations (default MODEL.log.tsv)"),
         OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
         OPT_STR("--cost-log", &o->cost_log, "FILE", "each update's number, cost (NLL per sentence) and gradient norm,\n"

@@ -38,11 +38,13 @@ int atomic_sync_dir(const char *path)
     return rc;
 }
 
-/* This machine's name as temporary files carry it (no '/' in it); "" when it has none. */
+/* This machine's name as temporary files carry it (no '/' in it, at most 24 bytes, so that a
+ * long target's temporary stays within NAME_MAX); "" when it has none. */
 static void host_tag(char *buf, size_t n)
 {
     if (gethostname(buf, n) != 0) buf[0] = 0;
     buf[n - 1] = 0;
+    if (n > 25) buf[24] = 0;
     for (char *p = buf; *p; p++)
         if (*p == '/') *p = '_';
 }

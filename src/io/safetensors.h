@@ -114,7 +114,7 @@ int st_writer_meta(st_writer *w, const char *key, const char *value);
  * tensor silently missing from a saved file is impossible. */
 int st_writer_add(st_writer *w, const char *name, int dtype, int ndim, const int64_t *shape,
                   const void *data);
-/* Atomic (base/atomic.h): writes PATH.tmp.<pid>, checks every write, fflush + fsync, renames
+/* Atomic (base/atomic.h): writes PATH.tmp.<pid>.<host>, checks every write, fflush + fsync, renames
  * over PATH and fsyncs the directory. On failure the temp file is removed and an existing PATH
  * is left untouched. The checksums (ST_CRC_KEY) are computed and added to the metadata.
  * Tensors appear in the header in the order added; their data is laid out by element size

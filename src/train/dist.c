@@ -336,7 +336,7 @@ static int input_items(const trainer *t, item *it)
     for (; n < (int)(sizeof v / sizeof v[0]); n++) it[n] = (item){names[n], bits(v[n])};
     it[n++] = (item){"training corpus (its pairs as word ids: another corpus, vocabulary or text stages)", t->corpus_hash};
     it[n++] = (item){"dev set", t->dev.n ? train_corpus_hash(&t->dev) : 0};
-    it[n++] = (item){"initial parameters (another --seed or checkpoint)", hash_params(t->m->P, t->m->pt.total)};
+    it[n++] = (item){"initial parameters (another --seed, checkpoint or --pretrained-model)", hash_params(t->m->P, t->m->pt.total)};
     uint64_t pos[4] = {(uint64_t)t->update, (uint64_t)t->bat.epoch, (uint64_t)t->bat.next, (uint64_t)t->opt.step};
     uint64_t h = hash_bytes(hash_bytes(1469598103934665603ULL, pos, sizeof pos), t->bat.order, sizeof(int) * t->train.n);
     it[n++] = (item){"position in the training plan (another checkpoint)", h};

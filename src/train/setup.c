@@ -131,6 +131,23 @@ static int check_memory(trainer *t, const nmt_config *c, nmt_err *err)
     return NMT_OK;
 }
 
+/* The files a run reads and writes, for the checks below and for the dev translations, whose
+ * names are known only at each validation (valid_metric.c). */
+void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT])
+{
+    const nmt_train_opts *o = t->o;
+    const path_role i[TRAIN_PATHS_IN] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
+                                         {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
+                                         {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
+                                         {o->pretrained, "the pretrained model"}};
+    const path_role w[TRAIN_PATHS_OUT] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"},
+                                          {t->log_path, "the training log"}, {o->batch_log, "the batch log"},
+                                          {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"},
+                                          {o->valid_output, "the dev translations"}};
+    memcpy(in, i, sizeof i);
+    memcpy(out, w, sizeof w);
+}
+
 /* No output may be an input (a model written over the corpus, a log over a dev file, the model
  * over the checkpoint being resumed ...), nor two outputs one file; the checkpoint being resumed
  * is the one input that may be rewritten: as the checkpoint, it is the run's own state. Then one
@@ -139,15 +156,10 @@ static int check_paths(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", o->model);
-    path_role in[7] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
-                       {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
-                       {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
-                       {o->pretrained, "the pretrained model"}};
-    path_role out[7] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"}, {t->log_path, "the training log"},
-                        {o->batch_log, "the batch log"}, {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"},
-                        {o->valid_output, "the dev translations"}};
+    path_role in[TRAIN_PATHS_IN], out[TRAIN_PATHS_OUT];
+    train_paths(t, in, out);
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
-    int rc = path_check_outputs(in, 7, out, 7, err);
+    int rc = path_check_outputs(in, TRAIN_PATHS_IN, out, TRAIN_PATHS_OUT, err);
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
     if (!rc) rc = path_check_outputs(resume, 1, out + 2, 5, err);      /* the logs, the lock, the translations */
     if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
@@ -177,26 +189,71 @@ static int check_opts(const nmt_train_opts *o, nmt_err *err)
 }
 
 /* A resumed or fine-tuned run trains the model of its file: its architecture and sizes, whatever
- * the command line asks (which it says, as ckpt_settings does for the optimizer). A vocabulary
- * asked larger than the model's is left unsaid: a small corpus gives a smaller one than asked. */
+ * the command line asks, which it says (as ckpt_settings does for the optimizer) where an option
+ * was set away from its default (a re-run of the same command, or one that names no size, says
+ * nothing). A vocabulary asked larger than the model's is left unsaid: a small corpus gives a
+ * smaller one than asked. */
 static void warn_model_kept(trainer *t, const char *file, const nmt_config *asked, const nmt_config *m)
 {
+    const nmt_config d = nmt_train_default_opts().cfg;
     char msg[512] = "";
     size_t k = 0;
-#define KEPT(cond, ...) \
-    if ((cond) && k < sizeof msg) k += (size_t)snprintf(msg + k, sizeof msg - k, __VA_ARGS__)
-    KEPT(asked->arch != m->arch, ", %s (not %s)", nmt_arch_name(m->arch), nmt_arch_name(asked->arch));
-    KEPT(asked->emb != m->emb, ", emb %d (not %d)", m->emb, asked->emb);
-    KEPT(asked->hid != m->hid, ", hid %d (not %d)", m->hid, asked->hid);
-    KEPT(asked->att != m->att, ", att %d (not %d)", m->att, asked->att);
-    KEPT(asked->maxout != m->maxout, ", maxout %d (not %d)", m->maxout, asked->maxout);
-    KEPT(asked->src_vocab < m->src_vocab || asked->tgt_vocab < m->tgt_vocab, ", vocabularies %d/%d (not %d/%d)", m->src_vocab,
-         m->tgt_vocab, asked->src_vocab, asked->tgt_vocab);
-    KEPT(asked->tied_emb != m->tied_emb, ", %s embeddings", m->tied_emb ? "tied" : "untied");
+#define KEPT(field, ...) \
+    if (asked->field != m->field && asked->field != d.field && k < sizeof msg) \
+        k += (size_t)snprintf(msg + k, sizeof msg - k, __VA_ARGS__)
+    KEPT(arch, ", %s (not %s)", nmt_arch_name(m->arch), nmt_arch_name(asked->arch));
+    KEPT(emb, ", emb %d (not %d)", m->emb, asked->emb);
+    KEPT(hid, ", hid %d (not %d)", m->hid, asked->hid);
+    KEPT(att, ", att %d (not %d)", m->att, asked->att);
+    KEPT(maxout, ", maxout %d (not %d)", m->maxout, asked->maxout);
+    KEPT(tied_emb, ", %s embeddings", m->tied_emb ? "tied" : "untied");
 #undef KEPT
+    if ((asked->src_vocab < m->src_vocab && asked->src_vocab != d.src_vocab) ||
+        (asked->tgt_vocab < m->tgt_vocab && asked->tgt_vocab != d.tgt_vocab))
+        k += (size_t)snprintf(msg + k, k < sizeof msg ? sizeof msg - k : 0, ", vocabularies %d/%d (not %d/%d)", m->src_vocab,
+                              m->tgt_vocab, asked->src_vocab, asked->tgt_vocab);
     if (!*msg) return;
     char line[4800];
     snprintf(line, sizeof line, "%s: the run trains this file's model:%s", file, msg + 1);
+    train_warn(t, line);
+}
+
+/* The value of "key:" in an options text as --dump-config writes it (the rest of its line), or
+ * "" where the key is absent; into buf. */
+static const char *option_value(const char *yaml, const char *key, char *buf, size_t n)
+{
+    size_t kl = strlen(key);
+    buf[0] = 0;
+    for (const char *p = yaml; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == ':') {
+            const char *v = p + kl + 1 + (p[kl + 1] == ' '), *e = strchr(v, '\n');
+            snprintf(buf, n, "%.*s", (int)(e ? e - v : (long)strlen(v)), v);
+            break;
+        }
+    return buf;
+}
+
+/* The text stages a model was trained with are options, not part of a word model's file: a run
+ * that goes on from a file (resumed or fine-tuned) with others reads its words otherwise, which
+ * shows only as a higher UNK rate. Said where the file's options (as the program stores them)
+ * and this run's differ; a subword model's own stages are used whatever is given, and said too. */
+static void warn_text_kept(trainer *t, const char *file, const char *file_opts)
+{
+    static const char *const keys[] = {"tokenize", "lowercase", "normalize-punct", "lang", "subwords", "subword-vocab",
+                                       "joint", "spm-model"};
+    if (!file_opts || !t->o->options_yaml) return;
+    char msg[1024] = "", a[200], b[200];
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        option_value(file_opts, keys[i], a, sizeof a);
+        option_value(t->o->options_yaml, keys[i], b, sizeof b);
+        if (strcmp(a, b) && k < sizeof msg)
+            k += (size_t)snprintf(msg + k, sizeof msg - k, ", %s: %s (here: %s)", keys[i], *a ? a : "not given", *b ? b : "not given");
+    }
+    if (!*msg) return;
+    char line[5400];
+    snprintf(line, sizeof line, "%s was trained with other text options:%s; %s", file, msg + 1,
+             t->m->sw ? "its SentencePiece models and text stages are used" : "this run's are used, so its words may not be the vocabulary's");
     train_warn(t, line);
 }
 
@@ -234,7 +291,8 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         sv = t->m->src;
         tv = t->m->tgt;
         cfg = t->m->cfg;
-        if (o->resume) warn_model_kept(t, from, &o->cfg, &t->m->cfg); /* fine-tuning says so in the summary */
+        warn_model_kept(t, from, &o->cfg, &t->m->cfg);
+        warn_text_kept(t, from, st_meta(*ck, "options"));
     } else {
         if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
@@ -322,8 +380,8 @@ void train_summary(trainer *t, char *buf, size_t n)
     if (c->tied_emb && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
     if (t->o->pretrained && !t->o->resume && k > 0 && (size_t)k < n)
-        k += snprintf(buf + k, n - k, "\nfine-tuning %s: its weights, vocabularies and text stages; a fresh optimizer and schedule",
-                      t->o->pretrained);
+        k += snprintf(buf + k, n - k, "\nfine-tuning %s: its architecture, sizes, vocabularies and weights%s; a fresh optimizer "
+                      "and schedule", t->o->pretrained, t->m->sw ? ", its SentencePiece models and text stages" : "");
     if (t->o->init != NMT_INIT_PAPER && !t->o->resume && !t->o->pretrained && k > 0 && (size_t)k < n) /* not drawn now */
         k += snprintf(buf + k, n - k, "\ninitialisation: %s", t->o->init == NMT_INIT_GLOROT_ATT
                       ? "the attention's weights Glorot-uniform, the rest as Appendix B" : "every weight matrix Glorot-uniform");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "nmt.h"
+#include "base/paths.h"
 #include "data/batcher.h"
 #include "data/corpus.h"
 #include "io/safetensors.h"
@@ -121,6 +122,11 @@ int train_log_trim(trainer *t, nmt_err *err);
 
 /* valid_metric.c: validation by BLEU and chrF, the deciding metric, the K best models */
 int valid_metric(const nmt_train_opts *o);        /* the deciding metric: the first asked for, else PPL */
+/* The files a run reads (the corpus, dev set, SentencePiece and pretrained models) and writes
+ * (model, checkpoint, logs, lock, the dev translations' template), as setup.c checks them. */
+#define TRAIN_PATHS_IN 7
+#define TRAIN_PATHS_OUT 7
+void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT]);
 int valid_translates(const nmt_train_opts *o);    /* a metric needs the dev set translated */
 int valid_check_opts(const nmt_train_opts *o, nmt_err *err);
 int valid_refs_keep(trainer *t, nmt_err *err);    /* after the dev set's text stages, before subwords */

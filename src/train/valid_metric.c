@@ -13,6 +13,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/paths.h"
 #include "text/pipeline.h"
 #include "train/trainer.h"
 
@@ -42,6 +43,40 @@ static int wants(const nmt_train_opts *o, int metric)
 int valid_translates(const nmt_train_opts *o) { return wants(o, NMT_METRIC_BLEU) || wants(o, NMT_METRIC_CHRF); }
 static int valid_decodes(const nmt_train_opts *o) { return valid_translates(o) || o->valid_output; }
 
+/* The template with {U} and {E} replaced by the update and the epoch into buf; -1 if too long. */
+static int expand_output(char *buf, size_t n, const char *tmpl, long update, int epoch)
+{
+    size_t k = 0;
+    for (const char *p = tmpl; *p; p++) {
+        int w;
+        if (!strncmp(p, "{U}", 3)) { w = snprintf(buf + k, n - k, "%ld", update); p += 2; }
+        else if (!strncmp(p, "{E}", 3)) { w = snprintf(buf + k, n - k, "%d", epoch); p += 2; }
+        else w = snprintf(buf + k, n - k, "%c", *p);
+        if (w < 0 || (size_t)w >= n - k) return -1;
+        k += (size_t)w;
+    }
+    return 0;
+}
+
+/* The template of --valid-translation-output: {U} and {E} only (Marian's {B} and {T} are not
+ * kept here: said, not left in the name), and a directory this run can write into, checked now
+ * rather than after an epoch of training. */
+static int check_output_template(const char *tmpl, nmt_err *err)
+{
+    for (const char *p = strchr(tmpl, '{'); p; p = strchr(p + 1, '{'))
+        if (p[1] && p[2] == '}' && p[1] != 'U' && p[1] != 'E')
+            return nmt_fail(err, NMT_ERR_ARG, "--valid-translation-output %s: {%c} is not known ({U}: the update, {E}: the epoch)", tmpl, p[1]);
+    char path[4200];
+    if (expand_output(path, sizeof path, tmpl, 0, 0)) return nmt_fail(err, NMT_ERR_ARG, "--valid-translation-output: the name is too long");
+    char *slash = strrchr(path, '/');
+    if (slash == path) slash[1] = 0;
+    else if (slash) *slash = 0;
+    const char *dir = slash ? path : ".";
+    if (access(dir, W_OK | X_OK))
+        return nmt_fail(err, NMT_ERR_IO, "--valid-translation-output %s: cannot write into %s: %s", tmpl, dir, strerror(errno));
+    return NMT_OK;
+}
+
 int valid_check_opts(const nmt_train_opts *o, nmt_err *err)
 {
     if (o->n_valid_metrics < 0 || o->n_valid_metrics > NMT_MAX_VALID_METRICS)
@@ -55,9 +90,10 @@ int valid_check_opts(const nmt_train_opts *o, nmt_err *err)
         return nmt_fail(err, NMT_ERR_ARG, "validation beam %d out of range [1, 1000]", o->valid_beam);
     if (o->keep_best < 0 || o->keep_best > NMT_MAX_KEEP_BEST)
         return nmt_fail(err, NMT_ERR_ARG, "keep-best %d out of range [0, %d]", o->keep_best, NMT_MAX_KEEP_BEST);
-    if ((o->n_valid_metrics > 0 || o->keep_best > 0) && !o->valid_src)
-        return nmt_fail(err, NMT_ERR_ARG, "validation metrics and --keep-best need a dev set (--valid-src, --valid-tgt)");
-    return NMT_OK;
+    if ((o->n_valid_metrics > 0 || o->keep_best > 0 || o->valid_output) && !o->valid_src)
+        return nmt_fail(err, NMT_ERR_ARG, "validation metrics, --keep-best and --valid-translation-output need a dev set "
+                        "(--valid-src, --valid-tgt)");
+    return o->valid_output ? check_output_template(o->valid_output, err) : NMT_OK;
 }
 
 /* ------------------------------------------------------------------ references */
@@ -125,37 +161,49 @@ static int translate_dev(trainer *t, char **hyp, nmt_err *err)
     return rc;
 }
 
-/* The template with {U} and {E} replaced by the update and the epoch into buf; -1 if too long. */
-static int expand_output(char *buf, size_t n, const char *tmpl, long update, int epoch)
+/* Whether path, a name known only now, is one of the run's inputs or outputs (the kept models
+ * included): said why in err. */
+static int output_clashes(const trainer *t, const char *path, nmt_err *err)
 {
-    size_t k = 0;
-    for (const char *p = tmpl; *p; p++) {
-        int w;
-        if (!strncmp(p, "{U}", 3)) { w = snprintf(buf + k, n - k, "%ld", update); p += 2; }
-        else if (!strncmp(p, "{E}", 3)) { w = snprintf(buf + k, n - k, "%d", epoch); p += 2; }
-        else w = snprintf(buf + k, n - k, "%c", *p);
-        if (w < 0 || (size_t)w >= n - k) return -1;
-        k += (size_t)w;
+    path_role in[TRAIN_PATHS_IN], out[TRAIN_PATHS_OUT + 3];
+    train_paths(t, in, out);
+    char best[4200], kept[4200];
+    snprintf(best, sizeof best, "%s.best.tsv", t->o->model);
+    valid_kept_path(kept, sizeof kept, t->o->model, t->update);
+    out[TRAIN_PATHS_OUT - 1] = (path_role){path, "the dev translations"}; /* in the template's place */
+    out[TRAIN_PATHS_OUT] = (path_role){best, "the list of kept models"};
+    out[TRAIN_PATHS_OUT + 1] = (path_role){t->o->keep_best > 0 ? kept : NULL, "a kept model"};
+    int rc = path_check_outputs(in, TRAIN_PATHS_IN, out, TRAIN_PATHS_OUT + 2, err);
+    for (int i = 0; i < t->n_kept && !rc; i++) {
+        valid_kept_path(kept, sizeof kept, t->o->model, t->kept_update[i]);
+        out[0] = (path_role){kept, "a kept model"};
+        out[1] = (path_role){path, "the dev translations"};
+        rc = path_check_outputs(NULL, 0, out, 2, err);
     }
-    return 0;
+    return rc;
 }
 
 /* The dev translations, one line per line of the dev source (a pair skipped as empty gets an
- * empty line, so that line i answers line i), written whole and atomically. */
-static int write_dev_output(trainer *t, char *const *hyp, nmt_err *err)
+ * empty line, so that line i answers line i), written whole and atomically. A name that would
+ * clash with another file, or a failed write, is a warning: the run goes on without them. */
+static void write_dev_output(trainer *t, char *const *hyp)
 {
-    char path[4200];
-    if (expand_output(path, sizeof path, t->o->valid_output, t->update, t->bat.epoch))
-        return nmt_fail(err, NMT_ERR_ARG, "--valid-translation-output: the name is too long");
-    const char **by_line = calloc((size_t)(t->vs.nlines > 0 ? t->vs.nlines : 1), sizeof *by_line);
-    if (!by_line) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < t->dev.n; i++) by_line[t->dev.line[i] - 1] = hyp[i];
+    char path[4200], msg[4600];
+    nmt_err e;
+    const char **by_line = NULL;
+    int rc = expand_output(path, sizeof path, t->o->valid_output, t->update, t->bat.epoch)
+                 ? nmt_fail(&e, NMT_ERR_ARG, "the name is too long") : output_clashes(t, path, &e);
+    if (!rc && !(by_line = calloc((size_t)(t->vs.nlines > 0 ? t->vs.nlines : 1), sizeof *by_line)))
+        rc = nmt_fail(&e, NMT_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < t->dev.n; i++) by_line[t->dev.line[i] - 1] = hyp[i];
     atomic_file af;
-    int rc = atomic_open(&af, path, err);
+    if (!rc) rc = atomic_open(&af, path, &e);
     for (long i = 0; !rc && i < t->vs.nlines; i++) fprintf(af.fp, "%s\n", by_line[i] ? by_line[i] : "");
-    if (!rc) rc = atomic_commit(&af, err); /* which checks every write */
+    if (!rc) rc = atomic_commit(&af, &e); /* which checks every write */
     free(by_line);
-    return rc;
+    if (!rc) return;
+    snprintf(msg, sizeof msg, "the dev translations of update %ld not written: %s", t->update, e.msg);
+    train_warn(t, msg);
 }
 
 int valid_scores(trainer *t, nmt_train_report *r, nmt_err *err)
@@ -166,7 +214,7 @@ int valid_scores(trainer *t, nmt_train_report *r, nmt_err *err)
     char **hyp = calloc((size_t)n, sizeof *hyp);
     const char **ref = malloc(sizeof *ref * (size_t)n);
     int rc = hyp && ref ? translate_dev(t, hyp, err) : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    if (!rc && t->o->valid_output) rc = write_dev_output(t, hyp, err);
+    if (!rc && t->o->valid_output) write_dev_output(t, hyp);
     for (int i = 0; i < n && !rc && valid_translates(t->o); i++) ref[i] = t->ref[t->dev.line[i] - 1];
     if (!rc && wants(t->o, NMT_METRIC_BLEU))
         rc = t->o->valid_scorer(NMT_METRIC_BLEU, (const char *const *)hyp, ref, n, &r->dev_bleu, err);

@@ -125,6 +125,10 @@ run -b -l en-zh -tok 13a -i hyps/perturbed.fr refs/ref.fr
 check "-l en-zh -tok 13a" [ "$rc" -eq 0 ]
 run -b -l -i hyps/lowercased_tok.fr refs/ref.fr
 check "-l as lowercasing (the old spelling): refused, naming -lc" [ "$rc" -eq 2 ] && has_err "lowercasing is -lc"
+run -b -l refs/ref-a.fr refs/ref.fr < hyps/perturbed.fr
+check "-l before a file name with a dash: refused, not taken for a pair" [ "$rc" -eq 2 ] && has_err "lowercasing is -lc"
+run -b -m chrf -l en-zh -i hyps/perturbed.fr refs/ref.fr
+check "-l en-zh with chrF alone: no tokenizer, no refusal" [ "$rc" -eq 0 ]
 run -b -i hyps/caption1.en refs/ref.caption2.en refs/ref.caption3.en
 check "two references" out_is "11.0870"
 run --sentence -i hyps/perturbed.fr refs/ref.fr

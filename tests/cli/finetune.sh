@@ -11,6 +11,9 @@ D=$NMT_SHARED/data/multi30k/tok
 head -n 300 "$D/train.en" > "$T/s"; head -n 300 "$D/train.fr" > "$T/t"
 sed -n 1001,1200p "$D/train.en" > "$T/s2"; sed -n 1001,1200p "$D/train.fr" > "$T/t2"
 head -n 5 "$T/s2" > "$T/probe"
+R=$NMT_SHARED/data/multi30k
+head -n 200 "$R/train.en" > "$T/rs"; head -n 200 "$R/train.fr" > "$T/rt"
+sed -n 501,600p "$R/train.en" > "$T/rs2"; sed -n 501,600p "$R/train.fr" > "$T/rt2"
 SMALL="--emb 8 --hid 8 --att 8 --maxout 4 --vocab 100 --threads 1"
 STILL="--optimizer sgd --lr 1e-12 --clip 0 --max-updates 2 --threads 1"
 # shellcheck disable=SC2086
@@ -22,7 +25,7 @@ nbest "$T/p.nmt" > "$T/p.out"
 # shellcheck disable=SC2086
 "$NMT_BIN" train --src "$T/s2" --tgt "$T/t2" --model "$T/f.nmt" --pretrained-model "$T/p.nmt" $STILL 2> "$T/f.err" && ok ||
     bad "fine-tuning: $(tail -n 2 "$T/f.err")"
-grep -q "fine-tuning .*p.nmt: its weights, vocabularies" "$T/f.err" && ok || bad "the summary does not say fine-tuning: $(head -n 6 "$T/f.err")"
+grep -q "fine-tuning .*p.nmt: its architecture, sizes, vocabularies and weights" "$T/f.err" && ok || bad "the summary does not say fine-tuning: $(head -n 6 "$T/f.err")"
 nbest "$T/f.nmt" | cmp -s - "$T/p.out" && ok || bad "a fine-tuned model that cannot move translates otherwise than its pretrained model"
 "$NMT_BIN" vocab --model "$T/p.nmt" > "$T/pv" 2> /dev/null; "$NMT_BIN" vocab --model "$T/f.nmt" > "$T/fv" 2> /dev/null
 [ -s "$T/pv" ] && cmp -s "$T/pv" "$T/fv" && ok || bad "the fine-tuned model's vocabulary is not the pretrained model's"
@@ -42,12 +45,25 @@ FT="--src $T/s2 --tgt $T/t2 --pretrained-model $T/p.nmt --optimizer adam --lr 0.
 "$NMT_BIN" train $FT --model "$T/h.nmt" --max-updates 6 --resume "$T/h.nmt.ckpt" 2> "$T/h.err" && cmp -s "$T/g.nmt" "$T/h.nmt" &&
     ok || bad "fine-tuning stopped at 3 and resumed to 6 differs from the run to 6: $(tail -n 2 "$T/h.err")"
 grep -q "pretrained-model is read when a run starts" "$T/h.err" && ok || bad "no warning that the resumed run ignores --pretrained-model"
+grep -q "trains this file's model" "$T/h.err" && bad "a resume that names no size warned about sizes: $(grep warn "$T/h.err")" || ok
+
+# what the file decides and the command line asks otherwise is said: sizes, and the text options
+# a word model's checkpoint records (a model file does not: they are options, not the model's)
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s2" --tgt "$T/t2" --model "$T/q.nmt" --pretrained-model "$T/p.nmt" --arch recatt --emb 64 $STILL 2> "$T/q.err"
+grep -q "p.nmt: the run trains this file's model: rnnsearch (not recatt), emb 8 (not 64)" "$T/q.err" && ok ||
+    bad "fine-tuning with other sizes: $(grep warn "$T/q.err")"
+"$NMT_BIN" train --src "$T/rs" --tgt "$T/rt" --model "$T/pl.nmt" $SMALL --tokenize en,fr --lowercase --max-updates 2 2> /dev/null
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/rs2" --tgt "$T/rt2" --model "$T/fl.nmt" --pretrained-model "$T/pl.nmt.ckpt" $STILL 2> "$T/fl.err"
+grep -q "pl.nmt.ckpt was trained with other text options: tokenize: \"en,fr\" (here: not given), lowercase: true" "$T/fl.err" &&
+    ok || bad "fine-tuning without the text options: $(grep warn "$T/fl.err")"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/rs2" --tgt "$T/rt2" --model "$T/fl2.nmt" --pretrained-model "$T/pl.nmt.ckpt" --tokenize en,fr --lowercase $STILL 2> "$T/fl2.err"
+grep -q "text options" "$T/fl2.err" && bad "a warning with the same text options: $(grep warn "$T/fl2.err")" || ok
 nbest "$T/g.nmt" | cmp -s - "$T/p.out" && bad "6 Adam updates of fine-tuning changed nothing" || ok
 
 # a subword model: its SentencePiece models segment the new raw text
-R=$NMT_SHARED/data/multi30k
-head -n 200 "$R/train.en" > "$T/rs"; head -n 200 "$R/train.fr" > "$T/rt"
-sed -n 501,600p "$R/train.en" > "$T/rs2"; sed -n 501,600p "$R/train.fr" > "$T/rt2"
 "$NMT_BIN" train --src "$T/rs" --tgt "$T/rt" --model "$T/sp.nmt" --subwords unigram --subword-vocab 500 --emb 8 --hid 8 --att 8 \
     --maxout 4 --max-updates 5 --threads 1 --optimizer adam --lr 0.01 2> /dev/null
 # shellcheck disable=SC2086

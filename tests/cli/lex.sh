@@ -29,7 +29,7 @@ sh -c "trap '' XFSZ; ulimit -f 2; exec \"$NMT_BIN\" lex --src $T/bs --tgt $T/bt 
 dead=$(sh -c 'echo $$')
 # (named with the host since; the old names are still cleaned). Another machine's temporary on a
 # shared file system is never judged by this machine's PIDs: left alone.
-h=$(hostname)
+h=$(hostname | cut -c1-24)  # as the temporaries carry it
 : > "$T/lex.tmp.$dead"; : > "$T/lex.tmp.$$"; : > "$T/lex.tmp.$dead.$h"; : > "$T/lex.tmp.$dead.not-$h"
 "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/a" --out "$T/lex" 2> /dev/null
 [ ! -e "$T/lex.tmp.$dead" ] && [ -e "$T/lex.tmp.$$" ] && [ ! -e "$T/lex.tmp.$dead.$h" ] && [ -e "$T/lex.tmp.$dead.not-$h" ] && ok ||

@@ -107,6 +107,27 @@ cp "$T/vt" "$T/vt.keep"
 expect_fail "dev translations over the dev target" 1 "refusing to overwrite an input" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" \
     --model "$T/o/m2.nmt" $SMALL --valid-src "$T/vs" --valid-tgt "$T/vt" --valid-metrics bleu --valid-translation-output "$T/vt"
 cmp -s "$T/vt" "$T/vt.keep" && ok || bad "the dev target was overwritten"
+# ... and over an input or a kept model only once {U} is filled in (the template alone was checked):
+# a warning, the file left alone, the run going on
+cp "$T/vt" "$T/o/ref.3"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/o/m3.nmt" $SMALL --valid-src "$T/vs" --valid-tgt "$T/o/ref.3" --valid-every 3 \
+    --valid-beam 3 --max-updates 6 --keep-best 2 --valid-translation-output "$T/o/ref.{U}" 2> "$T/o/err3" &&
+    cmp -s "$T/vt" "$T/o/ref.3" && grep -q "translations of update 3 not written: .*refusing to overwrite an input" "$T/o/err3" &&
+    [ -s "$T/o/ref.6" ] && ok || bad "dev translations expanded over the dev target: $(grep -i warn "$T/o/err3")"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/o/k.nmt" $SMALL $VAL --max-updates 6 --keep-best 2 \
+    --valid-translation-output "$T/o/k.u{U}.nmt" 2> "$T/o/err4" && "$NMT_BIN" translate --model "$T/o/k.u3.nmt" < /dev/null 2> /dev/null &&
+    grep -q "not written: .*a kept model" "$T/o/err4" && ok || bad "dev translations expanded over a kept model: $(grep -i warn "$T/o/err4")"
+# refused before training: a directory that is not there, a placeholder other than {U} and {E}, no dev set
+# shellcheck disable=SC2086
+expect_fail "dev translations into a missing directory" 1 "cannot write into .*nodir" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" \
+    --model "$T/o/x.nmt" $SMALL $VAL --valid-translation-output "$T/nodir/d.{U}"
+# shellcheck disable=SC2086
+expect_fail "an unknown placeholder" 1 "\{T\} is not known" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/o/x.nmt" $SMALL $VAL \
+    --valid-translation-output "$T/o/d.{U}.{T}"
+expect_fail "dev translations without a dev set" 1 "need a dev set" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/o/x.nmt" \
+    --valid-translation-output "$T/o/d.{U}"
 
 # perplexity deciding: the best model and the kept list follow the dev NLL
 mkdir -p "$T/p"
