@@ -7,6 +7,8 @@
 # Stoppable and resumable at any moment, like exp_converge.sh: a cut run resumes from its checkpoint;
 # a finished one leaves its dev curve and wall time in docs/exp/lengths/ (KEEP, committed).
 #   scripts/exp_lengths_converge.sh DIR train ARCH-MAXLEN...   (one queue; run two side by side)
+#   scripts/exp_lengths_converge.sh DIR decode ARCH-MAXLEN...  (one model's decodings as soon as it is
+#                                                               trained, its BLEU into KEEP/NAME.bleu)
 #   scripts/exp_lengths_converge.sh DIR eval                   (decodings, then nmt report)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +21,7 @@ MAX_EPOCHS=${MAX_EPOCHS:-40}
 KEEP=${KEEP:-$ROOT/docs/exp/lengths}
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2
-[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,10p' "$0"; exit 2; }
+[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,12p' "$0"; exit 2; }
 shift 2
 D=$DIR/data
 mkdir -p "$D" "$KEEP"
@@ -66,6 +68,18 @@ decode() {
     echo "$1 $2 decode_s=$(( $(date +%s) - start ))" >> "$DIR/runs.txt"
 }
 
+# decode_one NAME: the three decodings of one trained model and their corpus BLEU (detokenization
+# aside, as nmt report scores: tokenized, lowercased text) into KEEP/NAME.bleu
+decode_one() {
+    n=$1
+    [ -s "$KEEP/$n.tsv" ] || { echo "$n: not trained to the end yet" >&2; exit 1; }
+    for v in all nounk raw; do decode "$n" $v; done
+    for v in all nounk raw; do
+        printf '%s\t%s\t%s\n' "$n" "$v" "$("$NMT" bleu --tokenize none -i "$DIR/$n.$v" "$D/test.fr")"
+    done > "$KEEP/$n.bleu"
+    cat "$KEEP/$n.bleu"
+}
+
 evaluate() {
     set -- rnnenc-30 rnnsearch-30 rnnenc-50 rnnsearch-50
     hyps=; raw=; labels=
@@ -90,6 +104,7 @@ evaluate() {
 prep
 case "$MODE" in
 train) for n in "$@"; do train_one "$n"; done ;;
+decode) for n in "$@"; do decode_one "$n"; done ;;
 eval) evaluate ;;
-*) sed -n '2,10p' "$0"; exit 2 ;;
+*) sed -n '2,12p' "$0"; exit 2 ;;
 esac
