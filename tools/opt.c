@@ -414,9 +414,8 @@ static int yaml_plain_ok(const char *v)
  * -1 for a value that is not UTF-8, which a YAML file cannot hold: nothing is written. */
 static int dump_value(FILE *f, const char *v)
 {
+    if (utf8_find_invalid(v, strlen(v)) >= 0) return -1;
     unsigned cp;
-    for (const unsigned char *p = (const unsigned char *)v; *p; p += utf8_next(p, &cp))
-        if (!utf8_next(p, &cp)) return -1;
     if (yaml_plain_ok(v)) { fputs(v, f); return 0; }
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)v; *p;) {

@@ -520,8 +520,8 @@ int aer_soft_read(aer_soft *out, const char *path, nmt_err *err)
  * blanks), so that a link's index means the word nmt align meant. */
 static int count_tokens(const linereader *r, const char *s, size_t len, int *n, nmt_err *err)
 {
-    long c = 0;
-    for (size_t k = 0; k < len; k++) c += !text_is_blank(s[k]) && (k == 0 || text_is_blank(s[k - 1]));
+    (void)len; /* the line is NUL-terminated (linereader) and holds no NUL */
+    long c = text_count_words(s);
     if (c > MAX_INDEX)
         return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %ld tokens", r->name, r->lineno,
                         MAX_INDEX);

@@ -215,7 +215,7 @@ int valid_scores(trainer *t, nmt_train_report *r, nmt_err *err)
     const char **ref = malloc(sizeof *ref * (size_t)n);
     int rc = hyp && ref ? translate_dev(t, hyp, err) : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc && t->o->valid_output) write_dev_output(t, hyp);
-    for (int i = 0; i < n && !rc && valid_translates(t->o); i++) ref[i] = t->ref[t->dev.line[i] - 1];
+    for (int i = 0; i < n && !rc && t->ref; i++) ref[i] = t->ref[t->dev.line[i] - 1]; /* kept when a metric scores */
     if (!rc && wants(t->o, NMT_METRIC_BLEU))
         rc = t->o->valid_scorer(NMT_METRIC_BLEU, (const char *const *)hyp, ref, n, &r->dev_bleu, err);
     if (!rc && wants(t->o, NMT_METRIC_CHRF))
