@@ -402,9 +402,9 @@ int cmd_translate(int argc, char **argv)
     }
     o.lexicon = lx;
     o.shortlist = sl;
-    if (!rc && decoder_of(&st.d, &args.models, &o, &err)) {
+    if (!rc && decoder_of(&st.d, &args.models, &o, &err)) { /* a CPU without the precision's instructions: a failed run, as train and serve say */
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        rc = CMD_USAGE;
+        rc = CMD_ERR;
     }
     if (!rc && text_sides(&st, args.models.m[0], tok_lang, &topt, detok_lang, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
