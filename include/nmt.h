@@ -119,7 +119,8 @@ size_t nmt_model_num_params(const nmt_model *m);
  *           SentencePiece) -> [detokenizer.perl]
  * A model trained with subword units (nmt train --subwords) carries its SentencePiece models
  * and its text stages: its pipelines read raw text and write raw text, the tokens it reads and
- * writes are pieces, and each line also tells which word each piece belongs to.
+ * writes are pieces, and each line also tells which word each piece belongs to. A word model
+ * trained on raw text (nmt train --tokenize) carries its stages too, and reads and writes raw text.
  * Words are separated by runs of the blanks " \t\n\v\f\r". The Moses stages are byte-identical
  * to the scripts (moses-smt/mosesdecoder 3a0631a) on the reference vectors. Without Moses stages
  * a line is taken as tokenized text.
@@ -153,8 +154,10 @@ typedef struct nmt_text nmt_text;
  * with no vocabulary when words is NULL: encode then gives words and no ids. */
 int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *words, int n_words, nmt_err *err);
 /* A pipeline over the source or target (enum nmt_side) vocabulary of m, which must outlive it.
- * A word model's file stores no text settings: the stages come from o. A subword model's stages
- * are its own: o must ask for none (NMT_ERR_ARG otherwise). */
+ * A word model of text tokenized outside (nmt train without --tokenize) stores no text settings:
+ * the stages come from o. A word model trained on raw text (nmt train --tokenize) stores its
+ * stages and applies them, detokenizing on the target side: o must ask for none or for the same
+ * (NMT_ERR_ARG otherwise). A subword model's stages are its own: o must ask for none. */
 int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model *m, int side, nmt_err *err);
 void nmt_text_free(nmt_text *t);
 

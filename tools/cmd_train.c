@@ -185,9 +185,9 @@ static int check_subword_options(const nmt_train_opts *o, const opt_cmd *c)
 static const char train_usage[] =
     "Usage: nmt train --src FILE --tgt FILE --model FILE [options]\n"
     "Trains an RNNsearch or RNNencdec model (Bahdanau et al. 2014, Appendix B) on a tokenized parallel\n"
-    "corpus (one sentence per line, tokens separated by spaces, UTF-8), or on raw text with --tokenize,\n"
-    "or with subword units (--subwords: SentencePiece, stored in the model, which then reads and writes\n"
-    "raw text; docs/SUBWORDS.md).\n\n";
+    "corpus (one sentence per line, tokens separated by spaces, UTF-8), or on raw text with --tokenize\n"
+    "(the stages stored in the model, which then reads and writes raw text), or with subword units\n"
+    "(--subwords: SentencePiece, stored in the model likewise; docs/SUBWORDS.md).\n\n";
 
 /* The options of `nmt train` into o, and the options in effect as YAML into *yaml (the caller's
  * to free); OPT_GO, or the exit status (--dump-config prints them and stops). */
@@ -225,8 +225,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_FN("--tokenize", langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
         OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize (or --subwords): lowercase first"),
         OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize (or --subwords and --lang): normalize punctuation\n"
-                 "first (with --lowercase: the Multi30k preprocessing; translate with\n"
-                 "the same options, which a subword model applies itself)"),
+                 "first (with --lowercase: the Multi30k preprocessing; stored in the\n"
+                 "model, which applies them itself)"),
         {.names = "--preset", .kind = OPTK_FN, .dst = o, .fn = parse_preset, .flags = OPT_FIRST, .arg = "NAME",
          .help = "paper (Appendix B; the defaults below) | hour (the best dev\n"
          "perplexity found for an hour on 2 cores: emb/hid/att/maxout 256,\n"

@@ -96,7 +96,8 @@ static int print_hyp(stream *st, const nmt_hypothesis *h, const nmt_word_map *sr
 }
 
 /* The source side reads raw text through the Moses pipeline the model's data went through (with
- * --tokenize); the target side detokenizes the output (with --detokenize). */
+ * --tokenize, or as the model stores it); the target side detokenizes the output (with
+ * --detokenize, or as the model stores it). */
 static int text_sides(stream *st, const nmt_model *m, int tok_lang, const tok_opts *topt, int detok_lang, nmt_err *err)
 {
     nmt_text_opts so = nmt_text_default_opts(), to = nmt_text_default_opts();
@@ -297,9 +298,10 @@ static int decoder_of(nmt_decoder **d, const model_list *l, const nmt_translate_
 static const char translate_usage[] =
     "Usage: nmt translate --model FILE [--model FILE ...] [options] < input > output\n"
     "Translates tokenized text (one sentence per line, words separated by spaces) with beam search;\n"
-    "a subword model (nmt train --subwords) reads raw text and writes raw text, its text stages being\n"
-    "its own, and its alignments are over words. One output line per input line, in order; an empty\n"
-    "line gives an empty line. Several models (with the same vocabularies) decode as an ensemble.\n\n";
+    "a model trained on raw text (nmt train --tokenize, or --subwords) reads raw text and writes raw\n"
+    "text, its text stages being its own, and a subword model's alignments are over words. One output\n"
+    "line per input line, in order; an empty line gives an empty line. Several models (with the same\n"
+    "vocabularies) decode as an ensemble.\n\n";
 
 /* What translate's options set. */
 struct translate_args {
@@ -423,8 +425,8 @@ int cmd_translate(int argc, char **argv)
 
 /* ------------------------------------------------------------------ nmt score */
 
-/* Both sides replaced by the lines the model reads (its own pipelines: a word model's leave
- * tokenized text as it is). */
+/* Both sides replaced by the lines the model reads (its own pipelines: those of a word model of
+ * tokenized text leave it as it is). */
 static int model_lines(const nmt_model *m, textfile *S, textfile *T, nmt_err *err)
 {
     nmt_text_opts o = nmt_text_default_opts();
@@ -444,7 +446,7 @@ int cmd_score(int argc, char **argv)
     model_list models = {0};
     opt table[] = {
         MODEL_OPTS(&models),
-        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (a subword model's: raw), one per line"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (or raw for a model trained on raw text),\none per line"),
         OPT_STR("--tgt", &tgt, "FILE", "their translations (the same number of lines)"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         OPT_END,

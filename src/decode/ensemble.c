@@ -204,6 +204,12 @@ static int same_words(const vocab *x, const vocab *y, const char *side, const ch
     return NMT_OK;
 }
 
+static int same_stages(const nmt_text_opts *p, const nmt_text_opts *q)
+{
+    return p->lang == q->lang && p->tokenize == q->tokenize && p->lowercase == q->lowercase &&
+           p->normalize_punct == q->normalize_punct && p->aggressive == q->aggressive && p->escape == q->escape;
+}
+
 /* A subword model's SentencePiece models and text stages, side by side. */
 static int same_subwords(const subwords *x, const subwords *y, const char *na, const char *nb, nmt_err *err)
 {
@@ -220,11 +226,24 @@ static int same_subwords(const subwords *x, const subwords *y, const char *na, c
         const void *bx = spm_bytes(x->sp[s], &lx), *by = spm_bytes(y->sp[s], &ly);
         if (lx != ly || memcmp(bx, by, lx))
             return nmt_fail(err, NMT_ERR_ARG, "%s: the %s side's SentencePiece model differs from %s's", nb, side[s], na);
-        const nmt_text_opts *p = &x->text[s], *q = &y->text[s];
-        if (p->lang != q->lang || p->tokenize != q->tokenize || p->lowercase != q->lowercase ||
-            p->normalize_punct != q->normalize_punct || p->aggressive != q->aggressive || p->escape != q->escape)
+        if (!same_stages(&x->text[s], &y->text[s]))
             return nmt_fail(err, NMT_ERR_ARG, "%s: the %s side's text stages differ from %s's", nb, side[s], na);
     }
+    return NMT_OK;
+}
+
+/* Two word models: both of text tokenized outside, or both trained on raw text through the same
+ * stages (which each would apply, and an average would keep only the first's of). */
+static int same_word_stages(const nmt_model *a, const nmt_model *b, const char *na, const char *nb, nmt_err *err)
+{
+    static const char *const side[2] = {"source", "target"};
+    if (a->sw) return NMT_OK;
+    if (a->has_text != b->has_text)
+        return nmt_fail(err, NMT_ERR_ARG, "%s was trained on %s text and %s on %s text: give them the same text", nb,
+                        b->has_text ? "raw" : "tokenized", na, a->has_text ? "raw" : "tokenized");
+    for (int s = 0; s < 2 && a->has_text; s++)
+        if (!same_stages(&a->text[s], &b->text[s]))
+            return nmt_fail(err, NMT_ERR_ARG, "%s: the %s side's text stages differ from %s's", nb, side[s], na);
     return NMT_OK;
 }
 
@@ -233,6 +252,7 @@ int nmt_model_check_vocab(const nmt_model *a, const char *name_a, const nmt_mode
     const char *na = name_a ? name_a : "model 1", *nb = name_b ? name_b : "model 2";
     const char *unit = a->sw ? "pieces" : "words";
     int rc = same_subwords(a->sw, b->sw, na, nb, err);
+    if (!rc) rc = same_word_stages(a, b, na, nb, err);
     if (!rc) rc = same_words(a->src, b->src, "source", unit, na, nb, err);
     if (!rc) rc = same_words(a->tgt, b->tgt, "target", unit, na, nb, err);
     return rc;

@@ -125,6 +125,9 @@ int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err)
     char *sw = m->sw && !bad ? subwords_meta_json(m->sw) : NULL;
     bad = bad || (m->sw && (!sw || st_writer_meta(w, SUBWORDS_KEY, sw)));
     cJSON_free(sw);
+    char *tx = m->has_text && !bad ? text_stages_meta_json(m->text) : NULL;
+    bad = bad || (m->has_text && (!tx || st_writer_meta(w, TEXT_STAGES_KEY, tx)));
+    cJSON_free(tx);
     if (bad) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while writing the model header");
     for (int i = 0; i < m->pt.n; i++) {
         const tensor_info *t = &m->pt.t[i];
@@ -228,7 +231,7 @@ static int vocab_parse(vocab **out, const char *json, int expect, const char *wh
 static int check_meta_keys(const st_file *f, nmt_err *err)
 {
     static const char *known[] = {"format", "format_version", "config", "src_vocab", "tgt_vocab", "train_state", "options", "validation",
-                                  SUBWORDS_KEY, ST_CRC_KEY};
+                                  SUBWORDS_KEY, TEXT_STAGES_KEY, ST_CRC_KEY};
     for (int i = 0; i < st_meta_count(f); i++) {
         const char *k = NULL;
         st_meta_get(f, i, &k, NULL);
@@ -250,6 +253,21 @@ static int subwords_from_file(nmt_model *m, const st_file *f, nmt_err *err)
     if (!rc) rc = subwords_check_vocab(m->sw, NMT_SOURCE, (const char *const *)m->src->words, m->src->n, st_name(f), err);
     if (!rc) rc = subwords_check_vocab(m->sw, NMT_TARGET, (const char *const *)m->tgt->words, m->tgt->n, st_name(f), err);
     return rc;
+}
+
+/* A raw-text word model's stages; a subword model keeps its own in its subwords entry. */
+static int text_stages_from_file(nmt_model *m, const st_file *f, nmt_err *err)
+{
+    const char *json = st_meta(f, TEXT_STAGES_KEY);
+    if (!json) return NMT_OK;
+    if (m->sw) return nmt_fail(err, NMT_ERR_FORMAT, "%s: a subword model with a word model's text entry", st_name(f));
+    m->has_text = 1;
+    return text_stages_meta_parse(m->text, json, st_name(f), err);
+}
+
+const nmt_text_opts *model_text_stages(const nmt_model *m, int side)
+{
+    return m->sw ? &m->sw->text[side] : m->has_text ? &m->text[side] : NULL;
 }
 
 int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
@@ -274,6 +292,7 @@ int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
     nmt_model *m;
     if ((rc = model_alloc(&m, &c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
     rc = subwords_from_file(m, f, err);
+    if (!rc) rc = text_stages_from_file(m, f, err);
     for (int i = 0; i < st_count(f) && !rc; i++) {
         const char *name = st_get(f, i)->name;
         /* a checkpoint's optimizer state (optim., earlier opt.) and batch plan are not the model's */

@@ -1,9 +1,11 @@
-/* subwordmeta.c: the "subwords" metadata entry of a model file, written and read:
+/* subwordmeta.c: the text entries of a model file's metadata, written and read. A subword
+ * model's "subwords":
  *   {"type": "sentencepiece", "joint": false, "src": BASE64, "tgt": BASE64,
  *    "src_text": {"lang": "en", "tokenize": false, "lowercase": true, "normalize_punct": true,
  *                 "escape": true},
  *    "tgt_text": {...}}
- * ("tgt" is absent when joint). The reader accepts nothing else: an unknown key is damage. */
+ * ("tgt" is absent when joint); a raw-text word model's "text": {"src": {...}, "tgt": {...}}, the
+ * same objects. The reader accepts nothing else: an unknown key is damage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,18 +78,18 @@ static int text_parse(nmt_text_opts *o, const cJSON *t, int side, const char *fi
     const char *bad = NULL;
     *o = nmt_text_default_opts();
     if (!cJSON_IsObject(t) || only_keys(t, keys, 5, &bad))
-        return nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords' %s text stages are not an object of %s (key '%.60s')", file,
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: the %s text stages are not an object of %s (key '%.60s')", file,
                         side_name[side], "lang, tokenize, lowercase, normalize_punct, escape", bad ? bad : "?");
     const cJSON *lang = cJSON_GetObjectItemCaseSensitive(t, "lang");
     int *flags[4] = {&o->tokenize, &o->lowercase, &o->normalize_punct, &o->escape};
     for (int k = 0; k < 4; k++) {
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(t, keys[k + 1]);
-        if (!cJSON_IsBool(f)) return nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords' %s '%s' is not true or false", file, side_name[side], keys[k + 1]);
+        if (!cJSON_IsBool(f)) return nmt_fail(err, NMT_ERR_FORMAT, "%s: the %s text stages' '%s' is not true or false", file, side_name[side], keys[k + 1]);
         *flags[k] = cJSON_IsTrue(f);
     }
     o->lang = cJSON_IsString(lang) ? tok_lang_parse(lang->valuestring) : cJSON_IsNull(lang) ? -1 : -2;
     if (o->lang < -1 || (o->lang < 0 && (o->tokenize || o->normalize_punct)))
-        return nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords' %s language is missing or unknown", file, side_name[side]);
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: the %s text stages' language is missing or unknown", file, side_name[side]);
     return NMT_OK;
 }
 
@@ -130,6 +132,41 @@ int subwords_meta_parse(subwords **out, const char *json, const char *file, nmt_
     if (!rc) rc = model_parse(&src, o, "src", 0, file, err);
     if (!rc && !is_joint && (rc = model_parse(&tgt, o, "tgt", 1, file, err))) spm_free(src);
     if (!rc) rc = subwords_init(out, src, tgt, text, err);
+    cJSON_Delete(o);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ a word model's stages */
+
+char *text_stages_meta_json(const nmt_text_opts text[2])
+{
+    cJSON *o = cJSON_CreateObject(), *st = text_json(&text[0]), *tt = text_json(&text[1]);
+    if (st && o) cJSON_AddItemToObject(o, "src", st);
+    else cJSON_Delete(st);
+    if (tt && o) cJSON_AddItemToObject(o, "tgt", tt);
+    else cJSON_Delete(tt);
+    char *s = o && st && tt ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return s;
+}
+
+int text_stages_meta_parse(nmt_text_opts text[2], const char *json, const char *file, nmt_err *err)
+{
+    static const char *const keys[] = {"src", "tgt"};
+    cJSON *o = st_json_values(json, 32) <= 32 ? cJSON_Parse(json) : NULL; /* two objects of five */
+    const char *bad = NULL;
+    int rc = NMT_OK;
+    if (!cJSON_IsObject(o) || only_keys(o, keys, 2, &bad))
+        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: the text entry is not a JSON object of src and tgt (key '%.60s')", file, bad ? bad : "?");
+    for (int k = 0; k < 2 && !rc; k++) {
+        rc = text_parse(&text[k], cJSON_GetObjectItemCaseSensitive(o, keys[k]), k, file, err);
+        /* a word model's stages are the Moses pipeline or nothing: lowercasing without tokenizing
+         * is a subword model's */
+        if (!rc && !text[k].tokenize && (text[k].lowercase || text[k].normalize_punct))
+            rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: the %s text stages lowercase or normalize without tokenizing", file, side_name[k]);
+    }
+    if (!rc && !text[0].tokenize && !text[1].tokenize)
+        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: the text entry holds no stage", file);
     cJSON_Delete(o);
     return rc;
 }

@@ -81,7 +81,16 @@ struct nmt_model {
     params p;           /* pointers into P */
     vocab *src, *tgt;
     struct subwords *sw; /* a subword model's SentencePiece models (text/subword.h), or NULL */
+    /* a word model trained on raw text (nmt train --tokenize): the stages its corpus went
+     * through, which it then applies itself (text/pipeline.c); has_text 0 for a model of
+     * text tokenized outside, and for a subword model (whose stages are sw->text) */
+    int has_text;
+    nmt_text_opts text[2];
 };
+
+/* The text stages the model applies itself on side (enum nmt_side): a subword model's or a raw-text
+ * word model's; NULL for a word model of tokenized text. */
+const nmt_text_opts *model_text_stages(const nmt_model *m, int side);
 
 /* Builds a model from an opened model or checkpoint file (validating config, vocabularies,
  * names, dtypes, shapes and values); tensors whose names start with "opt." or "train." belong

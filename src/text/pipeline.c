@@ -5,6 +5,7 @@
  * backwards, joins the tokens (with spaces, or SentencePiece's join) and detokenizes
  * (detokenizer.perl). The object owns every buffer it returns and reuses them line after line. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,11 +105,44 @@ int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *wor
     return rc;
 }
 
+/* "tokenize en, lowercase, normalize-punct" or "none" into buf. */
+static const char *stages_desc(const nmt_text_opts *o, char *buf, size_t n)
+{
+    static const char *const lang[] = {"en", "fr", "de"};
+    if (!o->tokenize) return "none";
+    snprintf(buf, n, "tokenize %s%s%s%s", o->lang >= 0 && o->lang <= 2 ? lang[o->lang] : "?", o->lowercase ? ", lowercase" : "",
+             o->normalize_punct ? ", normalize-punct" : "", o->escape ? "" : ", no-escape");
+    return buf;
+}
+
+/* A word model trained on raw text reads raw text through the stages stored in it, and its target
+ * side detokenizes. Options that say the same are accepted (a script written before the model
+ * stored them goes on working); any other would feed it text unlike its corpus, words it would
+ * read as <unk>: refused. */
+static int init_raw_words(nmt_text **out, const nmt_text_opts *o, const nmt_text_opts *stored, const vocab *v, int side,
+                          nmt_err *err)
+{
+    nmt_text_opts s = *stored;
+    s.detokenize = s.tokenize && side == NMT_TARGET;
+    int enc = o->tokenize || o->lowercase || o->normalize_punct || o->aggressive;
+    int same = (!enc || (o->tokenize == s.tokenize && o->lang == s.lang && o->lowercase == s.lowercase &&
+                         o->normalize_punct == s.normalize_punct && !o->aggressive && o->escape == s.escape)) &&
+               (!o->detokenize || (s.detokenize && o->lang == s.lang));
+    if (!same) {
+        char buf[96];
+        return nmt_fail(err, NMT_ERR_ARG, "this word model was trained on raw text and applies its own text stages (%s side: %s%s): "
+                        "leave the text options out, or give those", side == NMT_SOURCE ? "source" : "target",
+                        stages_desc(&s, buf, sizeof buf), s.detokenize ? ", detokenize" : "");
+    }
+    return make(out, &s, v, NULL, 0, 0, err);
+}
+
 int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model *m, int side, nmt_err *err)
 {
     *out = NULL;
     if (!m || (side != NMT_SOURCE && side != NMT_TARGET)) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: no model, or side %d is neither source nor target", side);
     const vocab *v = side == NMT_SOURCE ? m->src : m->tgt;
+    if (m->has_text && !m->sw) return init_raw_words(out, o, &m->text[side], v, side, err);
     if (!m->sw) return make(out, o, v, NULL, 0, 0, err);
     /* a subword model reads raw text: its stages are the ones its data went through */
     if (o->tokenize || o->lowercase || o->normalize_punct || o->aggressive || o->detokenize)

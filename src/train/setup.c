@@ -241,7 +241,7 @@ static void warn_text_kept(trainer *t, const char *file, const char *file_opts)
 {
     static const char *const keys[] = {"tokenize", "lowercase", "normalize-punct", "lang", "subwords", "subword-vocab",
                                        "joint", "spm-model"};
-    if (!file_opts || !t->o->options_yaml) return;
+    if (!file_opts || !t->o->options_yaml || t->m->has_text) return; /* warn_stages_kept's */
     char msg[1024] = "", a[200], b[200];
     size_t k = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
@@ -255,6 +255,35 @@ static void warn_text_kept(trainer *t, const char *file, const char *file_opts)
     snprintf(line, sizeof line, "%s was trained with other text options:%s; %s", file, msg + 1,
              t->m->sw ? "its SentencePiece models and text stages are used" : "this run's are used, so its words may not be the vocabulary's");
     train_warn(t, line);
+}
+
+/* A new word model trained on raw text stores the stages its corpus went through, so that it
+ * reads raw text by itself (nmt_text_init_model); one of text tokenized outside stores none. */
+static void keep_word_stages(trainer *t)
+{
+    if (t->m->sw) return;
+    for (int side = 0; side < 2; side++) {
+        t->m->text[side] = train_opts_stages(t->o, side);
+        if (t->m->text[side].tokenize) t->m->has_text = 1;
+    }
+}
+
+/* A word model trained on raw text keeps its stages when a run goes on from its file: other text
+ * options given are said not to apply (a run giving none takes the file's without a word). */
+static void warn_stages_kept(trainer *t, const char *file)
+{
+    if (t->m->sw || !t->m->has_text) return;
+    for (int side = 0; side < 2; side++) {
+        nmt_text_opts o = train_opts_stages(t->o, side);
+        const nmt_text_opts *m = &t->m->text[side];
+        if (!o.tokenize || (o.lang == m->lang && o.lowercase == m->lowercase && o.normalize_punct == m->normalize_punct))
+            continue;
+        char line[1200];
+        snprintf(line, sizeof line, "%s was trained on raw text through its own text stages, which this run uses for both corpora: "
+                 "its --tokenize, --lowercase and --normalize-punct are not used", file);
+        train_warn(t, line);
+        return;
+    }
 }
 
 int train_setup(trainer *t, st_file **ck, nmt_err *err)
@@ -293,6 +322,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         cfg = t->m->cfg;
         warn_model_kept(t, from, &o->cfg, &t->m->cfg);
         warn_text_kept(t, from, st_meta(*ck, "options"));
+        warn_stages_kept(t, from);
     } else {
         if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
@@ -322,6 +352,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         if ((rc = model_alloc(&t->m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         t->m->sw = t->sw; /* the model owns its SentencePiece models from now on */
         t->sw = NULL;
+        keep_word_stages(t);
         rng r;
         rng_seed(&r, o->seed);
         if (params_init(&t->m->pt, t->m->P, c->hid, &r, o->init)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");

@@ -17,8 +17,12 @@ int train_uses_subwords(const nmt_train_opts *o) { return o->subwords || o->spm_
 
 nmt_text_opts train_side_stages(const trainer *t, int side)
 {
-    const nmt_train_opts *o = t->o;
-    if (t->m && t->m->sw) return t->m->sw->text[side]; /* resumed: the stages the model was trained with */
+    const nmt_text_opts *kept = t->m ? model_text_stages(t->m, side) : NULL;
+    return kept ? *kept : train_opts_stages(t->o, side); /* resumed or fine-tuned: the stages the model was trained with */
+}
+
+nmt_text_opts train_opts_stages(const nmt_train_opts *o, int side)
+{
     nmt_text_opts to = nmt_text_default_opts();
     int tok = side ? o->tokenize_tgt : o->tokenize_src;
     if (tok >= 0) {

@@ -79,8 +79,11 @@ int train_mix_init(trainer *t, nmt_err *err);               /* t->mix for a bf16
 /* subword_setup.c: subword units (nmt_train_opts.subwords, spm_src) */
 struct subwords;
 int train_uses_subwords(const nmt_train_opts *o);
-/* The text stages of one side (enum nmt_side): a resumed subword model's own, else the options'. */
+/* The text stages of one side (enum nmt_side): those of the model the run goes on from (a
+ * subword model's, or a word model's trained on raw text), else the options'. */
 nmt_text_opts train_side_stages(const trainer *t, int side);
+/* The stages the options alone ask for. */
+nmt_text_opts train_opts_stages(const nmt_train_opts *o, int side);
 /* After the corpora's text stages: the run's SentencePiece models (*sw, NULL for a word model or
  * a resumed run, whose model has them) trained or read, every corpus replaced by its pieces, and
  * for a new model the vocabularies of the pieces in *sv, *tv. */

@@ -36,4 +36,5 @@ def main():
     open(out, "wb").write(struct.pack("<Q", len(h)) + h.encode() + data)
 
 
-main()
+if __name__ == "__main__":  # text_meta.py imports read
+    main()
