@@ -55,6 +55,8 @@ expect_fail "another detokenizer" 1 "target side: tokenize fr, lowercase, normal
 expect_fail "serve with other options" 1 "applies its own text stages" timeout 30 "$NMT_BIN" serve --model "$T/raw.nmt" --port 0 --tokenize en
 expect_fail "ensemble of raw and tokenized" 1 "tok.nmt was trained on tokenized text and .*raw.nmt on raw text" \
     sh -c "$NMT_BIN translate --model $T/raw.nmt --model $T/tok.nmt < $T/v.en"
+"$NMT_BIN" average --out "$T/av.nmt" "$T/raw.nmt" "$T/res.nmt" 2> /dev/null
+[ "$($PY get "$T/av.nmt" text)" = "$want" ] && ok || bad "an average of raw-text models lost their text stages"
 expect_fail "average of raw and tokenized" 1 "trained on tokenized text" "$NMT_BIN" average --out "$T/avg.nmt" "$T/raw.nmt" "$T/tok.nmt"
 
 # a damaged entry, its checksum recomputed: the reader's own messages
