@@ -60,6 +60,10 @@ int cmd_alignment_words(const nmt_alignment *a, const nmt_word_map *src, const n
 /* CMD_OK, or CMD_USAGE after saying so when --model was given more than once to a command that
  * takes one model (only nmt translate and nmt score decode with an ensemble). */
 int cmd_one_model(const char *cmd, int given);
+/* Both corpora replaced, line by line, by what the model reads: through its text stages (a
+ * subword model's, or a raw-text word model's); tokenized text is left as it is for the others. */
+typedef struct textfile textfile;
+int cmd_model_lines(const nmt_model *m, textfile *S, textfile *T, nmt_err *err);
 
 /* A BLEU tokenizer (13a, intl, none) into an enum bleu_tokenize, for option tables (opt.h). */
 const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth);

@@ -25,7 +25,8 @@ static const char align_usage[] =
     "Usage: nmt align --model FILE --src FILE --tgt FILE [options] > output\n"
     "Forced alignment: the model reads each source sentence and is made to produce its target; its\n"
     "attention gives the alignment (RNNsearch-style models only). One record per line pair, in order.\n"
-    "A subword model reads raw text and aligns words: its pieces' attention is summed per word.\n\n";
+    "A subword model reads raw text and aligns words: its pieces' attention is summed per word. A\n"
+    "word model trained on raw text reads raw text too, and its indices are those of its (Moses) tokens.\n\n";
 
 static const char align_after[] =
     "\nA pair with an empty side gives an empty line (pharaoh) or a record without links (json);\n"
@@ -206,7 +207,8 @@ static int align_options(int argc, char **argv, struct align_args *a)
     int threads = 0;
     opt table[] = {
         OPT_STR("--model", &a->model, "FILE", "the model (required)"),
-        OPT_STR("--src", &a->src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--src", &a->src, "FILE", "source sentences, tokenized (raw for a model trained on raw text or\n"
+                "with subword units), one per line"),
         OPT_STR("--tgt", &a->tgt, "FILE", "target sentences (the same number of lines)"),
         OPT_CHOICE("--format", &a->json, "pharaoh|json",
                    "pharaoh (default): hard links 's-t', 0-based source and target word,\n"

@@ -63,6 +63,9 @@ static int count_attention(lex_counter *lc, textfile *S, textfile *T, const char
                 "corpus's words; a subword model's table must be of pieces (use --align on text segmented with "
                 "nmt segment)\n", model);
         bad = 1;
+    } else if (m->has_text && cmd_model_lines(m, S, T, &err)) { /* its table is keyed by the words it reads */
+        fprintf(stderr, "nmt lex: error: %s\n", err.msg);
+        bad = 1;
     }
     for (long l0 = 0; !bad && l0 < S->nlines; l0 += batch) {
         int n = (int)(S->nlines - l0 < batch ? S->nlines - l0 : batch);
@@ -97,7 +100,8 @@ int cmd_lex(int argc, char **argv)
     long min_count = 1, batch = 200;
     int threads = 0, top = 1;
     opt table[] = {
-        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (raw for a --model trained on raw text),\n"
+                "one per line"),
         OPT_STR("--tgt", &tgt, "FILE", "target sentences (the same number of lines)"),
         OPT_STR("--model", &model, "MODEL", "align with the model's attention (forced decoding; each target word to\n"
                 "its most-attended source word; RNNsearch-family models)"),

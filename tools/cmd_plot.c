@@ -292,8 +292,9 @@ int cmd_plot(int argc, char **argv)
         OPT_STR("--model", &model, "FILE", "an RNNsearch model: force-decode the pair and plot its attention"),
         OPT_STR("--matrix", &matrix, "FILE", "soft matrices as `nmt align --soft` writes them: plot sentence N of\n"
                 "them (no model needed; --src/--tgt give the words)"),
-        OPT_STR("--src", &src, "FILE", "source sentences, tokenized, one per line"),
-        OPT_STR("--tgt", &tgt, "FILE", "target sentences, tokenized, one per line"),
+        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (raw for a --model trained on raw text or\n"
+                "with subword units), one per line"),
+        OPT_STR("--tgt", &tgt, "FILE", "target sentences, as --src"),
         OPT_LONG("--line", &line, 1, 1L << 40, "N", "the pair to plot, 1-based (default {})"),
         OPT_STR("--out", &out, "PREFIX|FILE", "writes PREFIX.svg, PREFIX.png and/or PREFIX.pdf (see --format); a\n"
                 "name ending in .svg, .png or .pdf is written alone, in that format"),

@@ -388,6 +388,12 @@ int cmd_report(int argc, char **argv)
     }
     if (!rc && a.unk_vocab) {
         if (nmt_model_load(&model, a.unk_vocab, &err)) rc = runtime_error("--unk-vocab: %s", err.msg);
+        else if (model->sw || model->has_text) /* the report's files are tokenized text; such a model reads raw text */
+            rc = runtime_error("--unk-vocab: %s reads raw text through its own text stages%s, and the report's files are "
+                               "tokenized text: %s", a.unk_vocab, model->sw ? " and subword units" : "",
+                               model->sw ? "a subword model has no unknown word"
+                                         : "give its vocabularies as lists (nmt vocab --model MODEL --side src | cut -f2, "
+                                           "and --side tgt) with --src-vocab-file and --tgt-vocab-file");
         else {
             sv = model->src;
             tv = model->tgt;

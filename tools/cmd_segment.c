@@ -69,7 +69,8 @@ int cmd_segment(int argc, char **argv)
     opt_cmd c = {"segment", "Usage: nmt segment --model FILE [--side src|tgt] [--input FILE] < text > tokens\n"
                  "Shows how the model reads text: one line in, its tokens out, separated by spaces. For a subword\n"
                  "model these are its SentencePiece pieces after its own text stages (lowercasing, punctuation\n"
-                 "normalization, Moses tokenization, as it was trained); a word model's are its words.\n\n",
+                 "normalization, Moses tokenization, as it was trained); a word model's are its words (after the\n"
+                 "Moses stages it stores when it was trained on raw text).\n\n",
                  NULL, table, 0, "input comes on standard input, or with --input FILE"};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;

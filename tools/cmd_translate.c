@@ -425,20 +425,6 @@ int cmd_translate(int argc, char **argv)
 
 /* ------------------------------------------------------------------ nmt score */
 
-/* Both sides replaced by the lines the model reads (its own pipelines: those of a word model of
- * tokenized text leave it as it is). */
-static int model_lines(const nmt_model *m, textfile *S, textfile *T, nmt_err *err)
-{
-    nmt_text_opts o = nmt_text_default_opts();
-    nmt_text *ps = NULL, *pt = NULL;
-    int rc = nmt_text_init_model(&ps, &o, m, NMT_SOURCE, err);
-    if (!rc) rc = nmt_text_init_model(&pt, &o, m, NMT_TARGET, err);
-    if (!rc) rc = textfile_encode(S, ps, err);
-    if (!rc) rc = textfile_encode(T, pt, err);
-    nmt_text_free(ps);
-    nmt_text_free(pt);
-    return rc;
-}
 int cmd_score(int argc, char **argv)
 {
     const char *src = NULL, *tgt = NULL;
@@ -478,7 +464,7 @@ int cmd_score(int argc, char **argv)
         fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, T.nlines);
         goto out;
     }
-    if (model_lines(m, &S, &T, &err)) { /* a subword model reads raw text as its pieces */
+    if (cmd_model_lines(m, &S, &T, &err)) { /* a subword model reads raw text as its pieces */
         fprintf(stderr, "nmt score: error: %s\n", err.msg);
         goto out;
     }

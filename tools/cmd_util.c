@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "data/corpus.h"
 #include "eval/bleu.h"
 
 int cmd_finish(int rc)
@@ -58,4 +59,18 @@ int cmd_one_model(const char *cmd, int given)
     fprintf(stderr, "nmt %s: error: --model given %d times: nmt %s uses one model only (ensembles: nmt translate, nmt score)\n",
             cmd, given, cmd);
     return CMD_USAGE;
+}
+
+/* cmd.h: through pipelines made with no text option, which only a model's own stages fill */
+int cmd_model_lines(const nmt_model *m, textfile *S, textfile *T, nmt_err *err)
+{
+    nmt_text_opts o = nmt_text_default_opts();
+    nmt_text *ps = NULL, *pt = NULL;
+    int rc = nmt_text_init_model(&ps, &o, m, NMT_SOURCE, err);
+    if (!rc) rc = nmt_text_init_model(&pt, &o, m, NMT_TARGET, err);
+    if (!rc) rc = textfile_encode(S, ps, err);
+    if (!rc) rc = textfile_encode(T, pt, err);
+    nmt_text_free(ps);
+    nmt_text_free(pt);
+    return rc;
 }

@@ -105,13 +105,14 @@ int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *wor
     return rc;
 }
 
-/* "tokenize en, lowercase, normalize-punct" or "none" into buf. */
-static const char *stages_desc(const nmt_text_opts *o, char *buf, size_t n)
+/* The options that ask for a side's stages: "--tokenize en --lowercase --normalize-punct" for the
+ * source, "--detokenize fr" for the target (the only one of its stages given as an option). */
+static const char *stages_opts(const nmt_text_opts *o, int side, char *buf, size_t n)
 {
     static const char *const lang[] = {"en", "fr", "de"};
-    if (!o->tokenize) return "none";
-    snprintf(buf, n, "tokenize %s%s%s%s", o->lang >= 0 && o->lang <= 2 ? lang[o->lang] : "?", o->lowercase ? ", lowercase" : "",
-             o->normalize_punct ? ", normalize-punct" : "", o->escape ? "" : ", no-escape");
+    const char *l = o->lang >= 0 && o->lang <= 2 ? lang[o->lang] : "?";
+    if (side == NMT_TARGET) snprintf(buf, n, "--detokenize %s", l);
+    else snprintf(buf, n, "--tokenize %s%s%s", l, o->lowercase ? " --lowercase" : "", o->normalize_punct ? " --normalize-punct" : "");
     return buf;
 }
 
@@ -130,9 +131,9 @@ static int init_raw_words(nmt_text **out, const nmt_text_opts *o, const nmt_text
                (!o->detokenize || (s.detokenize && o->lang == s.lang));
     if (!same) {
         char buf[96];
-        return nmt_fail(err, NMT_ERR_ARG, "this word model was trained on raw text and applies its own text stages (%s side: %s%s): "
-                        "leave the text options out, or give those", side == NMT_SOURCE ? "source" : "target",
-                        stages_desc(&s, buf, sizeof buf), s.detokenize ? ", detokenize" : "");
+        return nmt_fail(err, NMT_ERR_ARG, "this word model was trained on raw text and applies its own text stages: leave the "
+                        "text options out, or give the same (%s side: %s)", side == NMT_SOURCE ? "source" : "target",
+                        stages_opts(&s, side, buf, sizeof buf));
     }
     return make(out, &s, v, NULL, 0, 0, err);
 }

@@ -233,10 +233,11 @@ static const char *option_value(const char *yaml, const char *key, char *buf, si
     return buf;
 }
 
-/* The text stages a model was trained with are options, not part of a word model's file: a run
- * that goes on from a file (resumed or fine-tuned) with others reads its words otherwise, which
+/* A word model of text tokenized outside stores no stages, only its checkpoint the options: a run
+ * that goes on from it (resumed or fine-tuned) with others reads its words otherwise, which
  * shows only as a higher UNK rate. Said where the file's options (as the program stores them)
- * and this run's differ; a subword model's own stages are used whatever is given, and said too. */
+ * and this run's differ; a subword model's own stages are used whatever is given, and said too
+ * (a raw-text word model's: warn_stages_kept). */
 static void warn_text_kept(trainer *t, const char *file, const char *file_opts)
 {
     static const char *const keys[] = {"tokenize", "lowercase", "normalize-punct", "lang", "subwords", "subword-vocab",
@@ -286,6 +287,19 @@ static void warn_stages_kept(trainer *t, const char *file)
     }
 }
 
+/* A file of tokenized text (or an older checkpoint) that this run goes on from with --tokenize:
+ * the model it writes reads raw text as this run's corpus was read, and says so. */
+static void stages_from_now_on(trainer *t, const char *file)
+{
+    if (t->m->sw || t->m->has_text) return;
+    keep_word_stages(t);
+    if (!t->m->has_text) return;
+    char line[1200];
+    snprintf(line, sizeof line, "%s stores no text stages (trained on tokenized text, or by an older nmt); the model "
+             "this run writes stores this run's (--tokenize) and reads raw text", file);
+    train_warn(t, line);
+}
+
 int train_setup(trainer *t, st_file **ck, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
@@ -323,6 +337,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         warn_model_kept(t, from, &o->cfg, &t->m->cfg);
         warn_text_kept(t, from, st_meta(*ck, "options"));
         warn_stages_kept(t, from);
+        stages_from_now_on(t, from);
     } else {
         if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
@@ -412,7 +427,8 @@ void train_summary(trainer *t, char *buf, size_t n)
         k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
     if (t->o->pretrained && !t->o->resume && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nfine-tuning %s: its architecture, sizes, vocabularies and weights%s; a fresh optimizer "
-                      "and schedule", t->o->pretrained, t->m->sw ? ", its SentencePiece models and text stages" : "");
+                      "and schedule", t->o->pretrained, t->m->sw ? ", its SentencePiece models and text stages"
+                                                         : t->m->has_text ? ", its text stages" : "");
     if (t->o->init != NMT_INIT_PAPER && !t->o->resume && !t->o->pretrained && k > 0 && (size_t)k < n) /* not drawn now */
         k += snprintf(buf + k, n - k, "\ninitialisation: %s", t->o->init == NMT_INIT_GLOROT_ATT
                       ? "the attention's weights Glorot-uniform, the rest as Appendix B" : "every weight matrix Glorot-uniform");

@@ -46,12 +46,18 @@ cmp -s "$T/got2" "$T/want" && ok || bad "the same options given change the trans
 "$NMT_BIN" align --model "$T/tok.nmt" --src "$T/vk.en" --tgt "$T/vk.fr" > "$T/a.want" 2> /dev/null
 "$NMT_BIN" align --model "$T/raw.nmt" --src "$T/v.en" --tgt "$T/v.fr" > "$T/a.got" 2> /dev/null
 [ -s "$T/a.want" ] && cmp -s "$T/a.got" "$T/a.want" && ok || bad "nmt align on raw text differs from the tokenized model's"
+"$NMT_BIN" lex --model "$T/tok.nmt" --src "$T/k.en" --tgt "$T/k.fr" --out "$T/l.want" 2> /dev/null
+"$NMT_BIN" lex --model "$T/raw.nmt" --src "$T/r.en" --tgt "$T/r.fr" --out "$T/l.got" 2> /dev/null
+[ -s "$T/l.want" ] && cmp -s "$T/l.got" "$T/l.want" && ok || bad "nmt lex --model on raw text differs from the tokenized model's table"
+head -n 40 "$T/want" > "$T/h40"
+expect_fail "report --unk-vocab of a raw-text model" 1 "raw.nmt reads raw text through its own text stages, and the report's files are tokenized" \
+    "$NMT_BIN" report --src "$T/vk.en" --ref "$T/vk.fr" --hyp "$T/h40" --unk-vocab "$T/raw.nmt"
 
 # other text options would read its words otherwise: refused
 TR="$NMT_BIN translate --model $T/raw.nmt"
-expect_fail "tokenize without lowercasing" 1 "trained on raw text and applies its own text stages \\(source side: tokenize en, lowercase, normalize-punct\\)" \
+expect_fail "tokenize without lowercasing" 1 "trained on raw text and applies its own text stages: leave the text options out, or give the same \\(source side: --tokenize en --lowercase --normalize-punct\\)" \
     sh -c "$TR --tokenize en < $T/v.en"
-expect_fail "another detokenizer" 1 "target side: tokenize fr, lowercase, normalize-punct, detokenize" sh -c "$TR --detokenize de < $T/v.en"
+expect_fail "another detokenizer" 1 "target side: --detokenize fr\\)" sh -c "$TR --detokenize de < $T/v.en"
 expect_fail "serve with other options" 1 "applies its own text stages" timeout 30 "$NMT_BIN" serve --model "$T/raw.nmt" --port 0 --tokenize en
 expect_fail "ensemble of raw and tokenized" 1 "tok.nmt was trained on tokenized text and .*raw.nmt on raw text" \
     sh -c "$NMT_BIN translate --model $T/raw.nmt --model $T/tok.nmt < $T/v.en"
@@ -76,6 +82,12 @@ grep -q "raw.nmt was trained on raw text through its own text stages, which this
 # the corpus went through the file's stages (lowercased), not the run's: the UNK rates are the first run's
 u1=$(grep -o 'UNK rate src [0-9.]*%, tgt [0-9.]*%' "$T/raw.log"); u2=$(grep -o 'UNK rate src [0-9.]*%, tgt [0-9.]*%' "$T/ft.log")
 [ -n "$u1" ] && [ "$u1" = "$u2" ] && ok || bad "fine-tuning read the corpus otherwise: '$u1' against '$u2'"
+# a model of tokenized text fine-tuned on raw text: the new model stores the run's stages
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/ft2.nmt" --pretrained-model "$T/tok.nmt" --tokenize en,fr --lowercase --normalize-punct $A 2> "$T/ft2.log"
+grep -q "tok.nmt stores no text stages (trained on tokenized text, or by an older nmt); the model this run writes stores this run's" "$T/ft2.log" &&
+    ok || bad "no word on the stages a fine-tuned model of tokenized text takes: $(grep warn "$T/ft2.log")"
+[ "$($PY get "$T/ft2.nmt" text)" = "$want" ] && ok || bad "fine-tuned tokenized-text model's text entry: $($PY get "$T/ft2.nmt" text)"
 
 expect_fail "bad --tokenize" 2 "expected SRC,TGT" "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/x" --tokenize en
 expect_fail "--lowercase alone" 2 "go with --tokenize" "$NMT_BIN" train --src "$T/r.en" --tgt "$T/r.fr" --model "$T/x" --lowercase
