@@ -146,6 +146,16 @@ expect_fail "another seed on rank 1" 1 "rank 1's --seed differs from rank 0's" t
 [ $quick = 1 ] || expect_fail "another corpus on rank 1" 1 "rank 1's training corpus .* differs from rank 0's" timeout 120 $MPIRUN \
     -np 1 "$NMT_BIN" train $ARGS --model "$T/m.nmt" : -np 1 "$NMT_BIN" train $(echo $ARGS | sed "s|$T/s |$T/s2 |; s|$T/t |$T/t2 |") --model "$T/m.nmt"
 [ ! -e "$T/m.nmt" ] && ok || bad "a refused job wrote a model"
+# a model trained on raw text resumes with its own stages, whether a rank gives its text options or not
+R=$NMT_SHARED/data/multi30k
+head -n 300 "$R/train.en" > "$T/rs"; head -n 300 "$R/train.fr" > "$T/rt"
+RAW=$(echo $ARGS | sed "s|$T/s |$T/rs |; s|$T/t |$T/rt |")
+# shellcheck disable=SC2086
+timeout 300 $MPIRUN -np 2 "$NMT_BIN" train $RAW --tokenize en,fr --lowercase --max-updates 10 --model "$T/w.nmt" > "$T/w.log" 2>&1
+# shellcheck disable=SC2086
+timeout 300 $MPIRUN -np 1 "$NMT_BIN" train $RAW --max-updates 20 --model "$T/w.nmt" --resume "$T/w.nmt.ckpt" : \
+    -np 1 "$NMT_BIN" train $RAW --tokenize en,fr --lowercase --max-updates 20 --model "$T/w.nmt" --resume "$T/w.nmt.ckpt" > "$T/w2.log" 2>&1 &&
+    ok || bad "a raw-text model's resume refused where one rank gave its text options: $(grep -m1 error "$T/w2.log")"
 
 # Two hosts: network namespaces A (where mpirun runs) and B joined by a veth pair; mpirun starts
 # B's daemon through an "rsh agent" that enters B (ssh's part across machines), and the ranks
