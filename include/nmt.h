@@ -259,6 +259,9 @@ typedef struct nmt_translate_opts {
     const nmt_lexicon *lexicon; /* for unk_replace; NULL = always copy the source word */
     int precision;       /* enum nmt_precision, default NMT_PREC_FP32 (nmt_score keeps FP32) */
     const nmt_shortlist *shortlist; /* NULL (default): the whole target vocabulary */
+    double length_alpha; /* with normalize: rank by log-probability / length^length_alpha, in
+                            [0, 10] (default 1: the length itself; Marian's --normalize ALPHA,
+                            Sockeye's --length-penalty-alpha with beta 0) */
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);
@@ -268,7 +271,7 @@ typedef struct nmt_hypothesis {
     const char **words;   /* point into the model's vocabulary: valid while the model lives */
     int *ids;
     double logprob;       /* log p of the words and, if finished, the EOS */
-    double score;         /* the ranking score: logprob, or logprob / (n_words + finished) */
+    double score;         /* the ranking score: logprob, or logprob / (n_words + finished)^length_alpha */
     int finished;         /* ended with EOS (else cut at the length limit) */
     int attn_rows;        /* n_words + finished: one row per output token, EOS included */
     int attn_cols;        /* source words + 1 (the source EOS) */

@@ -328,6 +328,9 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_INT("--beam", &o->beam, 1, 1000, "K", "beam size (default {}; 1 = greedy)"),
         OPT_FLAG("--length-norm", &o->normalize, 1, "rank finished hypotheses by log-probability / length, EOS counted\n(default)"),
         OPT_FLAG("--no-length-norm", &o->normalize, 0, "rank by log-probability"),
+        OPT_DBL("--length-penalty", &o->length_alpha, 0, 10, "ALPHA", "with length normalisation: rank by log-probability / length^ALPHA\n"
+                "(default {}; Marian's --normalize ALPHA, Sockeye's --length-penalty-alpha;\n"
+                "0.6 is common; 0 ranks by log-probability)"),
         OPT_DBL("--max-ratio", &o->max_ratio, 0.01, 100, "R", "at most R x (source words + 1) output tokens (default {})"),
         OPT_FLAG("--no-unk", &o->no_unk, 1, "never generate <unk>"),
         OPT_INT("--n-best", &o->n_best, 1, 1000, "K", "K lines per input, Moses style: 'INDEX ||| TRANSLATION ||| SCORE'\n"
@@ -365,6 +368,10 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     if (rc != OPT_GO) return rc;
     if (threads) nmt_set_threads(threads);
     if (a->lexpath) o->unk_replace = 1;
+    if (opt_given(&c, "--length-penalty") && !o->normalize) {
+        fprintf(stderr, "nmt translate: error: --length-penalty goes with length normalisation, which --no-length-norm turns off\n");
+        return CMD_USAGE;
+    }
     a->nbest_out = opt_given(&c, "--n-best") > 0;
     if (opt_given(&c, "--alignment")) a->align = align_kind == 0 ? ALIGN_HARD : ALIGN_SOFT;
     return OPT_GO;

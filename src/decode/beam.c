@@ -97,7 +97,8 @@ static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
     if (!r) return -1;
     for (int i = 0; i < st->nfin; i++) {
         node *nd = &st->nodes[st->fin[i]];
-        r[i].score = o->normalize ? nd->logprob / nd->depth : nd->logprob;
+        /* alpha 1 divides, as before any other alpha existed: the same bits */
+        r[i].score = !o->normalize ? nd->logprob : o->alpha == 1 ? nd->logprob / nd->depth : nd->logprob / pow(nd->depth, o->alpha);
         r[i].order = i;
         r[i].node = st->fin[i];
     }

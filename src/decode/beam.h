@@ -16,6 +16,7 @@ typedef struct beam_opts {
     int no_unk;         /* never emit UNK */
     int nbest;          /* hypotheses returned per sentence (<= K) */
     int attn;           /* keep each hypothesis's attention rows */
+    double alpha;       /* with normalize: logprob / length^alpha */
 } beam_opts;
 
 typedef struct beam_hyp {

@@ -23,7 +23,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0};
     return o;
 }
 
@@ -44,6 +44,8 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
     if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
+    if (!(o->length_alpha >= 0 && o->length_alpha <= 10))
+        return nmt_fail(err, NMT_ERR_ARG, "length penalty %g out of range [0, 10]", o->length_alpha);
     if (o->precision < NMT_PREC_FP32 || o->precision > NMT_PREC_BF16)
         return nmt_fail(err, NMT_ERR_ARG, "precision %d is not one of enum nmt_precision", o->precision);
     if (o->unk_replace && !e->n_att)
@@ -227,7 +229,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     /* similar lengths together: less padding; the results do not depend on the grouping */
     qsort(order, nw, 2 * sizeof(int), by_len);
     beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
-                    (o->attention || o->unk_replace) && d->e.n_att > 0};
+                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {

@@ -40,6 +40,16 @@ static int int_field(const cJSON *it, int lo, int hi, int *out, char *msg, size_
     return 0;
 }
 
+/* A number in [lo, hi] into *out; 0 or 400. */
+static int num_field(const cJSON *it, double lo, double hi, double *out, char *msg, size_t cap)
+{
+    if (!cJSON_IsNumber(it)) return refuse(400, msg, cap, "\"%s\" must be a number", it->string);
+    double v = it->valuedouble;
+    if (!(v >= lo && v <= hi)) return refuse(400, msg, cap, "\"%s\" %.15g out of range [%g, %g]", it->string, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
 static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
 {
     if (!cJSON_IsBool(it)) return refuse(400, msg, cap, "\"%s\" must be true or false", it->string);
@@ -83,11 +93,12 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "beam")) return int_field(it, 1, lim->max_beam, &r->o.beam, msg, cap);
     if (!strcmp(k, "n_best")) return int_field(it, 1, lim->max_beam, &r->o.n_best, msg, cap);
     if (!strcmp(k, "normalize")) return bool_field(it, &r->o.normalize, msg, cap);
+    if (!strcmp(k, "length_penalty")) return num_field(it, 0, 10, &r->o.length_alpha, msg, cap);
     if (!strcmp(k, "no_unk")) return bool_field(it, &r->o.no_unk, msg, cap);
     if (!strcmp(k, "attention")) return bool_field(it, &r->attention, msg, cap);
     if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
-    return refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, no_unk, "
-                                 "attention, alignment)", k);
+    return refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
+                                 "no_unk, attention, alignment)", k);
 }
 
 /* The byte offset of the first \u0000 escape in body, or -1. cJSON's strings end at a NUL, so the

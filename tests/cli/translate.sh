@@ -70,6 +70,19 @@ for norm in --length-norm --no-length-norm; do
         END { exit bad || n == 0 }' \
         && ok || bad "translate $norm scores differ from nmt score: $(paste "$T/sc" "$T/forced" | head -n 2)"
 done
+# --length-penalty ALPHA: the score is the log-probability / tokens^ALPHA (EOS counted, as in
+# nmt score's third column); 1 and 0 are the two rankings above
+$TR --length-penalty 0.6 --scores < "$T/v6" > "$T/sc"
+sed 's/ ||| .*//' "$T/sc" > "$T/hyp"
+"$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" > "$T/forced"
+paste -d '\t' "$T/sc" "$T/forced" "$T/v6" | awk -F '\t' '{ split($1, a, " \\|\\|\\| "); nw = split(a[1], w, " ");
+    if (nw == int(3 * (split($5, s, " ") + 1))) next; n++; d = a[2] - $2 / ($4 ^ 0.6); if (d < 0) d = -d; if (d > 2e-4) bad = 1 }
+    END { exit bad || n == 0 }' && ok || bad "--length-penalty 0.6 scores are not log-probability / tokens^0.6: $(paste "$T/sc" "$T/forced" | head -n 2)"
+$TR --length-penalty 1 --scores < "$T/v6" > "$T/a1"; $TR --scores < "$T/v6" > "$T/n1"
+$TR --length-penalty 0 --scores < "$T/v6" > "$T/a0"; $TR --no-length-norm --scores < "$T/v6" > "$T/n0"
+cmp -s "$T/a1" "$T/n1" && cmp -s "$T/a0" "$T/n0" && ok || bad "--length-penalty 1 / 0 differ from --length-norm / --no-length-norm"
+expect_fail "--length-penalty without normalisation" 2 "--length-penalty goes with length normalisation" sh -c "$TR --length-penalty 0.6 --no-length-norm < $T/v6"
+expect_fail "--length-penalty out of range" 2 "--length-penalty.*out of range" sh -c "$TR --length-penalty 11 < $T/v6"
 # --normalize / --no-normalize, the old spellings of --length-norm / --no-length-norm: the same
 # output, with a warning naming the new spelling
 for pair in "--normalize --length-norm" "--no-normalize --no-length-norm"; do
