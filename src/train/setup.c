@@ -281,7 +281,7 @@ static void warn_stages_kept(trainer *t, const char *file)
             continue;
         char line[1200];
         snprintf(line, sizeof line, "%s was trained on raw text through its own text stages, which this run uses for both corpora: "
-                 "its --tokenize, --lowercase and --normalize-punct are not used", file);
+                 "this run's --tokenize, --lowercase and --normalize-punct are not used", file);
         train_warn(t, line);
         return;
     }
