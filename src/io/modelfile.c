@@ -227,7 +227,8 @@ static int vocab_parse(vocab **out, const char *json, int expect, const char *wh
 
 /* Every metadata key is one this program writes: besides the strictness, a byte flipped in the
  * name of the checksum key would otherwise pass as a file without checksums. Files written
- * before checksums existed lack ST_CRC_KEY and still load (unchecked; a warning is logged). */
+ * before checksums existed lack ST_CRC_KEY and still load (unchecked; a warning is logged). In a
+ * file whose checksums held (st_open), an unknown key is no damage: a newer nmt wrote it. */
 static int check_meta_keys(const st_file *f, nmt_err *err)
 {
     static const char *known[] = {"format", "format_version", "config", "src_vocab", "tgt_vocab", "train_state", "options", "validation",
@@ -238,7 +239,9 @@ static int check_meta_keys(const st_file *f, nmt_err *err)
         size_t j = 0;
         while (j < sizeof known / sizeof *known && strcmp(k, known[j])) j++;
         if (j == sizeof known / sizeof *known)
-            return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown metadata key '%.100s' (a damaged file?)", st_name(f), k);
+            return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown metadata key '%.100s' (%s)", st_name(f), k,
+                            st_has_checksums(f) ? "written by a newer version of nmt, or another program"
+                                                : "a damaged file, or one written by a newer version of nmt");
     }
     if (!st_has_checksums(f)) nmt_log('W', "%s: no checksums (written by an older version): damage cannot be detected", st_name(f));
     return NMT_OK;

@@ -73,6 +73,10 @@ $PY set "$T/raw.nmt" text '{"src":{"lang":"en","tokenize":true,"lowercase":true,
 expect_fail "a side missing" 1 "b2.nmt: the target text stages are not an object" sh -c "$NMT_BIN translate --model $T/b2.nmt < $T/v.en"
 $PY set "$T/raw.nmt" text '{"src":{},"tgt":{},"bpe":1}' "$T/b3.nmt"
 expect_fail "an unknown key" 1 "b3.nmt: the text entry is not a JSON object of src and tgt \\(key 'bpe'\\)" sh -c "$NMT_BIN translate --model $T/b3.nmt < $T/v.en"
+# an entry this version does not know, in a file whose checksums hold: a newer writer, not damage
+$PY set "$T/raw.nmt" future '{}' "$T/b4.nmt"
+expect_fail "a newer writer's entry" 1 "b4.nmt: unknown metadata key 'future' \\(written by a newer version of nmt, or another program\\)" \
+    sh -c "$NMT_BIN translate --model $T/b4.nmt < $T/v.en"
 
 # fine-tuning: the file's stages are used; other options given are said not to be
 # shellcheck disable=SC2086
