@@ -153,7 +153,7 @@ $(WEB_C:.c=.o): $(WEB_C)
 # --no-undefined: the core must not reach into the evaluation library (nor the reverse, but
 # through libnmt.so). Each library names itself by the part of its version that promises
 # compatibility (SONAME libnmt.so.1 from 1.x; before 1.0, where any release may break it,
-# libnmt.so.0.1 for 0.1.x), so that a program linked today refuses an incompatible libnmt rather
+# libnmt.so.0.2 for 0.2.x), so that a program linked today refuses an incompatible libnmt rather
 # than misbehaving; the link in BUILD lets the other two find libnmt.so.SOVERSION beside them.
 NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd.h)
 NMT_VPARTS := $(subst ., ,$(NMT_VERSION))
@@ -193,7 +193,7 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libnmt.a include/nmt.h
 	$(CC) $(OPT) -std=c11 -Wall -Wextra -Werror -Iinclude $(SANFLAGS) -o $@ $< $(BUILD)/libnmt.a $(LDFLAGS) $(CORE_LIBS)
 
 # make install PREFIX=DIR (default /usr/local; DESTDIR for staged installs): the program, the three
-# libraries (static and shared: libnmt.so -> libnmt.so.0.1 -> libnmt.so.VERSION, as ldconfig
+# libraries (static and shared: libnmt.so -> libnmt.so.0.2 -> libnmt.so.VERSION, as ldconfig
 # expects), nmt.h, and a pkg-config file per library, so that a C program finds them the usual way:
 #   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs nmt)           (shared libnmt)
 #   cc app.c $(pkg-config --cflags nmt) $(pkg-config --libs --static nmt)  (and its dependencies)

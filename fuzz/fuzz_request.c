@@ -80,6 +80,7 @@ static void check_parsed(const serve_req *r, const req_limits *l)
     for (int i = 0; i < r->n; i++) require(r->text[i] != NULL, "a missing text");
     require(r->o.beam >= 1 && r->o.beam <= l->max_beam, "beam outside the limits");
     require(r->o.n_best >= 1 && r->o.n_best <= r->o.beam, "n_best outside [1, beam]");
+    require(r->o.length_alpha >= 0 && r->o.length_alpha <= 10, "length_penalty outside [0, 10]");
     require(r->o.attention == (r->attention || r->alignment), "attention not asked for by the flags");
 }
 

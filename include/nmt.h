@@ -244,7 +244,7 @@ int nmt_precision_supported(int p);
 
 typedef struct nmt_translate_opts {
     int beam;            /* beam size, default 12; 1 = greedy decoding */
-    int normalize;       /* default 1: rank by log-probability / length (EOS counted); 0: raw */
+    int normalize;       /* default 1: rank by log-probability / length^length_alpha (EOS counted); 0: raw */
     double max_ratio;    /* default 3: at most max_ratio × (source words + 1) output tokens */
     int no_unk;          /* never generate UNK */
     int n_best;          /* hypotheses returned per sentence (default 1, at most beam) */

@@ -326,7 +326,7 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     opt table[] = {
         MODEL_OPTS(&a->models),
         OPT_INT("--beam", &o->beam, 1, 1000, "K", "beam size (default {}; 1 = greedy)"),
-        OPT_FLAG("--length-norm", &o->normalize, 1, "rank finished hypotheses by log-probability / length, EOS counted\n(default)"),
+        OPT_FLAG("--length-norm", &o->normalize, 1, "rank finished hypotheses by log-probability / length (EOS counted;\nto the power --length-penalty) (default)"),
         OPT_FLAG("--no-length-norm", &o->normalize, 0, "rank by log-probability"),
         OPT_DBL("--length-penalty", &o->length_alpha, 0, 10, "ALPHA", "with length normalisation: rank by log-probability / length^ALPHA\n"
                 "(default {}; Marian's --normalize ALPHA, Sockeye's --length-penalty-alpha;\n"

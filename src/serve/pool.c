@@ -48,7 +48,7 @@ static double now_s(void)
 static int same_search(const nmt_translate_opts *a, const nmt_translate_opts *b)
 {
     return a->beam == b->beam && a->normalize == b->normalize && a->no_unk == b->no_unk &&
-           a->max_ratio == b->max_ratio && a->length_alpha == b->length_alpha;
+           a->max_ratio == b->max_ratio && (!a->normalize || a->length_alpha == b->length_alpha);
 }
 
 static void unlink_job(pool *p, pool_job *j)

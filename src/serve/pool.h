@@ -1,7 +1,7 @@
 /* pool.h: dynamic batching for a translation server. Requests (jobs of one or more tokenized
  * sentences) wait in one queue; a pool of decoder threads, each with its own nmt_decoder over
  * one shared read-only model, takes batches from it and runs them through the batched beam
- * search. Sentences whose search options agree (beam, length normalisation, no-UNK) share a
+ * search. Sentences whose search options agree (beam, length normalisation and penalty, no-UNK) share a
  * batch; a batch closes when it holds max_batch sentences or max_batch_words source words, or
  * when its oldest sentence has waited max_wait_ms. Jobs are served round-robin, one sentence of
  * each in turn, so that a long job cannot hold the sentences of a short one back by more than
@@ -34,7 +34,7 @@ struct pool_job {
     int n;                   /* sentences */
     const char *const *src;  /* [n] tokenized */
     const int *n_words;      /* [n] words of each (for the word cap) */
-    nmt_translate_opts o;    /* beam, normalize, no_unk, max_ratio group batches; n_best and
+    nmt_translate_opts o;    /* beam, normalize (with length_alpha), no_unk, max_ratio group batches; n_best and
                                 attention are per job; precision and shortlist are the pool's */
     pool_done_fn done;       /* called once, from a decoder thread, when all n are translated */
     void *user;

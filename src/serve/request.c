@@ -138,6 +138,8 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
             if (!strcmp(prev->string, it->string)) st = refuse(400, msg, cap, "field \"%s\" given twice", it->string);
         if (!st) st = field(r, it, lim, msg, cap);
     }
+    if (!st && !r->o.normalize && cJSON_GetObjectItemCaseSensitive(j, "length_penalty")) /* as nmt translate */
+        st = refuse(400, msg, cap, "\"length_penalty\" goes with length normalisation, which \"normalize\": false turns off");
     cJSON_Delete(j);
     if (!st && !r->text) st = refuse(400, msg, cap, "no \"text\" (a string) or \"texts\" (an array of strings)");
     if (!st && r->o.n_best > r->o.beam)

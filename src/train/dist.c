@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "train/comm.h"
+#include "text/subword.h"
 #include "train/dist.h"
 
 struct dist {
@@ -315,15 +316,19 @@ static int input_items(const trainer *t, item *it)
 {
     const nmt_train_opts *o = t->o;
     const nmt_config *c = &t->m->cfg;
-    /* the text stages in use, not the options: a resumed model's own stages may be given or not */
+    /* the text stages and subword units in use, not the options: a model that goes on from a file
+     * has its own, which a rank may give again or not */
     const nmt_text_opts s0 = train_side_stages(t, NMT_SOURCE), s1 = train_side_stages(t, NMT_TARGET);
+    const int fresh = !o->resume && !o->pretrained;
+    const double sw_kind = fresh ? o->subwords : t->m->sw != NULL, sw_vocab = fresh ? o->subword_vocab : 0,
+                 sw_joint = fresh ? o->subword_joint : t->m->sw && t->m->sw->joint;
     const double v[] = {c->arch, c->src_vocab, c->tgt_vocab, c->emb, c->hid, c->att, c->maxout, c->window, c->fert_step_w,
                         c->fert_left_w, o->max_len, t->bat.B, t->bat.k, t->bat.reshuffle, t->opt.kind, t->opt.lr, o->clip,
                         o->dropout, o->lr_decay, (double)o->seed, o->init, o->max_nonfinite, (double)o->max_updates,
                         o->max_epochs, o->max_time, (double)o->valid_every, (double)o->save_every, o->patience,
                         (s0.tokenize ? s0.lang : -1) * 8 + (s1.tokenize ? s1.lang : -1), s0.lowercase + 2 * s1.lowercase,
                         s0.normalize_punct + 2 * s1.normalize_punct,
-                        o->lang_src * 8 + o->lang_tgt, o->subwords, o->subword_vocab, o->subword_joint, o->resume != NULL,
+                        s0.lang * 8 + s1.lang, sw_kind, sw_vocab, sw_joint, o->resume != NULL,
                         c->tied_emb, o->label_smoothing, o->dropout_emb, o->dropout_rnn, (double)o->lr_warmup,
                         (double)o->lr_decay_inv_sqrt, o->precision, o->pretrained != NULL};
     static const char *const names[] = {"--arch", "--src-vocab", "--tgt-vocab", "--emb", "--hid", "--att", "--maxout",

@@ -3,7 +3,7 @@
 # examples/translate.c compiled with nothing but `pkg-config --cflags --libs nmt` from that tree,
 # run against the installed shared libnmt, translates exactly as `nmt translate`; the installed
 # program runs; nmt.pc names the version the program prints. Each library carries its SONAME
-# (libnmt.so.0.1 for 0.1.x) and installs as ldconfig expects; a program of libnmt-eval builds from
+# (libnmt.so.0.2 for 0.2.x) and installs as ldconfig expects; a program of libnmt-eval builds from
 # `pkg-config nmt-eval` alone (nmt.pc once lacked it, where nmt_metric_score lives).
 . tests/cli/lib.sh
 PFX=$T/prefix

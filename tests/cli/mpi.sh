@@ -156,6 +156,14 @@ timeout 300 $MPIRUN -np 2 "$NMT_BIN" train $RAW --tokenize en,fr --lowercase --m
 timeout 300 $MPIRUN -np 1 "$NMT_BIN" train $RAW --max-updates 20 --model "$T/w.nmt" --resume "$T/w.nmt.ckpt" : \
     -np 1 "$NMT_BIN" train $RAW --tokenize en,fr --lowercase --max-updates 20 --model "$T/w.nmt" --resume "$T/w.nmt.ckpt" > "$T/w2.log" 2>&1 &&
     ok || bad "a raw-text model's resume refused where one rank gave its text options: $(grep -m1 error "$T/w2.log")"
+# and a subword model with its SentencePiece options
+SW=$(echo $RAW | sed 's/--vocab 300//')
+# shellcheck disable=SC2086
+timeout 300 $MPIRUN -np 2 "$NMT_BIN" train $SW --subwords unigram --subword-vocab 400 --max-updates 10 --model "$T/u.nmt" > "$T/u.log" 2>&1
+# shellcheck disable=SC2086
+timeout 300 $MPIRUN -np 1 "$NMT_BIN" train $SW --max-updates 20 --model "$T/u.nmt" --resume "$T/u.nmt.ckpt" : \
+    -np 1 "$NMT_BIN" train $SW --subwords unigram --subword-vocab 400 --max-updates 20 --model "$T/u.nmt" --resume "$T/u.nmt.ckpt" > "$T/u2.log" 2>&1 &&
+    ok || bad "a subword model's resume refused where one rank gave its subword options: $(grep -m1 error "$T/u2.log")"
 
 # Two hosts: network namespaces A (where mpirun runs) and B joined by a veth pair; mpirun starts
 # B's daemon through an "rsh agent" that enters B (ssh's part across machines), and the ranks

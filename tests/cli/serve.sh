@@ -133,6 +133,7 @@ for i, t in enumerate(r["translations"]):
     awk -F ' \\|\\|\\| ' '{ printf "%s ||| %s ||| %.4f\n", $1, $2, $3 }' > "$T/lp_want"
 cmp -s "$T/lp_got" "$T/lp_want" && ok || bad "length_penalty 0.6 differs from nmt translate's: $(diff "$T/lp_got" "$T/lp_want" | head -n 4)"
 expect "length_penalty out of range" 400 '\\"length_penalty\\" 11 out of range \[0, 10\]' POST /translate $J '{"text": "a dog .", "length_penalty": 11}'
+expect "length_penalty without normalize" 400 'goes with length normalisation' POST /translate $J '{"text": "a dog .", "normalize": false, "length_penalty": 0.6}'
 expect "length_penalty not a number" 400 '\\"length_penalty\\" must be a number' POST /translate $J '{"text": "a dog .", "length_penalty": "x"}'
 
 # a client that sends one byte a second is cut off (--request-timeout 3), and the server goes on
