@@ -12,6 +12,7 @@
 #include "nmt.h"
 #include "opt.h"
 #include "text/linereader.h"
+#include "text/pipeline.h"
 #include "text/tokenize.h"
 
 /* ------------------------------------------------------------------ output */
@@ -50,6 +51,7 @@ typedef struct stream {
     nmt_word_map *src_words; /* [cap]: each gathered line's token -> word map (for alignments) */
     float *att;      /* a hypothesis's attention over words */
     size_t att_cap;
+    int tok_said;    /* input that looks tokenized, for a pipeline that tokenizes: said once */
 } stream;
 
 /* h with its attention merged from tokens to words (a subword model's pieces; a word model's
@@ -122,6 +124,12 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
     int got = linereader_next(&st->in, &line, &len, &err);
     if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
     if (got <= 0) return got < 0 ? -1 : 0;
+    const char *mark = st->tok_said || !text_pipe_tokenizes(st->src) ? NULL : text_tokenized_mark(line, len);
+    if (mark) {
+        fprintf(stderr, "[W::translate] %s:%ld: '%s' looks like tokenized text, which is tokenized again here (the model's "
+                "text stages, or --tokenize): give raw text\n", st->in.name, st->in.lineno, mark);
+        st->tok_said = 1;
+    }
     if (nmt_text_encode(st->src, line, len, &tl, &err)) {
         fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", st->in.name, st->in.lineno, err.msg);
         return -1;

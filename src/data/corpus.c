@@ -112,9 +112,22 @@ void textfile_free(textfile *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Said once per file: its first line that a Moses tokenizer seems to have written already. */
+static void warn_tokenized(const textfile *t, nmt_text *tp)
+{
+    for (long i = 0; text_pipe_tokenizes(tp) && i < t->nlines; i++) {
+        const char *mark = text_tokenized_mark(t->line[i], strlen(t->line[i]));
+        if (!mark) continue;
+        nmt_log('W', "%s:%ld: '%s' looks like tokenized text, which is tokenized again here (the model's text stages, or "
+                "--tokenize): give raw text", t->path, i + 1, mark);
+        return;
+    }
+}
+
 int textfile_encode(textfile *t, nmt_text *tp, nmt_err *err)
 {
     if (!text_pipe_has_stages(tp)) return NMT_OK;
+    warn_tokenized(t, tp);
     pool p = {0};
     int rc = NMT_OK;
     for (long i = 0; i < t->nlines && !rc; i++) {

@@ -189,6 +189,16 @@ void nmt_text_free(nmt_text *t)
 
 int text_pipe_has_stages(const nmt_text *t) { return t->o.tokenize || t->o.lowercase || t->o.normalize_punct || t->sw; }
 
+int text_pipe_tokenizes(const nmt_text *t) { return t->o.tokenize; }
+
+const char *text_tokenized_mark(const char *line, size_t len)
+{
+    static const char *const marks[] = {"&apos;", "&quot;", " @-@ "};
+    for (size_t k = 0; k < sizeof marks / sizeof *marks; k++)
+        if (memmem(line, len, marks[k], strlen(marks[k]))) return marks[k];
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ encoding */
 
 /* s[0..n) into t->line with each invalid UTF-8 byte replaced by U+FFFD (3 bytes: the copy is at

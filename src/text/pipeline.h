@@ -15,6 +15,12 @@ struct subwords;
 
 /* 1 when t has a stage that changes text (tokenizing); 0 when its lines are taken as they are. */
 int text_pipe_has_stages(const nmt_text *t);
+/* 1 when t runs the Moses tokenizer over its lines. */
+int text_pipe_tokenizes(const nmt_text *t);
+/* The first mark of text a Moses tokenizer wrote in line[0..len) (its escapes "&apos;" and
+ * "&quot;", its aggressive split " @-@ "), or NULL: tokenized again, such text gets its escapes
+ * escaped (&amp; apos ;), words the model never saw. Raw text rarely holds them. */
+const char *text_tokenized_mark(const char *line, size_t len);
 
 /* The text stages of nmt_text_encode on line[0..len): the result in *out (NUL-terminated, *out_len
  * bytes, valid until the next call on t) and the invalid UTF-8 bytes replaced in *n_invalid.

@@ -35,7 +35,7 @@ grep -q "text options\|text stages" "$T/res.log" && bad "a resume giving no text
 head -n 40 "$R/val.en" > "$T/v.en"; head -n 40 "$R/val.fr" > "$T/v.fr"
 head -n 40 "$R/tok/val.en" > "$T/vk.en"; head -n 40 "$R/tok/val.fr" > "$T/vk.fr"
 "$NMT_BIN" translate --model "$T/tok.nmt" < "$T/vk.en" | "$NMT_BIN" detokenize -l fr > "$T/want" 2> /dev/null
-"$NMT_BIN" translate --model "$T/raw.nmt" < "$T/v.en" > "$T/got" 2> /dev/null
+"$NMT_BIN" translate --model "$T/raw.nmt" < "$T/v.en" > "$T/got" 2> "$T/got.err"
 grep -qv '<unk>' "$T/want" && ok || bad "the tokenized model writes only <unk>: the comparison would say little"
 cmp -s "$T/got" "$T/want" && ok || bad "raw-text model's translation differs: $(diff "$T/got" "$T/want" | head -n 4)"
 "$NMT_BIN" translate --model "$T/raw.nmt" --tokenize en --lowercase --normalize-punct --detokenize fr < "$T/v.en" > "$T/got2" 2> /dev/null
@@ -52,6 +52,14 @@ cmp -s "$T/got2" "$T/want" && ok || bad "the same options given change the trans
 head -n 40 "$T/want" > "$T/h40"
 expect_fail "report --unk-vocab of a raw-text model" 1 "raw.nmt reads raw text through its own text stages, and the report's files are tokenized" \
     "$NMT_BIN" report --src "$T/vk.en" --ref "$T/vk.fr" --hyp "$T/h40" --unk-vocab "$T/raw.nmt"
+# tokenized text given to it is said to be (once, at its first line with a Moses escape); raw text is not
+n=$(grep -n '&apos;\|&quot;' "$T/vk.en" | head -n 1 | cut -d: -f1)
+"$NMT_BIN" translate --model "$T/raw.nmt" < "$T/vk.en" > /dev/null 2> "$T/tk.err"
+[ -n "$n" ] && [ "$(grep -c 'looks like tokenized text' "$T/tk.err")" = 1 ] && grep -q "stdin:$n: '&[a-z]*;' looks like tokenized text" "$T/tk.err" &&
+    ok || bad "tokenized input not said to be (first mark at line $n): $(cat "$T/tk.err")"
+"$NMT_BIN" score --model "$T/raw.nmt" --src "$T/vk.en" --tgt "$T/v.fr" > /dev/null 2> "$T/tk2.err"
+grep -q "vk.en:$n: '&[a-z]*;' looks like tokenized text" "$T/tk2.err" && ok || bad "nmt score: tokenized input not said to be: $(cat "$T/tk2.err")"
+grep -q 'looks like tokenized' "$T/got.err" && bad "raw text said to look tokenized: $(cat "$T/got.err")" || ok
 
 # other text options would read its words otherwise: refused
 TR="$NMT_BIN translate --model $T/raw.nmt"
