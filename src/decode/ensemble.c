@@ -12,6 +12,7 @@
 #include "decode/ensemble.h"
 #include "decode/outlayer.h"
 #include "decode/shortlist.h"
+#include "text/pipeline.h"
 #include "text/subword.h"
 
 /* ------------------------------------------------------------------ the models */
@@ -204,12 +205,6 @@ static int same_words(const vocab *x, const vocab *y, const char *side, const ch
     return NMT_OK;
 }
 
-static int same_stages(const nmt_text_opts *p, const nmt_text_opts *q)
-{
-    return p->lang == q->lang && p->tokenize == q->tokenize && p->lowercase == q->lowercase &&
-           p->normalize_punct == q->normalize_punct && p->aggressive == q->aggressive && p->escape == q->escape;
-}
-
 /* A subword model's SentencePiece models and text stages, side by side. */
 static int same_subwords(const subwords *x, const subwords *y, const char *na, const char *nb, nmt_err *err)
 {
@@ -226,7 +221,7 @@ static int same_subwords(const subwords *x, const subwords *y, const char *na, c
         const void *bx = spm_bytes(x->sp[s], &lx), *by = spm_bytes(y->sp[s], &ly);
         if (lx != ly || memcmp(bx, by, lx))
             return nmt_fail(err, NMT_ERR_ARG, "%s: the %s side's SentencePiece model differs from %s's", nb, side[s], na);
-        if (!same_stages(&x->text[s], &y->text[s]))
+        if (!text_stages_same(&x->text[s], &y->text[s]))
             return nmt_fail(err, NMT_ERR_ARG, "%s: the %s side's text stages differ from %s's", nb, side[s], na);
     }
     return NMT_OK;
@@ -242,7 +237,7 @@ static int same_word_stages(const nmt_model *a, const nmt_model *b, const char *
         return nmt_fail(err, NMT_ERR_ARG, "%s was trained on %s text and %s on %s text: give them the same text", nb,
                         b->has_text ? "raw" : "tokenized", na, a->has_text ? "raw" : "tokenized");
     for (int s = 0; s < 2 && a->has_text; s++)
-        if (!same_stages(&a->text[s], &b->text[s]))
+        if (!text_stages_same(&a->text[s], &b->text[s]))
             return nmt_fail(err, NMT_ERR_ARG, "%s: the %s side's text stages differ from %s's", nb, side[s], na);
     return NMT_OK;
 }

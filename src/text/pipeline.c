@@ -105,12 +105,17 @@ int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *wor
     return rc;
 }
 
+int text_stages_same(const nmt_text_opts *a, const nmt_text_opts *b)
+{
+    return a->tokenize == b->tokenize && a->lang == b->lang && a->lowercase == b->lowercase &&
+           a->normalize_punct == b->normalize_punct && a->aggressive == b->aggressive && a->escape == b->escape;
+}
+
 /* The options that ask for a side's stages: "--tokenize en --lowercase --normalize-punct" for the
  * source, "--detokenize fr" for the target (the only one of its stages given as an option). */
 static const char *stages_opts(const nmt_text_opts *o, int side, char *buf, size_t n)
 {
-    static const char *const lang[] = {"en", "fr", "de"};
-    const char *l = o->lang >= 0 && o->lang <= 2 ? lang[o->lang] : "?";
+    const char *l = tok_lang_name(o->lang);
     if (side == NMT_TARGET) snprintf(buf, n, "--detokenize %s", l);
     else snprintf(buf, n, "--tokenize %s%s%s", l, o->lowercase ? " --lowercase" : "", o->normalize_punct ? " --normalize-punct" : "");
     return buf;
@@ -126,9 +131,7 @@ static int init_raw_words(nmt_text **out, const nmt_text_opts *o, const nmt_text
     nmt_text_opts s = *stored;
     s.detokenize = s.tokenize && side == NMT_TARGET;
     int enc = o->tokenize || o->lowercase || o->normalize_punct || o->aggressive;
-    int same = (!enc || (o->tokenize == s.tokenize && o->lang == s.lang && o->lowercase == s.lowercase &&
-                         o->normalize_punct == s.normalize_punct && !o->aggressive && o->escape == s.escape)) &&
-               (!o->detokenize || (s.detokenize && o->lang == s.lang));
+    int same = (!enc || text_stages_same(o, &s)) && (!o->detokenize || (s.detokenize && o->lang == s.lang));
     if (!same) {
         char buf[96];
         return nmt_fail(err, NMT_ERR_ARG, "this word model was trained on raw text and applies its own text stages: leave the "

@@ -15,6 +15,9 @@ struct subwords;
 
 /* 1 when t has a stage that changes text (tokenizing); 0 when its lines are taken as they are. */
 int text_pipe_has_stages(const nmt_text *t);
+/* 1 when a and b turn text into the same words: the same tokenizer, language, lowercasing,
+ * punctuation normalization, splitting and escapes (detokenizing is an output stage, not compared). */
+int text_stages_same(const nmt_text_opts *a, const nmt_text_opts *b);
 /* 1 when t runs the Moses tokenizer over its lines. */
 int text_pipe_tokenizes(const nmt_text *t);
 /* The first mark of text a Moses tokenizer wrote in line[0..len) (its escapes "&apos;" and

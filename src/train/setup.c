@@ -276,9 +276,7 @@ static void warn_stages_kept(trainer *t, const char *file)
     if (t->m->sw || !t->m->has_text) return;
     for (int side = 0; side < 2; side++) {
         nmt_text_opts o = train_opts_stages(t->o, side);
-        const nmt_text_opts *m = &t->m->text[side];
-        if (!o.tokenize || (o.lang == m->lang && o.lowercase == m->lowercase && o.normalize_punct == m->normalize_punct))
-            continue;
+        if (!o.tokenize || text_stages_same(&o, &t->m->text[side])) continue;
         char line[1200];
         snprintf(line, sizeof line, "%s was trained on raw text through its own text stages, which this run uses for both corpora: "
                  "this run's --tokenize, --lowercase and --normalize-punct are not used", file);

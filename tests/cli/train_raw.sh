@@ -65,6 +65,7 @@ grep -q 'looks like tokenized' "$T/got.err" && bad "raw text said to look tokeni
 TR="$NMT_BIN translate --model $T/raw.nmt"
 expect_fail "tokenize without lowercasing" 1 "trained on raw text and applies its own text stages: leave the text options out, or give the same \\(source side: --tokenize en --lowercase --normalize-punct\\)" \
     sh -c "$TR --tokenize en < $T/v.en"
+expect_fail "all but lowercasing" 1 "applies its own text stages" sh -c "$TR --tokenize en --normalize-punct < $T/v.en"
 expect_fail "another detokenizer" 1 "target side: --detokenize fr\\)" sh -c "$TR --detokenize de < $T/v.en"
 expect_fail "serve with other options" 1 "applies its own text stages" timeout 30 "$NMT_BIN" serve --model "$T/raw.nmt" --port 0 --tokenize en
 expect_fail "ensemble of raw and tokenized" 1 "tok.nmt was trained on tokenized text and .*raw.nmt on raw text" \
@@ -72,6 +73,11 @@ expect_fail "ensemble of raw and tokenized" 1 "tok.nmt was trained on tokenized 
 "$NMT_BIN" average --out "$T/av.nmt" "$T/raw.nmt" "$T/res.nmt" 2> /dev/null
 [ "$($PY get "$T/av.nmt" text)" = "$want" ] && ok || bad "an average of raw-text models lost their text stages"
 expect_fail "average of raw and tokenized" 1 "trained on tokenized text" "$NMT_BIN" average --out "$T/avg.nmt" "$T/raw.nmt" "$T/tok.nmt"
+
+# two raw-text models whose stages differ only in lowercasing: neither reads the other's words
+$PY set "$T/raw.nmt" text '{"src":{"lang":"en","tokenize":true,"lowercase":false,"normalize_punct":true,"escape":true},"tgt":{"lang":"fr","tokenize":true,"lowercase":true,"normalize_punct":true,"escape":true}}' "$T/lc.nmt"
+expect_fail "ensemble of other stages" 1 "lc.nmt: the source side's text stages differ from .*raw.nmt's" \
+    sh -c "$NMT_BIN translate --model $T/raw.nmt --model $T/lc.nmt < $T/v.en"
 
 # a damaged entry, its checksum recomputed: the reader's own messages
 $PY set "$T/raw.nmt" text '{"src":{"lang":"en","tokenize":false,"lowercase":true,"normalize_punct":false,"escape":true},"tgt":{"lang":"fr","tokenize":true,"lowercase":true,"normalize_punct":true,"escape":true}}' "$T/b1.nmt"
