@@ -247,7 +247,8 @@ typedef struct nmt_translate_opts {
     int normalize;       /* default 1: rank by log-probability / length^length_alpha (EOS counted); 0: raw */
     double max_ratio;    /* default 3: at most max_ratio × (source words + 1) output tokens */
     int no_unk;          /* never generate UNK */
-    int n_best;          /* hypotheses returned per sentence (default 1, at most beam) */
+    int n_best;          /* hypotheses returned per sentence (default 1, at most beam; with
+                            sample the draws, at most 1000) */
     int attention;       /* keep attention matrices */
     int batch;           /* sentences decoded together (default 64), fewer when their hypotheses'
                           * softmax outputs would pass 64 MiB (a 30,000-word vocabulary at beam 12:
@@ -262,6 +263,15 @@ typedef struct nmt_translate_opts {
     double length_alpha; /* with normalize: rank by log-probability / length^length_alpha, in
                             [0, 10] (default 1: the length itself; Marian's --normalize ALPHA,
                             Sockeye's --length-penalty-alpha with beta 0) */
+    /* Sampling instead of search (the back-translation of Edunov et al. 2018; Marian's
+     * --output-sampling, fairseq's --sampling): each sentence draws n_best translations word by
+     * word from the model's distribution, independently (they may repeat), returned best score
+     * first; beam is not used. A sentence's draws depend only on seed and its source words (not
+     * on batching, threads or the other lines), so identical lines draw identical samples. */
+    int sample;          /* 1: sample; 0 (default): beam search */
+    int sample_topk;     /* with sample: draw among the k most probable words only (0, default: all) */
+    double temperature;  /* with sample: draw from p^(1/temperature), in (0, 100] (default 1) */
+    uint64_t seed;       /* with sample: default 1 */
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);

@@ -17,18 +17,6 @@
 
 static rng R;
 
-static void src_batch(batch *b, int *const *src, const int *len, int S)
-{
-    b->B = S; b->Tx = 0; b->Ty = 0; b->y = NULL; b->ylen = NULL;
-    for (int s = 0; s < S; s++) if (len[s] > b->Tx) b->Tx = len[s];
-    b->x = calloc((size_t)b->Tx * S, sizeof(int));
-    b->xlen = malloc(sizeof(int) * S);
-    for (int s = 0; s < S; s++) {
-        b->xlen[s] = len[s];
-        for (int t = 0; t < len[s]; t++) b->x[t * S + s] = src[s][t];
-    }
-}
-
 /* ---------------------------------------------------------------- golden */
 static void test_golden(const char *shared)
 {
@@ -68,9 +56,9 @@ static void test_golden(const char *shared)
         for (int i = 0; i < sl; i++) src[i] = cJSON_GetArrayItem(srcj, i)->valueint;
         int *sp = src;
         batch b;
-        src_batch(&b, &sp, &sl, 1);
+        tiny_batch(&b, &sp, &sl, 1);
         for (int K = 3; K >= 1; K -= 2) {
-            beam_opts o = {K, 1, 3.0, 0, 1, 0, 1.0};
+            beam_opts o = {K, 1, 3.0, 0, 1, 0, 1.0, 0, 1.0, NULL};
             beam_sent out;
             NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
             cJSON *tj = cJSON_GetObjectItem(it, K == 3 ? "beam3_tokens" : "greedy_tokens");
@@ -97,8 +85,7 @@ static void test_golden(const char *shared)
 static void test_exhaustive(int arch)
 {
     nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
-    nmt_model *m = tiny_model(c, 0);
-    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.8 * rng_normal(&R));
+    nmt_model *m = tiny_random_model(c, &R, 0.8);
     int src[3] = {3, 4, 0}, sl = 3, *sp = src;
     double ratio = 1.0; /* max length 3 */
     int L = beam_max_len(ratio, sl), V = c.tgt_vocab;
@@ -115,11 +102,11 @@ static void test_exhaustive(int arch)
     }
     infer_ws w = {0};
     batch b;
-    src_batch(&b, &sp, &sl, 1);
+    tiny_batch(&b, &sp, &sl, 1);
     for (int mode = 0; mode < 3; mode++) { /* raw; / length; / length^0.6 */
         int norm = mode > 0;
         double alpha = mode == 2 ? 0.6 : 1.0;
-        beam_opts o = {V * V * V, norm, ratio, 0, 3, 0, alpha};
+        beam_opts o = {V * V * V, norm, ratio, 0, 3, 0, alpha, 0, 1.0, NULL};
         beam_sent out;
         NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
         double want = mode == 2 ? best_a : norm ? best : best_raw;
@@ -133,7 +120,7 @@ static void test_exhaustive(int arch)
         }
         /* every beam's answer is a real sequence's score, and never better than the optimum */
         for (int K = 1; K <= 4; K++) {
-            beam_opts o2 = {K, norm, ratio, 0, 1, 0, alpha};
+            beam_opts o2 = {K, norm, ratio, 0, 1, 0, alpha, 0, 1.0, NULL};
             beam_sent o2out;
             NMT_ASSERT(beam_search(&o2out, &w, m, &b, &o2, NULL) == 0);
             beam_hyp *h = &o2out.hyp[0];
@@ -154,25 +141,21 @@ static void test_exhaustive(int arch)
 static void test_greedy_and_batching(int arch)
 {
     nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
-    nmt_model *m = tiny_model(c, 0);
-    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
+    nmt_model *m = tiny_random_model(c, &R, 0.5);
     enum { S = 5 };
     int lens[S] = {4, 7, 1, 9, 3}, *src[S];
-    for (int s = 0; s < S; s++) {
-        src[s] = malloc(sizeof(int) * lens[s]);
-        for (int t = 0; t < lens[s]; t++) src[s][t] = t == lens[s] - 1 ? 0 : 2 + (int)rng_below(&R, 18);
-    }
+    tiny_sources(&R, src, lens, S, 18);
     batch all;
-    src_batch(&all, src, lens, S);
+    tiny_batch(&all, src, lens, S);
     infer_ws w = {0};
-    beam_opts o1 = {1, 1, 2.0, 0, 1, 1, 1.0};
+    beam_opts o1 = {1, 1, 2.0, 0, 1, 1, 1.0, 0, 1.0, NULL};
     beam_sent g[S];
     NMT_ASSERT(beam_search(g, &w, m, &all, &o1, NULL) == 0);
     /* explicit greedy: argmax at every step, one sentence at a time */
     int same = 1;
     for (int s = 0; s < S; s++) {
         batch one;
-        src_batch(&one, &src[s], &lens[s], 1);
+        tiny_batch(&one, &src[s], &lens[s], 1);
         NMT_ASSERT(infer_reserve(&w, &m->cfg, 1, one.Tx, 1, NULL) == 0);
         infer_encode(&w, m, &one);
         real st[2][64];
@@ -192,14 +175,14 @@ static void test_greedy_and_batching(int arch)
     }
     CHECKF(same, "%s: beam 1 differs from step-by-step greedy decoding", nmt_arch_name(arch));
     /* beam 5 in one batch = each sentence alone, and the attention rows sum to 1 */
-    beam_opts o5 = {5, 1, 2.0, 1, 5, 1, 1.0};
+    beam_opts o5 = {5, 1, 2.0, 1, 5, 1, 1.0, 0, 1.0, NULL};
     beam_sent b5[S];
     NMT_ASSERT(beam_search(b5, &w, m, &all, &o5, NULL) == 0);
     int indep = 1, no_unk = 1;
     double rowsum_err = 0;
     for (int s = 0; s < S; s++) {
         batch one;
-        src_batch(&one, &src[s], &lens[s], 1);
+        tiny_batch(&one, &src[s], &lens[s], 1);
         beam_sent a;
         NMT_ASSERT(beam_search(&a, &w, m, &one, &o5, NULL) == 0);
         indep &= a.n == b5[s].n;
@@ -234,17 +217,16 @@ static void test_greedy_and_batching(int arch)
 static void test_ties(int arch)
 {
     nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
-    nmt_model *m = tiny_model(c, 0);
-    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(0.5 * rng_normal(&R));
+    nmt_model *m = tiny_random_model(c, &R, 0.5);
     memset(m->p.out_W, 0, sizeof(real) * c.maxout * c.tgt_vocab);
     for (int v = 0; v < c.tgt_vocab; v++) m->p.out_bias[v] = v >= 20 ? 1 : 0;
     int src[4] = {3, 4, 2, 0}, sl = 4, *sp = src;
     infer_ws w = {0};
     batch b;
-    src_batch(&b, &sp, &sl, 1);
+    tiny_batch(&b, &sp, &sl, 1);
     double lp1 = 1 - log(20 * exp(1.0) + 20); /* each step's log p of a tied word */
     for (int K = 3; K <= 5; K += 2) {
-        beam_opts o = {K, 0, 0.75, 0, K, 0, 1.0}; /* max length 3 */
+        beam_opts o = {K, 0, 0.75, 0, K, 0, 1.0, 0, 1.0, NULL}; /* max length 3 */
         beam_sent out;
         NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
         CHECKF(out.n == K, "beam %d: %d hypotheses", K, out.n);

@@ -31,6 +31,36 @@ static inline nmt_model *tiny_model(nmt_config c, int rename)
     return m;
 }
 
+/* tiny_model(c, 0) with every parameter drawn from N(0, sd^2) by r. */
+static inline nmt_model *tiny_random_model(nmt_config c, rng *r, double sd)
+{
+    nmt_model *m = tiny_model(c, 0);
+    for (size_t i = 0; i < m->pt.total; i++) m->P[i] = (real)(sd * rng_normal(r));
+    return m;
+}
+
+/* The batch of the S sources src[s][0..len[s]) (b->x and b->xlen to free). */
+static inline void tiny_batch(batch *b, int *const *src, const int *len, int S)
+{
+    b->B = S; b->Tx = 0; b->Ty = 0; b->y = NULL; b->ylen = NULL;
+    for (int s = 0; s < S; s++) if (len[s] > b->Tx) b->Tx = len[s];
+    b->x = calloc((size_t)b->Tx * S, sizeof(int));
+    b->xlen = malloc(sizeof(int) * S);
+    for (int s = 0; s < S; s++) {
+        b->xlen[s] = len[s];
+        for (int t = 0; t < len[s]; t++) b->x[t * S + s] = src[s][t];
+    }
+}
+
+/* S random sources of lens[s] tokens into src[s] (to free): words 2 .. 2 + words - 1, then EOS. */
+static inline void tiny_sources(rng *r, int **src, const int *lens, int S, int words)
+{
+    for (int s = 0; s < S; s++) {
+        src[s] = malloc(sizeof(int) * lens[s]);
+        for (int t = 0; t < lens[s]; t++) src[s][t] = t == lens[s] - 1 ? 0 : 2 + (int)rng_below(r, (uint64_t)words);
+    }
+}
+
 /* log p of tgt[0..tl) given src[0..sl) by forced decoding through net_forward */
 static inline double forced_logp(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
 {

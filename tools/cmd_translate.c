@@ -305,11 +305,12 @@ static int decoder_of(nmt_decoder **d, const model_list *l, const nmt_translate_
 
 static const char translate_usage[] =
     "Usage: nmt translate --model FILE [--model FILE ...] [options] < input > output\n"
-    "Translates tokenized text (one sentence per line, words separated by spaces) with beam search;\n"
-    "a model trained on raw text (nmt train --tokenize, or --subwords) reads raw text and writes raw\n"
-    "text, its text stages being its own, and a subword model's alignments are over words. One output\n"
-    "line per input line, in order; an empty line gives an empty line. Several models (with the same\n"
-    "vocabularies) decode as an ensemble.\n\n";
+    "Translates tokenized text (one sentence per line, words separated by spaces) with beam search\n"
+    "(or draws translations from the model with --sample); a model trained on raw text (nmt train\n"
+    "--tokenize, or --subwords) reads raw text and writes raw text, its text stages being its own,\n"
+    "and a subword model's alignments are over words. One output line per input line, in order; an\n"
+    "empty line gives an empty line. Several models (with the same vocabularies) decode as an\n"
+    "ensemble.\n\n";
 
 /* What translate's options set. */
 struct translate_args {
@@ -331,6 +332,7 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     a->align = ALIGN_NONE;
     nmt_translate_opts *o = &a->o;
     int threads = 0, align_kind = 0;
+    long seed = (long)o->seed;
     opt table[] = {
         MODEL_OPTS(&a->models),
         OPT_INT("--beam", &o->beam, 1, 1000, "K", "beam size (default {}; 1 = greedy)"),
@@ -358,6 +360,13 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
                  "Multi30k preprocessing"),
         OPT_ENUM("--detokenize", &a->detok_lang, tok_lang_parse, "LANG", "en, fr or de", "write detokenized text (Moses detokenizer.perl; alignments still\n"
                "refer to tokens)"),
+        OPT_FLAG("--sample", &o->sample, 1, "draw each translation from the model's distribution, word by word,\n"
+                 "instead of searching (back-translation); --n-best K draws K per line.\n"
+                 "A line's draws depend on --seed and its words only"),
+        OPT_INT("--sample-topk", &o->sample_topk, 0, 1000000, "K", "with --sample: draw among the K most probable words only\n"
+                "(default {}: all)"),
+        OPT_DBL("--temperature", &o->temperature, 0.001, 100, "T", "with --sample: draw from p^(1/T) (default {}; below 1 sharper)"),
+        OPT_LONG("--seed", &seed, 0, OPT_LONG_MAX, "N", "with --sample: the random seed (default {})"),
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),
         OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
@@ -380,6 +389,17 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         fprintf(stderr, "nmt translate: error: --length-penalty goes with length normalisation, which --no-length-norm turns off\n");
         return CMD_USAGE;
     }
+    o->seed = (uint64_t)seed;
+    static const char *const with_sample[] = {"--sample-topk", "--temperature", "--seed"};
+    for (size_t i = 0; i < sizeof with_sample / sizeof *with_sample; i++)
+        if (opt_given(&c, with_sample[i]) && !o->sample) {
+            fprintf(stderr, "nmt translate: error: %s goes with --sample\n", with_sample[i]);
+            return CMD_USAGE;
+        }
+    if (o->sample && opt_given(&c, "--beam")) {
+        fprintf(stderr, "nmt translate: error: --sample draws instead of searching: --beam does not apply (--n-best K draws K)\n");
+        return CMD_USAGE;
+    }
     a->nbest_out = opt_given(&c, "--n-best") > 0;
     if (opt_given(&c, "--alignment")) a->align = align_kind == 0 ? ALIGN_HARD : ALIGN_SOFT;
     return OPT_GO;
@@ -396,7 +416,7 @@ int cmd_translate(int argc, char **argv)
     tok_opts topt = args.topt;
     int tok_lang = args.tok_lang, detok_lang = args.detok_lang;
     int align = args.align, scores = args.scores, nbest_out = args.nbest_out;
-    if (o.n_best > o.beam) { fprintf(stderr, "nmt translate: error: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
+    if (!o.sample && o.n_best > o.beam) { fprintf(stderr, "nmt translate: error: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
     if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
         fprintf(stderr, "nmt translate: error: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;

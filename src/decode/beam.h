@@ -7,6 +7,8 @@
 #ifndef NMT_BEAM_H
 #define NMT_BEAM_H
 
+#include <stdint.h>
+
 #include "decode/ensemble.h"
 
 typedef struct beam_opts {
@@ -17,6 +19,10 @@ typedef struct beam_opts {
     int nbest;          /* hypotheses returned per sentence (<= K) */
     int attn;           /* keep each hypothesis's attention rows */
     double alpha;       /* with normalize: logprob / length^alpha */
+    /* sample_search's (decode/sample.h); beam_search does not read them */
+    int topk;           /* draw among the topk most probable words (0: all) */
+    double temp;        /* draw from p^(1/temp) */
+    const uint64_t *seeds; /* [B] each sentence's seed */
 } beam_opts;
 
 typedef struct beam_hyp {

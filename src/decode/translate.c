@@ -9,6 +9,7 @@
 #include "decode/beam.h"
 #include "base/err.h"
 #include "decode/lexicon.h"
+#include "decode/sample.h"
 #include "nn/net.h"
 #include "data/vocab.h"
 #include "text/pipeline.h"
@@ -23,7 +24,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1};
     return o;
 }
 
@@ -41,7 +42,11 @@ void nmt_set_threads(int n) { backend()->set_threads(n); }
 static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *err)
 {
     if (o->beam < 1 || o->beam > 1000) return nmt_fail(err, NMT_ERR_ARG, "beam size %d out of range [1, 1000]", o->beam);
-    if (o->n_best < 1 || o->n_best > o->beam) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
+    if (o->sample && (o->n_best < 1 || o->n_best > 1000)) return nmt_fail(err, NMT_ERR_ARG, "samples per sentence (n-best) %d out of range [1, 1000]", o->n_best);
+    if (!o->sample && (o->n_best < 1 || o->n_best > o->beam)) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
+    if (o->sample && o->sample_topk < 0) return nmt_fail(err, NMT_ERR_ARG, "sampling among the top %d words: not a count", o->sample_topk);
+    if (o->sample && !(o->temperature > 0 && o->temperature <= 100))
+        return nmt_fail(err, NMT_ERR_ARG, "temperature %g out of range (0, 100]", o->temperature);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
     if (!(o->length_alpha >= 0 && o->length_alpha <= 10))
@@ -192,6 +197,20 @@ static int replace_unks(nmt_hypothesis *y, const beam_hyp *bh, int xlen, const c
     return 0;
 }
 
+/* A sentence's sampling seed: the run's seed and its source ids (EOS included) hashed together
+ * (FNV-1a, then splitmix64's finalizer), so that its draws do not depend on its batch. */
+static uint64_t sentence_seed(uint64_t seed, const int *ids, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (int i = 0; i < n; i++) {
+        uint32_t x = (uint32_t)ids[i];
+        for (int k = 0; k < 4; k++) h = (h ^ ((x >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+    }
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
 /* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
  * sentences still running alone */
 static int by_len(const void *a, const void *b)
@@ -211,12 +230,13 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     /* the step's logits, hypotheses x vocabulary, are the largest buffer (one per model, and an
      * ensemble's combined scores): keep them within a budget */
     size_t rows_v = (size_t)d->e.n + (d->e.n > 1), budget = (size_t)64 << 20;
-    size_t per_sent = rows_v * o->beam * m->cfg.tgt_vocab * sizeof(real);
+    size_t per_sent = rows_v * (o->sample ? o->n_best : o->beam) * m->cfg.tgt_vocab * sizeof(real);
     if ((size_t)B * per_sent > budget) B = budget / per_sent > 0 ? (int)(budget / per_sent) : 1;
     int *ids = malloc(sizeof(int) * (size_t)n * cap), *lens = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * 2 * n);
     int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
     beam_sent *res = calloc(B, sizeof(beam_sent));
-    if (!ids || !lens || !order || !bx || !bl || !which || !res) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
+    uint64_t *seeds = malloc(sizeof(uint64_t) * B);
+    if (!ids || !lens || !order || !bx || !bl || !which || !res || !seeds) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
     int nw = 0;
     for (int i = 0; i < n; i++) {
         int kept, unk, found = encode(m->src, sentences[i] ? sentences[i] : "", ids + (size_t)i * cap, NMT_MAX_SRC_WORDS, &kept, &unk);
@@ -229,7 +249,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     /* similar lengths together: less padding; the results do not depend on the grouping */
     qsort(order, nw, 2 * sizeof(int), by_len);
     beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
-                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha};
+                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {
@@ -241,7 +261,8 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
         for (int s = 0; s < S; s++)
             for (int t = 0; t < bl[s]; t++) bx[t * S + s] = ids[(size_t)which[s] * cap + t];
         batch b = {S, Tx, 0, bx, NULL, bl, NULL};
-        if ((rc = beam_search_ens(res, &d->e, &b, &bo, err))) break;
+        for (int s = 0; s < S && o->sample; s++) seeds[s] = sentence_seed(o->seed, ids + (size_t)which[s] * cap, bl[s]);
+        if ((rc = (o->sample ? sample_search_ens : beam_search_ens)(res, &d->e, &b, &bo, err))) break;
         for (int s = 0; s < S && !rc; s++) {
             nmt_translation *t = &out[which[s]];
             t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
@@ -279,7 +300,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     }
 done:
     if (rc) nmt_translation_free(out, n);
-    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res);
+    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res); free(seeds);
     return rc;
 }
 

@@ -44,11 +44,15 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Jobs decoded in one batch must agree on what changes the search itself. */
+/* Jobs decoded in one batch must agree on what changes the search itself. Sampling draws n_best
+ * and ranks them, so the first n of more draws are not what n draws would be: n_best too. */
 static int same_search(const nmt_translate_opts *a, const nmt_translate_opts *b)
 {
-    return a->beam == b->beam && a->normalize == b->normalize && a->no_unk == b->no_unk &&
-           a->max_ratio == b->max_ratio && (!a->normalize || a->length_alpha == b->length_alpha);
+    int same = a->sample == b->sample && a->normalize == b->normalize && a->no_unk == b->no_unk &&
+               a->max_ratio == b->max_ratio && (!a->normalize || a->length_alpha == b->length_alpha);
+    if (!a->sample) return same && a->beam == b->beam;
+    return same && a->n_best == b->n_best && a->sample_topk == b->sample_topk && a->temperature == b->temperature &&
+           a->seed == b->seed;
 }
 
 static void unlink_job(pool *p, pool_job *j)
@@ -107,7 +111,7 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
     *o = p->head->o;
     o->precision = p->o.precision; /* the decoders' own: set_opts then converts nothing again */
     o->shortlist = p->o.shortlist;
-    o->n_best = 1;
+    if (!o->sample) o->n_best = 1; /* the most any job asks for, below (sampling jobs agree on it) */
     o->attention = 0;
     for (int more = 1, full = 0; more && !full && n < p->o.max_batch;) {
         more = 0;

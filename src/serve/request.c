@@ -50,6 +50,16 @@ static int num_field(const cJSON *it, double lo, double hi, double *out, char *m
     return 0;
 }
 
+/* "seed": an integer a double holds exactly, [0, 2^53]; 0 or 400. */
+static int seed_field(const cJSON *it, uint64_t *out, char *msg, size_t cap)
+{
+    double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+    if (!(v >= 0 && v <= 9007199254740992.0) || v != floor(v))
+        return refuse(400, msg, cap, "\"seed\" must be an integer in [0, 2^53]");
+    *out = (uint64_t)v;
+    return 0;
+}
+
 static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
 {
     if (!cJSON_IsBool(it)) return refuse(400, msg, cap, "\"%s\" must be true or false", it->string);
@@ -97,8 +107,12 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "no_unk")) return bool_field(it, &r->o.no_unk, msg, cap);
     if (!strcmp(k, "attention")) return bool_field(it, &r->attention, msg, cap);
     if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
+    if (!strcmp(k, "sample")) return bool_field(it, &r->o.sample, msg, cap);
+    if (!strcmp(k, "sample_topk")) return int_field(it, 0, 1000000, &r->o.sample_topk, msg, cap);
+    if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
+    if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
     return refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
-                                 "no_unk, attention, alignment)", k);
+                                 "no_unk, attention, alignment, sample, sample_topk, temperature, seed)", k);
 }
 
 /* The byte offset of the first \u0000 escape in body, or -1. cJSON's strings end at a NUL, so the
@@ -140,9 +154,15 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     }
     if (!st && !r->o.normalize && cJSON_GetObjectItemCaseSensitive(j, "length_penalty")) /* as nmt translate */
         st = refuse(400, msg, cap, "\"length_penalty\" goes with length normalisation, which \"normalize\": false turns off");
+    static const char *const with_sample[] = {"sample_topk", "temperature", "seed"};
+    for (size_t i = 0; i < sizeof with_sample / sizeof *with_sample && !st; i++) /* as nmt translate */
+        if (!r->o.sample && cJSON_GetObjectItemCaseSensitive(j, with_sample[i]))
+            st = refuse(400, msg, cap, "\"%s\" goes with \"sample\": true", with_sample[i]);
+    if (!st && r->o.sample && cJSON_GetObjectItemCaseSensitive(j, "beam"))
+        st = refuse(400, msg, cap, "\"sample\" draws instead of searching: \"beam\" does not apply (\"n_best\" K draws K)");
     cJSON_Delete(j);
     if (!st && !r->text) st = refuse(400, msg, cap, "no \"text\" (a string) or \"texts\" (an array of strings)");
-    if (!st && r->o.n_best > r->o.beam)
+    if (!st && !r->o.sample && r->o.n_best > r->o.beam)
         st = refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
     r->o.attention = r->attention || r->alignment;
     return st;

@@ -122,21 +122,39 @@ $PY -c 'import json,sys; r = json.loads(open(sys.argv[1]).read().split("\t", 1)[
 for t in r["translations"]: print(t["hyps"][0].get("alignment", "").strip(), len(t["hyps"]))' "$T/resp16" > "$T/links_got"
 paste -d '|' "$T/links_got" "$T/links_want" | awk -F '|' '{ n = split($1, a, " "); if (a[n] != 2) bad = 1; sub(/ [0-9]+$/, "", $1);
     if ($1 != $2) bad = 1 } END { exit bad }' && ok || bad "alignments or n-best differ: $(paste "$T/links_got" "$T/links_want" | head -n 3)"
+# RESP (a client's "STATUS<tab>BODY") as nmt translate's n-best lines, scores to 8 digits
+nbest_of() {
+    $PY -c 'import json,sys; r = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])
+for i, t in enumerate(r["translations"]):
+    for h in t["hyps"]: print("%d ||| %s ||| %.8f" % (i, h["text"], h["score"]))' "$1" 2>&1
+}
+# GOT and WANT: N n-best lines, the same texts, scores within 1e-5
+same_nbest() {
+    paste -d '\n' "$1" "$2" | awk -F ' \\|\\|\\| ' -v want="$3" 'NR % 2 { a = $1 FS $2; s = $3; next }
+        { n++; d = s - $3; if (d < 0) d = -d; if (a != $1 FS $2 || d > 1e-5) bad = 1 } END { exit bad || n != want }'
+}
 # "length_penalty": as nmt translate --length-penalty: the same n-best lists, scores within 1e-5
 # (a batch of other sentences sums some products in another order: nmt.h, nmt_translate_opts.batch)
 $PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "beam": 4, "n_best": 4, "length_penalty": 0.6}))' \
     "$T/in16" > "$T/reqlp.json"
 $C req $PORT POST /translate $J "@$T/reqlp.json" > "$T/resplp"
-$PY -c 'import json,sys; r = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])
-for i, t in enumerate(r["translations"]):
-    for h in t["hyps"]: print("%d ||| %s ||| %.8f" % (i, h["text"], h["score"]))' "$T/resplp" > "$T/lp_got" 2>&1
+nbest_of "$T/resplp" > "$T/lp_got"
 "$NMT_BIN" translate --model "$T/m.nmt" --beam 4 --n-best 4 --length-penalty 0.6 --threads 1 < "$T/in16" > "$T/lp_want"
-paste -d '\n' "$T/lp_got" "$T/lp_want" | awk -F ' \\|\\|\\| ' 'NR % 2 { a = $1 FS $2; s = $3; next }
-    { n++; d = s - $3; if (d < 0) d = -d; if (a != $1 FS $2 || d > 1e-5) bad = 1 } END { exit bad || n != 64 }' &&
-    ok || bad "length_penalty 0.6 differs from nmt translate's: $(diff "$T/lp_got" "$T/lp_want" | head -n 4)"
+same_nbest "$T/lp_got" "$T/lp_want" 64 && ok || bad "length_penalty 0.6 differs from nmt translate's: $(diff "$T/lp_got" "$T/lp_want" | head -n 4)"
 expect "length_penalty out of range" 400 '\\"length_penalty\\" 11 out of range \[0, 10\]' POST /translate $J '{"text": "a dog .", "length_penalty": 11}'
 expect "length_penalty without normalize" 400 'goes with length normalisation' POST /translate $J '{"text": "a dog .", "normalize": false, "length_penalty": 0.6}'
 expect "length_penalty not a number" 400 '\\"length_penalty\\" must be a number' POST /translate $J '{"text": "a dog .", "length_penalty": "x"}'
+# "sample": as nmt translate --sample: a line's draws depend on its words and the seed only, so
+# the server's batches draw what the command line draws (scores within 1e-5, as above)
+$PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "sample": True, "n_best": 3, "seed": 7, "temperature": 0.7, "sample_topk": 5}))' \
+    "$T/in16" > "$T/reqs.json"
+$C req $PORT POST /translate $J "@$T/reqs.json" > "$T/resps"
+nbest_of "$T/resps" > "$T/s_got"
+"$NMT_BIN" translate --model "$T/m.nmt" --sample --n-best 3 --seed 7 --temperature 0.7 --sample-topk 5 --threads 1 < "$T/in16" > "$T/s_want"
+same_nbest "$T/s_got" "$T/s_want" 48 && ok || bad "sampling differs from nmt translate's: $(diff "$T/s_got" "$T/s_want" | head -n 4)"
+expect "seed without sample" 400 'goes with \\"sample\\": true' POST /translate $J '{"text": "a dog .", "seed": 3}'
+expect "beam with sample" 400 'does not apply' POST /translate $J '{"text": "a dog .", "sample": true, "beam": 3}'
+expect "temperature 0" 400 '\\"temperature\\" 0 out of range' POST /translate $J '{"text": "a dog .", "sample": true, "temperature": 0}'
 
 # a client that sends one byte a second is cut off (--request-timeout 3), and the server goes on
 r=$($C slow $PORT 12)

@@ -83,6 +83,19 @@ $TR --length-penalty 0 --scores < "$T/v6" > "$T/a0"; $TR --no-length-norm --scor
 cmp -s "$T/a1" "$T/n1" && cmp -s "$T/a0" "$T/n0" && ok || bad "--length-penalty 1 / 0 differ from --length-norm / --no-length-norm"
 expect_fail "--length-penalty without normalisation" 2 "--length-penalty goes with length normalisation" sh -c "$TR --length-penalty 0.6 --no-length-norm < $T/v6"
 expect_fail "--length-penalty out of range" 2 "--length-penalty.*out of range" sh -c "$TR --length-penalty 11 < $T/v6"
+# --sample: each draw's score is its log-probability by forced decoding / tokens; a line draws
+# the same whatever its batch, and another seed draws otherwise
+TS="$NMT_BIN translate --model $T/m.nmt --threads 1 --sample"
+$TS --seed 5 --scores < "$T/v6" > "$T/s1"; $TS --seed 5 --scores --batch 1 < "$T/v6" > "$T/s2"; $TS --seed 6 < "$T/v6" > "$T/s3"
+sed 's/ ||| .*//' "$T/s1" > "$T/hyp"
+cmp -s "$T/hyp" "$T/s3" && bad "--seed 6 drew what --seed 5 drew" || ok
+sed 's/ ||| .*//' "$T/s2" | cmp -s - "$T/hyp" && ok || bad "--sample drew otherwise with --batch 1: $(sed 's/ ||| .*//' "$T/s2" | diff - "$T/hyp" | head -n 3)"
+"$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" > "$T/forced"
+paste -d '\t' "$T/s1" "$T/forced" "$T/v6" | awk -F '\t' '{ split($1, a, " \\|\\|\\| "); nw = split(a[1], w, " ");
+    if (nw == int(3 * (split($5, s, " ") + 1))) next; n++; d = a[2] - $2 / $4; if (d < 0) d = -d; if (d > 2e-4) bad = 1 }
+    END { exit bad || n == 0 }' && ok || bad "--sample scores are not log-probability / tokens: $(paste "$T/s1" "$T/forced" | head -n 2)"
+expect_fail "--seed without --sample" 2 "--seed goes with --sample" sh -c "$TR --seed 3 < $T/v6"
+expect_fail "--beam with --sample" 2 "--beam does not apply" sh -c "$TR --sample < $T/v6"
 # --normalize / --no-normalize, the old spellings of --length-norm / --no-length-norm: the same
 # output, with a warning naming the new spelling
 for pair in "--normalize --length-norm" "--no-normalize --no-length-norm"; do

@@ -1,0 +1,218 @@
+/* sample.c: translation by sampling. Every draw of every sentence is one row; all live rows
+ * advance in one step of every model (ens_step), as the beam's hypotheses do, and a row leaves
+ * when it draws EOS or reaches its sentence's length limit. A draw keeps its words in a flat
+ * array, since draws never branch. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/sample.h"
+#include "base/err.h"
+#include "base/rng.h"
+#include "base/topk.h"
+#include "data/vocab.h"
+
+/* The search's scratch for H0 = S × K draws of at most L words over V columns. */
+typedef struct draw_ws {
+    int *row_src, *row_draw, *yprev, *nrow_src, *nrow_draw, *nyprev; /* live rows now and next */
+    real *sa, *sb, *snew;  /* their states */
+    rng *r;                /* [H0] one stream per draw */
+    int *tok, *len, *maxlen; /* [H0, L] words, [H0] lengths and limits */
+    double *lp;            /* [H0] log p so far */
+    real *attn;            /* [H0, L, Tx] when kept */
+    double *w;             /* [V] a row's weights */
+    topk_item *top;        /* [topk] */
+} draw_ws;
+
+static void draw_ws_free(draw_ws *s)
+{
+    free(s->row_src); free(s->row_draw); free(s->yprev); free(s->nrow_src); free(s->nrow_draw); free(s->nyprev);
+    free(s->sa); free(s->sb); free(s->snew); free(s->r); free(s->tok); free(s->len); free(s->maxlen); free(s->lp);
+    free(s->attn); free(s->w); free(s->top);
+}
+
+static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const beam_opts *o)
+{
+    size_t h = (size_t)H0;
+    s->row_src = malloc(sizeof(int) * h); s->row_draw = malloc(sizeof(int) * h); s->yprev = malloc(sizeof(int) * h);
+    s->nrow_src = malloc(sizeof(int) * h); s->nrow_draw = malloc(sizeof(int) * h); s->nyprev = malloc(sizeof(int) * h);
+    s->sa = malloc(sizeof(real) * h * n); s->sb = malloc(sizeof(real) * h * n); s->snew = malloc(sizeof(real) * h * n);
+    s->r = malloc(sizeof(rng) * h); s->tok = malloc(sizeof(int) * h * L);
+    s->len = calloc(h, sizeof(int)); s->maxlen = malloc(sizeof(int) * h); s->lp = calloc(h, sizeof(double));
+    if (o->attn) s->attn = malloc(sizeof(real) * h * L * Tx);
+    s->w = malloc(sizeof(double) * V);
+    s->top = malloc(sizeof(topk_item) * (o->topk > 0 ? o->topk : 1));
+    return s->row_src && s->row_draw && s->yprev && s->nrow_src && s->nrow_draw && s->nyprev && s->sa && s->sb &&
+           s->snew && s->r && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top ? 0 : -1;
+}
+
+/* log Σ exp z over the row: the model's normaliser (scores that are log-probabilities already,
+ * an ensemble's, have 0), over every column as the beam's is */
+static double row_lse(const real *z, int V)
+{
+    double mx = -INFINITY, s = 0;
+    for (int v = 0; v < V; v++) if (z[v] > mx) mx = z[v];
+    for (int v = 0; v < V; v++) s += exp(z[v] - mx);
+    return mx + log(s);
+}
+
+/* One word drawn from the row z (columns 0..V) at temperature o->temp among the o->topk best
+ * (all when 0), UNK left out with o->no_unk. Weights are exp((z - max) / temp), so that no
+ * temperature overflows; one uniform number picks along their running sum. EOS when no word
+ * has weight (scores that are not numbers). */
+static int draw_word(draw_ws *ws, const real *z, int V, const beam_opts *o, rng *r)
+{
+    int skip = o->no_unk ? VOCAB_UNK : -1, sub = o->topk > 0 && o->topk < V, n = 0;
+    if (sub)
+        for (int v = 0; v < V; v++)
+            if (v != skip) topk_push(ws->top, &n, o->topk, (topk_item){z[v], v});
+    if (!sub) n = V;
+    double mx = -INFINITY, total = 0, inv = 1.0 / o->temp;
+    for (int i = 0; i < n; i++) {
+        int v = sub ? (int)ws->top[i].idx : i;
+        if (v != skip && z[v] > mx) mx = z[v];
+    }
+    for (int i = 0; i < n; i++) {
+        int v = sub ? (int)ws->top[i].idx : i;
+        ws->w[i] = v == skip ? 0 : exp((z[v] - mx) * inv);
+        total += ws->w[i];
+    }
+    double u = rng_uniform(r) * total, run = 0;
+    int pick = -1;
+    for (int i = 0; i < n; i++) {
+        if (!(ws->w[i] > 0)) continue;
+        pick = i; /* the last word with weight, should rounding leave u past the sum */
+        if ((run += ws->w[i]) > u) break;
+    }
+    return pick < 0 ? VOCAB_EOS : sub ? (int)ws->top[pick].idx : pick;
+}
+
+/* Draw d's row r of step t: its word, log-probability and attention row; 1 when the draw goes
+ * on (no EOS, under its limit). */
+static int extend(draw_ws *ws, const infer_ens *e, int r, int d, const beam_opts *o, int V, int L, int Tx)
+{
+    const real *z = e->scores + (size_t)r * V;
+    int c = draw_word(ws, z, V, o, &ws->r[d]), v = e->vocab ? e->vocab[c] : c;
+    double lse = e->logp ? 0 : row_lse(z, V);
+    if (o->attn) memcpy(ws->attn + ((size_t)d * L + ws->len[d]) * Tx, e->att + (size_t)r * Tx, sizeof(real) * Tx);
+    ws->tok[(size_t)d * L + ws->len[d]++] = v;
+    ws->lp[d] += (real)(z[c] - lse); /* rounded as the beam rounds a word's log-probability */
+    return v != VOCAB_EOS && ws->len[d] < ws->maxlen[d];
+}
+
+typedef struct draw_rank { double score; int draw; } draw_rank;
+static int cmp_rank(const void *a, const void *b)
+{
+    const draw_rank *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->draw - y->draw;
+}
+
+/* Sentence b's K draws into out, best score first (equal scores in draw order). -1 without memory. */
+static int collect(beam_sent *out, const draw_ws *ws, int b, const beam_opts *o, int L, int Tx, int xlen)
+{
+    int K = o->nbest;
+    draw_rank *rk = malloc(sizeof *rk * K);
+    out->hyp = calloc(K, sizeof(beam_hyp));
+    if (!rk || !out->hyp) { free(rk); return -1; }
+    for (int j = 0; j < K; j++) {
+        int d = b * K + j;
+        double len = ws->len[d];
+        rk[j] = (draw_rank){!o->normalize ? ws->lp[d] : o->alpha == 1 ? ws->lp[d] / len : ws->lp[d] / pow(len, o->alpha), d};
+    }
+    qsort(rk, K, sizeof *rk, cmp_rank);
+    out->n = K;
+    int rc = 0;
+    for (int i = 0; i < K && !rc; i++) {
+        beam_hyp *h = &out->hyp[i];
+        int d = rk[i].draw;
+        h->len = ws->len[d];
+        h->logprob = ws->lp[d];
+        h->score = rk[i].score;
+        h->tok = malloc(sizeof(int) * h->len);
+        if (o->attn) h->attn = malloc(sizeof(real) * (size_t)h->len * xlen);
+        if (!h->tok || (o->attn && !h->attn)) { rc = -1; break; }
+        memcpy(h->tok, ws->tok + (size_t)d * L, sizeof(int) * h->len);
+        for (int t = 0; o->attn && t < h->len; t++)
+            memcpy(h->attn + (size_t)t * xlen, ws->attn + ((size_t)d * L + t) * Tx, sizeof(real) * xlen);
+        h->finished = h->tok[h->len - 1] == VOCAB_EOS;
+    }
+    free(rk);
+    return rc;
+}
+
+/* Every draw's row, its sentence's initial state, stream and length limit. */
+static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_opts *o, int n)
+{
+    int S = src->B, K = o->nbest;
+    ens_init_states(e, ws->snew, S, src->Tx);
+    for (int b = 0; b < S; b++) {
+        int lim = beam_max_len(o->max_ratio, src->xlen[b]);
+        for (int j = 0; j < K; j++) {
+            int d = b * K + j;
+            ws->row_src[d] = b;
+            ws->row_draw[d] = d;
+            ws->yprev[d] = -1;
+            ws->maxlen[d] = lim;
+            memcpy(ws->sa + (size_t)d * n, ws->snew + (size_t)b * n, sizeof(real) * n);
+            /* the j-th stream of the sentence's seed: rng_seed spreads it over the whole state */
+            rng_seed(&ws->r[d], o->seeds[b] ^ (0x9E3779B97F4A7C15ull * (uint64_t)(j + 1)));
+        }
+    }
+}
+
+static void swap_rows(draw_ws *ws)
+{
+    int *ti = ws->row_src; ws->row_src = ws->nrow_src; ws->nrow_src = ti;
+    ti = ws->row_draw; ws->row_draw = ws->nrow_draw; ws->nrow_draw = ti;
+    ti = ws->yprev; ws->yprev = ws->nyprev; ws->nyprev = ti;
+    real *tr = ws->sa; ws->sa = ws->sb; ws->sb = tr;
+}
+
+/* The longest length limit of src's sentences. */
+static int longest_limit(const batch *src, const beam_opts *o)
+{
+    int L = 1;
+    for (int b = 0; b < src->B; b++) {
+        int lim = beam_max_len(o->max_ratio, src->xlen[b]);
+        if (lim > L) L = lim;
+    }
+    return L;
+}
+
+int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err)
+{
+    int S = src->B, K = o->nbest, H = S * K, Tx = src->Tx, rc = NMT_OK;
+    int n = ens_state_dim(e, Tx), L = longest_limit(src, o);
+    memset(out, 0, sizeof(beam_sent) * S);
+    if ((rc = ens_reserve(e, S, Tx, H, err)) || (rc = ens_select(e, src, err))) return rc;
+    int V = e->V;
+    draw_ws ws = {0};
+    if (draw_ws_alloc(&ws, H, n, L, Tx, V, o)) {
+        draw_ws_free(&ws);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory in sampling");
+    }
+    ens_encode(e, src);
+    draws_init(&ws, e, src, o, n);
+    for (int t = 0; t < L && H > 0; t++) {
+        ens_step(e, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
+        int nh = 0;
+        for (int r = 0; r < H; r++) {
+            int d = ws.row_draw[r];
+            if (!extend(&ws, e, r, d, o, V, L, Tx)) continue;
+            ws.nrow_src[nh] = ws.row_src[r];
+            ws.nrow_draw[nh] = d;
+            ws.nyprev[nh] = ws.tok[(size_t)d * L + ws.len[d] - 1];
+            memcpy(ws.sb + (size_t)nh * n, ws.snew + (size_t)r * n, sizeof(real) * n);
+            nh++;
+        }
+        H = nh;
+        swap_rows(&ws);
+    }
+    for (int b = 0; b < S && !rc; b++)
+        if (collect(&out[b], &ws, b, o, L, Tx, src->xlen[b])) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in sampling");
+    if (rc)
+        for (int b = 0; b < S; b++) beam_sent_free(&out[b]);
+    draw_ws_free(&ws);
+    return rc;
+}

@@ -1,0 +1,233 @@
+/* test_sample.c: translation by sampling checked against the distribution it should draw from,
+ * computed independently: every sequence of a tiny model enumerated, each word's probability
+ * given its prefix taken from forced decoding through the training forward pass, then tempered,
+ * cut to the top k and stripped of UNK as the options say. Also: each draw's log-probability
+ * against forced decoding, independence from batching, seeds, and the options' limits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/sample.h"
+#include "base/err.h"
+#include "data/vocab.h"
+#include "nn/net.h"
+#include "test.h"
+#include "tiny_model.h"
+
+static rng R;
+enum { V = 5, L = 3, NSEQ = 1 + V + V * V + V * V * V };
+
+/* a sequence of at most L words over V as one number (length first) */
+static int seq_code(const int *seq, int len)
+{
+    int c = 0, base = 0;
+    for (int l = 0, n = 1; l < len; l++, n *= V) base += n;
+    for (int i = len - 1; i >= 0; i--) c = c * V + seq[i];
+    return base + c;
+}
+
+/* q(v | prefix) for v in 0..V: the model's p from forced decoding, to the power 1/T, among the
+ * topk most probable (all when 0), UNK left out with no_unk, normalised */
+static void step_dist(const nmt_model *m, const int *src, int sl, const int *prefix, int plen, double T, int topk,
+                      int no_unk, double *q)
+{
+    int seq[L + 1];
+    memcpy(seq, prefix, sizeof(int) * plen);
+    double base = plen ? forced_logp(m, src, sl, prefix, plen) : 0, p[V], total = 0;
+    for (int v = 0; v < V; v++) {
+        seq[plen] = v;
+        p[v] = exp(forced_logp(m, src, sl, seq, plen + 1) - base);
+    }
+    for (int v = 0; v < V; v++) {
+        int better = 0; /* words ranked above v (ties to the lower id, as the sampler's top k) */
+        for (int u = 0; u < V; u++)
+            if (!(no_unk && u == VOCAB_UNK) && (p[u] > p[v] || (p[u] == p[v] && u < v))) better++;
+        int in = !(no_unk && v == VOCAB_UNK) && (topk == 0 || better < topk);
+        q[v] = in ? pow(p[v], 1 / T) : 0;
+        total += q[v];
+    }
+    for (int v = 0; v < V; v++) q[v] /= total;
+}
+
+/* The probability of every sequence the sampler can produce (ends in EOS, or has L words) that
+ * extends seq[0..len) (of probability pr), by code: one step's distribution per prefix. */
+static void exact(const nmt_model *m, const int *src, int sl, double T, int topk, int no_unk, int *seq, int len, double pr,
+                  double *P)
+{
+    double q[V];
+    step_dist(m, src, sl, seq, len, T, topk, no_unk, q);
+    for (int v = 0; v < V; v++) {
+        seq[len] = v;
+        if (v == VOCAB_EOS || len + 1 == L) P[seq_code(seq, len + 1)] = pr * q[v];
+        else exact(m, src, sl, T, topk, no_unk, seq, len + 1, pr * q[v], P);
+    }
+}
+
+/* N draws of one sentence (K per call, a new seed per call) against the exact distribution:
+ * every sequence's frequency within 5 standard deviations of its probability, none drawn that
+ * cannot be, each draw's logprob that of forced decoding, each sentence's draws best first. */
+static void test_distribution(int arch, double T, int topk, int no_unk)
+{
+    nmt_config c = {arch, 6, V, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
+    nmt_model *m = tiny_random_model(c, &R, 0.7);
+    if (no_unk) m->p.out_bias[VOCAB_UNK] += 3; /* UNK among the most probable: left out before the top k is taken */
+    int src[3] = {3, 4, 0}, sl = 3, *sp = src;
+    static double P[NSEQ];
+    static long count[NSEQ];
+    int seq[L];
+    memset(P, 0, sizeof P);
+    exact(m, src, sl, T, topk, no_unk, seq, 0, 1, P);
+    memset(count, 0, sizeof count);
+    batch b;
+    tiny_batch(&b, &sp, &sl, 1);
+    infer_ws w = {0};
+    infer_ens e = ens_one((const nmt_model **)&m, &w);
+    enum { K = 500, CALLS = 40 };
+    long N = (long)K * CALLS;
+    double lp_err = 0, lp_of[NSEQ];
+    for (int s = 0; s < NSEQ; s++) lp_of[s] = NAN; /* forced decoding's, once per sequence */
+    int order_ok = 1;
+    for (int call = 0; call < CALLS; call++) {
+        uint64_t seed = 1000 + (uint64_t)call;
+        beam_opts o = {1, 1, 1.0, no_unk, K, 0, 1.0, topk, T, &seed};
+        beam_sent out;
+        NMT_ASSERT(sample_search_ens(&out, &e, &b, &o, NULL) == 0);
+        for (int i = 0; i < out.n; i++) {
+            const beam_hyp *h = &out.hyp[i];
+            int code = seq_code(h->tok, h->len);
+            count[code]++;
+            if (isnan(lp_of[code])) lp_of[code] = forced_logp(m, src, sl, h->tok, h->len);
+            lp_err = fmax(lp_err, fabs(h->logprob - lp_of[code]));
+            if (i) order_ok &= h->score <= out.hyp[i - 1].score;
+            order_ok &= h->score == h->logprob / h->len;
+        }
+        beam_sent_free(&out);
+    }
+    int off = 0, impossible = 0, worst = -1;
+    double tv = 0;
+    for (int s = 0; s < NSEQ; s++) {
+        double f = (double)count[s] / N, sd = sqrt(P[s] * (1 - P[s]) / N);
+        tv += fabs(f - P[s]) / 2;
+        if (P[s] == 0 && count[s]) impossible++;
+        if (fabs(f - P[s]) > 5 * sd + 0.5 / N) { off++; if (worst < 0) worst = s; }
+    }
+    CHECKF(!impossible, "%s T %g top %d no-unk %d: %d sequences drawn that have probability 0", nmt_arch_name(arch), T, topk,
+           no_unk, impossible);
+    CHECKF(!off, "%s T %g top %d no-unk %d: %d sequences off by more than 5 sd (the first: code %d, drawn %.4f, p %.4f)",
+           nmt_arch_name(arch), T, topk, no_unk, off, worst, worst < 0 ? 0 : (double)count[worst] / N, worst < 0 ? 0 : P[worst]);
+    CHECKF(lp_err <= 1e-5, "%s: a draw's logprob is %.3g from forced decoding's", nmt_arch_name(arch), lp_err);
+    CHECKF(order_ok, "%s: draws not ranked by logprob / length", nmt_arch_name(arch));
+    printf("%s T %.2f top %d no-unk %d: %ld draws, total variation %.4f from the exact distribution\n", nmt_arch_name(arch),
+           T, topk, no_unk, N, tv);
+    free(b.x); free(b.xlen);
+    infer_free(&w);
+    nmt_model_free(m);
+}
+
+/* What a sentence draws does not depend on its batch; another seed draws otherwise; an ensemble
+ * of a model with itself draws what the model draws. */
+static void test_batching(int arch)
+{
+    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
+    nmt_model *m = tiny_random_model(c, &R, 0.5);
+    enum { S = 5, K = 3 };
+    int lens[S] = {4, 7, 1, 9, 3}, *src[S];
+    uint64_t seeds[S] = {11, 22, 33, 44, 55}, other[S] = {12, 23, 34, 45, 56};
+    tiny_sources(&R, src, lens, S, 18);
+    batch all;
+    tiny_batch(&all, src, lens, S);
+    infer_ws w = {0};
+    infer_ens e1 = ens_one((const nmt_model **)&m, &w), e2;
+    const nmt_model *two[2] = {m, m};
+    NMT_ASSERT(ens_init(&e2, two, NULL, 2, NULL) == 0);
+    beam_opts o = {1, 1, 2.0, 0, K, 1, 1.0, 0, 0.8, seeds};
+    beam_sent a[S], x[S], y[S];
+    NMT_ASSERT(sample_search_ens(a, &e1, &all, &o, NULL) == 0);
+    NMT_ASSERT(sample_search_ens(y, &e2, &all, &o, NULL) == 0);
+    o.seeds = other;
+    NMT_ASSERT(sample_search_ens(x, &e1, &all, &o, NULL) == 0);
+    int indep = 1, differ = 0, ens_same = 1;
+    for (int s = 0; s < S; s++) {
+        batch one;
+        tiny_batch(&one, &src[s], &lens[s], 1);
+        beam_opts o1 = o;
+        o1.seeds = &seeds[s];
+        beam_sent b1;
+        NMT_ASSERT(sample_search_ens(&b1, &e1, &one, &o1, NULL) == 0);
+        for (int i = 0; i < K; i++) {
+            const beam_hyp *p = &a[s].hyp[i], *q = &b1.hyp[i], *r = &x[s].hyp[i], *t = &y[s].hyp[i];
+            indep &= p->len == q->len && !memcmp(p->tok, q->tok, sizeof(int) * p->len) && fabs(p->logprob - q->logprob) <= 1e-5;
+            for (int k = 0; indep && k < p->len * lens[s]; k++) indep &= fabs(p->attn[k] - q->attn[k]) <= 1e-5;
+            differ |= p->len != r->len || memcmp(p->tok, r->tok, sizeof(int) * p->len);
+            ens_same &= p->len == t->len && !memcmp(p->tok, t->tok, sizeof(int) * p->len) && fabs(p->logprob - t->logprob) <= 1e-5;
+        }
+        beam_sent_free(&b1);
+        free(one.x); free(one.xlen);
+    }
+    CHECKF(indep, "%s: a sentence draws otherwise alone than in a batch", nmt_arch_name(arch));
+    CHECKF(differ, "%s: other seeds drew the same %d x %d translations", nmt_arch_name(arch), S, K);
+    CHECKF(ens_same, "%s: an ensemble of a model with itself draws otherwise than the model", nmt_arch_name(arch));
+    for (int s = 0; s < S; s++) { beam_sent_free(&a[s]); beam_sent_free(&x[s]); beam_sent_free(&y[s]); free(src[s]); }
+    free(all.x); free(all.xlen);
+    ens_free(&e2);
+    infer_free(&w);
+    nmt_model_free(m);
+}
+
+/* Through the public API: the same seed draws the same, identical lines draw identically
+ * whatever their batch, and the options' limits are refused. */
+static void test_api(void)
+{
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
+    nmt_model *m = tiny_random_model(c, &R, 0.5);
+    const char *lines[] = {"w3 w4 w5", "w7 w2", "w3 w4 w5", "w9 w9 w9 w9 w9 w9"};
+    nmt_translate_opts o = nmt_translate_default_opts();
+    o.sample = 1;
+    o.n_best = 20; /* more than the beam: the beam is not used */
+    o.batch = 4;
+    nmt_decoder *d;
+    NMT_ASSERT(nmt_decoder_init(&d, m, &o, NULL) == 0);
+    nmt_translation a[4], b[4], one[1];
+    NMT_ASSERT(nmt_translate(d, lines, 4, a, NULL) == 0);
+    NMT_ASSERT(nmt_translate(d, lines, 4, b, NULL) == 0);
+    CHECK(same_translations(a, b, 4));
+    CHECK(a[0].n_hyps == 20);
+    CHECKF(same_translations(&a[0], &a[2], 1), "identical lines drew otherwise");
+    o.batch = 1;
+    NMT_ASSERT(nmt_decoder_set_opts(d, &o, NULL) == 0);
+    NMT_ASSERT(nmt_translate(d, &lines[1], 1, one, NULL) == 0);
+    CHECKF(one[0].n_hyps == 20 && one[0].hyps[0].n_words == a[1].hyps[0].n_words &&
+           !memcmp(one[0].hyps[0].ids, a[1].hyps[0].ids, sizeof(int) * a[1].hyps[0].n_words), "a line alone drew otherwise");
+    nmt_translation_free(one, 1);
+    o.seed = 2;
+    NMT_ASSERT(nmt_decoder_set_opts(d, &o, NULL) == 0);
+    NMT_ASSERT(nmt_translate(d, lines, 4, b, NULL) == 0);
+    CHECKF(!same_translations(a, b, 4), "seed 2 drew what seed 1 drew");
+    nmt_translation_free(a, 4);
+    nmt_translation_free(b, 4);
+    nmt_translate_opts bad = o;
+    bad.temperature = 0;
+    CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
+    bad = o, bad.sample_topk = -1;
+    CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
+    bad = o, bad.n_best = 1001;
+    CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
+    bad = o, bad.sample = 0; /* n-best 20 over beam 12: search refuses it */
+    CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
+    nmt_decoder_free(d);
+    nmt_model_free(m);
+}
+
+int main(void)
+{
+    rng_seed(&R, 777);
+    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+        test_distribution(arch, 1.0, 0, 0);
+        test_batching(arch);
+    }
+    test_distribution(NMT_ARCH_RNNSEARCH, 0.5, 0, 0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 2.0, 3, 0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 2, 1);
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 0); /* the one word left out */
+    test_api();
+    return test_done("test_sample");
+}
