@@ -14,7 +14,7 @@ static const struct cmd {
     const char *help;
 } cmds[] = {
     {"train", cmd_train, "train a model on a parallel corpus (Appendix B of Bahdanau et al.)"},
-    {"translate", cmd_translate, "translate text with beam search (n-best lists, alignments)"},
+    {"translate", cmd_translate, "translate text with beam search (n-best lists, alignments) or by sampling"},
     {"serve", cmd_serve, "HTTP translation server with dynamic batching and a page showing the attention"},
     {"average", cmd_average, "checkpoint averaging: the mean of several models' parameters, as one model"},
     {"score", cmd_score, "log-probability of given translations under a model (forced decoding)"},
