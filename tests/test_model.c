@@ -544,6 +544,44 @@ static void test_init_schemes(void)
     free(P);
 }
 
+/* FertDec whose extract gate shuts (bias -48: g about 1e-21): the coverage falls to denormals
+ * within three steps, where 1 / ||d_{i+1} - d_i|| overflows float; the cost and every gradient
+ * must stay finite (a trained model's long sentences got there: its updates were skipped). */
+static void test_fert_decay(int arch)
+{
+    nmt_model *m = new_model(arch);
+    for (int k = 0; k < m->cfg.emb; k++) m->p.fer_bg[k] = -48;
+    batch bt;
+    fill_batch(&bt, src, sl, tgt, tl, 0, NS);
+    net_ws ws = {0};
+    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, bt.B, bt.Tx, bt.Ty, NULL) == 0);
+    real *lp = malloc(sizeof(real) * bt.Ty * bt.B), *G = calloc(m->pt.total, sizeof(real));
+    params g;
+    params_point(&g, &m->pt, G);
+    double nll = net_forward(&ws, &m->cfg, &m->p, &bt, lp), extra = net_extra_cost(&ws, &m->cfg);
+    double tiny = INFINITY; /* the smallest non-zero step norm: the test needs one that overflows 1/x */
+    int md = m->cfg.emb, ld = NS * md;
+    for (int b = 0; b < NS; b++)
+        for (int i = 0; i < tl[b]; i++) {
+            double q = 0;
+            for (int k = 0; k < md; k++) {
+                double x = (double)ws.dec.cov[(size_t)(i + 1) * ld + b * md + k] - ws.dec.cov[(size_t)i * ld + b * md + k];
+                q += x * x;
+            }
+            if (q > 0 && sqrt(q) < tiny) tiny = sqrt(q);
+        }
+    net_backward(&ws, &m->cfg, &m->p, &g, &bt, (real)1 / NS);
+    size_t bad = 0;
+    for (size_t i = 0; i < m->pt.total; i++) bad += !isfinite(G[i]);
+    CHECKF(tiny < 1e-40, "%s: the coverage did not decay far enough to test (smallest step %g)", nmt_arch_name(arch), tiny);
+    CHECKF(isfinite(nll) && isfinite(extra), "%s: cost %g + %g", nmt_arch_name(arch), nll, extra);
+    CHECKF(!bad, "%s: %zu gradient entries not finite where the coverage decays to %g", nmt_arch_name(arch), bad, tiny);
+    free(lp); free(G);
+    net_ws_free(&ws);
+    free_batch(&bt);
+    nmt_model_free(m);
+}
+
 int main(void)
 {
     rng_seed(&R, 99);
@@ -570,6 +608,8 @@ int main(void)
     }
     tied = 0;
     test_zero_extras();
+    test_fert_decay(NMT_ARCH_FERTDEC);
+    test_fert_decay(NMT_ARCH_RECATT_FERTDEC);
     test_bad_files();
     test_init_schemes();
     for (int s = 0; s < NS; s++) { free(src[s]); free(tgt[s]); }

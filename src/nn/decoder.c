@@ -6,6 +6,8 @@
  * ȳ_{i-1}·W is one product over all positions before the loop (teacher forcing); the
  * recurrent, attention and context products run per step. Weight gradients of per-step
  * products are formed after the loop from stored per-step gradients, one product each. */
+#include <math.h>
+
 #include "backend/backend.h"
 #include "nn/decoder.h"
 #include "nn/step.h"
@@ -100,7 +102,14 @@ static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec
     *next = (dec_rows){w->S + (o + B) * n, bf->ctx, anext, fd ? w->cov + (o + B) * m : NULL, (int)n, (int)cd, Tx, (int)m};
 }
 
-/* FertDec's costs over each sentence's own steps: (1/Ty) Σ ||d_{i+1} - d_i|| and ||d_{Ty+1}||.
+/* FertDec's norms are smoothed below FERT_EPS (Huber): h(v) = ||v|| from FERT_EPS up, else
+ * ||v||² / (2 FERT_EPS) + FERT_EPS / 2, whose gradient v / max(||v||, FERT_EPS) stays finite.
+ * The plain norm's v / ||v|| overflowed float where the coverage decayed to denormals (||v|| of
+ * 1e-43 on 30-word targets of a trained model: 4% of its updates skipped as non-finite). */
+#define FERT_EPS 1e-12
+static double fert_norm(double r) { return r >= FERT_EPS ? r : r * r / (2 * FERT_EPS) + FERT_EPS / 2; }
+
+/* FertDec's costs over each sentence's own steps: (1/Ty) Σ h(d_{i+1} - d_i) and h(d_{Ty+1}).
  * One sentence's steps are rows B·m apart; their norms come back in nrm and are summed in order. */
 static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
 {
@@ -111,10 +120,10 @@ static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
         const real *d = w->cov + (size_t)b * m; /* d_1 of sentence b */
         bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
         double st = 0;
-        for (int i = 0; i < L; i++) st += w->nrm[i];
+        for (int i = 0; i < L; i++) st += fert_norm(w->nrm[i]);
         w->cost_step += st / L;
         bk->dist_rows(w->nrm, d + (size_t)L * ld, m, NULL, 0, 1, m);
-        w->cost_left += w->nrm[0];
+        w->cost_left += fert_norm(w->nrm[0]);
     }
 }
 
@@ -163,18 +172,19 @@ static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, rea
         int L = bt->ylen[b];
         const real *d = w->cov + (size_t)b * m;
         real *dd = w->dDc + (size_t)b * m;
-        /* ||d_{i+1} - d_i|| sends +u (d_{i+1} - d_i) to d_{i+1}, then -u (...) to d_i: each row
+        /* h(d_{i+1} - d_i) sends +u (d_{i+1} - d_i) to d_{i+1}, then -u (...) to d_i: each row
          * gets its + before its -, as a loop over i would. A zero norm means d_{i+1} = d_i, so
          * u = 0 adds zeros to sums that started at +0 and changes nothing. */
         bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
-        for (int i = 0; i < L; i++) w->u[i] = w->nrm[i] <= 0 ? 0 : (real)(scale * c->fert_step_w / L / w->nrm[i]);
+        for (int i = 0; i < L; i++)
+            w->u[i] = w->nrm[i] <= 0 ? 0 : (real)(scale * c->fert_step_w / L / fmax(w->nrm[i], FERT_EPS));
         bk->axpy_diff_rows(dd + ld, ld, w->u, d + ld, ld, d, ld, L, m);
         for (int i = 0; i < L; i++) w->u[i] = -w->u[i]; /* y - u x = y + (-u) x, bit for bit */
         bk->axpy_diff_rows(dd, ld, w->u, d + ld, ld, d, ld, L, m);
         const real *dl = d + (size_t)L * ld;
         bk->dist_rows(w->nrm, dl, m, NULL, 0, 1, m);
         if (w->nrm[0] > 0 && !FAULT(FAULT_FERTDEC_LEFT)) {
-            w->u[0] = (real)(scale * c->fert_left_w / w->nrm[0]);
+            w->u[0] = (real)(scale * c->fert_left_w / fmax(w->nrm[0], FERT_EPS));
             bk->axpy_diff_rows(dd + (size_t)L * ld, m, w->u, dl, m, NULL, 0, 1, m);
         }
     }
