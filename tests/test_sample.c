@@ -190,6 +190,7 @@ static void test_api(void)
     NMT_ASSERT(nmt_translate(d, lines, 4, a, NULL) == 0);
     NMT_ASSERT(nmt_translate(d, lines, 4, b, NULL) == 0);
     CHECK(same_translations(a, b, 4));
+    nmt_translation_free(b, 4);
     CHECK(a[0].n_hyps == 20);
     CHECKF(same_translations(&a[0], &a[2], 1), "identical lines drew otherwise");
     o.batch = 1;
