@@ -270,8 +270,8 @@ typedef struct nmt_translate_opts {
      * on batching, threads or the other lines), so identical lines draw identical samples. */
     int sample;          /* 1: sample; 0 (default): beam search */
     int sample_topk;     /* with sample: draw among the k most probable words only (0, default: all) */
-    double temperature;  /* with sample: draw from p^(1/temperature), in (0, 100] (default 1) */
-    uint64_t seed;       /* with sample: default 1 */
+    double temperature;  /* with sample: draw from p^(1/temperature), in [0.001, 100] (default 1) */
+    uint64_t seed;       /* with sample: default 1 (nmt translate and serve take [0, 2^53]) */
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);

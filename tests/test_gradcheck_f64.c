@@ -414,6 +414,16 @@ int main(int argc, char **argv)
     sorted_batch = 0;
     for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) check_variant(arch, 1, 0, (net_reg){0, 0, 0}, "tied embeddings");
     check_variant(NMT_ARCH_RECATT_FERTDEC, 1, 0.5, (net_reg){0.1, 0.5, 0.5}, "tied embeddings and every training term");
+    /* FertDec's norms smoothed below FERT_EPS (decoder.c): widened past every norm of the test,
+     * then to where some norms fall on each side, the quadratic inside is checked too */
+    for (double eps = 100; eps >= 0.5; eps /= 200) {
+        nmt_fert_eps = eps;
+        char what[64];
+        snprintf(what, sizeof what, "norms smoothed below %g", eps);
+        check_variant(NMT_ARCH_FERTDEC, 0, 0, (net_reg){0, 0, 0}, what);
+        check_variant(NMT_ARCH_RECATT_FERTDEC, 0, 0, (net_reg){0, 0, 0}, what);
+    }
+    nmt_fert_eps = 1e-12;
     test_variational(NMT_ARCH_RNNSEARCH);
     test_variational(NMT_ARCH_RNNENC);
     test_variational(NMT_ARCH_FERTDEC);

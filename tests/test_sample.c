@@ -65,7 +65,7 @@ static void exact(const nmt_model *m, const int *src, int sl, double T, int topk
 /* N draws of one sentence (K per call, a new seed per call) against the exact distribution:
  * every sequence's frequency within 5 standard deviations of its probability, none drawn that
  * cannot be, each draw's logprob that of forced decoding, each sentence's draws best first. */
-static void test_distribution(int arch, double T, int topk, int no_unk)
+static void test_distribution(int arch, double T, int topk, int no_unk, int norm, double alpha)
 {
     nmt_config c = {arch, 6, V, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.7);
@@ -88,7 +88,7 @@ static void test_distribution(int arch, double T, int topk, int no_unk)
     int order_ok = 1;
     for (int call = 0; call < CALLS; call++) {
         uint64_t seed = 1000 + (uint64_t)call;
-        beam_opts o = {1, 1, 1.0, no_unk, K, 0, 1.0, topk, T, &seed};
+        beam_opts o = {1, norm, 1.0, no_unk, K, 0, alpha, topk, T, &seed};
         beam_sent out;
         NMT_ASSERT(sample_search_ens(&out, &e, &b, &o, NULL) == 0);
         for (int i = 0; i < out.n; i++) {
@@ -98,7 +98,7 @@ static void test_distribution(int arch, double T, int topk, int no_unk)
             if (isnan(lp_of[code])) lp_of[code] = forced_logp(m, src, sl, h->tok, h->len);
             lp_err = fmax(lp_err, fabs(h->logprob - lp_of[code]));
             if (i) order_ok &= h->score <= out.hyp[i - 1].score;
-            order_ok &= h->score == h->logprob / h->len;
+            order_ok &= h->score == (!norm ? h->logprob : alpha == 1 ? h->logprob / h->len : h->logprob / pow(h->len, alpha));
         }
         beam_sent_free(&out);
     }
@@ -115,7 +115,7 @@ static void test_distribution(int arch, double T, int topk, int no_unk)
     CHECKF(!off, "%s T %g top %d no-unk %d: %d sequences off by more than 5 sd (the first: code %d, drawn %.4f, p %.4f)",
            nmt_arch_name(arch), T, topk, no_unk, off, worst, worst < 0 ? 0 : (double)count[worst] / N, worst < 0 ? 0 : P[worst]);
     CHECKF(lp_err <= 1e-5, "%s: a draw's logprob is %.3g from forced decoding's", nmt_arch_name(arch), lp_err);
-    CHECKF(order_ok, "%s: draws not ranked by logprob / length", nmt_arch_name(arch));
+    CHECKF(order_ok, "%s: draws not ranked by %s", nmt_arch_name(arch), !norm ? "logprob" : "logprob / length^alpha");
     printf("%s T %.2f top %d no-unk %d: %ld draws, total variation %.4f from the exact distribution\n", nmt_arch_name(arch),
            T, topk, no_unk, N, tv);
     free(b.x); free(b.xlen);
@@ -222,13 +222,14 @@ int main(void)
 {
     rng_seed(&R, 777);
     for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
-        test_distribution(arch, 1.0, 0, 0);
+        test_distribution(arch, 1.0, 0, 0, 1, 1.0);
         test_batching(arch);
     }
-    test_distribution(NMT_ARCH_RNNSEARCH, 0.5, 0, 0);
-    test_distribution(NMT_ARCH_RNNSEARCH, 2.0, 3, 0);
-    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 2, 1);
-    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 0); /* the one word left out */
+    test_distribution(NMT_ARCH_RNNSEARCH, 0.5, 0, 0, 1, 1.0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 2.0, 3, 0, 1, 1.0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 2, 1, 1, 1.0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 1, 0, 1.0); /* no UNK among all words; ranked by logprob */
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 0, 1, 0.6); /* the one word left out; length^0.6 */
     test_api();
     return test_done("test_sample");
 }

@@ -366,7 +366,8 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_INT("--sample-topk", &o->sample_topk, 0, 1000000, "K", "with --sample: draw among the K most probable words only\n"
                 "(default {}: all)"),
         OPT_DBL("--temperature", &o->temperature, 0.001, 100, "T", "with --sample: draw from p^(1/T) (default {}; below 1 sharper)"),
-        OPT_LONG("--seed", &seed, 0, OPT_LONG_MAX, "N", "with --sample: the random seed (default {})"),
+        OPT_LONG("--seed", &seed, 0, 9007199254740992.0, "N", "with --sample: the random seed, [0, 2^53] as serve's JSON carries\n"
+                 "it (default {})"),
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),
         OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", CMD_PRECISION_HELP),

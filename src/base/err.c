@@ -60,6 +60,7 @@ void nmt_assert_fail(const char *cond, const char *file, int line)
 
 #ifdef NMT_FAULTS
 int nmt_fault;
+double nmt_fert_eps = 1e-12;
 #endif
 
 /* ------------------------------------------------------------------ profiling (prof.h) */

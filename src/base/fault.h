@@ -6,6 +6,7 @@
 
 #ifdef NMT_FAULTS
 extern int nmt_fault;
+extern double nmt_fert_eps; /* FertDec's norm smoothing (decoder.c), widened to check its inside */
 #define FAULT(k) (nmt_fault == (k))
 #else
 #define FAULT(k) 0

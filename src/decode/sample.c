@@ -1,14 +1,15 @@
 /* sample.c: translation by sampling. Every draw of every sentence is one row; all live rows
  * advance in one step of every model (ens_step), as the beam's hypotheses do, and a row leaves
  * when it draws EOS or reaches its sentence's length limit. A draw keeps its words in a flat
- * array, since draws never branch. */
+ * array, since draws never branch. Words are drawn by an exponential race whose noise is keyed by
+ * (draw, step, word id), not by column: a batch's shortlist that holds more words changes a
+ * draw only where one of the extra words wins it, as it would change the beam's output. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode/sample.h"
 #include "base/err.h"
-#include "base/rng.h"
 #include "base/topk.h"
 #include "data/vocab.h"
 
@@ -16,7 +17,7 @@
 typedef struct draw_ws {
     int *row_src, *row_draw, *yprev, *nrow_src, *nrow_draw, *nyprev; /* live rows now and next */
     real *sa, *sb, *snew;  /* their states */
-    rng *r;                /* [H0] one stream per draw */
+    uint64_t *stream;      /* [H0] each draw's key, from its sentence's seed and its number */
     int *tok, *len, *maxlen; /* [H0, L] words, [H0] lengths and limits */
     double *lp;            /* [H0] log p so far */
     real *attn;            /* [H0, L, Tx] when kept */
@@ -27,7 +28,7 @@ typedef struct draw_ws {
 static void draw_ws_free(draw_ws *s)
 {
     free(s->row_src); free(s->row_draw); free(s->yprev); free(s->nrow_src); free(s->nrow_draw); free(s->nyprev);
-    free(s->sa); free(s->sb); free(s->snew); free(s->r); free(s->tok); free(s->len); free(s->maxlen); free(s->lp);
+    free(s->sa); free(s->sb); free(s->snew); free(s->stream); free(s->tok); free(s->len); free(s->maxlen); free(s->lp);
     free(s->attn); free(s->w); free(s->top);
 }
 
@@ -37,13 +38,13 @@ static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const 
     s->row_src = malloc(sizeof(int) * h); s->row_draw = malloc(sizeof(int) * h); s->yprev = malloc(sizeof(int) * h);
     s->nrow_src = malloc(sizeof(int) * h); s->nrow_draw = malloc(sizeof(int) * h); s->nyprev = malloc(sizeof(int) * h);
     s->sa = malloc(sizeof(real) * h * n); s->sb = malloc(sizeof(real) * h * n); s->snew = malloc(sizeof(real) * h * n);
-    s->r = malloc(sizeof(rng) * h); s->tok = malloc(sizeof(int) * h * L);
+    s->stream = malloc(sizeof(uint64_t) * h); s->tok = malloc(sizeof(int) * h * L);
     s->len = calloc(h, sizeof(int)); s->maxlen = malloc(sizeof(int) * h); s->lp = calloc(h, sizeof(double));
     if (o->attn) s->attn = malloc(sizeof(real) * h * L * Tx);
     s->w = malloc(sizeof(double) * V);
-    s->top = malloc(sizeof(topk_item) * (o->topk > 0 ? o->topk : 1));
+    s->top = malloc(sizeof(topk_item) * (o->topk > 0 && o->topk < V ? o->topk : 1));
     return s->row_src && s->row_draw && s->yprev && s->nrow_src && s->nrow_draw && s->nyprev && s->sa && s->sb &&
-           s->snew && s->r && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top ? 0 : -1;
+           s->snew && s->stream && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top ? 0 : -1;
 }
 
 /* log Σ exp z over the row: the model's normaliser (scores that are log-probabilities already,
@@ -56,35 +57,44 @@ static double row_lse(const real *z, int V)
     return mx + log(s);
 }
 
-/* One word drawn from the row z (columns 0..V) at temperature o->temp among the o->topk best
- * (all when 0), UNK left out with o->no_unk. Weights are exp((z - max) / temp), so that no
- * temperature overflows; one uniform number picks along their running sum. EOS when no word
- * has weight (scores that are not numbers). */
-static int draw_word(draw_ws *ws, const real *z, int V, const beam_opts *o, rng *r)
+/* splitmix64's finalizer: a 64-bit mix in which every input bit moves every output bit */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* One word drawn from the row z (columns 0..V, word ids ids[c] or c) at temperature o->temp
+ * among the o->topk best (all when 0), UNK left out with o->no_unk: the column with the least
+ * E_c / w_c, where w_c = exp((z_c - max) / temp) and E_c = -log U, U uniform in (0, 1) from
+ * (key, word id). The least of independent Exp(1) / w is column c with probability w_c / Σ w
+ * (the exponential race, a form of the Gumbel-max trick). A column loses at once where
+ * U <= exp(-best w_c), which costs an exp and spares a log. EOS when no word has weight. */
+static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const beam_opts *o, uint64_t key)
 {
     int skip = o->no_unk ? VOCAB_UNK : -1, sub = o->topk > 0 && o->topk < V, n = 0;
     if (sub)
         for (int v = 0; v < V; v++)
             if (v != skip) topk_push(ws->top, &n, o->topk, (topk_item){z[v], v});
     if (!sub) n = V;
-    double mx = -INFINITY, total = 0, inv = 1.0 / o->temp;
+    double mx = -INFINITY, inv = 1.0 / o->temp, best = INFINITY;
     for (int i = 0; i < n; i++) {
-        int v = sub ? (int)ws->top[i].idx : i;
-        if (v != skip && z[v] > mx) mx = z[v];
+        int c = sub ? (int)ws->top[i].idx : i;
+        if (c != skip && z[c] > mx) mx = z[c];
     }
+    int pick = VOCAB_EOS;
     for (int i = 0; i < n; i++) {
-        int v = sub ? (int)ws->top[i].idx : i;
-        ws->w[i] = v == skip ? 0 : exp((z[v] - mx) * inv);
-        total += ws->w[i];
+        int c = sub ? (int)ws->top[i].idx : i;
+        double w = c == skip ? 0 : exp((z[c] - mx) * inv);
+        if (!(w > 0)) continue; /* no weight, or not a number */
+        uint64_t h = mix64(key ^ mix64((uint64_t)(ids ? ids[c] : c)));
+        double u = ((double)(h >> 11) + 0.5) * 0x1p-53;
+        if (best < INFINITY && u <= exp(-best * w)) continue;
+        double k = -log(u) / w;
+        if (k < best) best = k, pick = c;
     }
-    double u = rng_uniform(r) * total, run = 0;
-    int pick = -1;
-    for (int i = 0; i < n; i++) {
-        if (!(ws->w[i] > 0)) continue;
-        pick = i; /* the last word with weight, should rounding leave u past the sum */
-        if ((run += ws->w[i]) > u) break;
-    }
-    return pick < 0 ? VOCAB_EOS : sub ? (int)ws->top[pick].idx : pick;
+    return pick;
 }
 
 /* Draw d's row r of step t: its word, log-probability and attention row; 1 when the draw goes
@@ -92,7 +102,8 @@ static int draw_word(draw_ws *ws, const real *z, int V, const beam_opts *o, rng 
 static int extend(draw_ws *ws, const infer_ens *e, int r, int d, const beam_opts *o, int V, int L, int Tx)
 {
     const real *z = e->scores + (size_t)r * V;
-    int c = draw_word(ws, z, V, o, &ws->r[d]), v = e->vocab ? e->vocab[c] : c;
+    uint64_t key = mix64(ws->stream[d] ^ (uint64_t)ws->len[d]); /* this draw's step */
+    int c = draw_word(ws, z, V, e->vocab, o, key), v = e->vocab ? e->vocab[c] : c;
     double lse = e->logp ? 0 : row_lse(z, V);
     if (o->attn) memcpy(ws->attn + ((size_t)d * L + ws->len[d]) * Tx, e->att + (size_t)r * Tx, sizeof(real) * Tx);
     ws->tok[(size_t)d * L + ws->len[d]++] = v;
@@ -155,8 +166,7 @@ static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_o
             ws->yprev[d] = -1;
             ws->maxlen[d] = lim;
             memcpy(ws->sa + (size_t)d * n, ws->snew + (size_t)b * n, sizeof(real) * n);
-            /* the j-th stream of the sentence's seed: rng_seed spreads it over the whole state */
-            rng_seed(&ws->r[d], o->seeds[b] ^ (0x9E3779B97F4A7C15ull * (uint64_t)(j + 1)));
+            ws->stream[d] = mix64(o->seeds[b] + 0x9E3779B97F4A7C15ull * (uint64_t)(j + 1)); /* its j-th draw */
         }
     }
 }

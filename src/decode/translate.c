@@ -45,8 +45,8 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
     if (o->sample && (o->n_best < 1 || o->n_best > 1000)) return nmt_fail(err, NMT_ERR_ARG, "samples per sentence (n-best) %d out of range [1, 1000]", o->n_best);
     if (!o->sample && (o->n_best < 1 || o->n_best > o->beam)) return nmt_fail(err, NMT_ERR_ARG, "n-best %d out of range [1, beam %d]", o->n_best, o->beam);
     if (o->sample && o->sample_topk < 0) return nmt_fail(err, NMT_ERR_ARG, "sampling among the top %d words: not a count", o->sample_topk);
-    if (o->sample && !(o->temperature > 0 && o->temperature <= 100))
-        return nmt_fail(err, NMT_ERR_ARG, "temperature %g out of range (0, 100]", o->temperature);
+    if (o->sample && !(o->temperature >= 0.001 && o->temperature <= 100)) /* 1/T finite, exp(z/T) sane */
+        return nmt_fail(err, NMT_ERR_ARG, "temperature %g out of range [0.001, 100]", o->temperature);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
     if (!(o->length_alpha >= 0 && o->length_alpha <= 10))

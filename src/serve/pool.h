@@ -34,8 +34,9 @@ struct pool_job {
     int n;                   /* sentences */
     const char *const *src;  /* [n] tokenized */
     const int *n_words;      /* [n] words of each (for the word cap) */
-    nmt_translate_opts o;    /* beam, normalize (with length_alpha), no_unk, max_ratio group batches; n_best and
-                                attention are per job; precision and shortlist are the pool's */
+    nmt_translate_opts o;    /* beam, normalize (with length_alpha), no_unk, max_ratio group batches (and, for
+                                sampling, n_best, sample_topk, temperature, seed); n_best and attention
+                                are per job otherwise; precision and shortlist are the pool's */
     pool_done_fn done;       /* called once, from a decoder thread, when all n are translated */
     void *user;
     /* results: tr[n] (the caller frees them with nmt_translation_free), or rc != 0 and err */

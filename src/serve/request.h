@@ -25,7 +25,8 @@ typedef struct serve_req {
     char **words;          /* [n] the words a user sees (after the text stages), space-separated */
     int **word_of;         /* [n][n_words[i]]: the word each token belongs to */
     int *n_text_words;     /* [n] */
-    nmt_translate_opts o;  /* beam, n_best, normalize, length_alpha, no_unk; attention if either below */
+    nmt_translate_opts o;  /* beam, n_best, normalize, length_alpha, no_unk, the sampling fields; attention if
+                              either below */
     int attention;         /* the response carries the attention matrices */
     int alignment;         /* ... and Pharaoh links */
 } serve_req;

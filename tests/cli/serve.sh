@@ -152,6 +152,22 @@ $C req $PORT POST /translate $J "@$T/reqs.json" > "$T/resps"
 nbest_of "$T/resps" > "$T/s_got"
 "$NMT_BIN" translate --model "$T/m.nmt" --sample --n-best 3 --seed 7 --temperature 0.7 --sample-topk 5 --threads 1 < "$T/in16" > "$T/s_want"
 same_nbest "$T/s_got" "$T/s_want" 48 && ok || bad "sampling differs from nmt translate's: $(diff "$T/s_got" "$T/s_want" | head -n 4)"
+# requests of other sampling options (and one of beam search) at once, mixed in the server's
+# batches: each gets what the command line gives its line alone
+$C mixed $PORT "$T/in16" '{"beam": 4}' '{"sample": true}' '{"sample": true, "seed": 8}' '{"sample": true, "temperature": 0.5}' \
+    '{"sample": true, "n_best": 2}' '{"sample": true, "sample_topk": 3}' > "$T/mix_got" 2> "$T/mix_err" ||
+    bad "mixed requests failed: $(head -n 3 "$T/mix_err")"
+k=0
+for o in "--beam 4 --n-best 1" "--sample --n-best 1" "--sample --n-best 1 --seed 8" "--sample --n-best 1 --temperature 0.5" \
+         "--sample --n-best 2" "--sample --n-best 1 --sample-topk 3"; do
+    # shellcheck disable=SC2086
+    "$NMT_BIN" translate --model "$T/m.nmt" $o --batch 1 --threads 1 < "$T/in16" | sed "s/^/$k ||| /"
+    k=$((k + 1))
+done > "$T/mix_want" 2>&1
+awk -F ' \\|\\|\\| ' '{ print $1 " ||| " $2 " ||| " $3 }' "$T/mix_got" > "$T/mix_got3"
+awk -F ' \\|\\|\\| ' '{ print $1 " ||| " $2 " ||| " $3 }' "$T/mix_want" > "$T/mix_want3"
+[ "$(wc -l < "$T/mix_got3")" = 112 ] && cmp -s "$T/mix_got3" "$T/mix_want3" && ok ||
+    bad "mixed sampling requests differ from the command line: $(diff "$T/mix_got3" "$T/mix_want3" | head -n 4)"
 expect "seed without sample" 400 'goes with \\"sample\\": true' POST /translate $J '{"text": "a dog .", "seed": 3}'
 expect "beam with sample" 400 'does not apply' POST /translate $J '{"text": "a dog .", "sample": true, "beam": 3}'
 expect "temperature 0" 400 '\\"temperature\\" 0 out of range' POST /translate $J '{"text": "a dog .", "sample": true, "temperature": 0}'

@@ -10,6 +10,10 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
                                                     on one more; prints its status
   bench PORT FILE CLIENTS BEAM                      CLIENTS clients send FILE's lines one request
                                                     each; prints sentences/s, p50 and p99 in ms
+  mixed PORT FILE OPTS...                           each line of FILE with each OPTS (a JSON object
+                                                    of request fields) as its own request, 12 at
+                                                    a time; prints "K ||| I ||| TEXT ||| SCORE" per
+                                                    hypothesis, K the OPTS's index, I the line's
 """
 import http.client
 import json
@@ -138,8 +142,48 @@ def cmd_bench(a):
     return 1 if errors else 0
 
 
+def cmd_mixed(a):
+    port, lines, opts = int(a[0]), open(a[1], encoding="utf-8").read().splitlines(), [json.loads(o) for o in a[2:]]
+    jobs = [(k, i) for i in range(len(lines)) for k in range(len(opts))]  # interleaved: options mix in batches
+    out, errors = {}, []
+
+    def one(k, i):
+        try:
+            status, data = request(port, "POST", "/translate", "application/json",
+                                   json.dumps(dict(opts[k], text=lines[i])).encode(), timeout=120)
+            if status != 200:
+                raise RuntimeError(f"status {status}: {data[:200]!r}")
+            out[k, i] = json.loads(data)["translations"][0]["hyps"]
+        except Exception as e:  # reported below; the test fails on it
+            errors.append(f"options {k}, line {i + 1}: {e}")
+
+    lock, nxt = threading.Lock(), [0]
+
+    def worker():  # 12 at a time: under the server's connection limit (20 in serve.sh)
+        while True:
+            with lock:
+                j = nxt[0]
+                nxt[0] += 1
+            if j >= len(jobs):
+                return
+            one(*jobs[j])
+
+    threads = [threading.Thread(target=worker) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for e in errors:
+        print("error:", e, file=sys.stderr)
+    for k in range(len(opts)):
+        for i in range(len(lines)):
+            for h in out.get((k, i), []):
+                print("%d ||| %d ||| %s ||| %.8f" % (k, i, h["text"], h["score"]))
+    return 1 if errors else 0
+
+
 if __name__ == "__main__":
-    cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench}
+    cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench, "mixed": cmd_mixed}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)
