@@ -173,6 +173,36 @@ static void test_batching(int arch)
     nmt_model_free(m);
 }
 
+/* Temperature 0.001 with UNK far the most probable and left out: every draw is greedy search's
+ * without UNK (weights are taken against the best drawable word, so that none underflows). */
+static void test_cold(void)
+{
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
+    nmt_model *m = tiny_random_model(c, &R, 0.5);
+    m->p.out_bias[VOCAB_UNK] += 30;
+    enum { S = 4 };
+    int lens[S] = {3, 6, 2, 8}, *src[S];
+    uint64_t seeds[S] = {1, 2, 3, 4};
+    tiny_sources(&R, src, lens, S, 18);
+    batch all;
+    tiny_batch(&all, src, lens, S);
+    infer_ws w = {0};
+    infer_ens e = ens_one((const nmt_model **)&m, &w);
+    beam_opts g = {1, 1, 2.0, 1, 1, 0, 1.0, 0, 1.0, NULL}, o = {1, 1, 2.0, 1, 5, 0, 1.0, 0, 0.001, seeds};
+    beam_sent a[S], b[S];
+    NMT_ASSERT(beam_search_ens(a, &e, &all, &g, NULL) == 0);
+    NMT_ASSERT(sample_search_ens(b, &e, &all, &o, NULL) == 0);
+    int same = 1;
+    for (int s = 0; s < S; s++)
+        for (int i = 0; i < b[s].n; i++)
+            same &= b[s].hyp[i].len == a[s].hyp[0].len && !memcmp(b[s].hyp[i].tok, a[s].hyp[0].tok, sizeof(int) * a[s].hyp[0].len);
+    CHECKF(same, "temperature 0.001 without UNK did not draw greedy search's translations");
+    for (int s = 0; s < S; s++) { beam_sent_free(&a[s]); beam_sent_free(&b[s]); free(src[s]); }
+    free(all.x); free(all.xlen);
+    infer_free(&w);
+    nmt_model_free(m);
+}
+
 /* Through the public API: the same seed draws the same, identical lines draw identically
  * whatever their batch, and the options' limits are refused. */
 static void test_api(void)
@@ -230,6 +260,7 @@ int main(void)
     test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 2, 1, 1, 1.0);
     test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 1, 0, 1.0); /* no UNK among all words; ranked by logprob */
     test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 0, 1, 0.6); /* the one word left out; length^0.6 */
+    test_cold();
     test_api();
     return test_done("test_sample");
 }

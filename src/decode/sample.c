@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decode/sample.h"
+#include "backend/backend.h"
 #include "base/err.h"
 #include "base/topk.h"
 #include "data/vocab.h"
@@ -21,7 +22,7 @@ typedef struct draw_ws {
     int *tok, *len, *maxlen; /* [H0, L] words, [H0] lengths and limits */
     double *lp;            /* [H0] log p so far */
     real *attn;            /* [H0, L, Tx] when kept */
-    double *w;             /* [V] a row's weights */
+    real *w;               /* [V] a row's weights */
     topk_item *top;        /* [topk] */
 } draw_ws;
 
@@ -41,20 +42,10 @@ static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const 
     s->stream = malloc(sizeof(uint64_t) * h); s->tok = malloc(sizeof(int) * h * L);
     s->len = calloc(h, sizeof(int)); s->maxlen = malloc(sizeof(int) * h); s->lp = calloc(h, sizeof(double));
     if (o->attn) s->attn = malloc(sizeof(real) * h * L * Tx);
-    s->w = malloc(sizeof(double) * V);
+    s->w = malloc(sizeof(real) * V);
     s->top = malloc(sizeof(topk_item) * (o->topk > 0 && o->topk < V ? o->topk : 1));
     return s->row_src && s->row_draw && s->yprev && s->nrow_src && s->nrow_draw && s->nyprev && s->sa && s->sb &&
            s->snew && s->stream && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top ? 0 : -1;
-}
-
-/* log Σ exp z over the row: the model's normaliser (scores that are log-probabilities already,
- * an ensemble's, have 0), over every column as the beam's is */
-static double row_lse(const real *z, int V)
-{
-    double mx = -INFINITY, s = 0;
-    for (int v = 0; v < V; v++) if (z[v] > mx) mx = z[v];
-    for (int v = 0; v < V; v++) s += exp(z[v] - mx);
-    return mx + log(s);
 }
 
 /* splitmix64's finalizer: a 64-bit mix in which every input bit moves every output bit */
@@ -65,35 +56,62 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The race's entry of column c of weight w (> 0): its key E / w, E = -log U with U uniform in
+ * (0, 1) from (key, word id), replaces *best if less. Most columns lose without the log: where
+ * best·w <= 2^-55 since U <= 1 - 2^-54 < e^{-best·w}, and where U <= 1 - best·w <= e^{-best·w}. */
+static void race(double *best, int *pick, int c, double w, uint64_t key, const int *ids)
+{
+    double x = *best * w;
+    if (x <= 0x1p-55) return;
+    uint64_t h = mix64(key ^ mix64((uint64_t)(ids ? ids[c] : c)));
+    double u = ((double)(h >> 11) + 0.5) * 0x1p-53;
+    if (u <= 1 - x) return;
+    double k = -log(u) / w;
+    if (k < *best) *best = k, *pick = c;
+}
+
 /* One word drawn from the row z (columns 0..V, word ids ids[c] or c) at temperature o->temp
  * among the o->topk best (all when 0), UNK left out with o->no_unk: the column with the least
- * E_c / w_c, where w_c = exp((z_c - max) / temp) and E_c = -log U, U uniform in (0, 1) from
- * (key, word id). The least of independent Exp(1) / w is column c with probability w_c / Σ w
- * (the exponential race, a form of the Gumbel-max trick). A column loses at once where
- * U <= exp(-best w_c), which costs an exp and spares a log. EOS when no word has weight. */
-static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const beam_opts *o, uint64_t key)
+ * E_c / w_c, w_c = exp((z_c - z_top) / temp), E_c an Exp(1) number keyed by (key, word id). The
+ * least of independent Exp(1) / w is column c with probability w_c / Σ w (the exponential race,
+ * a form of the Gumbel-max trick), whatever order the columns are visited in; the most probable
+ * goes first, so that the others mostly lose at once. Also *lp, the word's log-probability
+ * under the model (logp: z holds them already). EOS when no word has weight. */
+static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const beam_opts *o, int logp, uint64_t key,
+                     double *lp)
 {
-    int skip = o->no_unk ? VOCAB_UNK : -1, sub = o->topk > 0 && o->topk < V, n = 0;
-    if (sub)
-        for (int v = 0; v < V; v++)
-            if (v != skip) topk_push(ws->top, &n, o->topk, (topk_item){z[v], v});
-    if (!sub) n = V;
-    double mx = -INFINITY, inv = 1.0 / o->temp, best = INFINITY;
-    for (int i = 0; i < n; i++) {
-        int c = sub ? (int)ws->top[i].idx : i;
-        if (c != skip && z[c] > mx) mx = z[c];
+    const backend_ops *bk = backend();
+    int skip = o->no_unk ? VOCAB_UNK : -1, sub = o->topk > 0 && o->topk < V, n = 0, top = -1;
+    real mx = -INFINITY, *e = ws->w;
+    for (int c = 0; c < V; c++) {
+        if (z[c] > mx) mx = z[c];
+        if (c != skip && (top < 0 || z[c] > z[top])) top = c;
     }
-    int pick = VOCAB_EOS;
-    for (int i = 0; i < n; i++) {
-        int c = sub ? (int)ws->top[i].idx : i;
-        double w = c == skip ? 0 : exp((z[c] - mx) * inv);
-        if (!(w > 0)) continue; /* no weight, or not a number */
-        uint64_t h = mix64(key ^ mix64((uint64_t)(ids ? ids[c] : c)));
-        double u = ((double)(h >> 11) + 0.5) * 0x1p-53;
-        if (best < INFINITY && u <= exp(-best * w)) continue;
-        double k = -log(u) / w;
-        if (k < best) best = k, pick = c;
+    for (int c = 0; c < V; c++) e[c] = z[c] - mx;
+    bk->vexp(e, e, V);
+    double sum = 0;
+    for (int c = 0; c < V; c++) sum += e[c];
+    double lse = logp ? 0 : mx + log(sum), inv = 1.0 / o->temp, best = INFINITY;
+    int pick = VOCAB_EOS, same = top >= 0 && o->temp == 1 && z[top] == mx; /* e holds the weights already */
+    real zt = top >= 0 ? z[top] : 0; /* weights relative to the best drawable word: it has weight 1 */
+    if (sub) {
+        for (int c = 0; c < V; c++)
+            if (c != skip) topk_push(ws->top, &n, o->topk, (topk_item){z[c], c});
+        for (int i = 0; i < n; i++) { /* k weights, one at a time */
+            int c = (int)ws->top[i].idx;
+            double w = same ? e[c] : exp((z[c] - zt) * inv);
+            if (w > 0) race(&best, &pick, c, w, key, ids);
+        }
+    } else {
+        if (!same) {
+            for (int c = 0; c < V; c++) e[c] = (real)((z[c] - zt) * inv);
+            bk->vexp(e, e, V);
+        }
+        if (top >= 0 && e[top] > 0) race(&best, &pick, top, e[top], key, ids);
+        for (int c = 0; c < V; c++)
+            if (c != skip && c != top && e[c] > 0) race(&best, &pick, c, e[c], key, ids);
     }
+    *lp = (real)(z[pick] - lse); /* rounded as the beam rounds a word's log-probability */
     return pick;
 }
 
@@ -103,11 +121,11 @@ static int extend(draw_ws *ws, const infer_ens *e, int r, int d, const beam_opts
 {
     const real *z = e->scores + (size_t)r * V;
     uint64_t key = mix64(ws->stream[d] ^ (uint64_t)ws->len[d]); /* this draw's step */
-    int c = draw_word(ws, z, V, e->vocab, o, key), v = e->vocab ? e->vocab[c] : c;
-    double lse = e->logp ? 0 : row_lse(z, V);
+    double lp;
+    int c = draw_word(ws, z, V, e->vocab, o, e->logp, key, &lp), v = e->vocab ? e->vocab[c] : c;
     if (o->attn) memcpy(ws->attn + ((size_t)d * L + ws->len[d]) * Tx, e->att + (size_t)r * Tx, sizeof(real) * Tx);
     ws->tok[(size_t)d * L + ws->len[d]++] = v;
-    ws->lp[d] += (real)(z[c] - lse); /* rounded as the beam rounds a word's log-probability */
+    ws->lp[d] += lp;
     return v != VOCAB_EOS && ws->len[d] < ws->maxlen[d];
 }
 
