@@ -131,8 +131,13 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     t->update++;
     if (t->cost_log && (rc = log_cost(t, nll / B, *norm, err))) return rc;
     if (step_rc) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "update %ld: %s cost or gradient; update skipped", t->update, isfinite(nll) ? "non-finite" : "NaN/Inf");
+        /* which number went bad says where to look: the data or the rate (the cost), FertDec's
+         * coverage terms, or the backward pass (the gradient of a finite cost) */
+        char msg[200];
+        if (!isfinite(nll)) snprintf(msg, sizeof msg, "update %ld: the cost is NaN/Inf; update skipped", t->update);
+        else if (!isfinite(s[S_EXTRA]))
+            snprintf(msg, sizeof msg, "update %ld: FertDec's coverage cost is NaN/Inf; update skipped", t->update);
+        else snprintf(msg, sizeof msg, "update %ld: the gradient is NaN/Inf (of a finite cost, %.4g); update skipped", t->update, nll / B);
         train_warn(t, msg);
         if (++t->nonfinite > t->o->max_nonfinite)
             return nmt_fail(err, NMT_ERR_NUMERIC, "%d updates in a row had a non-finite cost or gradient; stopped (the last checkpoint, %s, is intact)",

@@ -143,6 +143,7 @@ at=$(grep -o "stopped after [0-9]*" "$T/n.log" | grep -o "[0-9]*$" | tail -n 1)
 # shellcheck disable=SC2086
 "$NMT_BIN" train $NF --max-updates 30 --model "$T/n2.nmt" --resume "$T/n2.nmt.ckpt" 2>> "$T/n2.log"
 at2=$(grep -o "stopped after [0-9]*" "$T/n2.log" | grep -o "[0-9]*$" | tail -n 1)
+grep -Eq "update [0-9]+: the (cost|gradient) is NaN/Inf" "$T/n.log" && ok || bad "a skipped update does not say what went bad: $(grep "update skipped" "$T/n.log" | head -n 1)"
 grep -q "non-finite" "$T/n2.log" && [ -n "$at" ] && [ "$at" = "$at2" ] && ok || bad "non-finite updates: the run gave up at ${at:-?}, stopped at $((at - 1)) and resumed at ${at2:-?}: $(tail -n 1 "$T/n2.log")"
 # resumed with other architecture or sizes on the command line: the checkpoint's model trains on,
 # and a warning says so (it once said nothing)
