@@ -12,6 +12,8 @@
 typedef struct rng { uint64_t s[4]; } rng;
 
 void rng_seed(rng *r, uint64_t seed);
+/* splitmix64's finalizer: every input bit moves every output bit; for hashing keys into seeds */
+uint64_t rng_mix64(uint64_t x);
 uint64_t rng_u64(rng *r);
 double rng_uniform(rng *r);          /* [0, 1) with 53 random bits */
 double rng_normal(rng *r);           /* N(0, 1), Box-Muller */

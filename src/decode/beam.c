@@ -91,14 +91,19 @@ static int cmp_rank(const void *a, const void *b)
     return x->order - y->order;
 }
 
+double beam_rank_score(const beam_opts *o, double lp, int len)
+{
+    if (!o->normalize) return lp;
+    return o->alpha == 1 ? lp / len : lp / pow(len, o->alpha); /* alpha 1 divides, as before any other alpha existed: the same bits */
+}
+
 static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
 {
     fin_rank *r = malloc(sizeof(fin_rank) * (st->nfin ? st->nfin : 1));
     if (!r) return -1;
     for (int i = 0; i < st->nfin; i++) {
         node *nd = &st->nodes[st->fin[i]];
-        /* alpha 1 divides, as before any other alpha existed: the same bits */
-        r[i].score = !o->normalize ? nd->logprob : o->alpha == 1 ? nd->logprob / nd->depth : nd->logprob / pow(nd->depth, o->alpha);
+        r[i].score = beam_rank_score(o, nd->logprob, nd->depth);
         r[i].order = i;
         r[i].node = st->fin[i];
     }

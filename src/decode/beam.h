@@ -47,5 +47,8 @@ int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *sr
 void beam_sent_free(beam_sent *s);
 /* The length limit of a source of len tokens (EOS included). */
 int beam_max_len(double max_ratio, int len);
+/* What a finished hypothesis of log-probability lp and len tokens is ranked by under o (beam
+ * search and sampling rank alike): lp, or with o->normalize lp / len^alpha. */
+double beam_rank_score(const beam_opts *o, double lp, int len);
 
 #endif

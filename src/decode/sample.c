@@ -11,6 +11,7 @@
 #include "decode/sample.h"
 #include "backend/backend.h"
 #include "base/err.h"
+#include "base/rng.h"
 #include "base/topk.h"
 #include "data/vocab.h"
 
@@ -48,14 +49,6 @@ static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const 
            s->snew && s->stream && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top ? 0 : -1;
 }
 
-/* splitmix64's finalizer: a 64-bit mix in which every input bit moves every output bit */
-static uint64_t mix64(uint64_t x)
-{
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* The race's entry of column c of weight w (> 0): its key E / w, E = -log U with U uniform in
  * (0, 1) from (key, word id), replaces *best if less. Most columns lose without the log: where
  * best·w <= 2^-55 since U <= 1 - 2^-54 < e^{-best·w}, and where U <= 1 - best·w <= e^{-best·w}. */
@@ -63,7 +56,7 @@ static void race(double *best, int *pick, int c, double w, uint64_t key, const i
 {
     double x = *best * w;
     if (x <= 0x1p-55) return;
-    uint64_t h = mix64(key ^ mix64((uint64_t)(ids ? ids[c] : c)));
+    uint64_t h = rng_mix64(key ^ rng_mix64((uint64_t)(ids ? ids[c] : c)));
     double u = ((double)(h >> 11) + 0.5) * 0x1p-53;
     if (u <= 1 - x) return;
     double k = -log(u) / w;
@@ -120,7 +113,7 @@ static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const be
 static int extend(draw_ws *ws, const infer_ens *e, int r, int d, const beam_opts *o, int V, int L, int Tx)
 {
     const real *z = e->scores + (size_t)r * V;
-    uint64_t key = mix64(ws->stream[d] ^ (uint64_t)ws->len[d]); /* this draw's step */
+    uint64_t key = rng_mix64(ws->stream[d] ^ (uint64_t)ws->len[d]); /* this draw's step */
     double lp;
     int c = draw_word(ws, z, V, e->vocab, o, e->logp, key, &lp), v = e->vocab ? e->vocab[c] : c;
     if (o->attn) memcpy(ws->attn + ((size_t)d * L + ws->len[d]) * Tx, e->att + (size_t)r * Tx, sizeof(real) * Tx);
@@ -146,8 +139,7 @@ static int collect(beam_sent *out, const draw_ws *ws, int b, const beam_opts *o,
     if (!rk || !out->hyp) { free(rk); return -1; }
     for (int j = 0; j < K; j++) {
         int d = b * K + j;
-        double len = ws->len[d];
-        rk[j] = (draw_rank){!o->normalize ? ws->lp[d] : o->alpha == 1 ? ws->lp[d] / len : ws->lp[d] / pow(len, o->alpha), d};
+        rk[j] = (draw_rank){beam_rank_score(o, ws->lp[d], ws->len[d]), d};
     }
     qsort(rk, K, sizeof *rk, cmp_rank);
     out->n = K;
@@ -184,7 +176,7 @@ static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_o
             ws->yprev[d] = -1;
             ws->maxlen[d] = lim;
             memcpy(ws->sa + (size_t)d * n, ws->snew + (size_t)b * n, sizeof(real) * n);
-            ws->stream[d] = mix64(o->seeds[b] + 0x9E3779B97F4A7C15ull * (uint64_t)(j + 1)); /* its j-th draw */
+            ws->stream[d] = rng_mix64(o->seeds[b] + 0x9E3779B97F4A7C15ull * (uint64_t)(j + 1)); /* its j-th draw */
         }
     }
 }

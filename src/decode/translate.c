@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "decode/beam.h"
 #include "base/err.h"
+#include "base/rng.h"
 #include "decode/lexicon.h"
 #include "decode/sample.h"
 #include "nn/net.h"
@@ -206,9 +207,7 @@ static uint64_t sentence_seed(uint64_t seed, const int *ids, int n)
         uint32_t x = (uint32_t)ids[i];
         for (int k = 0; k < 4; k++) h = (h ^ ((x >> (8 * k)) & 0xff)) * 0x100000001b3ull;
     }
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-    return h ^ (h >> 31);
+    return rng_mix64(h);
 }
 
 /* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
