@@ -272,6 +272,11 @@ typedef struct nmt_translate_opts {
     int sample_topk;     /* with sample: draw among the k most probable words only (0, default: all) */
     double temperature;  /* with sample: draw from p^(1/temperature), in [0.001, 100] (default 1) */
     uint64_t seed;       /* with sample: default 1 (nmt translate and serve take [0, 2^53]) */
+    double sample_topp;  /* with sample: nucleus sampling (Holtzman et al. 2020; fairseq's
+                            --sampling-topp): draw among the fewest most probable words whose
+                            probabilities (tempered, after sample_topk) sum to at least
+                            sample_topp, words of equal probability kept together; in (0, 1]
+                            (default 1: all) */
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);

@@ -1,7 +1,8 @@
 /* test_sample.c: translation by sampling checked against the distribution it should draw from,
  * computed independently: every sequence of a tiny model enumerated, each word's probability
  * given its prefix taken from forced decoding through the training forward pass, then tempered,
- * cut to the top k and stripped of UNK as the options say. Also: each draw's log-probability
+ * cut to the top k and to the nucleus (by sorting) and stripped of UNK as the options say; the
+ * nucleus's quickselect against sorting. Also: each draw's log-probability
  * against forced decoding, independence from batching, seeds, and the options' limits. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,59 @@
 
 static rng R;
 enum { V = 5, L = 3, NSEQ = 1 + V + V * V + V * V * V };
+static long cut_by_topp;
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+} /* words of positive weight the nucleus left out, over all steps */
+
+/* The nucleus floor by sorting: the weights' distinct values from the largest down, each
+ * taking all its equals, until they hold p of the mass. */
+static double floor_by_sorting(const double *w, int n, double p)
+{
+    double *s = malloc(sizeof(double) * (n ? n : 1)), total = 0, cum = 0, t = 0;
+    NMT_ASSERT(s);
+    for (int i = 0; i < n; i++) total += w[i], s[i] = w[i];
+    qsort(s, n, sizeof(double), cmp_desc);
+    for (int i = 0; i < n; i++) {
+        cum += s[i];
+        if (i + 1 < n && s[i + 1] == s[i]) continue;
+        t = s[i];
+        if (cum >= p * total) break;
+    }
+    free(s);
+    return t;
+}
+
+/* sample_nucleus_floor against sorting: weights with many ties (small integers, whose sums are
+ * exact) and without (uniform), sorted either way or not, at masses from tiny to all. */
+static void test_nucleus_floor(void)
+{
+    int sizes[] = {1, 2, 3, 7, 64, 1000, 30000}, bad = 0, checks = 0;
+    double *w = malloc(sizeof(double) * 30000), *copy = malloc(sizeof(double) * 30000);
+    NMT_ASSERT(w && copy);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        for (int rep = 0; rep < 60; rep++) {
+            int n = sizes[k], kind = rep % 4;
+            for (int i = 0; i < n; i++)
+                w[i] = kind == 0 ? (double)(1 + rng_below(&R, 4)) : kind == 1 ? 1 + rng_uniform(&R) : kind == 2 ? n - i : i + 1;
+            /* halves and quarters of integer weights: masses that sums meet exactly */
+            double ps[] = {1e-9, 0.999999, 0.5, 0.25, rng_uniform(&R)}, p = ps[rep % 5];
+            memcpy(copy, w, sizeof(double) * n);
+            double want = floor_by_sorting(w, n, p), got = sample_nucleus_floor(copy, n, p);
+            if (got != want && !bad++)
+                printf("nucleus floor of %d weights (kind %d) at p %.17g: %.17g, sorting says %.17g\n", n, kind, p, got, want);
+            checks++;
+        }
+    memcpy(copy, w, sizeof(double) * 7);
+    CHECKF(sample_nucleus_floor(copy, 7, 1) == 0, "the nucleus of all the mass cuts a word");
+    double tie[9] = {3, 1, 1, 1, 3, 1, 1, 1, 4}; /* the pivot (3) and its equals complete the mass exactly */
+    CHECKF(sample_nucleus_floor(tie, 9, 0.625) == 3, "the nucleus of 4, 3, 3 and six 1s at 0.625 is not 4, 3, 3");
+    CHECKF(!bad, "%d of %d nucleus floors differ from sorting's", bad, checks);
+    free(w); free(copy);
+}
 
 /* a sequence of at most L words over V as one number (length first) */
 static int seq_code(const int *seq, int len)
@@ -26,9 +80,10 @@ static int seq_code(const int *seq, int len)
 }
 
 /* q(v | prefix) for v in 0..V: the model's p from forced decoding, to the power 1/T, among the
- * topk most probable (all when 0), UNK left out with no_unk, normalised */
+ * topk most probable (all when 0), UNK left out with no_unk, normalised, then cut to the
+ * nucleus of mass topp and normalised again */
 static void step_dist(const nmt_model *m, const int *src, int sl, const int *prefix, int plen, double T, int topk,
-                      int no_unk, double *q)
+                      double topp, int no_unk, double *q)
 {
     int seq[L + 1];
     memcpy(seq, prefix, sizeof(int) * plen);
@@ -46,26 +101,41 @@ static void step_dist(const nmt_model *m, const int *src, int sl, const int *pre
         total += q[v];
     }
     for (int v = 0; v < V; v++) q[v] /= total;
+    if (topp >= 1) return;
+    double s[V], cum = 0;
+    int n = 0;
+    for (int v = 0; v < V; v++)
+        if (q[v] > 0) s[n++] = q[v];
+    qsort(s, n, sizeof(double), cmp_desc);
+    double t = s[n - 1];
+    for (int i = 0; i < n; i++)
+        if ((cum += s[i]) >= topp && (i + 1 == n || s[i + 1] < s[i])) { t = s[i]; break; }
+    total = 0;
+    for (int v = 0; v < V; v++) {
+        if (q[v] > 0 && q[v] < t) q[v] = 0, cut_by_topp++;
+        total += q[v];
+    }
+    for (int v = 0; v < V; v++) q[v] /= total;
 }
 
 /* The probability of every sequence the sampler can produce (ends in EOS, or has L words) that
  * extends seq[0..len) (of probability pr), by code: one step's distribution per prefix. */
-static void exact(const nmt_model *m, const int *src, int sl, double T, int topk, int no_unk, int *seq, int len, double pr,
-                  double *P)
+static void exact(const nmt_model *m, const int *src, int sl, double T, int topk, double topp, int no_unk, int *seq,
+                  int len, double pr, double *P)
 {
     double q[V];
-    step_dist(m, src, sl, seq, len, T, topk, no_unk, q);
+    step_dist(m, src, sl, seq, len, T, topk, topp, no_unk, q);
     for (int v = 0; v < V; v++) {
         seq[len] = v;
         if (v == VOCAB_EOS || len + 1 == L) P[seq_code(seq, len + 1)] = pr * q[v];
-        else exact(m, src, sl, T, topk, no_unk, seq, len + 1, pr * q[v], P);
+        else exact(m, src, sl, T, topk, topp, no_unk, seq, len + 1, pr * q[v], P);
     }
 }
 
 /* N draws of one sentence (K per call, a new seed per call) against the exact distribution:
  * every sequence's frequency within 5 standard deviations of its probability, none drawn that
  * cannot be, each draw's logprob that of forced decoding, each sentence's draws best first. */
-static void test_distribution(int arch, double T, int topk, int no_unk, int norm, double alpha)
+static void test_distribution(int arch, double T, int topk, double topp, int no_unk, int norm, double alpha)
 {
     nmt_config c = {arch, 6, V, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.7);
@@ -75,7 +145,9 @@ static void test_distribution(int arch, double T, int topk, int no_unk, int norm
     static long count[NSEQ];
     int seq[L];
     memset(P, 0, sizeof P);
-    exact(m, src, sl, T, topk, no_unk, seq, 0, 1, P);
+    cut_by_topp = 0;
+    exact(m, src, sl, T, topk, topp, no_unk, seq, 0, 1, P);
+    CHECKF(topp >= 1 || cut_by_topp > 0, "top-p %g cut no word: the case checks nothing", topp);
     memset(count, 0, sizeof count);
     batch b;
     tiny_batch(&b, &sp, &sl, 1);
@@ -88,7 +160,7 @@ static void test_distribution(int arch, double T, int topk, int no_unk, int norm
     int order_ok = 1;
     for (int call = 0; call < CALLS; call++) {
         uint64_t seed = 1000 + (uint64_t)call;
-        beam_opts o = {1, norm, 1.0, no_unk, K, 0, alpha, topk, T, &seed};
+        beam_opts o = {1, norm, 1.0, no_unk, K, 0, alpha, topk, T, &seed, topp};
         beam_sent out;
         NMT_ASSERT(sample_search_ens(&out, &e, &b, &o, NULL) == 0);
         for (int i = 0; i < out.n; i++) {
@@ -110,14 +182,15 @@ static void test_distribution(int arch, double T, int topk, int no_unk, int norm
         if (P[s] == 0 && count[s]) impossible++;
         if (fabs(f - P[s]) > 5 * sd + 0.5 / N) { off++; if (worst < 0) worst = s; }
     }
-    CHECKF(!impossible, "%s T %g top %d no-unk %d: %d sequences drawn that have probability 0", nmt_arch_name(arch), T, topk,
-           no_unk, impossible);
-    CHECKF(!off, "%s T %g top %d no-unk %d: %d sequences off by more than 5 sd (the first: code %d, drawn %.4f, p %.4f)",
-           nmt_arch_name(arch), T, topk, no_unk, off, worst, worst < 0 ? 0 : (double)count[worst] / N, worst < 0 ? 0 : P[worst]);
+    CHECKF(!impossible, "%s T %g top %d top-p %g no-unk %d: %d sequences drawn that have probability 0", nmt_arch_name(arch), T,
+           topk, topp, no_unk, impossible);
+    CHECKF(!off, "%s T %g top %d top-p %g no-unk %d: %d sequences off by more than 5 sd (the first: code %d, drawn %.4f, p %.4f)",
+           nmt_arch_name(arch), T, topk, topp, no_unk, off, worst, worst < 0 ? 0 : (double)count[worst] / N,
+           worst < 0 ? 0 : P[worst]);
     CHECKF(lp_err <= 1e-5, "%s: a draw's logprob is %.3g from forced decoding's", nmt_arch_name(arch), lp_err);
     CHECKF(order_ok, "%s: draws not ranked by %s", nmt_arch_name(arch), !norm ? "logprob" : "logprob / length^alpha");
-    printf("%s T %.2f top %d no-unk %d: %ld draws, total variation %.4f from the exact distribution\n", nmt_arch_name(arch),
-           T, topk, no_unk, N, tv);
+    printf("%s T %.2f top %d top-p %.2f (%ld cut) no-unk %d: %ld draws, total variation %.4f from the exact distribution\n",
+           nmt_arch_name(arch), T, topk, topp, cut_by_topp, no_unk, N, tv);
     free(b.x); free(b.xlen);
     infer_free(&w);
     nmt_model_free(m);
@@ -125,7 +198,7 @@ static void test_distribution(int arch, double T, int topk, int no_unk, int norm
 
 /* What a sentence draws does not depend on its batch; another seed draws otherwise; an ensemble
  * of a model with itself draws what the model draws. */
-static void test_batching(int arch)
+static void test_batching(int arch, double topp)
 {
     nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
@@ -139,7 +212,7 @@ static void test_batching(int arch)
     infer_ens e1 = ens_one((const nmt_model **)&m, &w), e2;
     const nmt_model *two[2] = {m, m};
     NMT_ASSERT(ens_init(&e2, two, NULL, 2, NULL) == 0);
-    beam_opts o = {1, 1, 2.0, 0, K, 1, 1.0, 0, 0.8, seeds};
+    beam_opts o = {1, 1, 2.0, 0, K, 1, 1.0, 0, 0.8, seeds, topp};
     beam_sent a[S], x[S], y[S];
     NMT_ASSERT(sample_search_ens(a, &e1, &all, &o, NULL) == 0);
     NMT_ASSERT(sample_search_ens(y, &e2, &all, &o, NULL) == 0);
@@ -188,7 +261,7 @@ static void test_cold(void)
     tiny_batch(&all, src, lens, S);
     infer_ws w = {0};
     infer_ens e = ens_one((const nmt_model **)&m, &w);
-    beam_opts g = {1, 1, 2.0, 1, 1, 0, 1.0, 0, 1.0, NULL}, o = {1, 1, 2.0, 1, 5, 0, 1.0, 0, 0.001, seeds};
+    beam_opts g = {1, 1, 2.0, 1, 1, 0, 1.0, 0, 1.0, NULL, 1.0}, o = {1, 1, 2.0, 1, 5, 0, 1.0, 0, 0.001, seeds, 1.0};
     beam_sent a[S], b[S];
     NMT_ASSERT(beam_search_ens(a, &e, &all, &g, NULL) == 0);
     NMT_ASSERT(sample_search_ens(b, &e, &all, &o, NULL) == 0);
@@ -240,6 +313,11 @@ static void test_api(void)
     CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
     bad = o, bad.sample_topk = -1;
     CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
+    double topp_bad[] = {0, -0.5, 1.0000001, NAN};
+    for (int i = 0; i < 4; i++) {
+        bad = o, bad.sample_topp = topp_bad[i];
+        CHECKF(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG, "top-p %g accepted", topp_bad[i]);
+    }
     bad = o, bad.n_best = 1001;
     CHECK(nmt_decoder_set_opts(d, &bad, NULL) == NMT_ERR_ARG);
     bad = o, bad.sample = 0; /* n-best 20 over beam 12: search refuses it */
@@ -251,15 +329,21 @@ static void test_api(void)
 int main(void)
 {
     rng_seed(&R, 777);
+    test_nucleus_floor();
     for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
-        test_distribution(arch, 1.0, 0, 0, 1, 1.0);
-        test_batching(arch);
+        test_distribution(arch, 1.0, 0, 1.0, 0, 1, 1.0);
+        test_batching(arch, 1.0);
     }
-    test_distribution(NMT_ARCH_RNNSEARCH, 0.5, 0, 0, 1, 1.0);
-    test_distribution(NMT_ARCH_RNNSEARCH, 2.0, 3, 0, 1, 1.0);
-    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 2, 1, 1, 1.0);
-    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 1, 0, 1.0); /* no UNK among all words; ranked by logprob */
-    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 0, 1, 0.6); /* the one word left out; length^0.6 */
+    test_batching(NMT_ARCH_RNNSEARCH, 0.7);
+    test_batching(NMT_ARCH_RNNENC, 0.5);
+    test_distribution(NMT_ARCH_RNNSEARCH, 0.5, 0, 1.0, 0, 1, 1.0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 2.0, 3, 1.0, 0, 1, 1.0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 2, 1.0, 1, 1, 1.0);
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 1.0, 1, 0, 1.0); /* no UNK among all words; ranked by logprob */
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 1.0, 0, 1, 0.6); /* the one word left out; length^0.6 */
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 0.7, 0, 1, 1.0); /* the nucleus */
+    test_distribution(NMT_ARCH_RNNSEARCH, 0.8, 4, 0.85, 1, 1, 1.0); /* top-k, then the nucleus, without UNK */
+    test_distribution(NMT_ARCH_FERTDEC, 1.5, 0, 0.9, 0, 1, 1.0);
     test_cold();
     test_api();
     return test_done("test_sample");

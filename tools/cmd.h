@@ -7,7 +7,7 @@
 
 #include "nmt.h"
 
-#define NMT_VERSION_STRING "0.3.0"
+#define NMT_VERSION_STRING "0.4.0"
 
 /* Exit statuses: 0 success, 1 runtime error, 2 bad usage. */
 enum { CMD_OK = 0, CMD_ERR = 1, CMD_USAGE = 2 };

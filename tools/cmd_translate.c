@@ -365,6 +365,10 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
                  "A line's draws depend on --seed and its words only"),
         OPT_INT("--sample-topk", &o->sample_topk, 0, 1000000, "K", "with --sample: draw among the K most probable words only\n"
                 "(default {}: all)"),
+        {.names = "--sample-topp", .kind = OPTK_DBL, .dst = &o->sample_topp, .lo = 0, .hi = 1, .flags = OPT_ABOVE_LO, .arg = "P",
+         .help = "with --sample: nucleus sampling, among the fewest most probable words\n"
+                 "whose probabilities sum to P or more, in (0, 1] (default {}: all;\n"
+                 "fairseq's --sampling-topp; 0.9 is common)"},
         OPT_DBL("--temperature", &o->temperature, 0.001, 100, "T", "with --sample: draw from p^(1/T) (default {}; below 1 sharper)"),
         OPT_LONG("--seed", &seed, 0, 9007199254740992.0, "N", "with --sample: the random seed, [0, 2^53] as serve's JSON carries\n"
                  "it (default {})"),
@@ -391,7 +395,7 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         return CMD_USAGE;
     }
     o->seed = (uint64_t)seed;
-    static const char *const with_sample[] = {"--sample-topk", "--temperature", "--seed"};
+    static const char *const with_sample[] = {"--sample-topk", "--sample-topp", "--temperature", "--seed"};
     for (size_t i = 0; i < sizeof with_sample / sizeof *with_sample; i++)
         if (opt_given(&c, with_sample[i]) && !o->sample) {
             fprintf(stderr, "nmt translate: error: %s goes with --sample\n", with_sample[i]);

@@ -146,10 +146,10 @@ static int parse_double(const opt_cmd *c, const char *name, const char *s, const
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    int open = (o->flags & OPT_BELOW_HI) != 0;
+    int open_hi = (o->flags & OPT_BELOW_HI) != 0, open_lo = (o->flags & OPT_ABOVE_LO) != 0;
     if (!*s || *end || errno || v != v) return usage_error(c, "%s '%s': not a number", name, s);
-    if (v < o->lo || v > o->hi || (open && v == o->hi))
-        return usage_error(c, "%s %g: out of range [%g, %g%s", name, v, o->lo, o->hi, open ? ")" : "]");
+    if (v < o->lo || v > o->hi || (open_hi && v == o->hi) || (open_lo && v == o->lo))
+        return usage_error(c, "%s %g: out of range %s%g, %g%s", name, v, open_lo ? "(" : "[", o->lo, o->hi, open_hi ? ")" : "]");
     *out = v;
     return 0;
 }

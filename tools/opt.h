@@ -13,7 +13,7 @@ enum opt_kind {
     OPTK_STR,    /* const char *: the value itself */
     OPTK_INT,    /* int in [lo, hi] */
     OPTK_LONG,   /* long in [lo, hi] */
-    OPTK_DBL,    /* double in [lo, hi] (OPT_BELOW_HI: [lo, hi)) */
+    OPTK_DBL,    /* double in [lo, hi] (OPT_BELOW_HI: [lo, hi); OPT_ABOVE_LO: (lo, hi]) */
     OPTK_CHOICE, /* int: the index of the value in arg, "a|b|c" */
     OPTK_ENUM,   /* int: to_int(value), which is -1 for a name it does not know (the library's parsers) */
     OPTK_FN,     /* fn(dst, value, nth) stores it, or returns what was wrong */
@@ -26,6 +26,7 @@ enum opt_kind {
 #define OPT_FIRST 4u    /* applied before every other option, wherever it stands (presets) */
 #define OPT_MORE 8u     /* OPTK_FN: the following arguments too, while fn accepts them (nth 1, 2 ...) */
 #define OPT_BELOW_HI 16u
+#define OPT_ABOVE_LO 256u
 #define OPT_CONFIG 32u  /* OPTK_STR: a YAML file of options (opt_config.c), read before the command line */
 #define OPT_DUMP 64u    /* OPTK_FLAG: print the effective options as YAML and stop (the caller checks it) */
 #define OPT_IF_GIVEN 128u /* giving it at all does something (--subwords): dumped only when given */

@@ -23,6 +23,7 @@ typedef struct beam_opts {
     int topk;           /* draw among the topk most probable words (0: all) */
     double temp;        /* draw from p^(1/temp) */
     const uint64_t *seeds; /* [B] each sentence's seed */
+    double topp;        /* draw within the nucleus of mass topp (in (0, 1); otherwise all) */
 } beam_opts;
 
 typedef struct beam_hyp {

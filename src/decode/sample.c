@@ -25,13 +25,14 @@ typedef struct draw_ws {
     real *attn;            /* [H0, L, Tx] when kept */
     real *w;               /* [V] a row's weights */
     topk_item *top;        /* [topk] */
+    double *tw, *sel;      /* [topk] the top k's weights; [V] the nucleus's scratch (topp < 1) */
 } draw_ws;
 
 static void draw_ws_free(draw_ws *s)
 {
     free(s->row_src); free(s->row_draw); free(s->yprev); free(s->nrow_src); free(s->nrow_draw); free(s->nyprev);
     free(s->sa); free(s->sb); free(s->snew); free(s->stream); free(s->tok); free(s->len); free(s->maxlen); free(s->lp);
-    free(s->attn); free(s->w); free(s->top);
+    free(s->attn); free(s->w); free(s->top); free(s->tw); free(s->sel);
 }
 
 static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const beam_opts *o)
@@ -44,9 +45,13 @@ static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const 
     s->len = calloc(h, sizeof(int)); s->maxlen = malloc(sizeof(int) * h); s->lp = calloc(h, sizeof(double));
     if (o->attn) s->attn = malloc(sizeof(real) * h * L * Tx);
     s->w = malloc(sizeof(real) * V);
-    s->top = malloc(sizeof(topk_item) * (o->topk > 0 && o->topk < V ? o->topk : 1));
+    int k = o->topk > 0 && o->topk < V ? o->topk : 1, nucleus = o->topp > 0 && o->topp < 1;
+    s->top = malloc(sizeof(topk_item) * k);
+    s->tw = malloc(sizeof(double) * k);
+    if (nucleus) s->sel = malloc(sizeof(double) * V);
     return s->row_src && s->row_draw && s->yprev && s->nrow_src && s->nrow_draw && s->nyprev && s->sa && s->sb &&
-           s->snew && s->stream && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top ? 0 : -1;
+           s->snew && s->stream && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top &&
+           s->tw && (!nucleus || s->sel) ? 0 : -1;
 }
 
 /* The race's entry of column c of weight w (> 0): its key E / w, E = -log U with U uniform in
@@ -63,13 +68,55 @@ static void race(double *best, int *pick, int c, double w, uint64_t key, const i
     if (k < *best) *best = k, *pick = c;
 }
 
+static double median3(double a, double b, double c)
+{
+    return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+}
+
+double sample_nucleus_floor(double *w, int n, double p)
+{
+    double total = 0, above = 0, mx = 0; /* above: the weights known to lie above w[0..n) */
+    for (int i = 0; i < n; i++) total += w[i], mx = fmax(mx, w[i]);
+    double target = p * total;
+    if (!(target > 0) || p >= 1) return p >= 1 ? 0 : mx;
+    if (mx >= target) return mx; /* the most probable word alone: common, and spares the select */
+    while (n > 0) {
+        double piv = median3(w[0], w[n / 2], w[n - 1]), sg = 0, se = 0;
+        int lt = 0, i = 0, gt = n; /* [0, lt) above the pivot, [lt, i) equal to it, [gt, n) below */
+        while (i < gt) {
+            double x = w[i];
+            if (x > piv) w[i++] = w[lt], w[lt++] = x, sg += x;
+            else if (x < piv) w[i] = w[--gt], w[gt] = x;
+            else se += x, i++;
+        }
+        if (above + sg >= target) n = lt; /* the floor lies above the pivot */
+        else if (above + sg + se >= target || gt == n) return piv;
+        else above += sg + se, w += gt, n -= gt; /* below it (gt == n: rounding has used up the mass) */
+    }
+    return mx; /* not reached: each step keeps the side that holds the floor, never empty */
+}
+
+/* The least weight a word of the row may have under o->topp: the nucleus floor of the weights
+ * e[0..n) but column skip (e != NULL) or of w[0..n); 0 when every word may be drawn. */
+static double floor_of(draw_ws *ws, const real *e, const double *w, int n, int skip, const beam_opts *o)
+{
+    if (!(o->topp > 0 && o->topp < 1)) return 0;
+    int m = 0;
+    for (int c = 0; c < n; c++) {
+        double x = e ? e[c] : w[c];
+        if (x > 0 && c != skip) ws->sel[m++] = x;
+    }
+    return sample_nucleus_floor(ws->sel, m, o->topp);
+}
+
 /* One word drawn from the row z (columns 0..V, word ids ids[c] or c) at temperature o->temp
- * among the o->topk best (all when 0), UNK left out with o->no_unk: the column with the least
- * E_c / w_c, w_c = exp((z_c - z_top) / temp), E_c an Exp(1) number keyed by (key, word id). The
- * least of independent Exp(1) / w is column c with probability w_c / Σ w (the exponential race,
- * a form of the Gumbel-max trick), whatever order the columns are visited in; the most probable
- * goes first, so that the others mostly lose at once. Also *lp, the word's log-probability
- * under the model (logp: z holds them already). EOS when no word has weight. */
+ * among the o->topk best (all when 0), then among the nucleus of o->topp, UNK left out with
+ * o->no_unk: the column with the least E_c / w_c, w_c = exp((z_c - z_top) / temp), E_c an Exp(1)
+ * number keyed by (key, word id). The least of independent Exp(1) / w is column c with probability
+ * w_c / Σ w (the exponential race, a form of the Gumbel-max trick), whatever order the columns
+ * are visited in; the most probable goes first, so that the others mostly lose at once. Also
+ * *lp, the word's log-probability under the model (logp: z holds them already). EOS when no word
+ * has weight. */
 static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const beam_opts *o, int logp, uint64_t key,
                      double *lp)
 {
@@ -92,17 +139,20 @@ static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const be
             if (c != skip) topk_push(ws->top, &n, o->topk, (topk_item){z[c], c});
         for (int i = 0; i < n; i++) { /* k weights, one at a time */
             int c = (int)ws->top[i].idx;
-            double w = same ? e[c] : exp((z[c] - zt) * inv);
-            if (w > 0) race(&best, &pick, c, w, key, ids);
+            ws->tw[i] = same ? e[c] : exp((z[c] - zt) * inv);
         }
+        double lo = floor_of(ws, NULL, ws->tw, n, -1, o);
+        for (int i = 0; i < n; i++)
+            if (ws->tw[i] > 0 && ws->tw[i] >= lo) race(&best, &pick, (int)ws->top[i].idx, ws->tw[i], key, ids);
     } else {
         if (!same) {
             for (int c = 0; c < V; c++) e[c] = (real)((z[c] - zt) * inv);
             bk->vexp(e, e, V);
         }
+        double lo = floor_of(ws, e, NULL, V, skip, o);
         if (top >= 0 && e[top] > 0) race(&best, &pick, top, e[top], key, ids);
         for (int c = 0; c < V; c++)
-            if (c != skip && c != top && e[c] > 0) race(&best, &pick, c, e[c], key, ids);
+            if (c != skip && c != top && e[c] > 0 && e[c] >= lo) race(&best, &pick, c, e[c], key, ids);
     }
     *lp = (real)(z[pick] - lse); /* rounded as the beam rounds a word's log-probability */
     return pick;

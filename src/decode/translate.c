@@ -25,7 +25,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1, 1.0};
     return o;
 }
 
@@ -48,6 +48,8 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
     if (o->sample && o->sample_topk < 0) return nmt_fail(err, NMT_ERR_ARG, "sampling among the top %d words: not a count", o->sample_topk);
     if (o->sample && !(o->temperature >= 0.001 && o->temperature <= 100)) /* 1/T finite, exp(z/T) sane */
         return nmt_fail(err, NMT_ERR_ARG, "temperature %g out of range [0.001, 100]", o->temperature);
+    if (o->sample && !(o->sample_topp > 0 && o->sample_topp <= 1))
+        return nmt_fail(err, NMT_ERR_ARG, "nucleus mass (top-p) %g out of range (0, 1]", o->sample_topp);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
     if (!(o->length_alpha >= 0 && o->length_alpha <= 10))
@@ -248,7 +250,8 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     /* similar lengths together: less padding; the results do not depend on the grouping */
     qsort(order, nw, 2 * sizeof(int), by_len);
     beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
-                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds};
+                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds,
+                    o->sample_topp};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {

@@ -51,8 +51,8 @@ static int same_search(const nmt_translate_opts *a, const nmt_translate_opts *b)
     int same = a->sample == b->sample && a->normalize == b->normalize && a->no_unk == b->no_unk &&
                a->max_ratio == b->max_ratio && (!a->normalize || a->length_alpha == b->length_alpha);
     if (!a->sample) return same && a->beam == b->beam;
-    return same && a->n_best == b->n_best && a->sample_topk == b->sample_topk && a->temperature == b->temperature &&
-           a->seed == b->seed;
+    return same && a->n_best == b->n_best && a->sample_topk == b->sample_topk && a->sample_topp == b->sample_topp &&
+           a->temperature == b->temperature && a->seed == b->seed;
 }
 
 static void unlink_job(pool *p, pool_job *j)

@@ -109,10 +109,14 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
     if (!strcmp(k, "sample")) return bool_field(it, &r->o.sample, msg, cap);
     if (!strcmp(k, "sample_topk")) return int_field(it, 0, 1000000, &r->o.sample_topk, msg, cap);
+    if (!strcmp(k, "sample_topp")) { /* (0, 1]: an empty nucleus draws nothing */
+        int st = num_field(it, 0, 1, &r->o.sample_topp, msg, cap);
+        return st || r->o.sample_topp > 0 ? st : refuse(400, msg, cap, "\"sample_topp\" 0 out of range (0, 1]");
+    }
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
     return refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
-                                 "no_unk, attention, alignment, sample, sample_topk, temperature, seed)", k);
+                                 "no_unk, attention, alignment, sample, sample_topk, sample_topp, temperature, seed)", k);
 }
 
 /* The byte offset of the first \u0000 escape in body, or -1. cJSON's strings end at a NUL, so the
@@ -154,7 +158,7 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     }
     if (!st && !r->o.normalize && cJSON_GetObjectItemCaseSensitive(j, "length_penalty")) /* as nmt translate */
         st = refuse(400, msg, cap, "\"length_penalty\" goes with length normalisation, which \"normalize\": false turns off");
-    static const char *const with_sample[] = {"sample_topk", "temperature", "seed"};
+    static const char *const with_sample[] = {"sample_topk", "sample_topp", "temperature", "seed"};
     for (size_t i = 0; i < sizeof with_sample / sizeof *with_sample && !st; i++) /* as nmt translate */
         if (!r->o.sample && cJSON_GetObjectItemCaseSensitive(j, with_sample[i]))
             st = refuse(400, msg, cap, "\"%s\" goes with \"sample\": true", with_sample[i]);

@@ -155,22 +155,24 @@ same_nbest "$T/s_got" "$T/s_want" 48 && ok || bad "sampling differs from nmt tra
 # requests of other sampling options (and one of beam search) at once, mixed in the server's
 # batches: each gets what the command line gives its line alone
 $C mixed $PORT "$T/in16" '{"beam": 4}' '{"sample": true}' '{"sample": true, "seed": 8}' '{"sample": true, "temperature": 0.5}' \
-    '{"sample": true, "n_best": 2}' '{"sample": true, "sample_topk": 3}' > "$T/mix_got" 2> "$T/mix_err" ||
+    '{"sample": true, "n_best": 2}' '{"sample": true, "sample_topk": 3}' '{"sample": true, "sample_topp": 0.6}' > "$T/mix_got" 2> "$T/mix_err" ||
     bad "mixed requests failed: $(head -n 3 "$T/mix_err")"
 k=0
 for o in "--beam 4 --n-best 1" "--sample --n-best 1" "--sample --n-best 1 --seed 8" "--sample --n-best 1 --temperature 0.5" \
-         "--sample --n-best 2" "--sample --n-best 1 --sample-topk 3"; do
+         "--sample --n-best 2" "--sample --n-best 1 --sample-topk 3" "--sample --n-best 1 --sample-topp 0.6"; do
     # shellcheck disable=SC2086
     "$NMT_BIN" translate --model "$T/m.nmt" $o --batch 1 --threads 1 < "$T/in16" | sed "s/^/$k ||| /"
     k=$((k + 1))
 done > "$T/mix_want" 2>&1
 awk -F ' \\|\\|\\| ' '{ print $1 " ||| " $2 " ||| " $3 }' "$T/mix_got" > "$T/mix_got3"
 awk -F ' \\|\\|\\| ' '{ print $1 " ||| " $2 " ||| " $3 }' "$T/mix_want" > "$T/mix_want3"
-[ "$(wc -l < "$T/mix_got3")" = 112 ] && cmp -s "$T/mix_got3" "$T/mix_want3" && ok ||
+[ "$(wc -l < "$T/mix_got3")" = 128 ] && cmp -s "$T/mix_got3" "$T/mix_want3" && ok ||
     bad "mixed sampling requests differ from the command line: $(diff "$T/mix_got3" "$T/mix_want3" | head -n 4)"
 expect "seed without sample" 400 'goes with \\"sample\\": true' POST /translate $J '{"text": "a dog .", "seed": 3}'
 expect "beam with sample" 400 'does not apply' POST /translate $J '{"text": "a dog .", "sample": true, "beam": 3}'
 expect "temperature 0" 400 '\\"temperature\\" 0 out of range' POST /translate $J '{"text": "a dog .", "sample": true, "temperature": 0}'
+expect "sample_topp 0" 400 '\\"sample_topp\\" 0 out of range \(0, 1\]' POST /translate $J '{"text": "a dog .", "sample": true, "sample_topp": 0}'
+expect "sample_topp without sample" 400 '\\"sample_topp\\" goes with' POST /translate $J '{"text": "a dog .", "sample_topp": 0.5}'
 
 # a client that sends one byte a second is cut off (--request-timeout 3), and the server goes on
 r=$($C slow $PORT 12)

@@ -95,6 +95,14 @@ paste -d '\t' "$T/s1" "$T/forced" "$T/v6" | awk -F '\t' '{ split($1, a, " \\|\\|
     if (nw == int(3 * (split($5, s, " ") + 1))) next; n++; d = a[2] - $2 / $4; if (d < 0) d = -d; if (d > 2e-4) bad = 1 }
     END { exit bad || n == 0 }' && ok || bad "--sample scores are not log-probability / tokens: $(paste "$T/s1" "$T/forced" | head -n 2)"
 expect_fail "--seed without --sample" 2 "--seed goes with --sample" sh -c "$TR --seed 3 < $T/v6"
+# --sample-topp: a nucleus of (almost) no mass holds the most probable word alone, so the draws
+# are greedy search's; of all the mass, it is no cut at all
+$TS --seed 5 --sample-topp 1e-9 < "$T/v6" > "$T/p0"; $TR --beam 1 < "$T/v6" > "$T/g1"
+cmp -s "$T/p0" "$T/g1" && ok || bad "--sample-topp 1e-9 drew otherwise than greedy search: $(diff "$T/p0" "$T/g1" | head -n 3)"
+$TS --seed 5 --sample-topp 1 < "$T/v6" > "$T/p1"
+cmp -s "$T/p1" "$T/hyp" && ok || bad "--sample-topp 1 drew otherwise than no nucleus"
+expect_fail "--sample-topp 0" 2 "--sample-topp 0: out of range \\(0, 1\\]" sh -c "$TS --sample-topp 0 < $T/v6"
+expect_fail "--sample-topp without --sample" 2 "--sample-topp goes with --sample" sh -c "$TR --sample-topp 0.9 < $T/v6"
 expect_fail "--beam with --sample" 2 "--beam does not apply" sh -c "$TR --sample < $T/v6"
 # --normalize / --no-normalize, the old spellings of --length-norm / --no-length-norm: the same
 # output, with a warning naming the new spelling
