@@ -12,6 +12,8 @@
 #   scripts/exp_bf16.sh DIR seeds      three seeds at the 5,000-word shortlist, against the FP32
 #                                      runs of exp_converge.sh (docs/exp/converge-v5000/rnnsearch_sS):
 #                                      is bf16's difference within FP32's own seed-to-seed spread?
+#                                      SEEDS="2 3" trains those only and compares nothing (two
+#                                      processes may then train different seeds at once)
 # FP32=1 trains the FP32 run again in DIR first (same build, one more hour) and compares with it
 # instead of the committed curve. MAX_EPOCHS=1 KEEP=/tmp/x runs the first epoch only.
 set -e
@@ -79,7 +81,8 @@ compare() {
 # spread of FP32's three seeds at that epoch ((max - min) / mean); then the test BLEU of each
 seeds() {
     V=${FP32_RUNS:-$ROOT/docs/exp/converge-v5000}
-    for s in 1 2 3; do train rnnsearch_bf16_v5000_s$s bf16 $s 5000; done
+    for s in ${SEEDS:-1 2 3}; do train rnnsearch_bf16_v5000_s$s bf16 $s 5000; done
+    [ -z "${SEEDS:-}" ] || return 0
     for s in 1 2 3; do
         [ -s "$V/rnnsearch_s$s.tsv" ] || { echo "seeds: $V/rnnsearch_s$s.tsv missing: exp_converge.sh trains it (exp_queue.sh)" >&2; exit 1; }
     done
