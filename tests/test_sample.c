@@ -16,13 +16,13 @@
 
 static rng R;
 enum { V = 5, L = 3, NSEQ = 1 + V + V * V + V * V * V };
-static long cut_by_topp;
+static long cut_by_topp; /* words of positive weight the nucleus left out, over all steps */
 
 static int cmp_desc(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? 1 : x > y ? -1 : 0;
-} /* words of positive weight the nucleus left out, over all steps */
+}
 
 /* The nucleus floor by sorting: the weights' distinct values from the largest down, each
  * taking all its equals, until they hold p of the mass. */
@@ -51,9 +51,10 @@ static void test_nucleus_floor(void)
     NMT_ASSERT(w && copy);
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
         for (int rep = 0; rep < 60; rep++) {
-            int n = sizes[k], kind = rep % 4;
+            int n = sizes[k], kind = rep % 6; /* ties; none; descending; ascending; organ pipe; all equal */
             for (int i = 0; i < n; i++)
-                w[i] = kind == 0 ? (double)(1 + rng_below(&R, 4)) : kind == 1 ? 1 + rng_uniform(&R) : kind == 2 ? n - i : i + 1;
+                w[i] = kind == 0 ? (double)(1 + rng_below(&R, 4)) : kind == 1 ? 1 + rng_uniform(&R) : kind == 2 ? n - i
+                     : kind == 3 ? i + 1 : kind == 4 ? (i < n / 2 ? i + 1 : n - i) : 2;
             /* halves and quarters of integer weights: masses that sums meet exactly */
             double ps[] = {1e-9, 0.999999, 0.5, 0.25, rng_uniform(&R)}, p = ps[rep % 5];
             memcpy(copy, w, sizeof(double) * n);
@@ -64,8 +65,15 @@ static void test_nucleus_floor(void)
         }
     memcpy(copy, w, sizeof(double) * 7);
     CHECKF(sample_nucleus_floor(copy, 7, 1) == 0, "the nucleus of all the mass cuts a word");
-    double tie[9] = {3, 1, 1, 1, 3, 1, 1, 1, 4}; /* the pivot (3) and its equals complete the mass exactly */
-    CHECKF(sample_nucleus_floor(tie, 9, 0.625) == 3, "the nucleus of 4, 3, 3 and six 1s at 0.625 is not 4, 3, 3");
+    /* 4, eight 3s and four 1s at 0.875: the 4 and the 3s hold 28 of 32 exactly, so wherever a 3 is
+     * the pivot, it and its equals complete the mass with words below them left */
+    double base[13] = {4, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 1}, tie[13];
+    int tie_bad = 0;
+    for (int r = 0; r < 13; r++) {
+        for (int i = 0; i < 13; i++) tie[i] = base[(i + r) % 13];
+        tie_bad += sample_nucleus_floor(tie, 13, 0.875) != 3;
+    }
+    CHECKF(!tie_bad, "%d of 13 orders of 4, eight 3s and four 1s at 0.875: the nucleus is not the 4 and the 3s", tie_bad);
     CHECKF(!bad, "%d of %d nucleus floors differ from sorting's", bad, checks);
     free(w); free(copy);
 }
@@ -343,6 +351,8 @@ int main(void)
     test_distribution(NMT_ARCH_RNNSEARCH, 1.0, V - 1, 1.0, 0, 1, 0.6); /* the one word left out; length^0.6 */
     test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 0.7, 0, 1, 1.0); /* the nucleus */
     test_distribution(NMT_ARCH_RNNSEARCH, 0.8, 4, 0.85, 1, 1, 1.0); /* top-k, then the nucleus, without UNK */
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 3, 0.8, 0, 1, 1.0); /* the top 3, then the nucleus; untempered weights */
+    test_distribution(NMT_ARCH_RNNSEARCH, 1.0, 0, 0.8, 1, 1, 1.0); /* the nucleus of all words but UNK */
     test_distribution(NMT_ARCH_FERTDEC, 1.5, 0, 0.9, 0, 1, 1.0);
     test_cold();
     test_api();

@@ -3,7 +3,8 @@
  * when it draws EOS or reaches its sentence's length limit. A draw keeps its words in a flat
  * array, since draws never branch. Words are drawn by an exponential race whose noise is keyed by
  * (draw, step, word id), not by column: a batch's shortlist that holds more words changes a
- * draw only where one of the extra words wins it, as it would change the beam's output. */
+ * draw only where one of the extra words wins it, as it would change the beam's output (or, with
+ * top-k or top-p, where the extra words move the cut). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,20 +69,16 @@ static void race(double *best, int *pick, int c, double w, uint64_t key, const i
     if (k < *best) *best = k, *pick = c;
 }
 
-static double median3(double a, double b, double c)
-{
-    return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
-}
-
 double sample_nucleus_floor(double *w, int n, double p)
 {
     double total = 0, above = 0, mx = 0; /* above: the weights known to lie above w[0..n) */
+    uint64_t pick = (uint64_t)n;         /* pivots by a fixed hash: linear on any order of weights */
     for (int i = 0; i < n; i++) total += w[i], mx = fmax(mx, w[i]);
     double target = p * total;
     if (!(target > 0) || p >= 1) return p >= 1 ? 0 : mx;
     if (mx >= target) return mx; /* the most probable word alone: common, and spares the select */
     while (n > 0) {
-        double piv = median3(w[0], w[n / 2], w[n - 1]), sg = 0, se = 0;
+        double piv = w[rng_mix64(++pick) % (uint64_t)n], sg = 0, se = 0;
         int lt = 0, i = 0, gt = n; /* [0, lt) above the pivot, [lt, i) equal to it, [gt, n) below */
         while (i < gt) {
             double x = w[i];

@@ -35,7 +35,7 @@ struct pool_job {
     const char *const *src;  /* [n] tokenized */
     const int *n_words;      /* [n] words of each (for the word cap) */
     nmt_translate_opts o;    /* beam, normalize (with length_alpha), no_unk, max_ratio group batches (and, for
-                                sampling, n_best, sample_topk, temperature, seed); n_best and attention
+                                sampling, n_best, sample_topk, sample_topp, temperature, seed); n_best and attention
                                 are per job otherwise; precision and shortlist are the pool's */
     pool_done_fn done;       /* called once, from a decoder thread, when all n are translated */
     void *user;

@@ -110,8 +110,11 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "sample")) return bool_field(it, &r->o.sample, msg, cap);
     if (!strcmp(k, "sample_topk")) return int_field(it, 0, 1000000, &r->o.sample_topk, msg, cap);
     if (!strcmp(k, "sample_topp")) { /* (0, 1]: an empty nucleus draws nothing */
-        int st = num_field(it, 0, 1, &r->o.sample_topp, msg, cap);
-        return st || r->o.sample_topp > 0 ? st : refuse(400, msg, cap, "\"sample_topp\" 0 out of range (0, 1]");
+        if (!cJSON_IsNumber(it)) return refuse(400, msg, cap, "\"sample_topp\" must be a number");
+        double v = it->valuedouble;
+        if (!(v > 0 && v <= 1)) return refuse(400, msg, cap, "\"sample_topp\" %.15g out of range (0, 1]", v);
+        r->o.sample_topp = v;
+        return 0;
     }
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);

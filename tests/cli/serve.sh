@@ -172,6 +172,7 @@ expect "seed without sample" 400 'goes with \\"sample\\": true' POST /translate 
 expect "beam with sample" 400 'does not apply' POST /translate $J '{"text": "a dog .", "sample": true, "beam": 3}'
 expect "temperature 0" 400 '\\"temperature\\" 0 out of range' POST /translate $J '{"text": "a dog .", "sample": true, "temperature": 0}'
 expect "sample_topp 0" 400 '\\"sample_topp\\" 0 out of range \(0, 1\]' POST /translate $J '{"text": "a dog .", "sample": true, "sample_topp": 0}'
+expect "sample_topp -0.5" 400 '\\"sample_topp\\" -0.5 out of range \(0, 1\]' POST /translate $J '{"text": "a dog .", "sample": true, "sample_topp": -0.5}'
 expect "sample_topp without sample" 400 '\\"sample_topp\\" goes with' POST /translate $J '{"text": "a dog .", "sample_topp": 0.5}'
 
 # a client that sends one byte a second is cut off (--request-timeout 3), and the server goes on
