@@ -11,6 +11,7 @@
 
 #include "data/corpus.h"
 #include "eval/bleu.h"
+#include "eval/bootstrap.h"
 #include "eval/chrf.h"
 #include "cmd.h"
 #include "opt.h"
@@ -18,11 +19,14 @@
 
 #define MAX_REFS 64
 #define MAX_REFS_STR "64"
+#define MAX_SYS 64 /* parse_input says so */
+#define BS_SEED 12345 /* sacreBLEU's default SACREBLEU_SEED */
 #define VERSION "nmt-" NMT_VERSION_STRING
 
 static const char bleu_usage[] =
     "Usage: nmt bleu [options] REF [REF...] < HYP\n"
     "       nmt bleu [options] -i HYP REF [REF...]\n"
+    "       nmt bleu [options] REF [REF...] -i BASELINE SYS [SYS...] --paired-bs\n"
     "\n"
     "Scores the hypothesis HYP against one or more reference files (UTF-8, one segment per line,\n"
     "line k of every file belonging together) with BLEU and/or chrF2, computed exactly as\n"
@@ -39,6 +43,9 @@ static const char bleu_after[] =
     "  (one line): the score, the 1- to 4-gram precisions, the brevity penalty, the ratio\n"
     "  hyp_len / ref_len and the token counts. chrF2 prints its signature and score.\n"
     "With --sentence and both metrics, the two are separated by a tab.\n"
+    "--paired-bs (sacreBLEU's paired bootstrap resampling, BLEU only) prints the signature, then one\n"
+    "line per system: its name, its BLEU, the resampled mean and 95% interval, and for each system\n"
+    "after the baseline the p-value of its difference from the baseline ('*' below 0.05).\n"
     "Exit status: 0 success, 1 unreadable or mismatched input, 2 bad usage.\n";
 
 /* ---------------- input ---------------- */
@@ -58,8 +65,10 @@ static int text_load(textfile *t, const char *path)
 
 struct args {
     bleu_opts bleu;
-    int do_bleu, do_chrf, sentence, score_only, json;
+    int do_bleu, do_chrf, sentence, score_only, json, paired, bs_n;
     long width;
+    const char *inputs[MAX_SYS]; /* -i's files: the hypothesis, or with --paired-bs the systems */
+    int ninputs;
     const char *files[MAX_REFS + 1]; /* the hypothesis ("-": standard input), then the references */
     int nfiles;
 };
@@ -99,6 +108,18 @@ static const char *parse_metrics(void *dst, const char *val, int nth)
     return NULL;
 }
 
+/* -i FILE [FILE...] (sacreBLEU's nargs): every value is a file; dst NULL asks whether the next
+ * argument is one more. */
+static const char *parse_input(void *dst, const char *val, int nth)
+{
+    (void)nth;
+    struct args *a = dst;
+    if (!a) return NULL;
+    if (a->ninputs == MAX_SYS) return "too many files (at most 64)";
+    a->inputs[a->ninputs++] = val;
+    return NULL;
+}
+
 static const char *parse_smooth(void *dst, const char *val, int nth)
 {
     (void)nth;
@@ -126,15 +147,32 @@ static const char *parse_langpair(void *dst, const char *val, int nth)
 #define ORDER_HINT "the order is sacreBLEU's: nmt bleu REF [REF...] < HYP, or nmt bleu -i HYP REF [REF...] " \
                    "(the hypothesis no longer comes first)"
 
+/* --paired-bs: the systems are -i's files, the references the arguments; BLEU alone, as text. */
+static int paired_args(struct args *a, int nrefs)
+{
+    if (a->ninputs < 2) return usage_error("--paired-bs compares systems with a baseline: -i BASELINE SYS [SYS...]");
+    if (a->do_chrf || !a->do_bleu) return usage_error("--paired-bs scores BLEU only");
+    if (a->sentence || a->json || a->score_only)
+        return usage_error("--paired-bs prints its own lines: not with --sentence, --format json or --score-only");
+    a->nfiles = nrefs + 1;
+    return OPT_GO;
+}
+
 /* Returns OPT_GO, or the exit status after --help or a usage error. */
 static int parse_args(struct args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
     a->do_bleu = 1;
     a->width = 4;
-    const char *input = NULL, *target = NULL;
+    a->bs_n = 1000;
+    const char *target = NULL;
     opt table[] = {
-        OPT_STR("-i --input", &input, "HYP", "the hypothesis file (default: standard input)"),
+        {.names = "-i --input", .kind = OPTK_FN, .dst = a, .fn = parse_input, .flags = OPT_MORE, .arg = "HYP",
+         .help = "the hypothesis file (default: standard input); with --paired-bs the\n"
+                 "baseline, then the systems compared with it"},
+        OPT_FLAG("--paired-bs", &a->paired, 1, "paired bootstrap resampling of BLEU (as sacreBLEU's --paired-bs;\n"
+                 "seed 12345)"),
+        OPT_INT("--paired-bs-n", &a->bs_n, 40, 1000000, "N", "resamples for --paired-bs (default {})"),
         OPT_FN("-t -tok --tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
         OPT_FLAG("-lc --lowercase", &a->bleu.lowercase, 1, "case-insensitive: lowercase hypothesis and references"),
         {.names = "-m --metrics", .kind = OPTK_FN, .dst = a, .fn = parse_metrics, .flags = OPT_MORE, .arg = "LIST",
@@ -158,13 +196,20 @@ static int parse_args(struct args *a, int argc, char **argv)
     if (target && a->do_bleu && !opt_given(&c, "--tokenize") && (!strcmp(target, "zh") || !strcmp(target, "ja") || !strcmp(target, "ko")))
         return usage_error("-l: sacreBLEU scores a '%s' target with a tokenizer of its own, which nmt bleu does not have; "
                            "give -tok 13a, intl or none", target);
+    if (!a->paired && opt_given(&c, "--paired-bs-n")) return usage_error("--paired-bs-n goes with --paired-bs");
+    /* without --paired-bs, -i names one hypothesis: files after it are references (nmt bleu -i HYP REF) */
+    for (int i = 1; i < a->ninputs && !a->paired; i++) {
+        if (nrefs == MAX_REFS) return usage_error("at most " MAX_REFS_STR " reference files");
+        a->files[1 + nrefs++] = a->inputs[i];
+    }
     if (nrefs < 1) return usage_error("expected at least one REF; %s", ORDER_HINT);
     for (int i = 1; i <= nrefs; i++)
         if (!strcmp(a->files[i], "-"))
             return usage_error("a REF cannot be '-': standard input is the hypothesis (or -i HYP)");
-    if (!input && isatty(STDIN_FILENO))
+    if (a->paired) return paired_args(a, nrefs);
+    if (!a->ninputs && isatty(STDIN_FILENO))
         return usage_error("no hypothesis: standard input is a terminal; %s", ORDER_HINT);
-    a->files[0] = input ? input : "-";
+    a->files[0] = a->ninputs ? a->inputs[0] : "-";
     a->nfiles = nrefs + 1;
     if (a->sentence && a->json && !a->score_only)
         return usage_error("--format json is for corpus scores, not --sentence");
@@ -299,11 +344,75 @@ static int print_corpus(const struct args *a, const sigs *g, const bleu_stats *b
     return CMD_OK;
 }
 
+/* System k's per-segment statistics against the references ref[0..nrefs), each file already
+ * checked to have nseg lines. */
+static int segment_stats(bleu_stats *seg, const textfile *sys, const textfile *ref, int nrefs, const char **refs,
+                         const bleu_opts *o)
+{
+    for (long l = 0; l < sys->nlines; l++) {
+        nmt_err err = {0};
+        for (int r = 0; r < nrefs; r++) refs[r] = ref[r].line[l];
+        if (bleu_add_sentence(&seg[l], sys->line[l], refs, nrefs, o, &err)) {
+            fprintf(stderr, "nmt bleu: error: %s:%ld: %s\n", sys->path, l + 1, err.msg);
+            return CMD_ERR;
+        }
+    }
+    return CMD_OK;
+}
+
+static void print_paired(const struct args *a, const char *sig, const bleu_bs *bs)
+{
+    int w = (int)a->width;
+    printf("BLEU|%s, paired bootstrap: %d resamples, seed %d\n", sig, a->bs_n, BS_SEED);
+    for (int s = 0; s < a->ninputs; s++) {
+        printf("%s%s\tBLEU %.*f (mean %.*f +- %.*f)", s ? "" : "Baseline: ", a->inputs[s], w, bs[s].score, w, bs[s].mean, w,
+               bs[s].ci);
+        if (s) printf(" (p = %.4f)%s", bs[s].p, bs[s].p < 0.05 ? " *" : "");
+        putchar('\n');
+    }
+}
+
+/* --paired-bs: every system against the references, resampled together. */
+static int run_paired(const struct args *a)
+{
+    int nrefs = a->nfiles - 1, nsys = a->ninputs, rc = CMD_OK;
+    textfile *t = calloc((size_t)(nrefs + nsys), sizeof *t);
+    const char **refs = calloc((size_t)nrefs, sizeof *refs);
+    bleu_stats **seg = calloc((size_t)nsys, sizeof *seg);
+    bleu_bs *bs = calloc((size_t)nsys, sizeof *bs);
+    if (!t || !refs || !seg || !bs) rc = CMD_ERR, fprintf(stderr, "nmt bleu: error: out of memory\n");
+    for (int i = 0; i < nrefs + nsys && rc == CMD_OK; i++) rc = text_load(&t[i], i < nrefs ? a->files[1 + i] : a->inputs[i - nrefs]);
+    for (int i = 1; i < nrefs + nsys && rc == CMD_OK; i++)
+        if (t[i].nlines != t[0].nlines)
+            rc = CMD_ERR, fprintf(stderr, "nmt bleu: error: %s has %ld lines but %s has %ld\n", t[0].path, t[0].nlines,
+                                  t[i].path, t[i].nlines);
+    if (rc == CMD_OK && t[0].nlines == 0) rc = CMD_ERR, fprintf(stderr, "nmt bleu: error: %s has no lines to score\n", t[0].path);
+    for (int s = 0; s < nsys && rc == CMD_OK; s++) {
+        seg[s] = calloc((size_t)t[0].nlines, sizeof **seg);
+        if (!seg[s]) rc = CMD_ERR, fprintf(stderr, "nmt bleu: error: out of memory\n");
+        else rc = segment_stats(seg[s], &t[nrefs + s], t, nrefs, refs, &a->bleu);
+    }
+    nmt_err err = {0};
+    if (rc == CMD_OK && bleu_paired_bootstrap(bs, (const bleu_stats *const *)seg, nsys, t[0].nlines, a->bs_n, BS_SEED,
+                                              &a->bleu, &err))
+        rc = CMD_ERR, fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+    if (rc == CMD_OK) {
+        char sig[256];
+        bleu_signature(sig, sizeof sig, &a->bleu, nrefs, VERSION);
+        print_paired(a, sig, bs);
+    }
+    for (int i = 0; t && i < nrefs + nsys; i++) textfile_free(&t[i]);
+    for (int s = 0; seg && s < nsys; s++) free(seg[s]);
+    free(t); free(refs); free(seg); free(bs);
+    return rc;
+}
+
 int cmd_bleu(int argc, char **argv)
 {
     struct args a;
     int rc = parse_args(&a, argc, argv);
     if (rc != OPT_GO) return rc;
+    if (a.paired) return run_paired(&a);
 
     int nfiles = a.nfiles, nrefs = a.nfiles - 1;
     textfile *t = calloc((size_t)nfiles, sizeof *t);

@@ -240,5 +240,25 @@ if [ -w /dev/full ]; then
     check "full disk on stdout: exit 1" [ "$rc" -eq 1 ]
 fi
 
+# --paired-bs (sacreBLEU's syntax: REF -i BASELINE SYS...): the baseline's BLEU is what nmt bleu
+# gives it alone, a system against itself has p = 1, a far worse one p = 1/1001 (no resample
+# narrows the gap), starred; the statistics themselves are test_bootstrap's
+run refs/ref.fr -i hyps/perturbed.fr hyps/perturbed.fr hyps/heavy.fr --paired-bs
+check "--paired-bs: exit 0" [ "$rc" -eq 0 ]
+check "--paired-bs: the baseline's BLEU" has_out "Baseline: hyps/perturbed.fr	BLEU 50.8636 (mean "
+check "--paired-bs: a system against itself" has_out "(p = 1.0000)"
+check "--paired-bs: a far worse system" has_out "hyps/heavy.fr	BLEU 7.4275 (mean 7.4203 +- 0.7071) (p = 0.0010) *"
+check "--paired-bs: the signature and resamples" has_out "version:nmt-$("$bin" --version | sed 's/^nmt //'), paired bootstrap: 1000 resamples, seed 12345"
+run refs/ref.fr -i hyps/perturbed.fr --paired-bs
+check "--paired-bs with one system: exit 2" [ "$rc" -eq 2 ]
+check "--paired-bs with one system: message" has_err "--paired-bs compares systems with a baseline"
+run refs/ref.fr -i hyps/perturbed.fr hyps/heavy.fr --paired-bs --chrf
+check "--paired-bs with chrF: refused" has_err "--paired-bs scores BLEU only"
+run -i hyps/perturbed.fr refs/ref.fr --paired-bs-n 100
+check "--paired-bs-n alone: refused" has_err "--paired-bs-n goes with --paired-bs"
+run refs/ref.fr -i hyps/perturbed.fr hyps/reversed20.fr --paired-bs
+check "--paired-bs, a system of other length: exit 1" [ "$rc" -eq 1 ]
+check "--paired-bs, a system of other length: message" has_err "has 1000 lines but hyps/reversed20.fr has 20"
+
 echo "bleu: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
