@@ -135,8 +135,8 @@ static int parse_long(const opt_cmd *c, const char *name, const char *s, const o
     long v = strtol(s, &end, 10);
     long lo = o->lo <= (double)LONG_MIN ? LONG_MIN : (long)o->lo;
     long hi = o->hi >= (double)LONG_MAX ? LONG_MAX : (long)o->hi;
-    if (!*s || *end || errno) return usage_error(c, "%s '%s': not an integer", name, s);
-    if (v < lo || v > hi) return usage_error(c, "%s %ld: out of range [%ld, %ld]", name, v, lo, hi);
+    if (!*s || *end) return usage_error(c, "%s '%s': not an integer", name, s);
+    if (errno || v < lo || v > hi) return usage_error(c, "%s %s: out of range [%ld, %ld]", name, s, lo, hi); /* ERANGE: past a long */
     *out = v;
     return 0;
 }
@@ -147,9 +147,11 @@ static int parse_double(const opt_cmd *c, const char *name, const char *s, const
     errno = 0;
     double v = strtod(s, &end);
     int open_hi = (o->flags & OPT_BELOW_HI) != 0, open_lo = (o->flags & OPT_ABOVE_LO) != 0;
-    if (!*s || *end || errno || v != v) return usage_error(c, "%s '%s': not a number", name, s);
+    /* ERANGE alone is no error: an underflow reads as the nearest double (0 or subnormal), an
+     * overflow as infinity, and the range below judges either */
+    if (!*s || *end || v != v) return usage_error(c, "%s '%s': not a number", name, s);
     if (v < o->lo || v > o->hi || (open_hi && v == o->hi) || (open_lo && v == o->lo))
-        return usage_error(c, "%s %g: out of range %s%g, %g%s", name, v, open_lo ? "(" : "[", o->lo, o->hi, open_hi ? ")" : "]");
+        return usage_error(c, "%s %s: out of range %s%g, %g%s", name, s, open_lo ? "(" : "[", o->lo, o->hi, open_hi ? ")" : "]");
     *out = v;
     return 0;
 }

@@ -102,6 +102,12 @@ cmp -s "$T/p0" "$T/g1" && ok || bad "--sample-topp 1e-9 drew otherwise than gree
 $TS --seed 5 --sample-topp 1 < "$T/v6" > "$T/p1"
 cmp -s "$T/p1" "$T/hyp" && ok || bad "--sample-topp 1 drew otherwise than no nucleus"
 expect_fail "--sample-topp 0" 2 "--sample-topp 0: out of range \\(0, 1\\]" sh -c "$TS --sample-topp 0 < $T/v6"
+# a value past a double's or a long's range is judged by the option's range, not called "not a
+# number": 1e-320 underflows to a subnormal, which is in (0, 1] (and draws greedily)
+$TS --seed 5 --sample-topp 1e-320 < "$T/v6" > "$T/p00"
+cmp -s "$T/p00" "$T/g1" && ok || bad "--sample-topp 1e-320 was refused or drew otherwise than greedy search: $(head -c 200 "$T/p00")"
+expect_fail "--temperature 1e999" 2 "--temperature 1e999: out of range \\[0.001, 100\\]" sh -c "$TS --temperature 1e999 < $T/v6"
+expect_fail "--beam past a long" 2 "--beam 99999999999999999999: out of range \\[1, 1000\\]" sh -c "$TR --beam 99999999999999999999 < $T/v6"
 expect_fail "--sample-topp without --sample" 2 "--sample-topp goes with --sample" sh -c "$TR --sample-topp 0.9 < $T/v6"
 expect_fail "--beam with --sample" 2 "--beam does not apply" sh -c "$TR --sample < $T/v6"
 # --normalize / --no-normalize, the old spellings of --length-norm / --no-length-norm: the same
