@@ -123,6 +123,13 @@ static int check_opts(const bleu_opts *o, nmt_err *err)
     return NMT_OK;
 }
 
+void bleu_stats_add(bleu_stats *acc, const bleu_stats *x)
+{
+    acc->hyp_len += x->hyp_len;
+    acc->ref_len += x->ref_len;
+    for (int k = 0; k < BLEU_MAX_ORDER; k++) acc->match[k] += x->match[k], acc->total[k] += x->total[k];
+}
+
 int bleu_add_sentence(bleu_stats *st, const char *hyp, const char *const *refs, int nrefs,
                       const bleu_opts *opts, nmt_err *err)
 {
@@ -203,12 +210,7 @@ int bleu_add_sentence(bleu_stats *st, const char *hyp, const char *const *refs, 
             add.match[n - 1] += counts[i] < refmax[i] ? counts[i] : refmax[i];
         }
     }
-    st->hyp_len += add.hyp_len;
-    st->ref_len += add.ref_len;
-    for (int n = 0; n < BLEU_MAX_ORDER; n++) {
-        st->match[n] += add.match[n];
-        st->total[n] += add.total[n];
-    }
+    bleu_stats_add(st, &add);
     rc = NMT_OK;
     goto done;
 nomem:

@@ -66,6 +66,9 @@ typedef struct bleu_score {
 int bleu_add_sentence(bleu_stats *st, const char *hyp, const char *const *refs, int nrefs,
                       const bleu_opts *opts, nmt_err *err);
 
+/* acc += x: statistics of two sets of segments summed (corpus BLEU adds them up). */
+void bleu_stats_add(bleu_stats *acc, const bleu_stats *x);
+
 /* The score from accumulated statistics, with opts' smoothing and effective order. */
 int bleu_compute(bleu_score *out, const bleu_stats *st, const bleu_opts *opts, nmt_err *err);
 

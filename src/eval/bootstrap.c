@@ -8,13 +8,6 @@
 #include "base/err.h"
 #include "base/rng.h"
 
-static void stats_add(bleu_stats *acc, const bleu_stats *x)
-{
-    acc->hyp_len += x->hyp_len;
-    acc->ref_len += x->ref_len;
-    for (int k = 0; k < BLEU_MAX_ORDER; k++) acc->match[k] += x->match[k], acc->total[k] += x->total[k];
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -31,7 +24,7 @@ static int resample_all(double *sc, const bleu_stats *const *seg, int nsys, long
         memset(acc, 0, sizeof *acc * (size_t)nsys);
         for (long i = 0; i < nseg; i++) {
             long j = (long)rng_below(&g, (uint64_t)nseg);
-            for (int s = 0; s < nsys; s++) stats_add(&acc[s], &seg[s][j]);
+            for (int s = 0; s < nsys; s++) bleu_stats_add(&acc[s], &seg[s][j]);
         }
         for (int s = 0; s < nsys; s++) {
             bleu_score b;
@@ -74,7 +67,7 @@ int bleu_paired_bootstrap(bleu_bs *out, const bleu_stats *const *seg, int nsys, 
                         nseg, R);
     for (int s = 0; s < nsys; s++) {
         bleu_stats all = {0};
-        for (long i = 0; i < nseg; i++) stats_add(&all, &seg[s][i]);
+        for (long i = 0; i < nseg; i++) bleu_stats_add(&all, &seg[s][i]);
         bleu_score b;
         int rc = bleu_compute(&b, &all, o, err);
         if (rc) return rc;

@@ -129,16 +129,6 @@ done:
 }
 
 /* ------------------------------------------------------------------ scores */
-static void stats_add(bleu_stats *a, const bleu_stats *b)
-{
-    a->hyp_len += b->hyp_len;
-    a->ref_len += b->ref_len;
-    for (int k = 0; k < BLEU_MAX_ORDER; k++) {
-        a->match[k] += b->match[k];
-        a->total[k] += b->total[k];
-    }
-}
-
 void report_free(report *r)
 {
     if (!r) return;
@@ -240,14 +230,14 @@ static int count_system(const report *r, report_sums *m, const report_input *in,
     for (long i = 0; i < in->n; i++) {
         bleu_stats st = {0};
         if ((rc = add_line(&st, sy->hyp[i], in->ref[i], &in->bleu, sy->hyp_name, i, err))) return rc;
-        stats_add(&m->all[s], &st);
-        stats_add(&m->bucket[(size_t)report_bucket_of(m->len[i]) * ns + s], &st);
+        bleu_stats_add(&m->all[s], &st);
+        bleu_stats_add(&m->bucket[(size_t)report_bucket_of(m->len[i]) * ns + s], &st);
         if (!r->known || !r->known[i]) continue;
         if (sy->hyp_nounk) {
             st = (bleu_stats){0};
             if ((rc = add_line(&st, sy->hyp_nounk[i], in->ref[i], &in->bleu, sy->nounk_name, i, err))) return rc;
         }
-        stats_add(&m->nounk[s], &st);
+        bleu_stats_add(&m->nounk[s], &st);
     }
     return NMT_OK;
 }
