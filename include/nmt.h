@@ -20,8 +20,9 @@
  * Speed: OpenBLAS chooses its kernels when it loads, and an OpenBLAS older than the CPU (Debian
  * 12's 0.3.21 on Emerald Rapids, say) falls back to SSE3 ones, several times slower; on other
  * CPUs its choice is merely not the fastest. The `nmt` program times the candidates once per CPU
- * model and restarts itself with the fastest (nmt_blas_speed); a program linking libnmt cannot be
- * restarted by a library, so run it with OPENBLAS_CORETYPE set (`nmt blas-kernels` shows which).
+ * model, oneDNN's matmul among them, and restarts itself with the fastest (nmt_blas_speed); a
+ * program linking libnmt cannot be restarted by a library, so run it with OPENBLAS_CORETYPE set, or
+ * NMT_GEMM=onednn where `nmt blas-kernels` shows oneDNN (read at the first product).
  * `OPENBLAS_VERBOSE=2 program` prints the kernels in use.
  */
 #ifndef NMT_H

@@ -9,7 +9,7 @@
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
 # BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
-# BENCH_EXTRA (1: also time C with OpenBLAS's AVX-512 kernels forced), BENCH_QUICK (1: a smoke
+# BENCH_EXTRA (1: also time C with OpenBLAS's AVX-512 kernels forced, and with NMT_GEMM=onednn), BENCH_QUICK (1: a smoke
 # test with a few updates, figures meaningless). It is a benchmark, not a test: it exits 0
 # whatever it measures, and non-zero only when the benchmark programs cannot be built.
 set -u
@@ -210,6 +210,8 @@ for cfg in $CONFIGS; do
     while [ $r -le "$(rounds "$cfg")" ]; do
         run_c "$cfg" "$r" C
         if [ "$BF16" = 1 ]; then run_c "$cfg" "$r" C-bf16; fi
+        # the FP32 products on oneDNN's matmul (the candidate nmt's timing may choose), beside each C run
+        if [ "$EXTRA" = 1 ]; then run_c "$cfg" "$r" C-onednn NMT_GEMM=onednn; fi
         if [ $HAVE_REF = 1 ]; then run_ref "$cfg" "$r"; fi
         r=$((r + 1))
     done
@@ -226,13 +228,15 @@ awk -F'\t' -v peak="${PEAKT:-0}" -v havref=$HAVE_REF '
     END {
         printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %s\n", "config", "C tok/s (runs)", "reference tok/s", "ratio C/ref", "C %pk", "ref %pk", "C RSS MiB", "ref RSS MiB", "MFLOP/tok (corpus)"
         for (i = 1; i <= nc; i++) {
-            c = name[i]; kc = c SUBSEP "C"; kr = c SUBSEP "torch"; ka = c SUBSEP "C-avx512"; kb = c SUBSEP "C-bf16"
+            c = name[i]; kc = c SUBSEP "C"; kr = c SUBSEP "torch"; ka = c SUBSEP "C-avx512"; kb = c SUBSEP "C-bf16"; ko = c SUBSEP "C-onednn"
             mc = n[kc] ? sum[kc] / n[kc] : 0; mr = n[kr] ? sum[kr] / n[kr] : 0; f = n[kc] ? fl[c] / n[kc] : 0
             printf "%-6s %-22s %-22s %-13s %-7s %-7s %-11s %-11s %.1f (%.1f)\n", toupper(c), n[kc] ? tps[kc] : "-", n[kr] ? tps[kr] : (havref ? "failed" : "n/a"),
                 (mc && mr) ? sprintf("%.2f", mc / mr) : "-", (mc && peak) ? sprintf("%.0f%%", 100 * mc * f / 1000 / peak) : "-",
                 (ngr[c] && peak) ? sprintf("%.0f%%", 100 * gr[c] / ngr[c] / peak) : "-", n[kc] ? sprintf("%.0f/%.0f", rsst[kc], rss[kc]) : "-", n[kr] ? sprintf("%.0f", rss[kr]) : "-", f, flc[c]
             if (n[kb]) printf "%-6s %-22s (C with --precision bf16, run beside each C run; %.2f x the FP32 C runs%s)\n", "", tps[kb], sum[kb] / n[kb] / mc,
                                n[kr] ? sprintf(", %.2f x the reference", sum[kb] / n[kb] / mr) : ""
+            if (n[ko]) printf "%-6s %-22s (C with NMT_GEMM=onednn, run beside each C run; %.2f x the default C runs, %.0f%% of the peak)\n", "", tps[ko], sum[ko] / n[ko] / mc,
+                               peak ? 100 * sum[ko] / n[ko] * f / 1000 / peak : 0
             if (n[ka]) printf "%-6s %-22s (C with OPENBLAS_CORETYPE=SkylakeX; %.2f x the default C runs)\n", "", tps[ka], sum[ka] / n[ka] / mc
         }
         print "(% of the " (peak ? peak : "?") " GFLOP/s SGEMM peak: matrix-product FLOPs of each side'"'"'s own timed batches, counted"

@@ -1,10 +1,12 @@
-/* blas_kernels.c: which of OpenBLAS's kernels nmt runs with, and `nmt blas-kernels`. OpenBLAS
- * picks its kernels when it loads, and its pick is not always the fastest on the model's products
+/* blas_kernels.c: which kernels run nmt's FP32 products, and `nmt blas-kernels`. OpenBLAS picks
+ * its kernels when it loads, and its pick is not always the fastest on the model's products
  * (Cooperlake's on Zen 4 train SMALL 15% slower than SkylakeX's; on a CPU it does not know it
- * falls back to SSE3). So at the first run on a CPU model nmt times every candidate the CPU can
- * run, one child process each, keeps the fastest in a cache file, and restarts itself once with
- * OPENBLAS_CORETYPE naming it (OpenBLAS's own choice stays unless another is more than 3% faster). A user's OPENBLAS_CORETYPE wins; NMT_BLAS_AUTOTUNE=0 keeps
- * OpenBLAS's own choice, corrected only where it fell back below AVX2 (docs/CLI.md). */
+ * falls back to SSE3), and oneDNN's matmul can beat all of them (NMT_GEMM=onednn). So at the first
+ * run on a CPU model nmt times every candidate the CPU can run, one child process each, keeps the
+ * fastest in a cache file, and restarts itself once with OPENBLAS_CORETYPE naming it, or sets
+ * NMT_GEMM=onednn (OpenBLAS's own choice stays unless another is more than 3% faster). A user's
+ * OPENBLAS_CORETYPE or NMT_GEMM wins; NMT_BLAS_AUTOTUNE=0 keeps OpenBLAS's own choice, corrected
+ * only where it fell back below AVX2 (docs/CLI.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +42,16 @@ static const struct {
     {"SkylakeX", {"avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd"}},
     {"Cooperlake", {"avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512_bf16"}},
 };
+
+/* the candidate that is oneDNN's matmul rather than a set of OpenBLAS's kernels */
+#define ONEDNN "oneDNN"
+
+/* what NMT_GEMM asks for: 0 unset (nmt chooses), 1 openblas, 2 onednn, -1 anything else */
+static int gemm_env(void)
+{
+    const char *v = getenv("NMT_GEMM");
+    return !v ? 0 : !strcmp(v, "openblas") ? 1 : !strcmp(v, "onednn") ? 2 : -1;
+}
 
 typedef struct tune {
     char key[512];   /* "vendor family model; OpenBLAS version; candidates" */
@@ -100,6 +112,12 @@ static int tune_init(tune *t, const char *own)
         snprintf(t->name[t->n++], NAMELEN, "%s", name);
         len += snprintf(list + len, sizeof list - len, " %.*s", NAMELEN - 1, name);
     }
+#ifndef NMT_REAL_DOUBLE
+    if (gemm_env() == 0 && t->n < MAXC) { /* NMT_GEMM=openblas leaves OpenBLAS's sets alone */
+        snprintf(t->name[t->n++], NAMELEN, "%s", ONEDNN);
+        len += snprintf(list + len, sizeof list - len, " %s", ONEDNN);
+    }
+#endif
     snprintf(t->key, sizeof t->key, "%s %s %s; %s;%s", vendor, family, model, version, list);
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg) snprintf(t->path, sizeof t->path, "%s/nmt/blas-kernels", xdg);
@@ -201,8 +219,8 @@ static int cache_write(const tune *t)
 
 /* ------------------------------------------------------------------ timing */
 
-/* Runs `nmt blas-kernels ARG` with OPENBLAS_CORETYPE=core (NULL: unset, OpenBLAS's own choice)
- * and its standard output into buf; 0 when it exited 0. */
+/* Runs `nmt blas-kernels ARG` with OPENBLAS_CORETYPE=core (NULL: unset, OpenBLAS's own choice;
+ * ONEDNN: unset and NMT_GEMM=onednn) and its standard output into buf; 0 when it exited 0. */
 static int run_child(const char *core, const char *arg, char *buf, size_t cap)
 {
     int fd[2];
@@ -210,8 +228,9 @@ static int run_child(const char *core, const char *arg, char *buf, size_t cap)
     if (pipe(fd)) return -1;
     pid_t pid = fork();
     if (pid == 0) {
-        if (core) setenv("OPENBLAS_CORETYPE", core, 1);
+        if (core && strcmp(core, ONEDNN)) setenv("OPENBLAS_CORETYPE", core, 1);
         else unsetenv("OPENBLAS_CORETYPE");
+        if (core && !strcmp(core, ONEDNN)) setenv("NMT_GEMM", "onednn", 1);
         int null = open("/dev/null", O_WRONLY);
         dup2(fd[1], 1);
         if (null >= 0) dup2(null, 2); /* OpenBLAS's "Core not found" */
@@ -269,7 +288,7 @@ static int measure(tune *t)
 
 static void say_timed(const tune *t)
 {
-    fprintf(stderr, "[M::nmt] OpenBLAS's kernels on this CPU, timed once on the model's products (GFLOP/s, 1 thread):");
+    fprintf(stderr, "[M::nmt] the FP32 products' kernels on this CPU, timed once on the model's products (GFLOP/s, 1 thread):");
     for (int i = 0; i < t->n; i++) fprintf(stderr, " %s %.1f%s", t->name[i], t->gflops[i], i ? "" : " (its own choice)");
     fprintf(stderr, "; nmt runs %s%s%s\n", t->best, t->path[0] ? ", kept in " : "", t->path);
 }
@@ -321,18 +340,30 @@ static const char *chosen(tune *t, const char *own)
     return fixed_rule(own);
 }
 
-void blas_kernels_choose(char **argv)
+int blas_kernels_choose(char **argv)
 {
-    if (getenv("OPENBLAS_CORETYPE")) return; /* the user's, or this process was restarted with it */
+    int g = gemm_env();
+    if (g < 0) {
+        fprintf(stderr, "nmt: NMT_GEMM=%s: expected openblas or onednn (or unset: nmt chooses)\n", getenv("NMT_GEMM"));
+        return -1;
+    }
+    /* the user's choice, or this process was restarted with nmt's */
+    if (getenv("OPENBLAS_CORETYPE") || g == 2) return 0;
     const char *own = openblas_get_corename();
     tune t;
     const char *want = chosen(&t, own ? own : "Unknown");
-    if (!own || !strcmp(want, own)) return;
+    if (!strcmp(want, ONEDNN)) { /* read at the first product: no restart needed */
+        setenv("NMT_GEMM", "onednn", 1);
+        setenv("NMT_BLAS_CHOSEN", ONEDNN, 1);
+        return 0;
+    }
+    if (!own || !strcmp(want, own)) return 0;
     setenv("OPENBLAS_CORETYPE", want, 1);
     setenv("NMT_BLAS_CHOSEN", want, 1); /* tells the restarted process the setting is nmt's */
     execv("/proc/self/exe", argv); /* returns only on failure: go on with OpenBLAS's own kernels */
     unsetenv("OPENBLAS_CORETYPE");
     unsetenv("NMT_BLAS_CHOSEN");
+    return 0;
 }
 
 const char *blas_kernels_user_pin(void)
@@ -350,19 +381,21 @@ const char *blas_kernels_user_pin(void)
 
 static const char blas_usage[] =
     "Usage: nmt blas-kernels [--retune]\n"
-    "Which of OpenBLAS's kernels nmt runs with on this CPU, and why. OpenBLAS picks its kernels when\n"
-    "it loads; at its first run on a CPU model nmt times every kernel set the CPU can run (OpenBLAS's\n"
-    "own choice, Haswell, Zen, SkylakeX, Cooperlake) on the model's matrix products, one thread, about\n"
-    "a quarter of a second each, keeps the fastest in $XDG_CACHE_HOME/nmt/blas-kernels (else\n"
-    "~/.cache/nmt/blas-kernels), one line per CPU model and OpenBLAS version, and restarts with\n"
-    "OPENBLAS_CORETYPE naming it. OPENBLAS_CORETYPE set by the user wins; NMT_BLAS_AUTOTUNE=0 keeps\n"
+    "Which kernels run nmt's FP32 matrix products on this CPU, and why. OpenBLAS picks its kernels\n"
+    "when it loads; at its first run on a CPU model nmt times every kernel set the CPU can run\n"
+    "(OpenBLAS's own choice, Haswell, Zen, SkylakeX, Cooperlake) and oneDNN's matmul on the model's\n"
+    "matrix products, one thread, about a quarter of a second each, keeps the fastest in\n"
+    "$XDG_CACHE_HOME/nmt/blas-kernels (else ~/.cache/nmt/blas-kernels), one line per CPU model and\n"
+    "OpenBLAS version, and restarts with OPENBLAS_CORETYPE naming it, or sets NMT_GEMM=onednn.\n"
+    "OPENBLAS_CORETYPE or NMT_GEMM (openblas, onednn) set by the user wins; NMT_BLAS_AUTOTUNE=0 keeps\n"
     "OpenBLAS's own choice (corrected only where it fell back below AVX2 on an AVX2 CPU).\n\n";
 
 /* the line saying which kernels a plain nmt command runs, and why */
 static void show_choice(tune *t, const char *own, int named)
 {
     const char *env = getenv("OPENBLAS_CORETYPE");
-    if (env) printf("nmt runs    %s: OPENBLAS_CORETYPE is set%s\n", env,
+    if (gemm_env() == 2) printf("nmt runs    %s: NMT_GEMM=onednn is set\n", ONEDNN);
+    else if (env) printf("nmt runs    %s: OPENBLAS_CORETYPE is set%s\n", env,
                     blas_kernels_user_pin() ? " (AVX2 kernels on an AVX-512 CPU: unset it to let nmt choose)" : "");
     else if (!autotune_on()) printf("nmt runs    %s: NMT_BLAS_AUTOTUNE=0 (OpenBLAS's own choice, or the AVX2/AVX-512 family for its SSE3 fallback)\n", fixed_rule(own));
     else if (!named || t->n < 2) printf("nmt runs    %s: nothing to choose from\n", fixed_rule(own));
@@ -417,6 +450,7 @@ int cmd_blas_kernels(int argc, char **argv)
     if (rc != OPT_GO) return rc;
     const char *core = openblas_get_corename();
     if (own_only) { printf("%s\n", core ? core : "Unknown"); return CMD_OK; }
+    if (gemm_env() == 2) core = ONEDNN; /* the products are oneDNN's, whatever OpenBLAS loaded */
     if (!probe_only) return blas_show(retune);
     nmt_err err;
     double g;

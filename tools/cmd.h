@@ -31,9 +31,10 @@ int cmd_serve(int argc, char **argv);
 int cmd_segment(int argc, char **argv);
 int cmd_blas_kernels(int argc, char **argv);
 /* blas_kernels.c: at start-up, before any product, restarts the program once with the OpenBLAS
- * kernels it should run (the fastest timed on this CPU model, cached), unless OPENBLAS_CORETYPE
- * is set. Returns when no restart is needed or it failed. */
-void blas_kernels_choose(char **argv);
+ * kernels it should run, or sets NMT_GEMM=onednn (the fastest timed on this CPU model, cached),
+ * unless OPENBLAS_CORETYPE or NMT_GEMM is set. Returns 0 when no restart is needed or it failed;
+ * -1 (said on stderr) when NMT_GEMM names no kernel. */
+int blas_kernels_choose(char **argv);
 /* The user's OPENBLAS_CORETYPE when it keeps OpenBLAS below the AVX-512 kernels of an AVX-512 CPU
  * (on this project's machine such a pin made training 1.63x slower: docs/RESULTS.md), else NULL;
  * NULL too under NMT_BLAS_AUTOTUNE=0, which asks nmt to leave the kernels alone. */

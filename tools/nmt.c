@@ -55,7 +55,8 @@ static void blas_threads_check(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "blas-kernels")) blas_kernels_choose(argv); /* which shows or redoes it */
+    /* not for blas-kernels, which shows or redoes the choice */
+    if ((argc < 2 || strcmp(argv[1], "blas-kernels")) && blas_kernels_choose(argv)) return 2;
     blas_threads_check();
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

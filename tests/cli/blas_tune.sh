@@ -1,11 +1,14 @@
 #!/bin/sh
-# blas_tune.sh: nmt's choice of OpenBLAS's kernels by timing (tools/blas_kernels.c), in a cache
+# blas_tune.sh: nmt's choice of the FP32 products' kernels by timing (tools/blas_kernels.c: OpenBLAS's
+# kernel sets and oneDNN's matmul), in a cache
 # of its own (XDG_CACHE_HOME): the first run times the candidates and writes this CPU's line
 # (its vendor, family and model as /proc/cpuinfo gives them) and runs the fastest; a line written
 # by hand is then obeyed without timing; a corrupt file (not a cache; a choice that is no
 # candidate) is ignored with a warning naming file:line, and rewritten; another CPU's line is
 # kept; two commands started together time once; the user's OPENBLAS_CORETYPE wins over the cache; NMT_BLAS_AUTOTUNE=0 neither reads nor
-# writes it; a cache that cannot be written is a warning. Which set is fastest is never asserted.
+# writes it; a cache that cannot be written is a warning; a choice of oneDNN is obeyed unless the
+# user's NMT_GEMM says otherwise, and an NMT_GEMM that names no kernel is refused. Which candidate
+# is fastest is never asserted.
 . tests/cli/lib.sh
 unset OPENBLAS_CORETYPE
 export NMT_BLAS_AUTOTUNE=1 # tests/run.sh turns it off for the rest of the suite
@@ -15,6 +18,13 @@ MAGIC='# nmt blas-kernels 1'
 # kept restarting itself is stopped)
 core() { env XDG_CACHE_HOME="$C" "$@" OPENBLAS_VERBOSE=2 timeout 120 "$NMT_BIN" --version > /dev/null 2> "$T/err"; sed -n 's/^Core: //p' "$T/err" | tail -n 1; }
 timed() { grep -q 'timed once' "$T/err"; }
+# the matrix products oneDNN ran in a one-update training (its verbose mode lists each)
+head -n 50 "$NMT_SHARED/data/multi30k/tok/train.en" > "$T/s"; head -n 50 "$NMT_SHARED/data/multi30k/tok/train.fr" > "$T/t"
+dnnl_products() {
+    rm -f "$T/d.nmt" "$T/d.nmt".*
+    env XDG_CACHE_HOME="$C" ONEDNN_VERBOSE=1 "$@" timeout 120 "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/d.nmt" \
+        --emb 4 --hid 4 --att 4 --maxout 2 --max-updates 1 2> /dev/null | grep -c '^onednn_verbose,exec,cpu,matmul'
+}
 if ! grep -qw avx2 /proc/cpuinfo; then
     core > /dev/null
     check "nothing to choose without AVX2: no cache" test ! -e "$F"
@@ -32,7 +42,12 @@ case "$key" in "$cpu; OpenBLAS "*) ok ;; *) bad "cache key '$key' is not this CP
 cands=${key##*; }
 own=${cands%% *}
 case " $cands " in *" $best "*) ok ;; *) bad "the choice '$best' is not among the candidates '$cands'" ;; esac
-[ "$c" = "$best" ] && ok || bad "ran with '$c', the cache says '$best'"
+case " $cands " in *" oneDNN "*) ok ;; *) bad "oneDNN is not among the candidates '$cands'" ;; esac
+if [ "$best" = oneDNN ]; then
+    [ "$c" = "$own" ] && ok || bad "oneDNN chosen: OpenBLAS should keep its own kernels ($own), ran with '$c'"
+else
+    [ "$c" = "$best" ] && ok || bad "ran with '$c', the cache says '$best'"
+fi
 [ "$(wc -l < "$F")" -eq 2 ] && ok || bad "the cache holds $(wc -l < "$F") lines, expected 2"
 
 # a choice written by hand is obeyed, without timing: a candidate other than OpenBLAS's own
@@ -49,6 +64,27 @@ printf '%s\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$own" "$own" > "$F"
 c=$(core)
 [ "$c" = "$own" ] && ok || bad "cache says $own (OpenBLAS's own), ran with '$c'"
 
+# a cache that says oneDNN: the products are oneDNN's, OpenBLAS keeps its own kernels, and no
+# restart; the user's NMT_GEMM=openblas wins over it; NMT_GEMM=onednn needs no cache
+printf '%s\n%s\toneDNN\toneDNN=1.0\n' "$MAGIC" "$key" > "$F"
+cp "$F" "$T/hand"
+c=$(core)
+[ "$c" = "$own" ] && ok || bad "cache says oneDNN: OpenBLAS should keep its own kernels ($own), ran with '$c'"
+timed && bad "timed again with a valid cache (oneDNN)" || ok
+n=$(dnnl_products)
+[ "$n" -gt 0 ] && ok || bad "cache says oneDNN: oneDNN ran $n products"
+n=$(dnnl_products NMT_GEMM=openblas)
+[ "$n" -eq 0 ] && ok || bad "NMT_GEMM=openblas, cache oneDNN: oneDNN ran $n products"
+printf '%s\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$alt" "$alt" > "$F"
+n=$(dnnl_products)
+[ "$n" -eq 0 ] && ok || bad "cache says $alt: oneDNN ran $n products"
+n=$(dnnl_products NMT_GEMM=onednn)
+[ "$n" -gt 0 ] && ok || bad "NMT_GEMM=onednn, cache $alt: oneDNN ran $n products"
+XDG_CACHE_HOME="$C" NMT_GEMM=onednn "$NMT_BIN" blas-kernels > "$T/show" 2>&1
+grep -q "^nmt runs    oneDNN: NMT_GEMM=onednn is set" "$T/show" && ok || bad "nmt blas-kernels with NMT_GEMM=onednn: $(cat "$T/show")"
+XDG_CACHE_HOME="$C" NMT_GEMM=mkl "$NMT_BIN" --version > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] && [ ! -s "$T/out" ] && grep -q "NMT_GEMM=mkl: expected openblas or onednn" "$T/err" && ok || bad "NMT_GEMM=mkl: exit $rc, $(cat "$T/out" "$T/err")"
+
 # the user's OPENBLAS_CORETYPE wins; NMT_BLAS_AUTOTUNE=0 reads no cache
 printf '%s\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$alt" "$alt" > "$F"
 c=$(core OPENBLAS_CORETYPE=Prescott)
@@ -62,7 +98,6 @@ core NMT_BLAS_AUTOTUNE=0 > /dev/null
 
 # a user's pin below an AVX-512 CPU's kernels is pointed out once at the start of training (it
 # cost 1.63x here), unless NMT_BLAS_AUTOTUNE=0 asks nmt to leave the kernels alone
-head -n 50 "$NMT_SHARED/data/multi30k/tok/train.en" > "$T/s"; head -n 50 "$NMT_SHARED/data/multi30k/tok/train.fr" > "$T/t"
 pin_note() { # env...: the note's line count in nmt train's stderr
     env XDG_CACHE_HOME="$C" "$@" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p.nmt" --emb 4 --hid 4 --att 4 \
         --maxout 2 --max-updates 1 2>&1 | grep -c "note: OPENBLAS_CORETYPE=.* keeps OpenBLAS on AVX2 kernels"

@@ -1,8 +1,25 @@
-/* blas.c: matrix products through OpenBLAS's CBLAS interface (float or double per real.h), and
- * the column sums of bias gradients. */
+/* blas.c: matrix products through OpenBLAS's CBLAS interface (float or double per real.h), or
+ * oneDNN's when NMT_GEMM=onednn (sgemm_dnnl.c), and the column sums of bias gradients. */
 #include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/cpu/cpu.h"
+
+static int onednn;
+static void gemm_env(void)
+{
+    const char *v = getenv("NMT_GEMM");
+    onednn = v && !strcmp(v, "onednn");
+}
+
+int cpu_gemm_onednn(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, gemm_env);
+    return onednn;
+}
 
 void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
               real *C, int ldc)
@@ -17,6 +34,8 @@ void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 #else
+    if (cpu_gemm_onednn() && (beta == 0 || beta == 1) && !cpu_gemm_dnnl(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
+        return;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
 #endif

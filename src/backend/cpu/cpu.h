@@ -13,6 +13,15 @@ extern const backend_ops cpu_backend;
 void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
               real *C, int ldc);
 void cpu_colsum_add(real *C, const real *A, int M, int N, int lda);
+/* sgemm_dnnl.c: cpu_gemm's contract through oneDNN (beta 0 or 1, M, N, K > 0); 0 when done, -1
+ * when oneDNN could not take it (nothing written) */
+int cpu_gemm_dnnl(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+                  real *C, int ldc);
+/* how many threads hold oneDNN's objects for these products now (one each; a thread's go when it
+ * ends) */
+int cpu_gemm_dnnl_live(void);
+/* blas.c: 1 when NMT_GEMM=onednn routes FP32 products through cpu_gemm_dnnl (read once) */
+int cpu_gemm_onednn(void);
 
 /* rows.c: element-wise over strided rows */
 void cpu_zero_rows(real *y, int ldy, int R, int cols);

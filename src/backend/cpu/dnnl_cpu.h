@@ -1,6 +1,7 @@
-/* dnnl_cpu.h: what the CPU backend's two oneDNN files share (gemm_dnnl.c, the products of
- * decoding in int8 and bf16; mix_dnnl.c, those of bf16 training): the process's engine, the
- * memory objects by shape, the check that a precision runs here, and rounding to bf16. Only src/backend/cpu includes it. */
+/* dnnl_cpu.h: what the CPU backend's oneDNN files share (gemm_dnnl.c, the products of decoding in
+ * int8 and bf16; mix_dnnl.c, those of bf16 training; sgemm_dnnl.c, FP32 products): the process's
+ * engine, the matmuls, the memory objects by shape, the check that a precision runs here, and
+ * rounding to bf16. Only src/backend/cpu includes it. */
 #ifndef NMT_DNNL_CPU_H
 #define NMT_DNNL_CPU_H
 
@@ -19,6 +20,11 @@ dnnl_engine_t dnnl_cpu_engine(void);
  * descriptor (the caller's to destroy) */
 dnnl_status_t dnnl_cpu_matmul(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out, const dnnl_memory_desc_t *a,
                               const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c, int beta, int scaled);
+
+/* The matmul C = op(A)·op(B) (beta 0) or C += (beta 1) with A and B of type ab, C in FP32, every
+ * dimension and stride given at run time, so that one primitive per (ta, tb, beta) serves every
+ * shape; a transposed operand is the same memory with its strides swapped */
+dnnl_status_t dnnl_cpu_matmul_any(dnnl_primitive_t *p, dnnl_data_type_t ab, int ta, int tb, int beta);
 
 /* oneDNN's memory objects by type, shape and strides: an operand whose shape was seen before
  * (a decoder's steps repeat their shapes; the encoder's shrink with the rows still active) only

@@ -187,6 +187,18 @@ dnnl_status_t dnnl_cpu_matmul(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out
     return st;
 }
 
+dnnl_status_t dnnl_cpu_matmul_any(dnnl_primitive_t *p, dnnl_data_type_t ab, int ta, int tb, int beta)
+{
+    const dnnl_dim_t R = DNNL_RUNTIME_DIM_VAL;
+    dnnl_dims_t d = {R, R}, as = {ta ? 1 : R, ta ? R : 1}, bs = {tb ? 1 : R, tb ? R : 1}, cs = {R, 1};
+    dnnl_memory_desc_t amd, bmd, cmd;
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, d, ab, as);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&bmd, 2, d, ab, bs);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, d, dnnl_f32, cs);
+    if (st == dnnl_success) st = dnnl_cpu_matmul(p, NULL, &amd, &bmd, &cmd, beta, 0);
+    return st;
+}
+
 /* the matmul of this precision for beta 0 or 1: M and the row strides of A and C known at run
  * time, the weights in the layout oneDNN prefers (pd's weights_md) */
 static dnnl_status_t matmul_make(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out, const bk_qmat *q, int beta)

@@ -65,25 +65,12 @@ static void mix_sync(bk_mix *m)
 }
 
 #ifndef NMT_REAL_DOUBLE
-/* The matmul for transposes ta, tb and beta 0 or 1 (a sum post-op), shapes and strides at run
- * time; the strides' pattern fixes which dimension is contiguous. */
-static dnnl_status_t matmul_make(dnnl_primitive_t *p, int ta, int tb, int beta)
-{
-    const dnnl_dim_t R = DNNL_RUNTIME_DIM_VAL;
-    dnnl_dims_t d = {R, R}, as = {ta ? 1 : R, ta ? R : 1}, bs = {tb ? 1 : R, tb ? R : 1}, cs = {R, 1};
-    dnnl_memory_desc_t amd, bmd, cmd;
-    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, d, dnnl_bf16, as);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&bmd, 2, d, dnnl_bf16, bs);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, d, dnnl_f32, cs);
-    if (st == dnnl_success) st = dnnl_cpu_matmul(p, NULL, &amd, &bmd, &cmd, beta, 0);
-    return st;
-}
-
 static int slot_make(mix_slot *s, nmt_err *err)
 {
     dnnl_engine_t eng = dnnl_cpu_engine();
     dnnl_status_t st = eng ? dnnl_stream_create(&s->strm, eng, dnnl_stream_default_flags) : dnnl_runtime_error;
-    for (int k = 0; k < 8 && st == dnnl_success; k++) st = matmul_make(&s->mm[k >> 2][k >> 1 & 1][k & 1], k >> 2, k >> 1 & 1, k & 1);
+    for (int k = 0; k < 8 && st == dnnl_success; k++)
+        st = dnnl_cpu_matmul_any(&s->mm[k >> 2][k >> 1 & 1][k & 1], dnnl_bf16, k >> 2, k >> 1 & 1, k & 1);
     return st == dnnl_success ? NMT_OK : nmt_fail(err, NMT_ERR_ARG, "oneDNN: bf16 matmul not available (status %d)", (int)st);
 }
 #endif
