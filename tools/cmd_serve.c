@@ -1,5 +1,6 @@
 /* cmd_serve.c: `nmt serve`, the translation server (src/serve). Options only: it loads the model,
  * starts the server, and on SIGTERM or SIGINT lets it drain and exits 0. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,14 @@ int cmd_serve(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_shortlist *sl = NULL;
     serve *s = NULL;
+    /* The server's threads (decoders, HTTP) start with SIGTERM and SIGINT blocked, so that only
+     * this thread, which decodes nothing, runs the handler: one run on the stack of a thread in
+     * oneDNN's kernels can corrupt the heap (cmd_train.c). */
+    sigset_t stop_sigs;
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGTERM);
+    sigaddset(&stop_sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
     rc = nmt_model_load(&m, path, &err);
     if (!rc && sla.path[0]) rc = nmt_shortlist_load(&sl, sla.path, m, sla.k, sla.f, &err);
     o.pool.shortlist = sl;
@@ -112,6 +121,7 @@ int cmd_serve(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL); /* here alone */
     signal(SIGPIPE, SIG_IGN); /* a client gone mid-answer is an error return, not the end */
     static const char *const prec[] = {"fp32", "int8", "bf16"};
     fprintf(stderr, "[M::serve] listening on http://%s%s%s:%d/ (%d decoders x %d threads, %s", strchr(o.host, ':') ? "[" : "",

@@ -10,7 +10,7 @@
 # user's NMT_GEMM says otherwise, and an NMT_GEMM that names no kernel is refused. Which candidate
 # is fastest is never asserted.
 . tests/cli/lib.sh
-unset OPENBLAS_CORETYPE
+unset OPENBLAS_CORETYPE NMT_GEMM
 export NMT_BLAS_AUTOTUNE=1 # tests/run.sh turns it off for the rest of the suite
 C=$T/cache F=$T/cache/nmt/blas-kernels
 MAGIC='# nmt blas-kernels 1'

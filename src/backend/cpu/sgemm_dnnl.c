@@ -13,7 +13,9 @@
 /* A thread's own stream, primitives [ta][tb][beta] (made at their first use) and memory objects
  * of A, B and C: oneDNN runs one primitive from many threads, but the memory objects carry the
  * data pointers of one call. Made at the thread's first product; freed when the thread ends (a
- * library user's threads may come and go), or at exit for those still running then. */
+ * library user's threads may come and go). Those of threads still running at exit stay, listed in
+ * `all`: freeing them from an atexit handler ran after oneDNN's own globals were gone, and
+ * corrupted the heap on some exits. */
 typedef struct sg_slot {
     dnnl_stream_t strm;
     dnnl_primitive_t mm[2][2][2];
@@ -23,7 +25,7 @@ typedef struct sg_slot {
 
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static int key_ok, closed;
+static int key_ok;
 static sg_slot *all; /* every live slot */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -35,7 +37,7 @@ static void slot_free(sg_slot *s)
     free(s);
 }
 
-/* a thread ends: its slot, unless all_free took it already */
+/* a thread ends: its slot */
 static void slot_end(void *p)
 {
     int found = 0;
@@ -50,24 +52,12 @@ static void slot_end(void *p)
     if (found) slot_free(p);
 }
 
-static void all_free(void)
-{
-    pthread_mutex_lock(&all_lock);
-    closed = 1; /* a product made later (a thread still running at exit) goes to OpenBLAS */
-    while (all) {
-        sg_slot *s = all;
-        all = s->next;
-        slot_free(s);
-    }
-    pthread_mutex_unlock(&all_lock);
-}
-
-static void key_make(void) { key_ok = !pthread_key_create(&key, slot_end) && !atexit(all_free); }
+static void key_make(void) { key_ok = !pthread_key_create(&key, slot_end); }
 
 static sg_slot *slot(void)
 {
     pthread_once(&key_once, key_make);
-    if (!key_ok || closed) return NULL;
+    if (!key_ok) return NULL;
     sg_slot *s = pthread_getspecific(key);
     if (s) return s;
     dnnl_engine_t eng = dnnl_cpu_engine();
