@@ -54,19 +54,34 @@ int dnnl_cpu_supported(int prec)
 
 /* To nearest even by adding half a bf16 step (less one, plus the kept bit's parity) before the
  * cut; a NaN is cut with its quiet bit set, which that sum could have carried into an infinity. */
+static void bf16_span(uint16_t *y, const real *x, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        uint32_t u;
+        float f = (float)x[j];
+        memcpy(&u, &f, 4);
+        y[j] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)(u >> 16 | 0x40) : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+    }
+}
+
+/* Large blocks are split over the threads: bf16 training converts each update's weights (one
+ * span of millions) and the readout's gradient rows (N x V) at every product, and done by the
+ * calling thread alone that left the other core waiting (5.8% of the cycles of SMALL bf16
+ * training on two threads, docs/RESULTS.md). Below BF16_TEAM elements a team costs more. */
+#define BF16_TEAM (1L << 16)
+
 void dnnl_cpu_bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols)
 {
-    for (int i = 0; i < R; i++) {
-        const real *row = x + (size_t)i * ldx;
-        uint16_t *out = y + (size_t)i * cols;
-        for (int j = 0; j < cols; j++) {
-            uint32_t u;
-            float f = (float)row[j];
-            memcpy(&u, &f, 4);
-            out[j] = (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)(u >> 16 | 0x40)
-                                                      : (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-        }
+    long total = (long)R * cols;
+    if (R == 1 || ldx == cols) { /* one dense span, in chunks */
+        long chunks = (total + BF16_TEAM - 1) / BF16_TEAM;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+        for (long c = 0; c < chunks; c++)
+            bf16_span(y + c * BF16_TEAM, x + c * BF16_TEAM, (size_t)(c < chunks - 1 ? BF16_TEAM : total - c * BF16_TEAM));
+        return;
     }
+#pragma omp parallel for schedule(static) if (total >= BF16_TEAM)
+    for (int i = 0; i < R; i++) bf16_span(y + (size_t)i * cols, x + (size_t)i * ldx, (size_t)cols);
 }
 
 static int numeric_check(const real *W, int K, int N, int ldw, struct nmt_err *err)
