@@ -22,7 +22,8 @@
  * CPUs its choice is merely not the fastest. The `nmt` program times the candidates once per CPU
  * model, oneDNN's matmul among them, and restarts itself with the fastest (nmt_blas_speed); a
  * program linking libnmt cannot be restarted by a library, so run it with OPENBLAS_CORETYPE set, or
- * NMT_GEMM=onednn where `nmt blas-kernels` shows oneDNN (read at the first product).
+ * NMT_GEMM=onednn where `nmt blas-kernels` shows oneDNN (read at the first product). Where
+ * OpenBLAS runs kernels without AVX2 on a CPU with AVX2, the library says so once (nmt_set_log).
  * `OPENBLAS_VERBOSE=2 program` prints the kernels in use.
  */
 #ifndef NMT_H

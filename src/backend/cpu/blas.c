@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "base/err.h"
+
+char *openblas_get_corename(void);
 
 static int onednn;
 static void gemm_env(void)
@@ -19,6 +22,24 @@ int cpu_gemm_onednn(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, gemm_env);
     return onednn;
+}
+
+/* OpenBLAS falls back to kernels without AVX2 on a CPU newer than it (Debian 12's 0.3.21 on Sapphire
+ * Rapids and later: SSE3, SMALL training 4.4x slower, docs/RESULTS.md). The nmt program restarts
+ * itself with better ones (tools/blas_kernels.c); a program linking the library cannot be
+ * restarted by it, so it is told, once, at its first product on OpenBLAS. */
+static void kernels_check(void)
+{
+    static const char *const fast[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", NULL};
+    const char *own = openblas_get_corename();
+    for (int i = 0; own && fast[i]; i++)
+        if (!strcmp(own, fast[i])) return;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
+    int avx512 = __builtin_cpu_supports("avx512f");
+    nmt_log('W', "OpenBLAS runs its %s kernels on this CPU, which has AVX2%s: its products are several times slower "
+                 "than they could be; start the program with OPENBLAS_CORETYPE=%s or NMT_GEMM=onednn (`nmt blas-kernels` "
+                 "times them)", own ? own : "unknown", avx512 ? " and AVX-512" : "", avx512 ? "SkylakeX" : "Haswell");
 }
 
 void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
@@ -36,6 +57,8 @@ void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const
 #else
     if (cpu_gemm_onednn() && (beta == 0 || beta == 1) && !cpu_gemm_dnnl(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
         return;
+    static pthread_once_t checked = PTHREAD_ONCE_INIT;
+    pthread_once(&checked, kernels_check);
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
 #endif
