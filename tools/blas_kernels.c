@@ -230,7 +230,9 @@ static int run_child(const char *core, const char *arg, char *buf, size_t cap)
     if (pid == 0) {
         if (core && strcmp(core, ONEDNN)) setenv("OPENBLAS_CORETYPE", core, 1);
         else unsetenv("OPENBLAS_CORETYPE");
+        /* the user's NMT_GEMM=onednn must not turn an OpenBLAS candidate into oneDNN */
         if (core && !strcmp(core, ONEDNN)) setenv("NMT_GEMM", "onednn", 1);
+        else unsetenv("NMT_GEMM");
         int null = open("/dev/null", O_WRONLY);
         dup2(fd[1], 1);
         if (null >= 0) dup2(null, 2); /* OpenBLAS's "Core not found" */
@@ -448,6 +450,11 @@ int cmd_blas_kernels(int argc, char **argv)
     opt_cmd c = {"blas-kernels", blas_usage, NULL, table, 0, NULL};
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
+    if (gemm_env() < 0) {
+        fprintf(stderr, "nmt blas-kernels: error: NMT_GEMM=%s: expected openblas or onednn (or unset: nmt chooses)\n",
+                getenv("NMT_GEMM"));
+        return CMD_USAGE;
+    }
     const char *core = openblas_get_corename();
     if (own_only) { printf("%s\n", core ? core : "Unknown"); return CMD_OK; }
     if (gemm_env() == 2) core = ONEDNN; /* the products are oneDNN's, whatever OpenBLAS loaded */

@@ -98,6 +98,9 @@ int cmd_serve(int argc, char **argv)
     nmt_model *m = NULL;
     nmt_shortlist *sl = NULL;
     serve *s = NULL;
+    rc = nmt_model_load(&m, path, &err);
+    if (!rc && sla.path[0]) rc = nmt_shortlist_load(&sl, sla.path, m, sla.k, sla.f, &err);
+    o.pool.shortlist = sl;
     /* The server's threads (decoders, HTTP) start with SIGTERM and SIGINT blocked, so that only
      * this thread, which decodes nothing, runs the handler: one run on the stack of a thread in
      * oneDNN's kernels can corrupt the heap (cmd_train.c). */
@@ -106,9 +109,6 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&stop_sigs, SIGTERM);
     sigaddset(&stop_sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
-    rc = nmt_model_load(&m, path, &err);
-    if (!rc && sla.path[0]) rc = nmt_shortlist_load(&sl, sla.path, m, sla.k, sla.f, &err);
-    o.pool.shortlist = sl;
     if (!rc) rc = serve_init(&s, m, &o, &err);
     if (rc) {
         fprintf(stderr, "nmt serve: error: %s\n", err.msg);

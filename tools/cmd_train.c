@@ -21,9 +21,8 @@ static volatile int stop_flag;
  * blocked in every thread and taken by sigwait in a thread of their own, so that no handler runs
  * on a compute thread's stack: with NMT_GEMM=onednn one interrupted training in four to six
  * aborted on a corrupted heap when the handler ran on the main thread's stack, none in 48 with
- * it on a stack of its own or off the compute threads (most likely oneDNN's JIT kernels keep
- * data below the stack pointer, where a handler's frame goes). A second signal ends the program
- * at once, by the signal's default action. */
+ * it on a stack of its own or off the compute threads (why, not established: docs/RESULTS.md).
+ * A second signal ends the program at once, by the signal's default action. */
 static sigset_t stop_sigs;
 
 static void *signal_waiter(void *arg)
@@ -42,20 +41,38 @@ static void *signal_waiter(void *arg)
     return NULL;
 }
 
-/* before any thread starts (OpenMP's, MPI's): they inherit the blocked set */
+/* For a thread that started before the mask and so does not block the signals (OpenBLAS's pthreads
+ * build starts its workers when it loads): the same two steps, async-signal-safe. */
+static void on_signal(int sig)
+{
+    if (!stop_flag) { stop_flag = 1; return; }
+    signal(sig, SIG_DFL);
+    raise(sig); /* pending until the handler returns, then the default action */
+}
+
+/* before any thread of ours starts (OpenMP's, MPI's): they inherit the blocked set */
 static void catch_stop_signals(void)
 {
-    struct sigaction hup;
+    struct sigaction sa, hup;
     sigemptyset(&stop_sigs);
     sigaddset(&stop_sigs, SIGINT);
     sigaddset(&stop_sigs, SIGTERM);
     if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) sigaddset(&stop_sigs, SIGHUP);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig = 1; sig < 32; sig++)
+        if (sigismember(&stop_sigs, sig) == 1) sigaction(sig, &sa, NULL);
     pthread_t t;
-    if (pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL) || pthread_create(&t, NULL, signal_waiter, NULL)) {
-        pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL); /* no waiter: the signals' default actions */
+    int rc = pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+    if (!rc && !(rc = pthread_create(&t, NULL, signal_waiter, NULL))) {
+        pthread_detach(t);
         return;
     }
-    pthread_detach(t);
+    /* no waiter: the handler takes them, on whichever thread they reach */
+    pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
+    fprintf(stderr, "nmt train: warning: no thread for the stop signals (%s): they are handled on the computing "
+                    "threads\n", strerror(rc));
 }
 
 static void hms(char *buf, size_t n, double s)

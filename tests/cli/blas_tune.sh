@@ -84,6 +84,12 @@ XDG_CACHE_HOME="$C" NMT_GEMM=onednn "$NMT_BIN" blas-kernels > "$T/show" 2>&1
 grep -q "^nmt runs    oneDNN: NMT_GEMM=onednn is set" "$T/show" && ok || bad "nmt blas-kernels with NMT_GEMM=onednn: $(cat "$T/show")"
 XDG_CACHE_HOME="$C" NMT_GEMM=mkl "$NMT_BIN" --version > "$T/out" 2> "$T/err"; rc=$?
 [ $rc -eq 2 ] && [ ! -s "$T/out" ] && grep -q "NMT_GEMM=mkl: expected openblas or onednn" "$T/err" && ok || bad "NMT_GEMM=mkl: exit $rc, $(cat "$T/out" "$T/err")"
+XDG_CACHE_HOME="$C" NMT_GEMM=mkl "$NMT_BIN" blas-kernels > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "NMT_GEMM=mkl: expected openblas or onednn" "$T/err" && ok || bad "nmt blas-kernels, NMT_GEMM=mkl: exit $rc, $(cat "$T/err")"
+# with NMT_GEMM=onednn, retiming OpenBLAS's sets times OpenBLAS (its children must not inherit it)
+XDG_CACHE_HOME="$T/c2" NMT_GEMM=onednn "$NMT_BIN" blas-kernels --retune > "$T/show" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && grep '^timed' "$T/show" | grep -qv ' -' && grep -q "^nmt runs    oneDNN: NMT_GEMM=onednn is set" "$T/show" \
+    && ok || bad "NMT_GEMM=onednn nmt blas-kernels --retune: exit $rc, $(cat "$T/show" "$T/err")"
 
 # the user's OPENBLAS_CORETYPE wins; NMT_BLAS_AUTOTUNE=0 reads no cache
 printf '%s\n%s\t%s\t%s=1.0\n' "$MAGIC" "$key" "$alt" "$alt" > "$F"

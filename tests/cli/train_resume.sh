@@ -85,6 +85,22 @@ for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do # not i: wait_ckpt counts in
         echo "interruption $k: exit $rc: $(tail -n 1 "$T/sig$k.log")"; fi
 done
 [ $n -eq 16 ] && ok || bad "NMT_GEMM=onednn: $n of 16 interrupted runs ended with their checkpoint and exit 130"
+# OpenBLAS's pthreads build starts its threads when it loads, before nmt blocks the signals: a
+# signal that reaches one of them is still a stop with a checkpoint (it was the default action's
+# exit 143 with no checkpoint)
+PT=/usr/lib/x86_64-linux-gnu/openblas-pthread
+if [ -e "$PT/libopenblas.so.0" ]; then
+    m="$T/pt.nmt"
+    # shellcheck disable=SC2086
+    LD_LIBRARY_PATH=$PT "$NMT_BIN" train $ARGS --threads 2 --model "$m" 2> "$T/pt.log" &
+    pid=$!
+    wait_ckpt "$m.ckpt" $pid
+    sleep 0.2
+    kill -TERM $pid 2> /dev/null; wait $pid; rc=$?
+    [ $rc -eq 130 ] && grep -q "interrupted at update" "$T/pt.log" && ok || bad "pthreads OpenBLAS, SIGTERM: exit $rc: $(tail -n 1 "$T/pt.log")"
+else
+    ok # the pthreads build is not installed
+fi
 
 # Adadelta, the default, skips the embedding rows a batch does not touch and owes them their
 # decay (src/train/optim.c): a checkpoint must hold what eager updates would have left
