@@ -51,13 +51,14 @@ void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const
             for (int j = 0; j < N; j++) C[(long)i * ldc + j] = beta == 0 ? 0 : beta * C[(long)i * ldc + j];
         return;
     }
+    static pthread_once_t checked = PTHREAD_ONCE_INIT;
 #ifdef NMT_REAL_DOUBLE
+    pthread_once(&checked, kernels_check);
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 #else
     if (cpu_gemm_onednn() && (beta == 0 || beta == 1) && !cpu_gemm_dnnl(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc))
         return;
-    static pthread_once_t checked = PTHREAD_ONCE_INIT;
     pthread_once(&checked, kernels_check);
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
