@@ -319,6 +319,7 @@ static int retime(tune *t, int force)
  * CPU has AVX2 and FMA but OpenBLAS chose a core without them, the AVX-512 or AVX2 family. */
 static const char *fixed_rule(const char *own)
 {
+    /* the same list as the library's warning (src/backend/cpu/blas.c, kernels_check) */
     static const char *const fast[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", NULL};
     for (int i = 0; own && fast[i]; i++)
         if (!strcmp(own, fast[i])) return own;

@@ -54,15 +54,19 @@ static void on_signal(int sig)
 static void catch_stop_signals(void)
 {
     struct sigaction sa, hup;
-    sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGINT);
-    sigaddset(&stop_sigs, SIGTERM);
-    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) sigaddset(&stop_sigs, SIGHUP);
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (int sig = 1; sig < 32; sig++)
-        if (sigismember(&stop_sigs, sig) == 1) sigaction(sig, &sa, NULL);
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGINT);
+    sigaddset(&stop_sigs, SIGTERM);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* a closed terminal or session checkpoints too, unless started ignoring it (nohup) */
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) {
+        sigaddset(&stop_sigs, SIGHUP);
+        sigaction(SIGHUP, &sa, NULL);
+    }
     pthread_t t;
     int rc = pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
     if (!rc && !(rc = pthread_create(&t, NULL, signal_waiter, NULL))) {

@@ -30,6 +30,7 @@ int cpu_gemm_onednn(void)
  * restarted by it, so it is told, once, at its first product on OpenBLAS. */
 static void kernels_check(void)
 {
+    /* the sets with AVX2, as tools/blas_kernels.c's fixed_rule lists them */
     static const char *const fast[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", NULL};
     const char *own = openblas_get_corename();
     for (int i = 0; own && fast[i]; i++)
