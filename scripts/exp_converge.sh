@@ -11,6 +11,7 @@
 #   scripts/exp_converge.sh DIR train SEED ARCH...   (one queue; run two queues side by side)
 #   scripts/exp_converge.sh DIR eval NAME...         (one row per model, cached)
 #   scripts/exp_converge.sh DIR table                (KEEP's rows: mean and spread per architecture)
+#   scripts/exp_converge.sh DIR claims               (Feng et al.'s orderings against the seed spread)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
@@ -24,7 +25,7 @@ VOCAB=${VOCAB:-5000}
 if [ "$VOCAB" = 10000 ]; then KEEP=${KEEP:-$ROOT/docs/exp/converge}; else KEEP=${KEEP:-$ROOT/docs/exp/converge-v$VOCAB}; fi
 export OMP_WAIT_POLICY=PASSIVE LC_ALL=C.UTF-8
 DIR=$1; MODE=$2
-[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,13p' "$0"; exit 2; }
+[ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,14p' "$0"; exit 2; }
 shift 2
 . "$ROOT/scripts/exp_lib.sh"
 mkdir -p "$DIR"
@@ -105,6 +106,71 @@ table() {
                 printf "\n" } }'
 }
 
+# claims: each ordering Feng et al. (2016) report, Table 1 (BLEU before and after UNK replacement,
+# and which model gains most from it), Table 2 (AER and SAER, here on both gold sets) and the
+# missing and repeated translation FertDec is for, read against KEEP's rows. An ordering "holds"
+# when every seed of the one model is better than every seed of the other, is "reversed" when
+# every seed is worse, and is "inside the spread" when their seeds' ranges overlap. The paper's
+# numbers are Chinese-English (its own test and gold sets): only the direction carries over.
+# Lines: column (field of a row; 16 = the UNK replacement's gain), better model, worse model,
+# "hi" or "lo" for which way is better, the paper's two numbers.
+CLAIMS='3 recatt rnnsearch hi 28.10 26.65
+3 fertdec rnnsearch hi 27.51 26.65
+3 recatt_fertdec recatt hi 28.87 28.10
+3 recatt_fertdec fertdec hi 28.87 27.51
+3 markov rnnsearch hi 27.54 26.65
+3 locfer rnnsearch hi 27.05 26.65
+3 rnnsearch inputfeed hi 26.65 25.44
+3 recatt markov hi 28.10 27.54
+3 recatt locfer hi 28.10 27.05
+3 rnnsearch rnnenc hi - -
+4 recatt rnnsearch hi 33.14 31.02
+4 fertdec rnnsearch hi 32.44 31.02
+4 recatt_fertdec recatt hi 33.76 33.14
+4 rnnsearch inputfeed hi 31.02 29.02
+16 recatt rnnsearch hi 5.04 4.37
+16 recatt fertdec hi 5.04 4.93
+16 recatt markov hi 5.04 4.67
+16 recatt locfer hi 5.04 4.63
+16 recatt inputfeed hi 5.04 3.58
+16 recatt recatt_fertdec hi 5.04 4.89
+6 recatt rnnsearch lo 42.51 44.13
+6 fertdec rnnsearch lo 42.37 44.13
+6 recatt_fertdec rnnsearch lo 42.11 44.13
+6 recatt_fertdec recatt lo 42.11 42.51
+7 recatt rnnsearch lo 52.88 54.75
+7 fertdec rnnsearch lo 52.70 54.75
+7 recatt_fertdec rnnsearch lo 52.40 54.75
+10 recatt rnnsearch lo 42.51 44.13
+10 fertdec rnnsearch lo 42.37 44.13
+10 recatt_fertdec rnnsearch lo 42.11 44.13
+11 recatt rnnsearch lo 52.88 54.75
+11 fertdec rnnsearch lo 52.70 54.75
+11 recatt_fertdec rnnsearch lo 52.40 54.75
+14 fertdec rnnsearch lo - -
+15 fertdec rnnsearch lo - -'
+claims() {
+    printf 'measure\tbetter\tworse\tpaper\tbetter: mean [min, max] (seeds)\tworse: mean [min, max] (seeds)\tverdict\n'
+    for f in "$KEEP"/*.row; do [ -s "$f" ] && cat "$f"; done | sed 's/%//g' | awk -F'\t' -v claims="$CLAIMS" '
+        BEGIN { split("- dev_ppl BLEU BLEU_after_UNK_repl out_unk Hansards_AER Hansards_SAER hP hR ALIBI_AER ALIBI_SAER aP aR sentences_repeating_a_3gram source_words_under_0.1 UNK_repl_gain", name, " ") }
+        { a = $1; sub(/_s[0-9]+$/, "", a); $16 = ($4 == "-" ? "-" : $4 - $3)
+          for (i = 2; i <= 16; i++) { if ($i == "-") continue
+              if (i == 6 || i == 7 || i == 10 || i == 11) $i *= 100   # AER and SAER in %, as the paper
+              k = a SUBSEP i; n[k]++; sum[k] += $i
+              if (!(k in lo) || $i < lo[k]) lo[k] = $i; if (!(k in hi) || $i > hi[k]) hi[k] = $i } }
+        function show(k) { return sprintf("%.4g [%.4g, %.4g] (%d)", sum[k] / n[k], lo[k], hi[k], n[k]) }
+        END { nc = split(claims, line, "\n")
+            for (j = 1; j <= nc; j++) { split(line[j], c, " "); i = c[1]; kb = c[2] SUBSEP i; kw = c[3] SUBSEP i
+                paper = c[5] == "-" ? "-" : c[5] " vs " c[6]
+                if (!n[kb] || !n[kw]) { printf "%s\t%s\t%s\t%s\tno rows yet\n", name[i], c[2], c[3], paper; continue }
+                up = c[4] == "hi"
+                if (up ? lo[kb] > hi[kw] : hi[kb] < lo[kw]) v = "holds"
+                else if (up ? hi[kb] < lo[kw] : lo[kb] > hi[kw]) v = "reversed"
+                else v = "inside the spread"
+                if (n[kb] < 2 || n[kw] < 2) v = v " (one seed)"
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name[i], c[2], c[3], paper, show(kb), show(kw), v } }'
+}
+
 train() {
     SEED=$1; shift
     for a in "$@"; do
@@ -129,5 +195,6 @@ case "$MODE" in
 train) train "$@" ;;
 eval) evaluate "$@" ;;
 table) table ;;
-*) sed -n '2,13p' "$0"; exit 2 ;;
+claims) claims ;;
+*) sed -n '2,14p' "$0"; exit 2 ;;
 esac
