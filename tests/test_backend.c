@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "base/err.h"
 #include "base/rng.h"
+#include "bf16_ref.h"
 #include "test.h"
 
 static const backend_ops *bk;
@@ -741,12 +742,25 @@ static void test_softmax_nll(double ls)
     int ok = 1;
     for (int r = 0; r < N; r++) ok &= fabs(rinv[r] - wrinv[r]) <= 1e-6 * wrinv[r] && fabs(nll[r] - wnll[r]) <= 1e-5;
     CHECKF(ok, "softmax_nll (smoothing %g): 1/Σ or the NLL differ", ls);
-    real *ddb = dev_r(dbias0, V), db[V];
-    bk->softmax_nll_backward(dz, ddb, dev_junk(sizeof(real) * NBLK * V), drinv, drows, dy, N, V, (real)scale, (real)ls, BLK);
+    real *ddb = dev_r(dbias0, V), db[V], *dz2 = dev_r(got, N * V), *ddb2 = dev_r(dbias0, V);
+    bk->softmax_nll_backward(dz, ddb, dev_junk(sizeof(real) * NBLK * V), drinv, drows, dy, N, V, (real)scale, (real)ls, BLK,
+                             NULL);
     get(got, dz, sizeof(real) * N * V); get(db, ddb, sizeof db);
     close_all("softmax_nll_backward dlogits", got, wg, N * V, 1e-6);
     close_all("softmax_nll_backward dbias", db, wdb, V, 1e-6);
-    free(z); free(lp0); free(dbias0); free(wz); free(wlp); free(wdb); free(wg); free(got);
+    /* asked for the bf16 form as well: the same dlogits and bias gradient, bit for bit, and each
+     * bf16 the nearest to its dlogit */
+    uint16_t *dz16 = dev_junk(sizeof(uint16_t) * N * V), *z16 = malloc(sizeof(uint16_t) * N * V);
+    real *got2 = malloc(sizeof(real) * N * V), db2[V];
+    bk->softmax_nll_backward(dz2, ddb2, dev_junk(sizeof(real) * NBLK * V), drinv, drows, dy, N, V, (real)scale, (real)ls,
+                             BLK, dz16);
+    get(got2, dz2, sizeof(real) * N * V); get(db2, ddb2, sizeof db2); get(z16, dz16, sizeof(uint16_t) * N * V);
+    CHECKF(!memcmp(got2, got, sizeof(real) * N * V) && !memcmp(db2, db, sizeof db),
+           "softmax_nll_backward (smoothing %g): asking for the bf16 form changed dlogits or dbias", ls);
+    int round_bad = 0;
+    for (int i = 0; i < N * V; i++) round_bad += !same_bf16(z16[i], want_bf16((float)got[i]));
+    CHECKF(!round_bad, "softmax_nll_backward (smoothing %g): %d of %d bf16 dlogits not the nearest", ls, round_bad, N * V);
+    free(z); free(lp0); free(dbias0); free(wz); free(wlp); free(wdb); free(wg); free(got); free(got2); free(z16);
     release();
 }
 

@@ -1,7 +1,6 @@
 /* test_bf16_round.c: the CPU backend's rounding to bf16 (dnnl_cpu_bf16_rows: bf16 training's
- * weights and operands, the bf16 decoder's weights) against a rounding written here by value
- * rather than by bits: the nearest of the two bf16 neighbours, computed in double, ties to the
- * even one; NaN stays NaN, infinities stay. Blocks small enough for the calling thread alone and
+ * weights and operands, the bf16 decoder's weights) against a rounding written by value
+ * rather than by bits (bf16_ref.h). Blocks small enough for the calling thread alone and
  * large ones split over the threads, dense and strided, one long row. */
 #include <float.h>
 #include <stdint.h>
@@ -12,40 +11,10 @@
 #include "backend/cpu/dnnl_cpu.h"
 #include "base/err.h"
 #include "base/rng.h"
+#include "bf16_ref.h"
 #include "test.h"
 
 static rng R;
-
-static float from_bf16(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* the reference: the bf16 value nearest to f (ties to an even last bit), by comparing distances */
-static uint16_t want_bf16(float f)
-{
-    if (isnan(f)) return 0x7fc0;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint16_t lo = (uint16_t)(u >> 16); /* toward zero */
-    if (isinf(f) || (u & 0xffff) == 0) return lo;
-    uint16_t hi = (uint16_t)(lo + 1); /* away from zero: the next magnitude */
-    /* past the largest finite bf16 the next step would be 2^128: IEEE rounds to infinity there */
-    double vhi = (hi & 0x7fff) == 0x7f80 ? copysign(ldexp(1, 128), f) : from_bf16(hi);
-    double dlo = fabs((double)f - from_bf16(lo)), dhi = fabs(vhi - f);
-    if (dlo < dhi) return lo;
-    if (dhi < dlo) return hi;
-    return (lo & 1) ? hi : lo;
-}
-
-static int same(uint16_t got, uint16_t want)
-{
-    int nan_got = (got & 0x7fff) > 0x7f80, nan_want = (want & 0x7fff) > 0x7f80;
-    return nan_want ? nan_got : got == want;
-}
 
 static float any_float(void)
 {
@@ -80,7 +49,7 @@ static void check_block(int rows, int cols, int ldx, const char *what)
     long bad = 0, first = -1;
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++)
-            if (!same(y[(size_t)r * cols + c], want_bf16((float)x[(size_t)r * ldx + c])) && bad++ == 0)
+            if (!same_bf16(y[(size_t)r * cols + c], want_bf16((float)x[(size_t)r * ldx + c])) && bad++ == 0)
                 first = (long)r * cols + c;
     int pad = 1;
     for (int i = 0; i < 8; i++) pad &= y[ny + i] == 0xabcd;
@@ -98,7 +67,7 @@ static void check_values(void)
         real x = v[i];
         uint16_t y;
         dnnl_cpu_bf16_rows(&y, &x, 1, 1, 1);
-        CHECKF(same(y, want_bf16(v[i])), "%g: got 0x%04x, want 0x%04x", (double)v[i], y, want_bf16(v[i]));
+        CHECKF(same_bf16(y, want_bf16(v[i])), "%g: got 0x%04x, want 0x%04x", (double)v[i], y, want_bf16(v[i]));
     }
     CHECK(want_bf16(1.00390625f) == 0x3f80 && want_bf16(1.01171875f) == 0x3f82); /* the reference's own ties */
 }

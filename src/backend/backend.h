@@ -8,6 +8,7 @@
 #define NMT_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/real.h"
 #include "base/topk.h"
@@ -139,9 +140,10 @@ typedef struct backend_ops {
                         double ls);
     /* z = scale (p - q), q = (1 - ls) onehot(y) + ls/V (ls = 0: the one-hot), from softmax_nll's z
      * and rinv, and dbias += its column sums, taken per block of blk rows into part
-     * [(N + blk-1)/blk, V] and then block by block */
+     * [(N + blk-1)/blk, V] and then block by block; z16 (optional) [N,V] = that z rounded to bf16
+     * as bf16 training's products round their operands (bk_mix_ops.hold) */
     void (*softmax_nll_backward)(real *z, real *dbias, real *part, const double *rinv, const int *rows,
-                                 const int *y, int N, int V, real scale, real ls, int blk);
+                                 const int *y, int N, int V, real scale, real ls, int blk, uint16_t *z16);
 
     /* ---- embeddings ---- */
     /* dst[i] = table[ids[i]] for i < n, rows of cols; a negative id gives a zero row (the empty
@@ -259,6 +261,13 @@ typedef struct backend_mix_ops {
     /* mm's contract (backend_ops.gemm) in bf16; beta other than 0 or 1 runs in FP32 */
     void (*gemm)(bk_mix *m, int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
                  real beta, real *C, int ldc);
+    /* Room for the bf16 form of X [rows, cols] (dense rows), which the caller writes, rounded as
+     * the products round (to nearest even; the readout's gradient rows, which a kernel rounds in
+     * the pass that makes them and two products then read): until release, a product whose
+     * operand lies in X reads it from there instead of rounding X again. NULL (no memory, or an
+     * FP32 build): the products round X themselves. One hold at a time. */
+    uint16_t *(*hold)(bk_mix *m, const real *X, int rows, int cols);
+    void (*release)(bk_mix *m);
 } backend_mix_ops;
 
 /* the CPU's (oneDNN) */

@@ -86,9 +86,11 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
     int TB = Ty * B;
     const backend_ops *bk = backend();
     /* dlogits = scale (p - q), q the one-hot or its smoothed form, and the bias gradient per block
-     * of OUT_BLOCK rows */
+     * of OUT_BLOCK rows; in bf16 training also dlogits' bf16 form, which the two products read */
+    bk_mix *mix = bk_mix_current;
+    uint16_t *z16 = mix && w->N > 0 ? backend_mix()->hold(mix, w->logits, w->N, V) : NULL;
     bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale,
-                             FAULT(FAULT_LABEL_SMOOTHING) ? 0 : (real)w->smoothing, OUT_BLOCK);
+                             FAULT(FAULT_LABEL_SMOOTHING) ? 0 : (real)w->smoothing, OUT_BLOCK, z16);
     if (c->tied_emb) { /* Et's gradient sums this use and the embedding's (dec_backward adds that) */
         if (!FAULT(FAULT_TIED_OUT)) mm(1, 0, V, l, w->N, w->logits, V, w->Tg, l, 1, g->Et, l);
         mm(0, 0, w->N, l, V, w->logits, V, p->Et, l, 0, w->dTg, l);
@@ -96,6 +98,7 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
         mm(1, 0, l, V, w->N, w->Tg, l, w->logits, V, 1, g->out_W, V);
         mm(0, 1, w->N, l, V, w->logits, V, p->out_W, V, 0, w->dTg, l);
     }
+    if (z16) backend_mix()->release(mix);
     if (w->dropout > 0 && w->drop_rng) bk->mul_rows(w->dTg, l, w->dTg, l, w->mask, l, w->N, l);
     /* maxout: the gradient goes to the winner of each pair; padding rows get none */
     bk->zero_rows(w->TT, 2 * l, TB, 2 * l);

@@ -58,7 +58,7 @@ void cpu_maxout_backward(real *dtt, const real *dt, const unsigned char *which, 
 void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V,
                      double ls);
 void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *rinv, const int *rows,
-                              const int *y, int N, int V, real scale, real ls, int blk);
+                              const int *y, int N, int V, real scale, real ls, int blk, uint16_t *z16);
 void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int cols);
 void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
                           int cols);

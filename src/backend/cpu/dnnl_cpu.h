@@ -53,5 +53,7 @@ int dnnl_cpu_supported(int prec);
 /* y = x rounded to bf16 (to nearest even; a NaN stays a NaN, infinities stay), R rows of cols
  * from stride ldx into dense rows */
 void dnnl_cpu_bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols);
+/* the same for one span of n, on the calling thread */
+void dnnl_cpu_bf16_span(uint16_t *y, const real *x, size_t n);
 
 #endif

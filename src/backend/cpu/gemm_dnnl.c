@@ -54,7 +54,7 @@ int dnnl_cpu_supported(int prec)
 
 /* To nearest even by adding half a bf16 step (less one, plus the kept bit's parity) before the
  * cut; a NaN is cut with its quiet bit set, which that sum could have carried into an infinity. */
-static void bf16_span(uint16_t *y, const real *x, size_t n)
+void dnnl_cpu_bf16_span(uint16_t *y, const real *x, size_t n)
 {
     for (size_t j = 0; j < n; j++) {
         uint32_t u;
@@ -77,11 +77,11 @@ void dnnl_cpu_bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols)
         long chunks = (total + BF16_TEAM - 1) / BF16_TEAM;
 #pragma omp parallel for schedule(static) if (chunks > 1)
         for (long c = 0; c < chunks; c++)
-            bf16_span(y + c * BF16_TEAM, x + c * BF16_TEAM, (size_t)(c < chunks - 1 ? BF16_TEAM : total - c * BF16_TEAM));
+            dnnl_cpu_bf16_span(y + c * BF16_TEAM, x + c * BF16_TEAM, (size_t)(c < chunks - 1 ? BF16_TEAM : total - c * BF16_TEAM));
         return;
     }
 #pragma omp parallel for schedule(static) if (total >= BF16_TEAM)
-    for (int i = 0; i < R; i++) bf16_span(y + (size_t)i * cols, x + (size_t)i * ldx, (size_t)cols);
+    for (int i = 0; i < R; i++) dnnl_cpu_bf16_span(y + (size_t)i * cols, x + (size_t)i * ldx, (size_t)cols);
 }
 
 static int numeric_check(const real *W, int K, int N, int ldw, struct nmt_err *err)

@@ -37,6 +37,11 @@ struct bk_mix {
     uint16_t *w16;                 /* the parts' bf16 copies, one after another */
     int nslots;                    /* one per thread the backend may run */
     mix_slot *slot;
+    const real *held;              /* hold: X, its elements, and where its bf16 form lies */
+    size_t held_n;
+    int held_cols;
+    uint16_t *hold_buf;            /* grown to the largest hold (the first batches) */
+    size_t hold_cap;
 };
 
 static void mix_free(bk_mix *m)
@@ -53,6 +58,7 @@ static void mix_free(bk_mix *m)
 #endif
     }
     free(m->slot);
+    free(m->hold_buf);
     free(m->part);
     free(m->w16);
     free(m);
@@ -114,6 +120,11 @@ static const uint16_t *operand(bk_mix *m, mix_slot *s, int k, const real *X, int
 {
     /* addresses as integers: X may lie in another object than P */
     uintptr_t x = (uintptr_t)X, end = (uintptr_t)(X + (size_t)(rows - 1) * ld + cols);
+    uintptr_t h = (uintptr_t)m->held;
+    if (m->held && ld == m->held_cols && x >= h && end <= (uintptr_t)(m->held + m->held_n)) {
+        *ld16 = ld;
+        return m->hold_buf + (x - h) / sizeof(real);
+    }
     for (int i = 0; i < m->nparts; i++) {
         uintptr_t lo = (uintptr_t)(m->P + m->part[i][0]), hi = (uintptr_t)(m->P + m->part[i][0] + m->part[i][1]);
         if (x >= lo && end <= hi) {
@@ -174,11 +185,36 @@ static void mix_gemm(bk_mix *m, int ta, int tb, int M, int N, int K, const real 
     cpu_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
+static uint16_t *mix_hold(bk_mix *m, const real *X, int rows, int cols)
+{
+#ifndef NMT_REAL_DOUBLE
+    size_t n = (size_t)rows * cols;
+    NMT_ASSERT(!m->held && rows > 0 && cols > 0);
+    if (n > m->hold_cap) {
+        free(m->hold_buf);
+        m->hold_cap = 0;
+        if (!(m->hold_buf = malloc(sizeof(uint16_t) * n))) return NULL;
+        m->hold_cap = n;
+    }
+    m->held = X;
+    m->held_n = n;
+    m->held_cols = cols;
+    return m->hold_buf;
+#else
+    (void)m, (void)X, (void)rows, (void)cols;
+    return NULL;
+#endif
+}
+
+static void mix_release(bk_mix *m) { m->held = NULL; }
+
 static const backend_mix_ops cpu_mix = {
     .init = mix_init,
     .free = mix_free,
     .sync = mix_sync,
     .gemm = mix_gemm,
+    .hold = mix_hold,
+    .release = mix_release,
 };
 
 const backend_mix_ops *backend_mix(void) { return &cpu_mix; }

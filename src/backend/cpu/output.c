@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/dnnl_cpu.h"
 #include "backend/cpu/vec.h"
 
 void cpu_repeat_row(real *Z, const real *row, int H, int V)
@@ -68,11 +69,13 @@ void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *ro
 }
 
 void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *rinv, const int *rows,
-                              const int *y, int N, int V, real scale, real ls, int blk)
+                              const int *y, int N, int V, real scale, real ls, int blk, uint16_t *z16)
 {
-    /* the bias gradient's column sums are taken in the same pass while each row is in cache;
-     * without smoothing u is 0 and hit is scale, so that v - u and the target's term are the
-     * plain one-hot's bit for bit */
+    /* the bias gradient's column sums, and bf16 training's rounding of the row, are taken in the
+     * same pass while each row is in cache (rounded by the products instead, the N x V rows
+     * were read from memory twice more: 5% of SMALL's bf16 step, docs/RESULTS.md); without
+     * smoothing u is 0 and hit is scale, so that v - u and the target's term are the plain
+     * one-hot's bit for bit */
     int nblk = (N + blk - 1) / blk;
     real u = scale * ls / (real)V, hit = scale * (1 - ls);
 #pragma omp parallel for schedule(static)
@@ -89,6 +92,7 @@ void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *ri
             int t = y[rows ? rows[r] : r];
             zr[t] -= hit;
             pq[t] -= hit;
+            if (z16) dnnl_cpu_bf16_span(z16 + (size_t)r * V, zr, (size_t)V);
         }
     }
     for (int q = 0; q < nblk; q++) vec_axpy(dbias, 1, part + (size_t)q * V, V);
