@@ -162,7 +162,7 @@ claims() {
         END { nc = split(claims, line, "\n")
             for (j = 1; j <= nc; j++) { split(line[j], c, " "); i = c[1]; kb = c[2] SUBSEP i; kw = c[3] SUBSEP i
                 paper = c[5] == "-" ? "-" : c[5] " vs " c[6]
-                if (!n[kb] || !n[kw]) { printf "%s\t%s\t%s\t%s\tno rows yet\n", name[i], c[2], c[3], paper; continue }
+                if (!n[kb] || !n[kw]) { printf "%s\t%s\t%s\t%s\t-\t-\tno rows yet\n", name[i], c[2], c[3], paper; continue }
                 up = c[4] == "hi"
                 if (up ? lo[kb] > hi[kw] : hi[kb] < lo[kw]) v = "holds"
                 else if (up ? hi[kb] < lo[kw] : lo[kb] > hi[kw]) v = "reversed"
