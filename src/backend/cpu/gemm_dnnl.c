@@ -65,8 +65,8 @@ void dnnl_cpu_bf16_span(uint16_t *y, const real *x, size_t n)
 }
 
 /* Large blocks are split over the threads: bf16 training converts each update's weights (one
- * span of millions) and the readout's gradient rows (N x V) at every product, and done by the
- * calling thread alone that left the other core waiting (5.8% of the cycles of SMALL bf16
+ * span of millions) and its large activations at every product, and done by the calling thread
+ * alone that left the other core waiting (5.8% of the cycles of SMALL bf16
  * training on two threads, docs/RESULTS.md). Below BF16_TEAM elements a team costs more. */
 #define BF16_TEAM (1L << 16)
 

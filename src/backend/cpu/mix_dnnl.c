@@ -44,6 +44,19 @@ struct bk_mix {
     size_t hold_cap;
 };
 
+#ifndef NMT_REAL_DOUBLE
+/* *buf grown to hold need elements (its old contents dropped); 0 when it cannot grow */
+static int grow(uint16_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 1;
+    free(*buf);
+    *cap = 0;
+    if (!(*buf = malloc(sizeof(uint16_t) * need))) return 0;
+    *cap = need;
+    return 1;
+}
+#endif
+
 static void mix_free(bk_mix *m)
 {
     if (!m) return;
@@ -132,13 +145,8 @@ static const uint16_t *operand(bk_mix *m, mix_slot *s, int k, const real *X, int
             return m->w16 + m->part[i][2] + (x - lo) / sizeof(real);
         }
     }
-    size_t need = (size_t)rows * cols;
-    if (need > s->cap[k]) { /* the first batches only: then the largest operand fits */
-        free(s->buf[k]);
-        s->cap[k] = 0;
-        if (!(s->buf[k] = malloc(sizeof(uint16_t) * need))) return NULL;
-        s->cap[k] = need;
-    }
+    /* grows in the first batches only: then the largest operand fits */
+    if (!grow(&s->buf[k], &s->cap[k], (size_t)rows * cols)) return NULL;
     dnnl_cpu_bf16_rows(s->buf[k], X, ld, rows, cols);
     *ld16 = cols;
     return s->buf[k];
@@ -190,12 +198,7 @@ static uint16_t *mix_hold(bk_mix *m, const real *X, int rows, int cols)
 #ifndef NMT_REAL_DOUBLE
     size_t n = (size_t)rows * cols;
     NMT_ASSERT(!m->held && rows > 0 && cols > 0);
-    if (n > m->hold_cap) {
-        free(m->hold_buf);
-        m->hold_cap = 0;
-        if (!(m->hold_buf = malloc(sizeof(uint16_t) * n))) return NULL;
-        m->hold_cap = n;
-    }
+    if (!grow(&m->hold_buf, &m->hold_cap, n)) return NULL;
     m->held = X;
     m->held_n = n;
     m->held_cols = cols;
