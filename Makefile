@@ -58,7 +58,7 @@ MPI_CFLAGS = $(if $(MPI_FOUND),$(patsubst -I%,-isystem %,$(shell pkg-config --cf
 MPI_LIBS  = $(if $(MPI_FOUND),$(shell pkg-config --libs $(MPI_PKG)))
 MPI_OBJ   := $(BUILD)/src/mpi/comm_mpi.o
 
-CORE_DIRS := base backend backend/cpu text data nn train decode io
+CORE_DIRS := base backend backend/cpu backend/devsim text data nn train decode io
 EVAL_DIRS := eval viz
 SERVE_DIRS := serve
 LIB_SRC  := $(sort $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c)))

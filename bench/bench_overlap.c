@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     params_point(&g, &pt, G);
     for (int i = 0; i < B * L; i++) { x[i] = 2 + (int)rng_below(&r, c.src_vocab - 2); y[i] = 2 + (int)rng_below(&r, c.tgt_vocab - 2); }
     for (int b = 0; b < B; b++) { xl[b] = yl[b] = L; x[(L - 1) * B + b] = y[(L - 1) * B + b] = 0; }
-    batch bt = {B, L, L, x, y, xl, yl};
+    batch bt = {.B = B, .Tx = L, .Ty = L, .x = x, .y = y, .xlen = xl, .ylen = yl};
     double t[3] = {0, 0, 0}; /* backward alone, blocking, early */
     for (int mode = 0; mode < 3; mode++)
         for (int it = -1; it < iters; it++) { /* one untimed warm-up each */

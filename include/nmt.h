@@ -357,6 +357,16 @@ void nmt_alignment_free(nmt_alignment *a, int n);
 /* Threads for matrix products and batch loops (0 = all cores). */
 void nmt_set_threads(int n);
 
+/* The device every model, workspace and kernel of this process uses: "cpu" (the default),
+ * "devsim" (the simulated device: the CPU's kernels on memory the host cannot touch, every
+ * kernel's arguments checked; for testing that nothing reads model memory behind the backend's
+ * back) or "cuda[:N]" where built with it. The environment variable NMT_DEVICE names one when
+ * the library loads. Call before any model is created or loaded: a model's memory belongs to
+ * the device it was made on. NMT_ERR_ARG, naming the devices this build has, for any other. */
+int nmt_set_device(const char *name, nmt_err *err);
+/* the current device's name */
+const char *nmt_device(void);
+
 /* The speed of the matrix products this process runs (the BLAS kernels it loaded) on the model's
  * own shapes: SMALL's and PAPER's recurrent steps, input projections and output layers, forward
  * and backward, and beam search's output layer, each timed on one thread for seconds / 11 (at

@@ -75,7 +75,7 @@ static double forced_words(const nmt_model *m, int *src, int sl, const nmt_hypot
     NMT_ASSERT(tl <= 64);
     memcpy(tgt, y->ids, sizeof(int) * y->n_words);
     tgt[y->n_words] = 0;
-    batch b = {1, sl, tl, src, tgt, &sl, &tl};
+    batch b = {.B = 1, .Tx = sl, .Ty = tl, .x = src, .y = tgt, .xlen = &sl, .ylen = &tl};
     net_ws ws = {0};
     NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
     net_forward(&ws, &m->cfg, &m->p, &b, lp);
@@ -199,7 +199,7 @@ static void set_of(unsigned char *in, const int *src, int n)
  * vocabulary (out.logits = e^{z - max z} per position), renormalised over the set */
 static double set_logp(const nmt_model *m, int *src, int sl, int *tgt, int tl, const unsigned char *in)
 {
-    batch b = {1, sl, tl, src, tgt, &sl, &tl};
+    batch b = {.B = 1, .Tx = sl, .Ty = tl, .x = src, .y = tgt, .xlen = &sl, .ylen = &tl};
     net_ws ws = {0};
     NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
     net_forward(&ws, &m->cfg, &m->p, &b, NULL);

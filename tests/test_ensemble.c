@@ -123,7 +123,7 @@ static void test_pair(int arch_a, int arch_b, double wa, double wb)
     infer_ens e;
     NMT_ASSERT(ens_init(&e, m, given, 2, NULL) == 0);
     int src[3] = {3, 4, 0}, sl = 3, *sp = src, L = beam_max_len(1.0, sl), xlen = sl;
-    batch b = {1, sl, 0, sp, NULL, &xlen, NULL};
+    batch b = {.B = 1, .Tx = sl, .x = sp, .xlen = &xlen};
     const char *pair = nmt_arch_name(arch_b);
     for (int norm = 0; norm < 2; norm++) {
         double want = exhaustive_best(m, w, src, sl, L, norm);

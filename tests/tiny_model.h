@@ -64,7 +64,7 @@ static inline void tiny_sources(rng *r, int **src, const int *lens, int S, int w
 /* log p of tgt[0..tl) given src[0..sl) by forced decoding through net_forward */
 static inline double forced_logp(const nmt_model *m, const int *src, int sl, const int *tgt, int tl)
 {
-    batch b = {1, sl, tl, (int *)src, (int *)tgt, &sl, &tl};
+    batch b = {.B = 1, .Tx = sl, .Ty = tl, .x = (int *)src, .y = (int *)tgt, .xlen = &sl, .ylen = &tl};
     net_ws ws = {0};
     NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
     real lp[64];

@@ -1,10 +1,55 @@
-/* backend.c: which backend is current. A plain pointer, set before any work and only read
- * afterwards, so that reading it on every kernel call costs one load. */
+/* backend.c: which backend is current, and choosing one by name (nmt_set_device, NMT_DEVICE).
+ * A plain pointer, set before any work and only read afterwards, so that reading it on every
+ * kernel call costs one load. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
+#include "backend/devsim/devsim.h"
+#include "base/err.h"
 
 const backend_ops *backend_current = &cpu_backend;
 
 const backend_ops *backend_cpu(void) { return &cpu_backend; }
 
 void backend_set(const backend_ops *b) { backend_current = b ? b : &cpu_backend; }
+
+/* the backends this build has, by the names --device takes */
+static const backend_ops *const known[] = {&cpu_backend, &devsim_backend};
+enum { NKNOWN = sizeof known / sizeof known[0] };
+
+int backend_select(const char *name, nmt_err *err)
+{
+    if (!name || !*name) return nmt_fail(err, NMT_ERR_ARG, "no device named (cpu or devsim)");
+    for (int i = 0; i < NKNOWN; i++)
+        if (!strcmp(name, known[i]->name)) {
+            backend_set(known[i]);
+            return NMT_OK;
+        }
+    if (!strncmp(name, "cuda", 4) && (name[4] == 0 || name[4] == ':'))
+        return nmt_fail(err, NMT_ERR_ARG, "device '%s': this nmt was built without CUDA (nvcc was not found "
+                        "when it was built)", name);
+    return nmt_fail(err, NMT_ERR_ARG, "unknown device '%s' (this build has: cpu, devsim)", name);
+}
+
+/* NMT_DEVICE, read once when the library is loaded, so that every program and test built on it
+ * runs on the device it names; a bad name is kept and reported by backend_env_check (the
+ * library's entry points that make models), since nothing can be reported from here. */
+static nmt_err env_err;
+
+__attribute__((constructor)) static void backend_from_env(void)
+{
+    const char *d = getenv("NMT_DEVICE");
+    if (d && *d) backend_select(d, &env_err);
+}
+
+int backend_env_check(nmt_err *err)
+{
+    return env_err.code ? nmt_fail(err, env_err.code, "NMT_DEVICE: %s", env_err.msg) : NMT_OK;
+}
+
+int nmt_set_device(const char *name, nmt_err *err) { return backend_select(name, err); }
+
+const char *nmt_device(void) { return backend_current->name; }

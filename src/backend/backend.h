@@ -13,6 +13,15 @@
 #include "base/real.h"
 #include "base/topk.h"
 
+/* Both C11 and C++ (a device backend's .cu files) include this header: the thread-local below is
+ * spelled for either, and every name has C linkage. */
+#ifdef __cplusplus
+#define BK_THREAD_LOCAL thread_local
+extern "C" {
+#else
+#define BK_THREAD_LOCAL _Thread_local
+#endif
+
 /* One decoder step's attention (MODEL.md sections 2, 5): query rows, source layout and the
  * optional ξ features of Markov / LocFer. Shapes as in nn/attention.h. */
 typedef struct bk_attn {
@@ -41,6 +50,73 @@ enum bk_fn { BK_IDENTITY, BK_TANH, BK_SIGMOID };
 
 /* The body of a parallel loop: indices [lo, hi) on thread `thread` (0 .. threads-1). */
 typedef void (*bk_body)(void *ctx, long lo, long hi, int thread);
+
+/* ==== products in lower precision (issue 23; docs/RESULTS.md, "Past the FP32 SGEMM") ==========
+ * A weight matrix W [K,N] is converted once (at load) into a bk_qmat of one precision; then
+ * C[M,N] = A[M,K] · Ŵ + beta C for activations A in real, converted at each call. BK_PREC_F32
+ * keeps W as it is and calls the backend's gemm: the default, and the reference the others are
+ * tested against. BK_PREC_INT8: W to s8 with one scale per column (per output unit),
+ * s_n = max_k |W[k,n]| / 127; A to s8 with one scale per call, s_A = max |A| / 127; the s32 sums
+ * times s_A s_n. BK_PREC_BF16: A and W rounded to bf16, sums in FP32. A call whose A holds a NaN
+ * or an infinity runs in FP32, so that the value reaches the caller's checks unquantised.
+ * A bk_qmat is read-only after init and may be shared by threads; a bk_qws (the converted
+ * activations and the execution stream) belongs to one caller at a time. */
+enum bk_prec { BK_PREC_F32, BK_PREC_BF16, BK_PREC_INT8 };
+typedef struct bk_qmat bk_qmat;
+typedef struct bk_qws bk_qws;
+struct nmt_err;
+
+typedef struct backend_lowp_ops {
+    const char *name;
+    /* 1 when prec runs on this CPU (its instruction set, read at run time, within oneDNN's
+     * ceiling DNNL_MAX_CPU_ISA when one is set) and this build */
+    int (*supported)(int prec);
+    /* W [K,N], row stride ldw, kept alive and unchanged by the caller for q's life (FP32 reads
+     * it, and so does a call with non-finite activations in any precision). scales NULL:
+     * computed; else N scales to use for INT8, refused (NMT_ERR_NUMERIC, naming the column)
+     * unless each is finite and positive, clips no weight by more than half a step
+     * (max |w| / s <= 127.5) and leaves at least half the range used (max |w| / s >= 63.5).
+     * NMT_ERR_ARG for a precision this CPU or build lacks, NMT_ERR_NUMERIC for a non-finite W. */
+    int (*qmat_init)(bk_qmat **q, int prec, const real *W, int K, int N, int ldw, const float *scales,
+                     struct nmt_err *err);
+    void (*qmat_free)(bk_qmat *q);                         /* accepts NULL */
+    /* room for calls of up to rows x K activations and N outputs */
+    int (*qws_init)(bk_qws **w, int rows, int K, int N, struct nmt_err *err);
+    void (*qws_free)(bk_qws *w);                           /* accepts NULL */
+    /* C[M,N] = A[M,K] (row stride lda) · Ŵ + beta C (row stride ldc); beta 0 or 1 */
+    void (*qgemm)(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, real beta, real *C, int ldc);
+} backend_lowp_ops;
+
+
+/* ==== mixed-precision training: bf16 products, FP32 master weights =============================
+ * (Micikevicius et al. 2018; docs/TRAINING.md, "bf16 training"). A bk_mix keeps bf16 copies of
+ * parts of a parameter arena P (the weight matrices the products read), made again by mix_sync
+ * after every change of P (each optimizer step). While a set is current on a thread (bk_mix_use),
+ * every product mm makes there, and in the parallel loops that thread starts, runs in bf16 with
+ * FP32 sums: an operand that lies inside a kept part is read from its copy, any other (activations,
+ * gradients) is rounded to bf16 at the call (to nearest even; NaN and infinities kept), and C,
+ * beta 0 or 1, stays FP32, so that gradients accumulate in FP32. Every other kernel (the
+ * element-wise ones, the attention's, the optimizer) is unchanged. One set serves one thread and
+ * its parallel loops; the converted operands go into per-thread buffers that grow to the largest
+ * operand seen (the first batches) and are then reused. */
+typedef struct bk_mix bk_mix;
+typedef struct backend_mix_ops {
+    /* P [n], kept alive by the caller; parts: nparts (offset, length) pairs of P, in elements, that
+     * products read as weights. NMT_ERR_ARG when bf16 does not run on this CPU or build. */
+    int (*init)(bk_mix **m, const real *P, size_t n, const size_t (*parts)[2], int nparts, struct nmt_err *err);
+    void (*free)(bk_mix *m);                                /* accepts NULL */
+    void (*sync)(bk_mix *m);                                /* the parts' copies made again from P */
+    /* mm's contract (backend_ops.gemm) in bf16; beta other than 0 or 1 runs in FP32 */
+    void (*gemm)(bk_mix *m, int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                 real beta, real *C, int ldc);
+    /* Room for the bf16 form of X [rows, cols] (dense rows), which the caller writes, rounded as
+     * the products round (to nearest even; the readout's gradient rows, which a kernel rounds in
+     * the pass that makes them and two products then read): until release, a product whose
+     * operand lies in X reads it from there instead of rounding X again. NULL (no memory, or an
+     * FP32 build): the products round X themselves. One hold at a time. */
+    uint16_t *(*hold)(bk_mix *m, const real *X, int rows, int cols);
+    void (*release)(bk_mix *m);
+} backend_mix_ops;
 
 typedef struct backend_ops {
     const char *name;
@@ -179,6 +255,15 @@ typedef struct backend_ops {
      * before it is weighted, so that two weights of 1/2 on one model give its log-probabilities
      * bit for bit. */
     void (*logp_acc_rows)(real *y, const real *z, int H, int V, real w, int first);
+
+    /* ---- products in other precisions (NULL: this backend has none, and asking for one is an
+     * error its caller reports): the converted weights of decoding, and bf16 training ---- */
+    const backend_lowp_ops *lowp;
+    const backend_mix_ops *mix;
+
+    /* ---- a milestone of the layers (enum bk_mark), for a backend that counts or traces what
+     * each update or search step costs; NULL: nobody listens ---- */
+    void (*mark)(int what);
 } backend_ops;
 
 /* the current backend: read on every kernel call, so kept in a plain variable */
@@ -189,6 +274,11 @@ static inline const backend_ops *backend(void) { return backend_current; }
  * another's. */
 void backend_set(const backend_ops *b);
 const backend_ops *backend_cpu(void);
+/* Makes the backend called name current ("cpu", "devsim"; "cuda" where built with it):
+ * NMT_ERR_ARG naming what this build has when there is none by that name. */
+int backend_select(const char *name, struct nmt_err *err);
+/* NMT_ERR_ARG when NMT_DEVICE named no backend of this build (read when the library loaded) */
+int backend_env_check(struct nmt_err *err);
 
 /* the products every layer calls, by their historical names; mm runs in bf16 while the calling
  * thread has a mixed-precision set current (bk_mix_use, below) */
@@ -200,82 +290,22 @@ static inline void colsum_add(real *C, const real *A, int M, int N, int lda)
     backend_current->colsum_add(C, A, M, N, lda);
 }
 
-/* ==== products in lower precision (issue 23; docs/RESULTS.md, "Past the FP32 SGEMM") ==========
- * A weight matrix W [K,N] is converted once (at load) into a bk_qmat of one precision; then
- * C[M,N] = A[M,K] · Ŵ + beta C for activations A in real, converted at each call. BK_PREC_F32
- * keeps W as it is and calls the backend's gemm: the default, and the reference the others are
- * tested against. BK_PREC_INT8: W to s8 with one scale per column (per output unit),
- * s_n = max_k |W[k,n]| / 127; A to s8 with one scale per call, s_A = max |A| / 127; the s32 sums
- * times s_A s_n. BK_PREC_BF16: A and W rounded to bf16, sums in FP32. A call whose A holds a NaN
- * or an infinity runs in FP32, so that the value reaches the caller's checks unquantised.
- * A bk_qmat is read-only after init and may be shared by threads; a bk_qws (the converted
- * activations and the execution stream) belongs to one caller at a time. */
-enum bk_prec { BK_PREC_F32, BK_PREC_BF16, BK_PREC_INT8 };
-typedef struct bk_qmat bk_qmat;
-typedef struct bk_qws bk_qws;
-struct nmt_err;
 
-typedef struct backend_lowp_ops {
-    const char *name;
-    /* 1 when prec runs on this CPU (its instruction set, read at run time, within oneDNN's
-     * ceiling DNNL_MAX_CPU_ISA when one is set) and this build */
-    int (*supported)(int prec);
-    /* W [K,N], row stride ldw, kept alive and unchanged by the caller for q's life (FP32 reads
-     * it, and so does a call with non-finite activations in any precision). scales NULL:
-     * computed; else N scales to use for INT8, refused (NMT_ERR_NUMERIC, naming the column)
-     * unless each is finite and positive, clips no weight by more than half a step
-     * (max |w| / s <= 127.5) and leaves at least half the range used (max |w| / s >= 63.5).
-     * NMT_ERR_ARG for a precision this CPU or build lacks, NMT_ERR_NUMERIC for a non-finite W. */
-    int (*qmat_init)(bk_qmat **q, int prec, const real *W, int K, int N, int ldw, const float *scales,
-                     struct nmt_err *err);
-    void (*qmat_free)(bk_qmat *q);                         /* accepts NULL */
-    /* room for calls of up to rows x K activations and N outputs */
-    int (*qws_init)(bk_qws **w, int rows, int K, int N, struct nmt_err *err);
-    void (*qws_free)(bk_qws *w);                           /* accepts NULL */
-    /* C[M,N] = A[M,K] (row stride lda) · Ŵ + beta C (row stride ldc); beta 0 or 1 */
-    void (*qgemm)(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, real beta, real *C, int ldc);
-} backend_lowp_ops;
+/* the current backend's products in lower precision and in bf16 training (NULL: it has none) */
+static inline const backend_lowp_ops *backend_lowp(void) { return backend_current->lowp; }
+static inline const backend_mix_ops *backend_mix(void) { return backend_current->mix; }
 
-/* the CPU's low-precision products (oneDNN) */
-const backend_lowp_ops *backend_lowp(void);
+/* the layers' milestones, for backend_ops.mark */
+enum bk_mark { BK_MARK_UPDATE, BK_MARK_STEP, BK_MARK_COUNT };
+static inline void backend_mark(int what)
+{
+    if (backend_current->mark) backend_current->mark(what);
+}
 
-/* ==== mixed-precision training: bf16 products, FP32 master weights =============================
- * (Micikevicius et al. 2018; docs/TRAINING.md, "bf16 training"). A bk_mix keeps bf16 copies of
- * parts of a parameter arena P (the weight matrices the products read), made again by mix_sync
- * after every change of P (each optimizer step). While a set is current on a thread (bk_mix_use),
- * every product mm makes there, and in the parallel loops that thread starts, runs in bf16 with
- * FP32 sums: an operand that lies inside a kept part is read from its copy, any other (activations,
- * gradients) is rounded to bf16 at the call (to nearest even; NaN and infinities kept), and C,
- * beta 0 or 1, stays FP32, so that gradients accumulate in FP32. Every other kernel (the
- * element-wise ones, the attention's, the optimizer) is unchanged. One set serves one thread and
- * its parallel loops; the converted operands go into per-thread buffers that grow to the largest
- * operand seen (the first batches) and are then reused. */
-typedef struct bk_mix bk_mix;
-
-typedef struct backend_mix_ops {
-    /* P [n], kept alive by the caller; parts: nparts (offset, length) pairs of P, in elements, that
-     * products read as weights. NMT_ERR_ARG when bf16 does not run on this CPU or build. */
-    int (*init)(bk_mix **m, const real *P, size_t n, const size_t (*parts)[2], int nparts, struct nmt_err *err);
-    void (*free)(bk_mix *m);                                /* accepts NULL */
-    void (*sync)(bk_mix *m);                                /* the parts' copies made again from P */
-    /* mm's contract (backend_ops.gemm) in bf16; beta other than 0 or 1 runs in FP32 */
-    void (*gemm)(bk_mix *m, int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-                 real beta, real *C, int ldc);
-    /* Room for the bf16 form of X [rows, cols] (dense rows), which the caller writes, rounded as
-     * the products round (to nearest even; the readout's gradient rows, which a kernel rounds in
-     * the pass that makes them and two products then read): until release, a product whose
-     * operand lies in X reads it from there instead of rounding X again. NULL (no memory, or an
-     * FP32 build): the products round X themselves. One hold at a time. */
-    uint16_t *(*hold)(bk_mix *m, const real *X, int rows, int cols);
-    void (*release)(bk_mix *m);
-} backend_mix_ops;
-
-/* the CPU's (oneDNN) */
-const backend_mix_ops *backend_mix(void);
 
 /* the set current on this thread (NULL: FP32); the CPU backend's parallel_for hands it on to the
  * threads of its loop */
-extern _Thread_local bk_mix *bk_mix_current;
+extern BK_THREAD_LOCAL bk_mix *bk_mix_current;
 
 /* Makes m current on this thread (NULL: FP32 again); returns the one it replaces. */
 static inline bk_mix *bk_mix_use(bk_mix *m)
@@ -316,5 +346,9 @@ static inline void mm_q(const bk_qset *s, int M, int N, int K, const real *A, in
         }
     mm(0, 0, M, N, K, A, lda, W, ldw, beta, C, ldc);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

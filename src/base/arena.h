@@ -6,7 +6,10 @@
 
 #include <stddef.h>
 
-typedef struct arena { char *base; size_t used; } arena;
+/* A layout in two blocks: the device's (base, what kernels read and write) and the host's
+ * (hbase: index arrays and masks the host builds, and the results it reads back, each staged
+ * there and crossing by backend copies). */
+typedef struct arena { char *base; size_t used; char *hbase; size_t hused; } arena;
 
 /* n bytes, 64-byte aligned (a cache line; also what AVX-512 loads like). NULL in the counting pass. */
 static inline void *arena_take(arena *a, size_t n)
@@ -16,20 +19,28 @@ static inline void *arena_take(arena *a, size_t n)
     return p;
 }
 
+/* the same in the host block */
+static inline void *arena_take_host(arena *a, size_t n)
+{
+    void *p = a->hbase ? a->hbase + a->hused : NULL;
+    a->hused += (n + 63) & ~(size_t)63;
+    return p;
+}
+
 #include "nmt.h"
 
-/* A workspace in one block, laid out for dimensions up to cap[0..2] by its layout function,
- * which sizes it (base NULL) or points its buffers into base, and returns the bytes used. */
-typedef size_t (*ws_layout_fn)(void *ws, char *base, const nmt_config *c, const int *dims);
+/* A workspace in one device block and one host block, laid out for dimensions up to cap[0..2]
+ * by its layout function, which sizes them (a's bases NULL) or points its buffers into them. */
+typedef void (*ws_layout_fn)(void *ws, arena *a, const nmt_config *c, const int *dims);
 
 typedef struct ws_block {
-    void *base;
-    size_t bytes;
+    void *base, *hbase;
+    size_t bytes, hbytes;
     int cap[3];
 } ws_block;
 
-/* Makes blk cover want[0..2]: re-lays out the existing block when it is large enough, else
- * allocates one covering both the old capacity and want (so alternating shapes settle after a
+/* Makes blk cover want[0..2]: re-lays out the existing blocks when they are large enough, else
+ * allocates ones covering both the old capacity and want (so alternating shapes settle after a
  * few batches). what names the workspace in the error. */
 int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
                nmt_err *err);

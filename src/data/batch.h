@@ -8,6 +8,9 @@ typedef struct batch {
     int *x;            /* [Tx*B]: x[t*B + b], padding holds 0 (EOS id) and is never read */
     int *y;            /* [Ty*B] */
     int *xlen, *ylen;  /* [B], each >= 1 */
+    /* The same arrays in the compute backend's memory, where kernels read them: the layer that
+     * runs a batch uploads it once into its workspace and points these there (NULL before). */
+    const int *dev_x, *dev_y, *dev_xlen, *dev_ylen;
 } batch;
 
 #endif

@@ -120,15 +120,13 @@ int ens_state_dim(const infer_ens *e, int Tx)
     return d;
 }
 
-static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
+static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
 {
     infer_ens *e = ws;
     int Tx = d[1], H = d[2];
-    arena a = {base, 0};
-    e->z = arena_take(&a, sizeof(real) * H * c->tgt_vocab);
-    e->alpha = arena_take(&a, sizeof(real) * H * Tx);
-    e->ascale = arena_take(&a, sizeof(real) * H);
-    return a.used;
+    e->z = arena_take(ap, sizeof(real) * H * c->tgt_vocab);
+    e->alpha = arena_take(ap, sizeof(real) * H * Tx);
+    e->ascale = arena_take(ap, sizeof(real) * H);
 }
 
 int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)

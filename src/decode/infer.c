@@ -13,35 +13,35 @@
 #include "decode/outlayer.h"
 #include "nn/readout.h"
 
-static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
+static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
 {
     infer_ws *w = ws;
     int S = d[0], Tx = d[1], H = d[2];
-    arena a = {base, 0};
     size_t n = c->hid, na = c->att, cd = ctx_dim(c), m = c->emb, l = c->maxout;
-    enc_layout(&w->enc, &a, c, S, Tx);
+    enc_layout(&w->enc, ap, c, S, Tx);
     w->enc.step_cache = 1; /* decoding never runs the encoder backward */
-    w->UaH = arena_take(&a, sizeof(real) * Tx * S * na);
-    w->s0 = arena_take(&a, sizeof(real) * S * n);
-    w->Q = arena_take(&a, sizeof(real) * H * na);
-    w->alpha = arena_take(&a, sizeof(real) * H * Tx);
-    w->ctx = arena_take(&a, sizeof(real) * H * cd);
-    w->pre = arena_take(&a, sizeof(real) * H * 3 * n);
-    w->E = arena_take(&a, sizeof(real) * H * m);
-    w->tt = arena_take(&a, sizeof(real) * H * 2 * l);
-    w->t = arena_take(&a, sizeof(real) * H * l);
-    w->logits = arena_take(&a, sizeof(real) * H * c->tgt_vocab);
-    w->cache.z = arena_take(&a, sizeof(real) * H * n);
-    w->cache.r = arena_take(&a, sizeof(real) * H * n);
-    w->cache.hc = arena_take(&a, sizeof(real) * H * n);
-    w->cache.rh = arena_take(&a, sizeof(real) * H * n);
-    w->tmp = arena_take(&a, sizeof(real) * H * 3 * n);
-    w->xi = xi_kind(c) ? arena_take(&a, sizeof(real) * H * Tx * xi_width(c)) : NULL;
-    w->rowlen = arena_take(&a, sizeof(int) * H);
-    w->d0 = has_fertdec(c) ? arena_take(&a, sizeof(real) * S * m) : NULL;
-    w->g = has_fertdec(c) ? arena_take(&a, sizeof(real) * H * m) : NULL;
-    w->th = has_fertdec(c) ? arena_take(&a, sizeof(real) * H * n) : NULL;
-    return a.used;
+    w->UaH = arena_take(ap, sizeof(real) * Tx * S * na);
+    w->s0 = arena_take(ap, sizeof(real) * S * n);
+    w->Q = arena_take(ap, sizeof(real) * H * na);
+    w->alpha = arena_take(ap, sizeof(real) * H * Tx);
+    w->ctx = arena_take(ap, sizeof(real) * H * cd);
+    w->pre = arena_take(ap, sizeof(real) * H * 3 * n);
+    w->E = arena_take(ap, sizeof(real) * H * m);
+    w->tt = arena_take(ap, sizeof(real) * H * 2 * l);
+    w->t = arena_take(ap, sizeof(real) * H * l);
+    w->logits = arena_take(ap, sizeof(real) * H * c->tgt_vocab);
+    w->cache.z = arena_take(ap, sizeof(real) * H * n);
+    w->cache.r = arena_take(ap, sizeof(real) * H * n);
+    w->cache.hc = arena_take(ap, sizeof(real) * H * n);
+    w->cache.rh = arena_take(ap, sizeof(real) * H * n);
+    w->tmp = arena_take(ap, sizeof(real) * H * 3 * n);
+    w->xi = xi_kind(c) ? arena_take(ap, sizeof(real) * H * Tx * xi_width(c)) : NULL;
+    w->idx = arena_take(ap, sizeof(int) * 3 * H);
+    w->hidx = arena_take_host(ap, sizeof(int) * 3 * H);
+    batch_dev_layout(&w->bd, ap, S, Tx, 0);
+    w->d0 = has_fertdec(c) ? arena_take(ap, sizeof(real) * S * m) : NULL;
+    w->g = has_fertdec(c) ? arena_take(ap, sizeof(real) * H * m) : NULL;
+    w->th = has_fertdec(c) ? arena_take(ap, sizeof(real) * H * n) : NULL;
 }
 
 int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err)
@@ -57,8 +57,10 @@ void infer_free(infer_ws *w)
     memset(w, 0, sizeof *w);
 }
 
-void infer_encode(infer_ws *w, const nmt_model *m, const batch *src)
+void infer_encode(infer_ws *w, const nmt_model *m, const batch *host_src)
 {
+    batch_upload(&w->view, host_src, &w->bd);
+    const batch *src = &w->view;
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
     int S = src->B, Tx = src->Tx, hd = w->enc.ndir * c->hid;
@@ -101,13 +103,22 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     const backend_ops *bk = backend();
     int n = c->hid, me = c->emb, Tx = src->Tx;
     const bk_qset *qs = w->out && w->out->step.n ? &w->out->step : NULL; /* products in lower precision */
-    bk->gather_rows(w->E, p->Et, yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
+    /* the rows' sentences, previous words and source lengths, uploaded in one copy */
+    int *h = w->hidx;
+    for (int r = 0; r < H; r++) {
+        h[r] = src_of[r];
+        h[H + r] = yprev[r];
+        h[2 * H + r] = src->xlen[src_of[r]];
+    }
+    bk->copy_in(w->idx, h, sizeof(int) * 3 * H);
+    const int *d_src_of = w->idx, *d_yprev = w->idx + H, *d_rowlen = w->idx + 2 * H;
+    bk->gather_rows(w->E, p->Et, d_yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
     dec_input_terms_q(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n, qs);
     if (has_fertdec(c)) dec_input_terms_q(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me, qs);
-    dec_src ds = {w->enc.H, w->UaH, src->xlen, src->B, Tx, w->enc.ndir * n};
-    dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, w->rowlen, NULL, qs}; /* no dropout */
+    dec_src ds = {w->enc.H, w->UaH, w->view.dev_xlen, src->B, Tx, w->enc.ndir * n};
+    dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, d_rowlen, NULL, qs}; /* no dropout */
     dec_rows prev = state_rows(c, (real *)st_prev, Tx, ld), next = state_rows(c, st_new, Tx, ld);
-    dec_step(&bf, c, p, &ds, H, src_of, &prev, &next);
+    dec_step(&bf, c, p, &ds, H, d_src_of, &prev, &next);
     /* s_new has stride ld: gather it for the readout's product */
     real *s_dense = w->tmp;
     bk->copy_rows(s_dense, n, st_new, ld, H, n);

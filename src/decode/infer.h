@@ -5,6 +5,7 @@
 #define NMT_INFER_H
 
 #include "data/batch.h"
+#include "data/batch_dev.h"
 #include "nn/encoder.h"
 #include "nn/model.h"
 
@@ -18,7 +19,10 @@ typedef struct infer_ws {
     gru_cache cache;     /* [H, n] each (written, not read back) */
     real *tmp;           /* [H, 3n] */
     real *xi;            /* [H, Tx, K] Markov / LocFer features */
-    int *rowlen;         /* [H] source length of each row */
+    int *idx;            /* [3, H] device: a step's rows' sentences, previous words, source lengths */
+    int *hidx;           /* host: the same, built there and uploaded */
+    batch_dev bd;        /* the sentences' arrays on the device */
+    batch view;          /* the batch infer_encode ran, its dev_* fields on bd */
     real *d0;            /* [S, m] FertDec: d_1 of each sentence */
     real *g, *th;        /* [H, m], [H, n] FertDec's extract gate and tanh(V_h d) */
     const struct out_layer *out; /* the output layer's precision and columns (decode/outlayer.h), or

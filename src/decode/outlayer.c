@@ -72,7 +72,10 @@ int out_init(out_layer *o, const nmt_model *m, int prec, int shortlist, nmt_err 
     const nmt_config *c = &m->cfg;
     const backend_lowp_ops *lp = backend_lowp();
     memset(o, 0, sizeof *o);
-    if (!lp->supported(prec))
+    if (prec != BK_PREC_F32 && !lp)
+        return nmt_fail(err, NMT_ERR_ARG, "%s decoding: the %s backend has no %s products: use fp32", prec_name(prec),
+                        backend()->name, prec_name(prec));
+    if (prec != BK_PREC_F32 && !lp->supported(prec))
         return nmt_fail(err, NMT_ERR_ARG, "%s decoding needs %s, which this CPU (or build) lacks: use fp32", prec_name(prec),
                         prec == BK_PREC_INT8 ? "AVX512_VNNI" : "AVX512_BF16");
     *o = (out_layer){.prec = prec, .l = c->maxout, .V = c->tgt_vocab, .tied = c->tied_emb, .Vs = c->tgt_vocab,
@@ -100,10 +103,12 @@ void out_free(out_layer *o)
 {
     if (!o) return;
     const backend_lowp_ops *lp = backend_lowp();
-    lp->qmat_free(o->q);
-    lp->qmat_free(o->qs);
-    lp->qws_free(o->qws);
-    for (int i = 0; i < o->step.n; i++) lp->qmat_free(o->step.q[i]);
+    if (lp) { /* none was made without one */
+        lp->qmat_free(o->q);
+        lp->qmat_free(o->qs);
+        lp->qws_free(o->qws);
+        for (int i = 0; i < o->step.n; i++) lp->qmat_free(o->step.q[i]);
+    }
     free(o->Wt);
     free(o->Ws);
     free(o->bs);

@@ -34,7 +34,9 @@ static int bk_prec_of(int p) { return p == NMT_PREC_INT8 ? BK_PREC_INT8 : p == N
 
 int nmt_precision_supported(int p)
 {
-    return p >= NMT_PREC_FP32 && p <= NMT_PREC_BF16 && backend_lowp()->supported(bk_prec_of(p));
+    if (p == NMT_PREC_FP32) return 1;
+    const backend_lowp_ops *lp = backend_lowp(); /* NULL: the backend has no other precision */
+    return p > NMT_PREC_FP32 && p <= NMT_PREC_BF16 && lp && lp->supported(bk_prec_of(p));
 }
 
 void nmt_set_threads(int n) { backend()->set_threads(n); }
@@ -262,7 +264,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
         memset(bx, 0, sizeof(int) * (size_t)S * Tx);
         for (int s = 0; s < S; s++)
             for (int t = 0; t < bl[s]; t++) bx[t * S + s] = ids[(size_t)which[s] * cap + t];
-        batch b = {S, Tx, 0, bx, NULL, bl, NULL};
+        batch b = {.B = S, .Tx = Tx, .x = bx, .xlen = bl};
         for (int s = 0; s < S && o->sample; s++) seeds[s] = sentence_seed(o->seed, ids + (size_t)which[s] * cap, bl[s]);
         if ((rc = (o->sample ? sample_search_ens : beam_search_ens)(res, &d->e, &b, &bo, err))) break;
         for (int s = 0; s < S && !rc; s++) {
@@ -380,7 +382,7 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
             for (int t = 0; t < xl[s]; t++) bx[t * S + s] = sx[(size_t)s * cap + t];
             for (int t = 0; t < yl[s]; t++) by[t * S + s] = sy[(size_t)s * tcap + t];
         }
-        batch b = {S, Tx, Ty, bx, by, xl, yl};
+        batch b = {.B = S, .Tx = Tx, .Ty = Ty, .x = bx, .y = by, .xlen = xl, .ylen = yl};
         for (int k = 0; k < d->e.n && !rc; k++) rc = forced_model(d, k, &b, lp, sum, al ? al + s0 : NULL, err);
         for (int s = 0; s < S && !rc; s++) {
             if (logprob) logprob[s0 + s] = sum[s];

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "nn/model.h"
 #include "io/safetensors.h"
@@ -22,7 +23,8 @@ int model_real_dtype(void) { return sizeof(real) == 4 ? ST_F32 : ST_F64; }
 int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err)
 {
     *out = NULL;
-    int rc = nmt_config_check(c, err);
+    int rc = backend_env_check(err);
+    if (!rc) rc = nmt_config_check(c, err);
     if (rc) return rc;
     if (src->n != c->src_vocab || tgt->n != c->tgt_vocab)
         return nmt_fail(err, NMT_ERR_MISMATCH, "vocabularies of %d and %d words for a config of %d and %d",

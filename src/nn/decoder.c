@@ -57,8 +57,10 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     w->ddc = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
     w->ddi = fd ? arena_take(a, sizeof(real) * B * m) : NULL;
     /* last, so that the buffers above keep their offsets whatever the variant */
-    w->nrm = fd ? arena_take(a, sizeof(double) * (Ty > 0 ? Ty : 1)) : NULL;
-    w->u = fd ? arena_take(a, sizeof(real) * (Ty > 0 ? Ty : 1)) : NULL;
+    w->nrm = fd ? arena_take(a, sizeof(double) * B * (Ty + 1)) : NULL;
+    w->u = fd ? arena_take(a, sizeof(real) * B * 2 * (Ty + 1)) : NULL;
+    w->hnrm = fd ? arena_take_host(a, sizeof(double) * B * (Ty + 1)) : NULL;
+    w->hu = fd ? arena_take_host(a, sizeof(real) * B * 2 * (Ty + 1)) : NULL;
     w->drop_emb = w->drop_h = NULL;
 }
 
@@ -113,21 +115,34 @@ static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec
 #endif
 static double fert_norm(double r) { return r >= FERT_EPS ? r : r * r / (2 * FERT_EPS) + FERT_EPS / 2; }
 
-/* FertDec's costs over each sentence's own steps: (1/Ty) Σ h(d_{i+1} - d_i) and h(d_{Ty+1}).
- * One sentence's steps are rows B·m apart; their norms come back in nrm and are summed in order. */
-static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
+/* Every sentence's norms ||d_{i+1} - d_i|| (i < L) and ||d_{L+1}|| into nrm, sentence b's from
+ * b·(Ty+1) on, read back into hnrm in one copy. One sentence's steps are rows B·m apart. */
+static void fert_norms(dec_ws *w, const nmt_config *c, const batch *bt)
 {
     const backend_ops *bk = backend();
-    int B = bt->B, m = c->emb, ld = B * m;
+    int B = bt->B, m = c->emb, ld = B * m, T1 = bt->Ty + 1;
     for (int b = 0; b < B; b++) {
         int L = bt->ylen[b];
         const real *d = w->cov + (size_t)b * m; /* d_1 of sentence b */
-        bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
+        bk->dist_rows(w->nrm + (size_t)b * T1, d + ld, ld, d, ld, L, m);
+        bk->dist_rows(w->nrm + (size_t)b * T1 + L, d + (size_t)L * ld, m, NULL, 0, 1, m);
+    }
+    bk->copy_out(w->hnrm, w->nrm, sizeof(double) * B * T1);
+}
+
+/* FertDec's costs over each sentence's own steps: (1/Ty) Σ h(d_{i+1} - d_i) and h(d_{Ty+1}),
+ * summed in order on the host. */
+static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
+{
+    int T1 = bt->Ty + 1;
+    fert_norms(w, c, bt);
+    for (int b = 0; b < bt->B; b++) {
+        int L = bt->ylen[b];
+        const double *nb = w->hnrm + (size_t)b * T1;
         double st = 0;
-        for (int i = 0; i < L; i++) st += fert_norm(w->nrm[i]);
+        for (int i = 0; i < L; i++) st += fert_norm(nb[i]);
         w->cost_step += st / L;
-        bk->dist_rows(w->nrm, d + (size_t)L * ld, m, NULL, 0, 1, m);
-        w->cost_left += fert_norm(w->nrm[0]);
+        w->cost_left += fert_norm(nb[L]);
     }
 }
 
@@ -138,7 +153,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
     size_t TB = (size_t)Ty * B;
 
     bk->zero_rows(w->Eprev, m, B, m); /* ȳ_0 = 0 */
-    bk->gather_rows(w->Eprev + (size_t)B * m, p->Et, bt->y, (int)(TB - B), m);
+    bk->gather_rows(w->Eprev + (size_t)B * m, p->Et, bt->dev_y, (int)(TB - B), m);
     if (w->drop_emb) /* one sentence's mask at every position: row stride 0 over rows of B·m */
         bk->mul_rows(w->Eprev + (size_t)B * m, B * m, w->Eprev + (size_t)B * m, B * m, w->drop_emb, 0, Ty - 1, B * m);
     /* teacher forcing: the input-side terms of every step in one product */
@@ -151,7 +166,7 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         dec_coverage_init(w->cov, e->ex, e->mask, B, Tx, m);
         dec_input_terms(w->YG, w->Eprev, p->fer_Wg, p->fer_bg, (int)TB, m, m);
     }
-    dec_src src = {e->H, w->UaH, bt->xlen, B, Tx, hd};
+    dec_src src = {e->H, w->UaH, bt->dev_xlen, B, Tx, hd};
     for (int i = 0; i < Ty; i++) {
         dec_bufs bf;
         dec_rows prev, next;
@@ -171,26 +186,32 @@ static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, rea
     const backend_ops *bk = backend();
     int B = bt->B, m = c->emb, ld = B * m;
     size_t TB = (size_t)bt->Ty * B;
+    int T1 = bt->Ty + 1;
     bk->zero_rows(w->dDc, m, (int)(TB + B), m);
+    fert_norms(w, c, bt);
+    /* the scales on the host, sentence b's at hu + 2·T1·b: +u, then -u from T1 on, the last
+     * difference's at L; uploaded in one copy */
     for (int b = 0; b < B; b++) {
         int L = bt->ylen[b];
-        const real *d = w->cov + (size_t)b * m;
+        const double *nb = w->hnrm + (size_t)b * T1;
+        real *ub = w->hu + (size_t)b * 2 * T1;
+        for (int i = 0; i < L; i++) ub[i] = nb[i] <= 0 ? 0 : (real)(scale * c->fert_step_w / L / fmax(nb[i], FERT_EPS));
+        for (int i = 0; i < L; i++) ub[T1 + i] = -ub[i]; /* y - u x = y + (-u) x, bit for bit */
+        ub[L] = nb[L] > 0 ? (real)(scale * c->fert_left_w / fmax(nb[L], FERT_EPS)) : 0;
+    }
+    bk->copy_in(w->u, w->hu, sizeof(real) * B * 2 * T1);
+    for (int b = 0; b < B; b++) {
+        int L = bt->ylen[b];
+        const real *d = w->cov + (size_t)b * m, *ub = w->u + (size_t)b * 2 * T1;
         real *dd = w->dDc + (size_t)b * m;
         /* h(d_{i+1} - d_i) sends +u (d_{i+1} - d_i) to d_{i+1}, then -u (...) to d_i: each row
          * gets its + before its -, as a loop over i would. A zero norm means d_{i+1} = d_i, so
          * u = 0 adds zeros to sums that started at +0 and changes nothing. */
-        bk->dist_rows(w->nrm, d + ld, ld, d, ld, L, m);
-        for (int i = 0; i < L; i++)
-            w->u[i] = w->nrm[i] <= 0 ? 0 : (real)(scale * c->fert_step_w / L / fmax(w->nrm[i], FERT_EPS));
-        bk->axpy_diff_rows(dd + ld, ld, w->u, d + ld, ld, d, ld, L, m);
-        for (int i = 0; i < L; i++) w->u[i] = -w->u[i]; /* y - u x = y + (-u) x, bit for bit */
-        bk->axpy_diff_rows(dd, ld, w->u, d + ld, ld, d, ld, L, m);
+        bk->axpy_diff_rows(dd + ld, ld, ub, d + ld, ld, d, ld, L, m);
+        bk->axpy_diff_rows(dd, ld, ub + T1, d + ld, ld, d, ld, L, m);
         const real *dl = d + (size_t)L * ld;
-        bk->dist_rows(w->nrm, dl, m, NULL, 0, 1, m);
-        if (w->nrm[0] > 0 && !FAULT(FAULT_FERTDEC_LEFT)) {
-            w->u[0] = (real)(scale * c->fert_left_w / fmax(w->nrm[0], FERT_EPS));
-            bk->axpy_diff_rows(dd + (size_t)L * ld, m, w->u, dl, m, NULL, 0, 1, m);
-        }
+        if (w->hnrm[(size_t)b * T1 + L] > 0 && !FAULT(FAULT_FERTDEC_LEFT))
+            bk->axpy_diff_rows(dd + (size_t)L * ld, m, ub + L, dl, m, NULL, 0, 1, m);
     }
     bk->copy_rows(w->ddc, m, w->dDc + TB * m, m, B, m); /* dL/dd_{Ty+1} */
 }
@@ -236,10 +257,10 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
         attn_xi x = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
         /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
         attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
-                      w->UaH, w->Q + o * na, p->att_v, e->H, bt->xlen, xk ? &x : NULL, ad, w->tmp);
+                      w->UaH, w->Q + o * na, p->att_v, e->H, bt->dev_xlen, xk ? &x : NULL, ad, w->tmp);
         if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
             if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) bk->zero_rows(w->dal, Tx, B, Tx);
-            if (i) bk->attn_window_backward(w->dal, w->dxi, bt->xlen, B, Tx, c->window);
+            if (i) bk->attn_window_backward(w->dal, w->dxi, bt->dev_xlen, B, Tx, c->window);
         }
         mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
         if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
@@ -293,7 +314,7 @@ static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params
          * of j then b (through the source embeddings' dropout mask, the same at every j) */
         if (e->drop_emb) backend()->mul_rows(w->ddc, m, w->ddc, m, e->drop_emb, m, B, m);
         for (int j = 0; j < Tx; j++)
-            backend()->scatter_add_rows(g->Es, w->ddc, bt->x + (size_t)j * B, e->mask + (size_t)j * B, B, m);
+            backend()->scatter_add_rows(g->Es, w->ddc, bt->dev_x + (size_t)j * B, e->mask + (size_t)j * B, B, m);
     }
 }
 
@@ -325,5 +346,5 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
     /* ȳ_{i-1} = Ey[y_{i-1}] (∘ its dropout mask) for i > 1; padding rows carry zero gradient */
     if (w->drop_emb)
         bk->mul_rows(w->dEprev + (size_t)B * m, B * m, w->dEprev + (size_t)B * m, B * m, w->drop_emb, 0, Ty - 1, B * m);
-    bk->scatter_add_rows(g->Et, w->dEprev + (size_t)B * m, bt->y, NULL, (int)(TB - B), m);
+    bk->scatter_add_rows(g->Et, w->dEprev + (size_t)B * m, bt->dev_y, NULL, (int)(TB - B), m);
 }

@@ -49,8 +49,10 @@ typedef struct dec_ws {
     real *dGP, *dTH;  /* [Ty*B, m], [Ty*B, n] */
     real *dDc;        /* [(Ty+1)*B, m] gradient of the FertDec costs w.r.t. each d */
     real *ddc, *ddi;  /* [B, m] */
-    double *nrm;      /* [Ty] one sentence's ||d_{i+1} - d_i|| (or ||d_{Ty+1}||) */
-    real *u;          /* [Ty] the scales of their gradients */
+    double *nrm;      /* [B, Ty+1] each sentence's ||d_{i+1} - d_i|| (i < L) and ||d_{L+1}|| */
+    real *u;          /* [B, 2(Ty+1)] the scales of their gradients: +u, then -u */
+    double *hnrm;     /* host: nrm read back */
+    real *hu;         /* host: u built there */
     double cost_step, cost_left; /* summed over the batch's sentences, unweighted */
 } dec_ws;
 

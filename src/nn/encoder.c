@@ -27,6 +27,7 @@ void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx)
         w->cache[d].rh = on ? arena_take(a, sizeof(real) * TB * n) : NULL;
     }
     w->mask = arena_take(a, TB);
+    w->hmask = arena_take_host(a, TB);
     w->step_cache = 0;
     w->drop_emb = w->drop_h[0] = w->drop_h[1] = NULL;
     for (int d = 0; d < 2; d++) {
@@ -126,10 +127,11 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
     const backend_ops *bk = backend();
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid;
     size_t TB = (size_t)Tx * B;
-    bk->gather_rows(w->ex, p->Es, bt->x, (int)TB, m);
+    bk->gather_rows(w->ex, p->Es, bt->dev_x, (int)TB, m);
     /* one sentence's mask at every position: row stride 0 over rows of B·m */
     if (w->drop_emb) bk->mul_rows(w->ex, B * m, w->ex, B * m, w->drop_emb, 0, Tx, B * m);
-    for (size_t i = 0; i < TB; i++) w->mask[i] = (int)(i / B) < bt->xlen[i % B];
+    for (size_t i = 0; i < TB; i++) w->hmask[i] = (int)(i / B) < bt->xlen[i % B];
+    bk->copy_in(w->mask, w->hmask, TB);
     for (int d = 0; d < w->ndir; d++) {
         mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
         bk->act_rows(BK_IDENTITY, w->X[d], 3 * n, w->X[d], 3 * n, p->enc_b[d], (int)TB, 3 * n);
@@ -169,5 +171,5 @@ void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, co
         mm(0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
     }
     if (w->drop_emb && !FAULT(FAULT_DROP_EMB)) bk->mul_rows(w->dex, B * m, w->dex, B * m, w->drop_emb, 0, Tx, B * m);
-    bk->scatter_add_rows(g->Es, w->dex, bt->x, w->mask, (int)TB, m);
+    bk->scatter_add_rows(g->Es, w->dex, bt->dev_x, w->mask, (int)TB, m);
 }

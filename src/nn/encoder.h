@@ -17,6 +17,7 @@ typedef struct enc_ws {
     int step_cache;        /* decoding (no backward): every step writes its gate values over the
                             * same [B, n] rows, so that the rest of cache is never touched */
     unsigned char *mask;   /* [Tx*B] 1 at real positions */
+    unsigned char *hmask;  /* host: the same, built there and uploaded */
     /* training's variational dropout (net_forward; NULL: none), one mask per sentence for every
      * position: */
     const real *drop_emb;  /* [B, m] on the source embeddings */

@@ -8,25 +8,32 @@
 #include "nn/net.h"
 #include "base/prof.h"
 
-static size_t layout(void *ws, char *base, const nmt_config *c, const int *d)
+/* the five dropout masks, [B, m] twice then [B, n] three times, in one block */
+static size_t masks_len(const nmt_config *c, int B) { return (size_t)B * (2 * c->emb + 3 * c->hid); }
+
+static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
 {
     net_ws *w = ws;
-    arena a = {base, 0};
-    enc_layout(&w->enc, &a, c, d[0], d[1]);
-    dec_layout(&w->dec, &a, c, d[0], d[1], d[2]);
-    out_layout(&w->out, &a, c, d[0], d[2]);
+    enc_layout(&w->enc, ap, c, d[0], d[1]);
+    dec_layout(&w->dec, ap, c, d[0], d[1], d[2]);
+    out_layout(&w->out, ap, c, d[0], d[2]);
     /* last, so that the buffers above keep their offsets */
-    w->mask_src = arena_take(&a, sizeof(real) * d[0] * c->emb);
-    w->mask_tgt = arena_take(&a, sizeof(real) * d[0] * c->emb);
-    for (int k = 0; k < 3; k++) w->mask_h[k] = arena_take(&a, sizeof(real) * d[0] * c->hid);
-    return a.used;
+    size_t be = (size_t)d[0] * c->emb, bh = (size_t)d[0] * c->hid;
+    w->mask_src = arena_take(ap, sizeof(real) * masks_len(c, d[0]));
+    w->mask_tgt = w->mask_src ? w->mask_src + be : NULL;
+    for (int k = 0; k < 3; k++) w->mask_h[k] = w->mask_src ? w->mask_src + 2 * be + k * bh : NULL;
+    w->hmask = arena_take_host(ap, sizeof(real) * masks_len(c, d[0]));
+    batch_dev_layout(&w->bd, ap, d[0], d[1], d[2]);
+    w->logp = arena_take(ap, sizeof(real) * d[0] * d[2]);
 }
 
 size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty)
 {
     net_ws tmp;
     int d[3] = {B, Tx, Ty};
-    return layout(&tmp, NULL, c, d);
+    arena a = {0};
+    layout(&tmp, &a, c, d);
+    return a.used + a.hused;
 }
 
 int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err)
@@ -43,26 +50,33 @@ void net_ws_free(net_ws *w)
 }
 
 /* The training-only terms of this batch: on in training mode (a dropout RNG set), each mask
- * drawn once for the batch, in this order and before the maxout output's (the order is part of
- * a run's results); off (NULL, 0) at validation. */
+ * drawn once for the batch on the host, in this order and before the maxout output's (the order
+ * is part of a run's results), and uploaded in one copy; off (NULL, 0) at validation. */
 static void net_training_terms(net_ws *w, const nmt_config *c, const batch *bt)
 {
     rng *r = w->out.drop_rng;
     const net_reg *g = &w->reg;
-    size_t be = (size_t)bt->B * c->emb, bh = (size_t)bt->B * c->hid;
+    size_t be = (size_t)bt->B * c->emb, bh = (size_t)bt->B * c->hid, cap_e = (size_t)w->blk.cap[0] * c->emb;
+    size_t cap_h = (size_t)w->blk.cap[0] * c->hid;
     int emb = r && g->dropout_emb > 0, rnn = r && g->dropout_rnn > 0;
-    w->enc.drop_emb = emb ? rng_dropout_mask(r, w->mask_src, be, g->dropout_emb) : NULL;
-    w->dec.drop_emb = emb ? rng_dropout_mask(r, w->mask_tgt, be, g->dropout_emb) : NULL;
+    real *h = w->hmask;
+    w->enc.drop_emb = emb ? (rng_dropout_mask(r, h, be, g->dropout_emb), w->mask_src) : NULL;
+    w->dec.drop_emb = emb ? (rng_dropout_mask(r, h + cap_e, be, g->dropout_emb), w->mask_tgt) : NULL;
     for (int d = 0; d < 2; d++)
-        w->enc.drop_h[d] = rnn && d < w->enc.ndir ? rng_dropout_mask(r, w->mask_h[d], bh, g->dropout_rnn) : NULL;
-    w->dec.drop_h = rnn ? rng_dropout_mask(r, w->mask_h[2], bh, g->dropout_rnn) : NULL;
+        w->enc.drop_h[d] = rnn && d < w->enc.ndir
+                               ? (rng_dropout_mask(r, h + 2 * cap_e + d * cap_h, bh, g->dropout_rnn), w->mask_h[d])
+                               : NULL;
+    w->dec.drop_h = rnn ? (rng_dropout_mask(r, h + 2 * cap_e + 2 * cap_h, bh, g->dropout_rnn), w->mask_h[2]) : NULL;
+    if (emb || rnn) backend()->copy_in(w->mask_src, h, sizeof(real) * masks_len(c, w->blk.cap[0]));
     w->out.smoothing = r ? g->label_smoothing : 0;
 }
 
 /* The layout is for blk.cap, but every kernel indexes with the batch's own B, Tx
  * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
-double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok)
+double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *host_bt, real *logp_tok)
 {
+    batch_upload(&w->view, host_bt, &w->bd);
+    const batch *bt = &w->view;
     net_training_terms(w, c, bt);
     PROF_BEGIN(t0);
     enc_forward(&w->enc, c, p, bt);
@@ -71,13 +85,16 @@ double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch 
     dec_forward(&w->dec, &w->enc, c, p, bt); /* attention time is booked separately inside */
     PROF_END(PROF_DEC_FWD, t1);
     PROF_BEGIN(t2);
-    double loss = out_forward(&w->out, &w->dec, c, p, bt, logp_tok);
+    double loss = out_forward(&w->out, &w->dec, c, p, bt, logp_tok ? w->logp : NULL);
     PROF_END(PROF_OUT_FWD, t2);
+    if (logp_tok) backend()->copy_out(logp_tok, w->logp, sizeof(real) * bt->Ty * bt->B);
     return loss;
 }
 
-void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *host_bt, real scale)
 {
+    (void)host_bt; /* the batch net_forward uploaded, still on the device */
+    const batch *bt = &w->view;
     int hd = w->enc.ndir * c->hid;
     backend()->zero_rows(w->enc.dH, hd, bt->Tx * bt->B, hd);
     PROF_BEGIN(t0);

@@ -4,6 +4,7 @@
 #ifndef NMT_NET_H
 #define NMT_NET_H
 
+#include "data/batch_dev.h"
 #include "nn/decoder.h"
 #include "nn/encoder.h"
 #include "nn/readout.h"
@@ -21,9 +22,14 @@ typedef struct net_ws {
     dec_ws dec;
     out_ws out;
     net_reg reg;             /* net_set_reg */
-    /* the variational dropout masks of a batch, drawn by net_forward: */
+    /* the variational dropout masks of a batch, drawn by net_forward on the host (h*) and
+     * uploaded: */
     real *mask_src, *mask_tgt; /* [B, m] the embeddings' */
     real *mask_h[3];         /* [B, n] the encoder's forward and backward GRUs', the decoder's */
+    real *hmask;             /* host: the five, one after another as on the device */
+    batch_dev bd;            /* the batch's arrays on the device */
+    batch view;              /* the batch net_forward ran, its dev_* fields on bd (for backward) */
+    real *logp;              /* [Ty*B] device: per-token log-probabilities, copied out on request */
 } net_ws;
 
 /* Lays the workspace out for batches up to B x Tx x Ty (re-allocating only when it grows).

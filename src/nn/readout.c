@@ -50,6 +50,9 @@ void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty)
     w->rsum = arena_take(a, sizeof(double) * TB);
     w->bias_part = arena_take(a, sizeof(real) * (TB / OUT_BLOCK + 1) * c->tgt_vocab);
     w->mask = arena_take(a, sizeof(real) * TB * l);
+    w->hrows = arena_take_host(a, sizeof(int) * TB);
+    w->hnll = arena_take_host(a, sizeof(double) * TB);
+    w->hmask = arena_take_host(a, sizeof(real) * TB * l);
 }
 
 double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
@@ -63,19 +66,23 @@ double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params
     w->N = 0;
     for (int i = 0; i < Ty; i++)
         for (int b = 0; b < B; b++)
-            if (i < bt->ylen[b]) w->rows[w->N++] = i * B + b;
+            if (i < bt->ylen[b]) w->hrows[w->N++] = i * B + b;
     const backend_ops *bk = backend();
+    bk->copy_in(w->rows, w->hrows, sizeof(int) * w->N);
     bk->maxout(w->Tg, w->which, w->TT, p->out_b, w->rows, w->N, l);
     if (w->dropout > 0 && w->drop_rng) { /* inverted dropout on t_i (MODEL.md section 5, Feng et al.) */
-        rng_dropout_mask(w->drop_rng, w->mask, (size_t)w->N * l, w->dropout); /* drawn last, after net_forward's */
+        rng_dropout_mask(w->drop_rng, w->hmask, (size_t)w->N * l, w->dropout); /* drawn last, after net_forward's */
+        bk->copy_in(w->mask, w->hmask, sizeof(real) * w->N * l);
         bk->mul_rows(w->Tg, l, w->Tg, l, w->mask, l, w->N, l);
     }
     bk->repeat_row(w->logits, p->out_bias, w->N, V);
     logits_add(w->logits, w->Tg, w->N, c, p);
     if (logp_tok) bk->zero_rows(logp_tok, TB, 1, TB);
-    bk->softmax_nll(w->logits, w->rsum, w->nll, logp_tok, w->rows, bt->y, w->N, V, w->smoothing);
+    bk->softmax_nll(w->logits, w->rsum, w->nll, logp_tok, w->rows, bt->dev_y, w->N, V, w->smoothing);
+    /* the loss: each token's read back once per batch and summed on the host, in order */
+    bk->copy_out(w->hnll, w->nll, sizeof(double) * w->N);
     double loss = 0;
-    for (int r = 0; r < w->N; r++) loss += w->nll[r];
+    for (int r = 0; r < w->N; r++) loss += w->hnll[r];
     return loss;
 }
 
@@ -89,7 +96,7 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
      * of OUT_BLOCK rows; in bf16 training also dlogits' bf16 form, which the two products read */
     bk_mix *mix = bk_mix_current;
     uint16_t *z16 = mix && w->N > 0 ? backend_mix()->hold(mix, w->logits, w->N, V) : NULL;
-    bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->y, w->N, V, scale,
+    bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->dev_y, w->N, V, scale,
                              FAULT(FAULT_LABEL_SMOOTHING) ? 0 : (real)w->smoothing, OUT_BLOCK, z16);
     if (c->tied_emb) { /* Et's gradient sums this use and the embedding's (dec_backward adds that) */
         if (!FAULT(FAULT_TIED_OUT)) mm(1, 0, V, l, w->N, w->logits, V, w->Tg, l, 1, g->Et, l);

@@ -26,6 +26,9 @@ typedef struct out_ws {
     real *dTg;             /* [N, l] */
     double *nll;           /* [N] per-token NLL, summed in order for a thread-independent loss */
     real *mask;            /* [N, l] dropout mask: 0 or 1/(1-p) */
+    int *hrows;            /* host: rows, built there and uploaded */
+    double *hnll;          /* host: nll read back */
+    real *hmask;           /* host: mask, drawn there and uploaded */
     double dropout;        /* p; 0 = off (translation, validation) */
     double smoothing;      /* label smoothing ε of this batch; 0 = off (net_forward sets it) */
     rng *drop_rng;         /* where masks come from while dropout is on */

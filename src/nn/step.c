@@ -54,11 +54,7 @@ static void step_attention(const dec_bufs *b, const nmt_config *c, const params 
     attn_xi x, *xp = NULL;
     if (xk) { /* ξ from α_{i-1} (Markov) or Σ_{i'<i} α_i' (LocFer); zero at the first step */
         int K = xi_width(c);
-        const int *len = src->xlen; /* each row's source length */
-        if (src_of) {
-            for (int h = 0; h < H; h++) b->rowlen[h] = src->xlen[src_of[h]];
-            len = b->rowlen;
-        }
+        const int *len = src_of ? b->rowlen : src->xlen; /* each row's source length */
         if (prev->a) bk->attn_window(b->xi, prev->a, prev->ld_a, len, H, Tx, c->window);
         else bk->zero_rows(b->xi, Tx * K, H, Tx * K);
         x = (attn_xi){K, p->att_M, b->xi, NULL, NULL};

@@ -37,7 +37,7 @@ typedef struct dec_rows {
 typedef struct dec_bufs {
     real *pre, *g, *q, *alpha, *ctx, *xi, *th, *tmp;
     gru_cache cache;
-    int *rowlen;
+    const int *rowlen;  /* [H] with src_of: each row's source length (the caller's, on the device) */
     const real *drop;   /* [H,n] training's dropout mask on s_{i-1} in the GRU's recurrent products, or NULL */
     const struct bk_qset *qs; /* a decoder's weights in lower precision (backend.h mm_q), or NULL: FP32 */
 } dec_bufs;

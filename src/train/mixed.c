@@ -11,6 +11,9 @@ int train_mix_check(const nmt_train_opts *o, nmt_err *err)
     if (o->precision != NMT_PREC_BF16)
         return nmt_fail(err, NMT_ERR_ARG, "training precision %d: fp32 or bf16 (enum nmt_precision; int8 is for "
                         "decoding only)", o->precision);
+    if (!backend_mix())
+        return nmt_fail(err, NMT_ERR_ARG, "bf16 training: the %s backend has no mixed-precision products: use fp32",
+                        backend()->name);
     if (!nmt_precision_supported(NMT_PREC_BF16))
         return nmt_fail(err, NMT_ERR_ARG, "bf16 training needs AVX512_BF16, which this CPU (or build) lacks: use fp32");
     return NMT_OK;

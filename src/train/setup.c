@@ -446,7 +446,7 @@ void train_cleanup(trainer *t)
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     if (t->cost_log) fclose(t->cost_log);
     dist_free(t);
-    backend_mix()->free(t->mix);
+    if (t->mix) backend_mix()->free(t->mix);
     nmt_model_free(t->m);
     subwords_free(t->sw);
     free(t->G);

@@ -128,4 +128,6 @@ const backend_ops cpu_backend = {
     .settle_rows = cpu_settle_rows,
     .topk_rows = cpu_topk_rows,
     .logp_acc_rows = cpu_logp_acc_rows,
+    .lowp = &cpu_lowp,
+    .mix = &cpu_mix,
 };

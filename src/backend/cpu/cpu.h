@@ -8,6 +8,9 @@
 
 /* cpu.c: the table of the kernels below */
 extern const backend_ops cpu_backend;
+/* gemm_dnnl.c and mix_dnnl.c: its products in int8 and bf16, and bf16 training's (oneDNN) */
+extern const backend_lowp_ops cpu_lowp;
+extern const backend_mix_ops cpu_mix;
 
 /* blas.c */
 void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,

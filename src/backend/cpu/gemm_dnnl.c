@@ -424,7 +424,7 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
     cpu_gemm(0, 0, M, q->N, q->K, A, lda, q->W, q->ldw, beta, C, ldc);
 }
 
-static const backend_lowp_ops cpu_lowp = {
+const backend_lowp_ops cpu_lowp = {
     .name = "cpu-onednn",
     .supported = dnnl_cpu_supported,
     .qmat_init = lowp_qmat_init,
@@ -434,4 +434,3 @@ static const backend_lowp_ops cpu_lowp = {
     .qgemm = lowp_qgemm,
 };
 
-const backend_lowp_ops *backend_lowp(void) { return &cpu_lowp; }
