@@ -200,7 +200,7 @@ static inline void colsum_add(real *C, const real *A, int M, int N, int lda)
     backend_current->colsum_add(C, A, M, N, lda);
 }
 
-/* ==== products in lower precision (issue 23; docs/RESULTS.md, "Past the FP32 SGEMM") ==========
+/* ==== products in lower precision (docs/results/speed.md, "Products by library") =====
  * A weight matrix W [K,N] is converted once (at load) into a bk_qmat of one precision; then
  * C[M,N] = A[M,K] · Ŵ + beta C for activations A in real, converted at each call. BK_PREC_F32
  * keeps W as it is and calls the backend's gemm: the default, and the reference the others are
