@@ -41,8 +41,8 @@ SERVE_LIBS = $(shell pkg-config --libs $(SERVE_PKGS)) -lpthread
 $(BUILD)/src/serve/%.o: CFLAGS += $(SERVE_CFLAGS)
 # oneDNN (bf16 and int8 matrix products, run-time dispatch on the CPU's flags) and libxsmm (JIT
 # kernels for small products) were measured by the GEMM benchmark (bench/bench_gemm.c, `make
-# bench-gemm`; docs/RESULTS.md, "Past the FP32 SGEMM"). oneDNN's int8 products pay 2-4x on the
-# decoder's, so the core links it (CORE_LIBS, src/backend/cpu/gemm_dnnl.c); libxsmm only the
+# bench-gemm`; docs/results/speed.md, "Products by library"). oneDNN's int8 products pay 2-4x on
+# the decoder's, so the core links it (CORE_LIBS, src/backend/cpu/gemm_dnnl.c); libxsmm only the
 # benchmark (a static library; its JIT needs -ldl and -lrt).
 DNNL_LIBS := -ldnnl
 XSMM_LIBS := -lxsmm -lpthread -lrt -ldl

@@ -1,5 +1,5 @@
 /* bench_gemm.c: the matrix products of SMALL and PAPER training and decoding, timed side by side in
- * one run on every kernel the CPU backend could call for them (issue 23): OpenBLAS sgemm (what the
+ * one run on every kernel the CPU backend could call for them: OpenBLAS sgemm (what the
  * backend's gemm calls today), oneDNN matmul in FP32, bf16 x bf16 -> FP32, int8 (s8 x s8 and
  * u8 x s8 -> s32, per-column weight scales, one activation scale per call) and libxsmm's JIT
  * kernels for the per-step products. Each kernel's output is checked against OpenBLAS's.

@@ -372,7 +372,7 @@ const char *nmt_device(void);
  * and backward, and beam search's output layer, each timed on one thread for seconds / 11 (at
  * least one call, the fastest kept). *gflops: their geometric mean, GFLOP/s. For a program that
  * chooses OpenBLAS's kernels by measurement, one child process per candidate (the `nmt` program
- * does: docs/CLI.md, "OpenBLAS's kernels"). NMT_ERR_ARG for seconds outside [0, 60]. */
+ * does: docs/CLI.md, "The FP32 products' kernels"). NMT_ERR_ARG for seconds outside [0, 60]. */
 int nmt_blas_speed(double seconds, double *gflops, nmt_err *err);
 
 /* ------------------------------------------------------------------ training
@@ -494,13 +494,13 @@ nmt_train_opts nmt_train_default_opts(void);
  * recipe sets every field any recipe sets (the rest, the architecture included, is left alone).
  *   "paper":   Appendix B of Bahdanau et al. (the defaults above).
  *   "hour":    the best dev perplexity found for one hour of training on a 2-core machine
- *              (Multi30k en-fr; docs/RESULTS.md, issue 20's search): the SMALL sizes (256
- *              everywhere, 10,000 words per side), Adam (lr 0.002), dropout 0.5 on the maxout
+ *              (Multi30k en-fr; docs/results/training.md, "The `hour` preset"): the SMALL
+ *              sizes (256 everywhere, 10,000 words per side), Adam (lr 0.002), dropout 0.5 on the maxout
  *              output and 0.2 on the embeddings and recurrent states, label smoothing 0.1, tied
  *              target embeddings, the attention's weights Glorot-uniform, the learning rate halved
  *              after each epoch that does not improve the dev NLL, stop after 4 such epochs or an hour.
  *   "hour-v1": "hour" as it was before that search (without the five options after dropout 0.5);
- *              the converged-architecture experiments (scripts/exp_converge.sh) use it.
+ *              the converged-architecture experiments (docs/results/claims.md) use it.
  * Returns NMT_ERR_ARG for an unknown name. */
 int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err);
 

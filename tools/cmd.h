@@ -36,8 +36,9 @@ int cmd_blas_kernels(int argc, char **argv);
  * -1 (said on stderr) when NMT_GEMM names no kernel. */
 int blas_kernels_choose(char **argv);
 /* The user's OPENBLAS_CORETYPE when it keeps OpenBLAS below the AVX-512 kernels of an AVX-512 CPU
- * (on this project's machine such a pin made training 1.63x slower: docs/RESULTS.md), else NULL;
- * NULL too under NMT_BLAS_AUTOTUNE=0, which asks nmt to leave the kernels alone. */
+ * (on this project's machine such a pin made training 1.63x slower: docs/results/speed.md,
+ * "FP32 kernels"), else NULL; NULL too under NMT_BLAS_AUTOTUNE=0, which asks nmt to leave the kernels
+ * alone. */
 const char *blas_kernels_user_pin(void);
 /* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
 int cmd_vocab_model(const char *path, int side);

@@ -21,7 +21,8 @@ static volatile int stop_flag;
  * blocked in every thread and taken by sigwait in a thread of their own, so that no handler runs
  * on a compute thread's stack: with NMT_GEMM=onednn one interrupted training in four to six
  * aborted on a corrupted heap when the handler ran on the main thread's stack, none in 48 with
- * it on a stack of its own or off the compute threads (why, not established: docs/RESULTS.md).
+ * it on a stack of its own or off the compute threads (why, not established:
+ * docs/results/robustness.md, "Interrupting training on oneDNN").
  * A second signal ends the program at once, by the signal's default action. */
 static sigset_t stop_sigs;
 

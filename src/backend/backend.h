@@ -51,7 +51,7 @@ enum bk_fn { BK_IDENTITY, BK_TANH, BK_SIGMOID };
 /* The body of a parallel loop: indices [lo, hi) on thread `thread` (0 .. threads-1). */
 typedef void (*bk_body)(void *ctx, long lo, long hi, int thread);
 
-/* ==== products in lower precision (issue 23; docs/RESULTS.md, "Past the FP32 SGEMM") ==========
+/* ==== products in lower precision (docs/results/speed.md, "Products by library") =====
  * A weight matrix W [K,N] is converted once (at load) into a bk_qmat of one precision; then
  * C[M,N] = A[M,K] · Ŵ + beta C for activations A in real, converted at each call. BK_PREC_F32
  * keeps W as it is and calls the backend's gemm: the default, and the reference the others are

@@ -8,7 +8,7 @@
 #include "base/err.h"
 #include "nmt.h"
 
-/* C[M,N] = op(A)·op(B): SMALL's and PAPER's products (docs/RESULTS.md, "Past the FP32 SGEMM"),
+/* C[M,N] = op(A)·op(B): SMALL's and PAPER's products (docs/results/speed.md, "Products by library"),
  * rows as in training (batch 80, 15 target words) and beam-12 decoding (64 sentences; PAPER's
  * output layer over 128 hypotheses, which keeps the whole set near 30 GFLOP). */
 static const struct {

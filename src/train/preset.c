@@ -46,9 +46,9 @@ static void preset_reset(nmt_train_opts *o)
     o->dropout_emb = d.dropout_emb; o->dropout_rnn = d.dropout_rnn;
 }
 
-/* hour-v1, the first one-hour search of docs/RESULTS.md: Adadelta's attention barely starts
- * learning in an hour at this size; Adam overfits Multi30k within 5-8 epochs, which dropout and
- * halving the rate on plateaus hold off best */
+/* hour-v1, the first one-hour search (docs/results/training.md, "The first one-hour search"):
+ * Adadelta's attention barely starts learning in an hour at this size; Adam overfits Multi30k
+ * within 5-8 epochs, which dropout and halving the rate on plateaus hold off best */
 static void preset_hour_v1(nmt_train_opts *o)
 {
     o->cfg.emb = o->cfg.hid = o->cfg.att = o->cfg.maxout = 256;
@@ -65,9 +65,9 @@ int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err)
     preset_reset(o); /* paper: Appendix B, the defaults */
     if (v1 || hour) preset_hour_v1(o);
     if (hour) {
-        /* issue 20's search (docs/RESULTS.md): with these the model stops overfitting after epoch 8
-         * and goes on improving to epoch 16, still well inside the hour on 2 cores (dev
-         * perplexity 2.83 against 3.53, test BLEU 61.3 against 55.0) */
+        /* the preset search (docs/results/training.md, "The `hour` preset"): with these the model
+         * stops overfitting after epoch 8 and goes on improving to epoch 16, still well inside the
+         * hour on 2 cores (dev perplexity 2.83 against 3.53, test BLEU 61.3 against 55.0) */
         o->init = NMT_INIT_GLOROT_ATT;
         o->label_smoothing = HOUR_LABEL_SMOOTHING;
         o->dropout_emb = o->dropout_rnn = HOUR_DROPOUT_VAR;

@@ -51,7 +51,7 @@ expect_fail "truncated checkpoint" 1 "cut.ckpt" "$NMT_BIN" train --src "$T/s" --
 expect_fail "unknown preset" 2 "--preset 'fast': expected paper, hour or hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
 check "preset hour" "$NMT_BIN" train --lr 0.0005 --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour $SMALL --maxout 4 2> "$T/log"
 grep -q "optimizer adam (lr 0.0005, decayed on plateaus), clip 1, dropout 0.5," "$T/log" && ok || bad "preset hour with --lr: $(grep optimizer "$T/log")"
-# hour sets issue 20's five options; hour-v1 is hour without them; each can be undone beside it
+# hour sets the preset search's five options; hour-v1 is hour without them; each can be undone beside it
 grep -q "^label smoothing 0.1, variational dropout 0.2 on embeddings and 0.2 on recurrent states" "$T/log" && ok || bad "preset hour: no regularisers: $(cat "$T/log")"
 grep -q "^tied embeddings" "$T/log" && grep -q "^initialisation: the attention's weights Glorot-uniform" "$T/log" && ok || bad "preset hour: not tied or not Glorot: $(cat "$T/log")"
 check "preset hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour-v1 $SMALL 2> "$T/log"

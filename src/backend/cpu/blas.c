@@ -24,10 +24,11 @@ int cpu_gemm_onednn(void)
     return onednn;
 }
 
-/* OpenBLAS falls back to kernels without AVX2 on a CPU newer than it (Debian 12's 0.3.21 on Sapphire
- * Rapids and later: SSE3, SMALL training 4.4x slower, docs/RESULTS.md). The nmt program restarts
- * itself with better ones (tools/blas_kernels.c); a program linking the library cannot be
- * restarted by it, so it is told, once, at its first product on OpenBLAS. */
+/* OpenBLAS falls back to kernels without AVX2 on a CPU newer than it (Debian 12's 0.3.21 on
+ * Sapphire Rapids and later: SSE3, SMALL training 4.4x slower: docs/results/speed.md,
+ * "FP32 kernels"). The nmt program restarts itself with better ones (tools/blas_kernels.c); a program
+ * linking the library cannot be restarted by it, so it is told, once, at its first product on
+ * OpenBLAS. */
 static void kernels_check(void)
 {
     /* the sets with AVX2, as tools/blas_kernels.c's fixed_rule lists them */

@@ -64,10 +64,10 @@ void dnnl_cpu_bf16_span(uint16_t *y, const real *x, size_t n)
     }
 }
 
-/* Large blocks are split over the threads: bf16 training converts each update's weights (one
- * span of millions) and its large activations at every product, and done by the calling thread
- * alone that left the other core waiting (5.8% of the cycles of SMALL bf16
- * training on two threads, docs/RESULTS.md). Below BF16_TEAM elements a team costs more. */
+/* Large blocks are split over the threads: bf16 training converts each update's weights (one span
+ * of millions) and its large activations at every product, and done by the calling thread alone
+ * that left the other core waiting (5.8% of the cycles of SMALL bf16 training on two threads:
+ * docs/results/lowp.md, "bf16 training: speed"). Below BF16_TEAM elements a team costs more. */
 #define BF16_TEAM (1L << 16)
 
 void dnnl_cpu_bf16_rows(uint16_t *y, const real *x, int ldx, int R, int cols)

@@ -1,10 +1,10 @@
 /* mix_dnnl.c: the products of bf16 training (backend.h, "mixed-precision training"): C = op(A)
  * op(B) + beta C with A and B in bf16 and the sums and C in FP32, through oneDNN's matmul with
- * every dimension and stride given at run time, so that one primitive per (transposes, beta)
- * serves every shape (oneDNN then runs its bf16 GEMM, "gemm:jit": 2.0-2.7x OpenBLAS's FP32 on
- * training's shapes, docs/RESULTS.md). A transposed operand is the same memory with its strides
- * swapped. Weights come from bf16 copies made once per update (sync); other operands are rounded
- * at each call into buffers of the calling thread. */
+ * every dimension and stride given at run time, so that one primitive per (transposes, beta) serves
+ * every shape (oneDNN then runs its bf16 GEMM, "gemm:jit": 2.0-2.7x OpenBLAS's FP32 on training's
+ * shapes: docs/results/speed.md, "Products by library"). A transposed operand is the same memory
+ * with its strides swapped. Weights come from bf16 copies made once per update (sync); other
+ * operands are rounded at each call into buffers of the calling thread. */
 #include <stdlib.h>
 #include <string.h>
 

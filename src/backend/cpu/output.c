@@ -74,7 +74,7 @@ void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *ri
     /* the bias gradient's column sums, and bf16 training's rounding of the row, are taken in the
      * same pass while each row is in cache (rounded by the products instead, the N x V rows
      * were read from memory twice more: SMALL's bf16 readout backward took about 15% longer,
-     * docs/RESULTS.md); without
+     * docs/results/lowp.md, "bf16 training: speed"); without
      * smoothing u is 0 and hit is scale, so that v - u and the target's term are the plain
      * one-hot's bit for bit */
     int nblk = (N + blk - 1) / blk;

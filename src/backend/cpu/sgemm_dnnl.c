@@ -1,7 +1,7 @@
 /* sgemm_dnnl.c: the FP32 products through oneDNN's matmul instead of OpenBLAS, when NMT_GEMM=onednn
  * (blas.c asks). One primitive per (transposes, beta) with every dimension and stride given at run
  * time, as for bf16 training (mix_dnnl.c). Why: on two threads it runs the per-step products of
- * SMALL training 1.6-1.9x faster than OpenBLAS (docs/RESULTS.md). */
+ * SMALL training 1.6-1.9x faster than OpenBLAS (docs/results/speed.md, "FP32 kernels"). */
 #include <pthread.h>
 #include <stdlib.h>
 

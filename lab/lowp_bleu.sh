@@ -1,13 +1,13 @@
 #!/bin/sh
-# exp_lowp.sh: issue 23's quality bar for decoding in lower precision and with a lexical shortlist
-# (docs/RESULTS.md): test BLEU at beam 12 of a trained model decoded in fp32 (the reference), int8,
+# lowp_bleu.sh: issue 23's quality bar for decoding in lower precision and with a lexical shortlist
+# (lab/JOURNAL.md): test BLEU at beam 12 of a trained model decoded in fp32 (the reference), int8,
 # bf16, with a shortlist, and int8 + shortlist, the wall time of each, and the largest difference
 # between the n-best scores of the int8 (and bf16) search and FP32 forced decoding (nmt score) of
 # the same hypotheses. The model is only read.
-#   scripts/exp_lowp.sh DIR multi30k MODEL   test_2016_flickr (tokenized, lowercased); the shortlist's
+#   lab/lowp_bleu.sh DIR multi30k MODEL   test_2016_flickr (tokenized, lowercased); the shortlist's
 #                                            table from the IBM aligner on Multi30k train
-#   scripts/exp_lowp.sh DIR wmt MODEL        newstest2013 and wmt_enfr train, tokenized and lowercased
-#                                            as scripts/exp_lengths.sh prep does (a model trained on them)
+#   lab/lowp_bleu.sh DIR wmt MODEL        newstest2013 and wmt_enfr train, tokenized and lowercased
+#                                            as lab/lengths_1200.sh prep does (a model trained on them)
 # env: NMT (bin/nmt), NMT_SHARED (../shared), THREADS (1), BEAM (12), SHORTLIST (K,F; default 100,100),
 #      NBEST (1; 0 leaves out the n-best score comparison)
 set -e
@@ -80,7 +80,7 @@ nbest_diff() {
         "$DIR/$SET.nbest.$p" "$DIR/$SET.nbest.$p.fp32"
 }
 
-echo "# exp_lowp $SET $(date -u '+%F %H:%M UTC'): $MODEL, beam $BEAM, $THREADS thread(s), shortlist $LEX,$SHORTLIST; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# lowp_bleu $SET $(date -u '+%F %H:%M UTC'): $MODEL, beam $BEAM, $THREADS thread(s), shortlist $LEX,$SHORTLIST; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf 'config\tBLEU\tseconds\toptions\n'
 run fp32
 run int8 --precision int8

@@ -1,33 +1,33 @@
 #!/bin/sh
-# exp_converge.sh: Feng et al. (2016) Tables 1-2 on converged models: each architecture trained
+# converge_feng.sh: Feng et al. (2016) Tables 1-2 on converged models: each architecture trained
 # with the `hour-v1` recipe (`hour` before issue 20's search) until dev perplexity stops
 # improving (patience 4, the rate halved on each plateau), three seeds, at a VOCAB-word shortlist
 # per side (default 5,000: small enough that UNKs matter on Multi30k, 1.6% / 1.9% of the training
-# tokens; the first two runs, at 10,000, are kept in docs/exp/converge/). Stoppable and resumable
+# tokens; the first two runs, at 10,000, are kept in lab/runs/converge/). Stoppable and resumable
 # at any moment: a finished run leaves NAME.done, a cut one its checkpoint, which the next call
 # resumes; evaluation rows are written once. A finished and evaluated run also leaves its dev
-# curve and row in KEEP (docs/exp/converge-vVOCAB/), which is committed: a later session on a
-# fresh machine skips what is there, and the tables in docs/RESULTS.md are made from those files.
-#   scripts/exp_converge.sh DIR train SEED ARCH...   (one queue; run two queues side by side)
-#   scripts/exp_converge.sh DIR eval NAME...         (one row per model, cached)
-#   scripts/exp_converge.sh DIR table                (KEEP's rows: mean and spread per architecture)
-#   scripts/exp_converge.sh DIR claims               (Feng et al.'s orderings against the seed spread)
+# curve and row in KEEP (lab/runs/converge-vVOCAB/), which is committed: a later session on a
+# fresh machine skips what is there, and the tables in lab/JOURNAL.md are made from those files.
+#   lab/converge_feng.sh DIR train SEED ARCH...   (one queue; run two queues side by side)
+#   lab/converge_feng.sh DIR eval NAME...         (one row per model, cached)
+#   lab/converge_feng.sh DIR table                (KEEP's rows: mean and spread per architecture)
+#   lab/converge_feng.sh DIR claims               (Feng et al.'s orderings against the seed spread)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
 SHARED=${NMT_SHARED:-$ROOT/../shared}
 M=$SHARED/data/multi30k/tok
-A=$SHARED/data/alignment/en-fr   # for exp_lib.sh's gold_text and aer_row
+A=$SHARED/data/alignment/en-fr   # for lib.sh's gold_text and aer_row
 export A
 THREADS=${THREADS:-1}
 MAX_EPOCHS=${MAX_EPOCHS:-40}     # a cap far past where the hour recipe plateaus (5-8 epochs)
 VOCAB=${VOCAB:-5000}
-if [ "$VOCAB" = 10000 ]; then KEEP=${KEEP:-$ROOT/docs/exp/converge}; else KEEP=${KEEP:-$ROOT/docs/exp/converge-v$VOCAB}; fi
+if [ "$VOCAB" = 10000 ]; then KEEP=${KEEP:-$ROOT/lab/runs/converge}; else KEEP=${KEEP:-$ROOT/lab/runs/converge-v$VOCAB}; fi
 export OMP_WAIT_POLICY=PASSIVE LC_ALL=C.UTF-8
 DIR=$1; MODE=$2
 [ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,14p' "$0"; exit 2; }
 shift 2
-. "$ROOT/scripts/exp_lib.sh"
+. "$ROOT/lab/lib.sh"
 mkdir -p "$DIR"
 
 # keep NAME: the run's evaluation row, dev curve and wall time into KEEP
@@ -64,7 +64,7 @@ eval_row() {
     fi
     printf '%b\n' "$row"
 }
-# test BLEU as exp_variants.sh scores it: tokenized, lowercased text, sacreBLEU's number
+# test BLEU as variants_two_epochs.sh scores it: tokenized, lowercased text, sacreBLEU's number
 bleu_tok() { "$NMT" bleu --tokenize none -i "$1" $M/test_2016_flickr.fr | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
 
 # the files every evaluation reads, made once; under a lock, as two queues may evaluate at once
@@ -83,7 +83,7 @@ evaluate() {
     for n in "$@"; do
         [ -e "$DIR/$n.done" ] || { echo "$n: not trained to the end yet" >&2; continue; }
         if [ ! -s "$DIR/$n.row" ]; then
-            if [ "$VOCAB" = 10000 ]; then THREADS=$THREADS "$ROOT/scripts/exp_variants.sh" "$DIR" eval "$n" | tail -n 1 > "$DIR/$n.row"
+            if [ "$VOCAB" = 10000 ]; then THREADS=$THREADS "$ROOT/lab/variants_two_epochs.sh" "$DIR" eval "$n" | tail -n 1 > "$DIR/$n.row"
             else eval_row "$n" > "$DIR/$n.row.new" && mv "$DIR/$n.row.new" "$DIR/$n.row"; fi
         fi
         cat "$DIR/$n.row"

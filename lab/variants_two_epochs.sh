@@ -1,11 +1,11 @@
 #!/bin/sh
-# exp_variants.sh: the eight-architecture comparison in docs/RESULTS.md (Feng et al. 2016, Tables
+# variants_two_epochs.sh: the eight-architecture comparison in lab/JOURNAL.md (Feng et al. 2016, Tables
 # 1-2, at small scale). `train` trains architectures one after another with one recipe and budget;
 # `eval` scores trained models: test BLEU before/after UNK replacement (one IBM-model lexical
 # table for all, the model's attention choosing the source word), AER/SAER of forced
 # attention on the Hansards gold set, repeated n-grams and barely-attended source words.
-#   scripts/exp_variants.sh DIR train SEED ARCH...     (writes DIR/ARCH_sSEED.nmt and its logs)
-#   scripts/exp_variants.sh DIR eval NAME...           (prints one TSV row per DIR/NAME.nmt)
+#   lab/variants_two_epochs.sh DIR train SEED ARCH...     (writes DIR/ARCH_sSEED.nmt and its logs)
+#   lab/variants_two_epochs.sh DIR eval NAME...           (prints one TSV row per DIR/NAME.nmt)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
@@ -16,7 +16,7 @@ UPDATES=${UPDATES:-726}          # two epochs of Multi30k in batches of 80
 THREADS=${THREADS:-2}            # for evaluation; 1 while other runs share the cores
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2; shift 2
-. "$ROOT/scripts/exp_lib.sh"
+. "$ROOT/lab/lib.sh"
 mkdir -p "$DIR"
 
 if [ "$MODE" = train ]; then

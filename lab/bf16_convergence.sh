@@ -1,16 +1,16 @@
 #!/bin/sh
-# exp_bf16.sh: issue 23's quality bar for bf16 training. SMALL (RNNsearch, the `hour-v1` recipe run
+# bf16_convergence.sh: issue 23's quality bar for bf16 training. SMALL (RNNsearch, the `hour-v1` recipe run
 # to convergence, seed 1) trained with --precision bf16 on Multi30k, against the FP32 run of the
-# same command (scripts/exp_converge.sh's rnnsearch_s1, whose curve and row are committed in
-# docs/exp/converge/): the dev perplexity within 1% of FP32's at every epoch both runs reached,
+# same command (lab/converge_feng.sh's rnnsearch_s1, whose curve and row are committed in
+# lab/runs/converge/): the dev perplexity within 1% of FP32's at every epoch both runs reached,
 # and the test BLEU (test_2016_flickr, beam 12, the model decoded in FP32) within 0.3.
-# Stoppable and resumable at any moment, as exp_converge.sh: a finished run leaves NAME.done, a
+# Stoppable and resumable at any moment, as converge_feng.sh: a finished run leaves NAME.done, a
 # cut one its checkpoint, which the next call resumes. The finished run's curve, wall time, BLEU
-# and the comparison go to docs/exp/bf16/ (KEEP), to be committed.
-#   scripts/exp_bf16.sh DIR            train (or resume), score, compare
-#   scripts/exp_bf16.sh DIR compare    compare what DIR holds (a run still going: the epochs so far)
-#   scripts/exp_bf16.sh DIR seeds      three seeds at the 5,000-word shortlist, against the FP32
-#                                      runs of exp_converge.sh (docs/exp/converge-v5000/rnnsearch_sS):
+# and the comparison go to lab/runs/bf16/ (KEEP), to be committed.
+#   lab/bf16_convergence.sh DIR            train (or resume), score, compare
+#   lab/bf16_convergence.sh DIR compare    compare what DIR holds (a run still going: the epochs so far)
+#   lab/bf16_convergence.sh DIR seeds      three seeds at the 5,000-word shortlist, against the FP32
+#                                      runs of converge_feng.sh (lab/runs/converge-v5000/rnnsearch_sS):
 #                                      is bf16's difference within FP32's own seed-to-seed spread?
 #                                      SEEDS="2 3" trains those only and compares nothing (two
 #                                      processes may then train different seeds at once)
@@ -22,15 +22,15 @@ NMT=${NMT:-$ROOT/bin/nmt}
 SHARED=${NMT_SHARED:-$ROOT/../shared}
 M=$SHARED/data/multi30k/tok
 THREADS=${THREADS:-1}
-MAX_EPOCHS=${MAX_EPOCHS:-40}     # as exp_converge.sh: far past where the recipe plateaus
-KEEP=${KEEP:-$ROOT/docs/exp/bf16}
-REF=$ROOT/docs/exp/converge/rnnsearch_s1
+MAX_EPOCHS=${MAX_EPOCHS:-40}     # as converge_feng.sh: far past where the recipe plateaus
+KEEP=${KEEP:-$ROOT/lab/runs/bf16}
+REF=$ROOT/lab/runs/converge/rnnsearch_s1
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=${2:-train}
 [ -n "$DIR" ] || { echo "usage: $0 DIR [compare|seeds]" >&2; exit 2; }
 mkdir -p "$DIR"
 
-# train NAME PRECISION [SEED [VOCAB]]: the exp_converge.sh command with --precision, resumed from
+# train NAME PRECISION [SEED [VOCAB]]: the converge_feng.sh command with --precision, resumed from
 # its checkpoint
 train() {
     n=$1 seed=${3:-1} vocab=${4:-10000}
@@ -80,14 +80,14 @@ compare() {
 # seeds: per seed and epoch, bf16's dev perplexity against FP32's of the same seed, beside the
 # spread of FP32's three seeds at that epoch ((max - min) / mean); then the test BLEU of each
 seeds() {
-    V=${FP32_RUNS:-$ROOT/docs/exp/converge-v5000}
+    V=${FP32_RUNS:-$ROOT/lab/runs/converge-v5000}
     for s in ${SEEDS:-1 2 3}; do train rnnsearch_bf16_v5000_s$s bf16 $s 5000; done
     [ -z "${SEEDS:-}" ] || return 0
     for s in 1 2 3; do
-        [ -s "$V/rnnsearch_s$s.tsv" ] || { echo "seeds: $V/rnnsearch_s$s.tsv missing: exp_converge.sh trains it (exp_queue.sh)" >&2; exit 1; }
+        [ -s "$V/rnnsearch_s$s.tsv" ] || { echo "seeds: $V/rnnsearch_s$s.tsv missing: converge_feng.sh trains it (queue.sh)" >&2; exit 1; }
     done
     {
-        echo "# bf16 (DIR/rnnsearch_bf16_v5000_sS) against FP32 (docs/exp/converge-v5000/rnnsearch_sS), seeds 1-3"
+        echo "# bf16 (DIR/rnnsearch_bf16_v5000_sS) against FP32 (lab/runs/converge-v5000/rnnsearch_sS), seeds 1-3"
         awk -F'\t' 'FNR == 1 { f++; next } { k = (f <= 3 ? "fp" f : "bf" (f - 3)); p[k, $2 + 0] = $8; if ($2 + 0 > last) last = $2 + 0 }
             END { printf "epoch\tfp32 s1 s2 s3\tfp32 spread\tbf16 s1 s2 s3\tlargest |bf16-fp32|/fp32\n"
                   for (e = 1; e <= last; e++) { lo = 1e9; hi = 0; sum = 0; n = 0; w = -1; row = ""; brow = ""
@@ -113,7 +113,7 @@ fi
 if [ -e "$DIR/rnnsearch_fp32_s1.done" ]; then
     ref_tsv=$DIR/rnnsearch_fp32_s1.nmt.log.tsv; ref_bleu=$(bleu rnnsearch_fp32_s1); ref_name="FP32 run of this build ($DIR)"
 else
-    ref_tsv=$REF.tsv; ref_bleu=$(cut -f3 "$REF.row"); ref_name="docs/exp/converge/rnnsearch_s1 (exp_converge.sh)"
+    ref_tsv=$REF.tsv; ref_bleu=$(cut -f3 "$REF.row"); ref_name="lab/runs/converge/rnnsearch_s1 (converge_feng.sh)"
 fi
 b_bleu=""
 [ -e "$DIR/rnnsearch_bf16_s1.done" ] && b_bleu=$(bleu rnnsearch_bf16_s1)

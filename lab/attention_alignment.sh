@@ -1,14 +1,14 @@
 #!/bin/sh
-# exp_align.sh: the attention-as-alignment experiments of docs/RESULTS.md (issue "nmt align").
-#   scripts/exp_align.sh DIR train VOCAB            Multi30k en->fr RNNsearch, SMALL, shortlist VOCAB
+# attention_alignment.sh: the attention-as-alignment experiments of lab/JOURNAL.md (issue "nmt align").
+#   lab/attention_alignment.sh DIR train VOCAB            Multi30k en->fr RNNsearch, SMALL, shortlist VOCAB
 #                                                   (DIR/m30k-VOCAB.nmt; the variants table's recipe)
-#   scripts/exp_align.sh DIR aer NAME MODEL TRAIN_PREFIX ...
+#   lab/attention_alignment.sh DIR aer NAME MODEL TRAIN_PREFIX ...
 #                                                   AER/SAER of MODEL's forced attention on the
 #                                                   Hansards and ALIBI gold sets, unknown-word rates
 #                                                   under its vocabulary, and the IBM aligner trained
 #                                                   on TRAIN_PREFIX.{en,fr} (the model's own data)
-#   scripts/exp_align.sh DIR unk MODEL              test_2016_flickr BLEU before/after --unk-replace
-#   scripts/exp_align.sh DIR heatmaps MODEL OUT     Figure 3: the attention over the model's own beam-12
+#   lab/attention_alignment.sh DIR unk MODEL              test_2016_flickr BLEU before/after --unk-replace
+#   lab/attention_alignment.sh DIR heatmaps MODEL OUT     Figure 3: the attention over the model's own beam-12
 #                                                   translation of one chosen sentence and three random
 #                                                   10-20-word test_2016_flickr sentences (OUT/heatmap-*)
 set -e
@@ -20,7 +20,7 @@ A=$SHARED/data/alignment/en-fr
 THREADS=${THREADS:-1}
 export OMP_WAIT_POLICY=PASSIVE LC_ALL=C.UTF-8   # sed's \L lowercases UTF-8 letters
 DIR=$1; MODE=$2; shift 2
-. "$ROOT/scripts/exp_lib.sh"
+. "$ROOT/lab/lib.sh"
 mkdir -p "$DIR"
 
 case "$MODE" in

@@ -1,15 +1,15 @@
 #!/bin/sh
-# exp_lengths_alpha.sh: issue 21's brevity question (is RNNencdec's short output the model or the
-# search?) past on/off: each trained wmt_enfr model of exp_lengths_converge.sh decodes newstest2013
+# length_penalty.sh: issue 21's brevity question (is RNNencdec's short output the model or the
+# search?) past on/off: each trained wmt_enfr model of converge_bahdanau.sh decodes newstest2013
 # at beam 12 with the length penalty ALPHA (nmt translate --length-penalty: log-probability /
 # length^ALPHA; 0 is no normalisation, 1 the default) for each ALPHA in ALPHAS, and its corpus BLEU,
 # brevity penalty and length ratio go to KEEP/NAME.alpha.tsv. Resumable: a finished decoding is kept.
-#   scripts/exp_lengths_alpha.sh DIR NAME...
+#   lab/length_penalty.sh DIR NAME...
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
 THREADS=${THREADS:-1}
-KEEP=${KEEP:-$ROOT/docs/exp/lengths}
+KEEP=${KEEP:-$ROOT/lab/runs/lengths}
 ALPHAS=${ALPHAS:-0 0.5 1 1.5 2}
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1

@@ -1,15 +1,15 @@
 #!/bin/sh
-# exp_lengths_converge.sh: Bahdanau et al. 2014 Table 1 and Figure 2 on converged models (issue 21):
+# converge_bahdanau.sh: Bahdanau et al. 2014 Table 1 and Figure 2 on converged models (issue 21):
 # RNNencdec and RNNsearch, length limits 30 and 50, on ../shared/data/wmt_enfr, each trained with the
 # `hour` recipe (SMALL sizes, 10,000 words a side) until dev perplexity on newstest2012 stops improving
 # (patience 4, the rate halved on each plateau), then beam 12 on newstest2013 with and without length
 # normalisation (is RNNencdec's brevity the model or the search?), and with --no-unk for Table 1.
-# Stoppable and resumable at any moment, like exp_converge.sh: a cut run resumes from its checkpoint;
-# a finished one leaves its dev curve and wall time in docs/exp/lengths/ (KEEP, committed).
-#   scripts/exp_lengths_converge.sh DIR train ARCH-MAXLEN...   (one queue; run two side by side)
-#   scripts/exp_lengths_converge.sh DIR decode ARCH-MAXLEN...  (one model's decodings as soon as it is
+# Stoppable and resumable at any moment, like converge_feng.sh: a cut run resumes from its checkpoint;
+# a finished one leaves its dev curve and wall time in lab/runs/lengths/ (KEEP, committed).
+#   lab/converge_bahdanau.sh DIR train ARCH-MAXLEN...   (one queue; run two side by side)
+#   lab/converge_bahdanau.sh DIR decode ARCH-MAXLEN...  (one model's decodings as soon as it is
 #                                                               trained, its BLEU into KEEP/NAME.bleu)
-#   scripts/exp_lengths_converge.sh DIR eval                   (decodings, then nmt report)
+#   lab/converge_bahdanau.sh DIR eval                   (decodings, then nmt report)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
@@ -18,7 +18,9 @@ W=$SHARED/data/wmt_enfr
 THREADS=${THREADS:-1}
 BEAM=${BEAM:-12}
 MAX_EPOCHS=${MAX_EPOCHS:-40}
-KEEP=${KEEP:-$ROOT/docs/exp/lengths}
+KEEP=${KEEP:-$ROOT/lab/runs/lengths}
+# Figure 2 as docs/results/claims.md shows it (PNG, SVG and the TSV behind them)
+FIG=${FIG:-$ROOT/docs/results/figure2-lengths}
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2
 [ -n "$DIR" ] && [ -n "$MODE" ] || { sed -n '2,12p' "$0"; exit 2; }
@@ -26,7 +28,7 @@ shift 2
 D=$DIR/data
 mkdir -p "$D" "$KEEP"
 
-# the text as the 1,200-update experiment had it (exp_lengths.sh prep): Moses tokenization after
+# the text as the 1,200-update experiment had it (lengths_1200.sh prep): Moses tokenization after
 # punctuation normalisation, lowercased
 prep() {
     exec 9> "$D/.lock"; flock 9   # two queues may start at once
@@ -93,7 +95,7 @@ evaluate() {
     # built before the length filter) decide which sentences hold an unknown word
     # shellcheck disable=SC2086
     "$NMT" report --src "$D/test.en" --ref "$D/test.fr" $hyps --labels "$labels" \
-        --unk-vocab "$DIR/rnnsearch-50.nmt" --tokenize none --out "$KEEP/fig2" \
+        --unk-vocab "$DIR/rnnsearch-50.nmt" --tokenize none --out "$FIG" \
         --title "BLEU by source sentence length, newstest2013 (wmt_enfr, SMALL models, converged)" > "$KEEP/table1.txt"
     # shellcheck disable=SC2086
     "$NMT" report --src "$D/test.en" --ref "$D/test.fr" $raw --labels "$labels" --tokenize none \

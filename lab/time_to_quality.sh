@@ -1,10 +1,10 @@
 #!/bin/sh
-# exp_ttq.sh: time to quality (issue 20), what a user compares with Marian: train the `hour` preset
+# time_to_quality.sh: time to quality (issue 20), what a user compares with Marian: train the `hour` preset
 # and the one before it (`hour-v1`) for the same wall-clock budget, on all the machine's cores,
 # then test BLEU at beam 12 on test_2016_flickr. The budget is the 6.9 minutes Marian's s2s needed
 # for 600 updates on this 2-core machine (issue 20: BLEU 46.6). Run it on an idle machine; each
 # configuration's run is kept in DIR, and one already there is not run again.
-#   scripts/exp_ttq.sh DIR [SECONDS]
+#   lab/time_to_quality.sh DIR [SECONDS]
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}

@@ -1,4 +1,4 @@
-# exp_lib.sh: helpers the experiment scripts share (sourced; they set NMT, M and THREADS, and A,
+# lib.sh: helpers the experiment scripts share (sourced; they set NMT, M and THREADS, and A,
 # the en-fr gold alignments, for gold_text and aer_row; gold_text needs a UTF-8 LC_ALL).
 
 # unk_rate VOCAB TEXT: the share of TEXT's tokens that are not lines of VOCAB

@@ -1,10 +1,10 @@
 #!/bin/sh
-# exp_lengths.sh: Bahdanau et al. 2014 Table 1 and Figure 2 at small scale on ../shared/data/wmt_enfr
-# (docs/RESULTS.md): RNNencdec and RNNsearch trained with length limits 30 and 50, same data, same
+# lengths_1200.sh: Bahdanau et al. 2014 Table 1 and Figure 2 at small scale on ../shared/data/wmt_enfr
+# (lab/JOURNAL.md): RNNencdec and RNNsearch trained with length limits 30 and 50, same data, same
 # recipe and the same number of updates, then `nmt report` over newstest2013.
-#   scripts/exp_lengths.sh DIR prep                 (tokenized, lowercased copies in DIR/data)
-#   scripts/exp_lengths.sh DIR train ARCH MAXLEN    (DIR/ARCH-MAXLEN.nmt; run two at once, 1 thread each)
-#   scripts/exp_lengths.sh DIR eval                 (beam-12 decoding, with and without --no-unk; report)
+#   lab/lengths_1200.sh DIR prep                 (tokenized, lowercased copies in DIR/data)
+#   lab/lengths_1200.sh DIR train ARCH MAXLEN    (DIR/ARCH-MAXLEN.nmt; run two at once, 1 thread each)
+#   lab/lengths_1200.sh DIR eval                 (beam-12 decoding, with and without --no-unk; report)
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}

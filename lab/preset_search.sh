@@ -1,21 +1,21 @@
 #!/bin/sh
-# exp_preset.sh: a new search around the `hour` preset with the options practitioners expect
+# preset_search.sh: a new search around the `hour` preset with the options practitioners expect
 # (issue 20): the attention's Glorot initialisation, label smoothing, embedding and recurrent
 # dropout, tied embeddings, model selection by dev BLEU and averaging of the best checkpoints.
 # Each configuration is the `hour-v1` recipe (the `hour` preset before this search) plus its
-# options, trained as exp_converge.sh trains (until patience 4 stops it; the one-hour limit never
-# binds on 2 idle cores), so that the old preset is exp_converge.sh's rnnsearch_s1
-# (docs/exp/converge/). Resumable like exp_converge.sh: a cut run resumes from its checkpoint, and
-# a finished one leaves its row and curve in docs/exp/preset/ (committed), which later calls skip.
-#   scripts/exp_preset.sh DIR NAME...      train and evaluate these configurations, in order
-#   scripts/exp_preset.sh DIR list         the configurations
+# options, trained as converge_feng.sh trains (until patience 4 stops it; the one-hour limit never
+# binds on 2 idle cores), so that the old preset is converge_feng.sh's rnnsearch_s1
+# (lab/runs/converge/). Resumable like converge_feng.sh: a cut run resumes from its checkpoint, and
+# a finished one leaves its row and curve in lab/runs/preset/ (committed), which later calls skip.
+#   lab/preset_search.sh DIR NAME...      train and evaluate these configurations, in order
+#   lab/preset_search.sh DIR list         the configurations
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
 SHARED=${NMT_SHARED:-$ROOT/../shared}
 M=$SHARED/data/multi30k/tok
 THREADS=${THREADS:-1}
-KEEP=${KEEP:-$ROOT/docs/exp/preset}
+KEEP=${KEEP:-$ROOT/lab/runs/preset}
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; shift
 [ -n "$DIR" ] && [ $# -gt 0 ] || { sed -n '2,12p' "$0"; exit 2; }
@@ -40,7 +40,7 @@ if [ "$1" = list ]; then
     exit 0
 fi
 
-# bleu_of MODEL: test BLEU at beam 12 (tokenized, lowercased: --tokenize none), as exp_variants.sh
+# bleu_of MODEL: test BLEU at beam 12 (tokenized, lowercased: --tokenize none), as variants_two_epochs.sh
 bleu_of() {
     "$NMT" translate --model "$1" --beam 12 --threads "$THREADS" < $M/test_2016_flickr.en > "$1.test" 2> /dev/null
     "$NMT" bleu -b -w 2 --tokenize none $M/test_2016_flickr.fr < "$1.test"
@@ -58,7 +58,7 @@ evaluate() {
 }
 
 for n in "$@"; do
-    opts=$(options "$n") || { echo "exp_preset: no configuration $n (list: $0 DIR list)" >&2; exit 2; }
+    opts=$(options "$n") || { echo "preset_search: no configuration $n (list: $0 DIR list)" >&2; exit 2; }
     [ -s "$KEEP/$n.row" ] && { cat "$KEEP/$n.row"; continue; }
     if [ ! -e "$DIR/$n.done" ]; then
         resume=""

@@ -1,21 +1,21 @@
 #!/bin/sh
-# exp_queue.sh: the open experiments of issues 17, 20, 21 and 23 as two queues, one per core, each
+# queue.sh: the open experiments of issues 17, 20, 21 and 23 as two queues, one per core, each
 # a list of steps that every experiment script resumes or skips when done (their own outputs, and
-# the rows committed under docs/exp/). A session starts both and leaves them running; the next
+# the rows committed under lab/runs/). A session starts both and leaves them running; the next
 # session starts them again and they go on where they stopped:
-#   nohup scripts/exp_queue.sh A /work/exp >> /work/exp/queue-A.log 2>&1 &
-#   nohup scripts/exp_queue.sh B /work/exp >> /work/exp/queue-B.log 2>&1 &
-#   scripts/exp_queue.sh list                 the steps, in order
+#   nohup lab/queue.sh A /work/exp >> /work/exp/queue-A.log 2>&1 &
+#   nohup lab/queue.sh B /work/exp >> /work/exp/queue-B.log 2>&1 &
+#   lab/queue.sh list                 the steps, in order
 # Every step is a run that fits one session (under an hour at one thread): a run still going when
 # a session ends is lost with its machine, and only what a finished run commits survives. The
-# wmt_enfr runs of exp_lengths_converge.sh (two to three hours each even at two threads) are not
-# queued: each needs a session of its own, started at once (docs/RESULTS.md, issue 21's budget).
+# wmt_enfr runs of converge_bahdanau.sh (two to three hours each even at two threads) are not
+# queued: each needs a session of its own, started at once (lab/JOURNAL.md, issue 21's budget).
 # One thread per queue (two trainings at a time is faster overall on 2 cores than one on both);
-# OpenBLAS's AVX-512 kernels unless OPENBLAS_CORETYPE is given (docs/RESULTS.md, "Experiments on
+# OpenBLAS's AVX-512 kernels unless OPENBLAS_CORETYPE is given (lab/JOURNAL.md, "Experiments on
 # the faster kernels"). NMT names the binary (default bin/nmt; copy it out of the tree so that a
 # rebuild cannot change a queue's program halfway).
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-S=$ROOT/scripts
+S=$ROOT/lab
 export NMT=${NMT:-$ROOT/bin/nmt} NMT_SHARED=${NMT_SHARED:-$ROOT/../shared} THREADS=1
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX} OMP_WAIT_POLICY=PASSIVE
 Q=$1; W=${2:-}
@@ -24,13 +24,13 @@ HALF_B="recatt fertdec recatt+fertdec locfer"
 
 steps() { # queue: one step a line
     case $1 in
-    A)  echo "sh $S/exp_preset.sh $W/preset base glorot ls vdrop tied all_bleu"
+    A)  echo "sh $S/preset_search.sh $W/preset base glorot ls vdrop tied all_bleu"
         # RNNsearch's FP32 seeds first, then bf16's three seeds against them: the last open part of
         # issue 23, before the rest of issue 21's half A
-        for s in 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s rnnsearch"; done
-        echo "sh $S/exp_bf16.sh $W/bf16 seeds"
-        for s in 1 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s $HALF_A"; done ;;
-    B)  for s in 1 2 3; do echo "sh $S/exp_converge.sh $W/converge train $s $HALF_B"; done ;;
+        for s in 2 3; do echo "sh $S/converge_feng.sh $W/converge train $s rnnsearch"; done
+        echo "sh $S/bf16_convergence.sh $W/bf16 seeds"
+        for s in 1 2 3; do echo "sh $S/converge_feng.sh $W/converge train $s $HALF_A"; done ;;
+    B)  for s in 1 2 3; do echo "sh $S/converge_feng.sh $W/converge train $s $HALF_B"; done ;;
     esac
 }
 

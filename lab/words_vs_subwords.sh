@@ -1,10 +1,10 @@
 #!/bin/sh
-# exp_subword.sh: words against subword units (docs/SUBWORDS.md, docs/RESULTS.md). Each stage
+# words_vs_subwords.sh: words against subword units (docs/SUBWORDS.md, lab/JOURNAL.md). Each stage
 # writes its outputs into DIR and is skipped when they exist, so a killed run goes on where it
 # stopped when started again.
-#   scripts/exp_subword.sh DIR speed          segmentation speed: nmt segment beside spm_encode on
+#   lab/words_vs_subwords.sh DIR speed          segmentation speed: nmt segment beside spm_encode on
 #                                            the same SentencePiece model (seconds)
-#   scripts/exp_subword.sh DIR bleu [CORPUS]  BLEU at one training budget: a word model (10,000-word
+#   lab/words_vs_subwords.sh DIR bleu [CORPUS]  BLEU at one training budget: a word model (10,000-word
 #                                            shortlists, 30,000 for wmt_enfr; Moses tokenization) and
 #                                            unigram and BPE models ($UNITS; 8,000 pieces a side, raw
 #                                            text), on multi30k or wmt_enfr (default both; CPU hours
@@ -19,10 +19,10 @@ PIECES=${PIECES:-8000}
 BEAM=${BEAM:-5}
 # each finished model's dev curve, BLEU and extras are kept here (committed), and a model kept is
 # neither trained nor evaluated again: the machines do not outlive a session, the repository does
-KEEP=${KEEP:-$ROOT/docs/exp/subword}
+KEEP=${KEEP:-$ROOT/lab/runs/subword}
 UNITS=${UNITS:-unigram bpe}   # the subword kinds trained beside the word model
 # the models this call trains and evaluates: two calls with MODELS=words and MODELS=unigram run the
-# two trainings at once, one per core (prep first: `MODELS= scripts/exp_subword.sh DIR bleu C`)
+# two trainings at once, one per core (prep first: `MODELS= lab/words_vs_subwords.sh DIR bleu C`)
 MODELS=${MODELS-words $UNITS}
 export OMP_WAIT_POLICY=PASSIVE
 DIR=$1; MODE=$2
