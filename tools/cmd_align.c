@@ -225,6 +225,7 @@ static int align_options(int argc, char **argv, struct align_args *a)
         OPT_INT("--batch", &a->o.batch, 1, 10000, "N", "sentences decoded together (default {}); the weights depend on it,\n"
                 "and on --threads, only in their last bits (float rounding)"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        CMD_DEVICE_OPT,
         OPT_END,
     };
     opt_cmd cmd = {"align", align_usage, align_after, table, 0, NULL};

@@ -15,6 +15,7 @@ int cmd_average(int argc, char **argv)
     const char *out = NULL;
     opt table[] = {
         OPT_STR1("--out -o", &out, "FILE", "where the averaged model is written (not one of the inputs)"),
+        CMD_DEVICE_OPT,
         OPT_END,
     };
     opt_cmd c = {"average", "Usage: nmt average --out FILE MODEL MODEL...\n"

@@ -113,6 +113,7 @@ int cmd_lex(int argc, char **argv)
                 "reads tables of one target per source word)"),
         OPT_LONG("--batch", &batch, 1, 100000, "N", "forced decoding batch size (default {})"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        CMD_DEVICE_OPT,
         OPT_END,
     };
     opt_cmd c = {"lex", "Usage: nmt lex --src FILE --tgt FILE (--model MODEL | --align FILE) --out TABLE [--min-count N] [--top K]\n"

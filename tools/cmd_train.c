@@ -352,6 +352,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_LONG("--lr-decay-inv-sqrt", &o->lr_decay_inv_sqrt, 0, ANY_LONG, "N", "after N updates, update u uses lr x sqrt(N/u) (default {}: none)"),
         OPT_LONG("--seed", &seed, 0, ANY_LONG, "N", "random seed (default {})"),
         OPT_INT("--threads", &o->threads, 1, 1024, "N", "threads (default: all cores)"),
+        CMD_DEVICE_OPT,
         OPT_CHOICE("--precision", &bf16, "fp32|bf16", "the training step's matrix products: fp32 (default), or bf16\n"
                    "with FP32 sums beside FP32 weights, gradients and optimizer\n"
                    "(AVX512_BF16; refused where the CPU lacks it; kept on --resume)"),

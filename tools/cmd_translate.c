@@ -377,6 +377,7 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
         OPT_FN("--shortlist", &a->sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        CMD_DEVICE_OPT,
         OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input"),
         OPT_OLD("--normalize", "--length-norm"),
         OPT_OLD("--no-normalize", "--no-length-norm"),
@@ -475,6 +476,7 @@ int cmd_score(int argc, char **argv)
         OPT_STR("--src", &src, "FILE", "source sentences, tokenized (or raw for a model trained on raw text),\none per line"),
         OPT_STR("--tgt", &tgt, "FILE", "their translations (the same number of lines)"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        CMD_DEVICE_OPT,
         OPT_END,
     };
     opt_cmd c = {"score", "Usage: nmt score --model FILE [--model FILE ...] --src FILE --tgt FILE [--threads N]\n"

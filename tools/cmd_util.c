@@ -30,6 +30,13 @@ const char *cmd_parse_bleu_tok(void *dst, const char *val, int nth)
 }
 
 /* FILE, then optionally ",K" and ",F" (non-negative integers; the file name holds no comma) */
+const char *cmd_parse_device(void *dst, const char *val, int nth)
+{
+    (void)dst, (void)nth;
+    static nmt_err e; /* the message outlives the call: the parser prints it */
+    return nmt_set_device(val, &e) ? e.msg : NULL;
+}
+
 const char *cmd_parse_shortlist(void *dst, const char *val, int nth)
 {
     (void)nth;

@@ -64,6 +64,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) { printf("nmt %s\n", NMT_VERSION_STRING); return 0; }
+    const char *dev = getenv("NMT_DEVICE"); /* the library read it too; a bad name is a usage error here */
+    nmt_err e;
+    if (dev && *dev && nmt_set_device(dev, &e)) {
+        fprintf(stderr, "nmt: NMT_DEVICE: %s\n", e.msg);
+        return 2;
+    }
     for (const struct cmd *c = cmds; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
             nmt_set_log(cmd_log, (void *)c->name); /* the library's warnings, as "nmt CMD: warning: ..." */

@@ -229,6 +229,9 @@ typedef struct backend_ops {
      * table[i] += src[i] */
     void (*scatter_add_rows)(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
                              int cols);
+    /* table[ids[i]] = src[i] for i < n (the ids distinct): rows put back where gather_rows took
+     * them (data-parallel training's summed embedding rows) */
+    void (*scatter_rows)(real *table, const real *src, const int *ids, int n, int cols);
 
     /* ---- optimizer; s holds the rule's state tensors ---- */
     /* Σ g² in double, in a fixed order whatever the thread count */

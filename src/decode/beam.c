@@ -133,37 +133,66 @@ static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
     return 0;
 }
 
-/* The search's scratch, sized for Hmax rows of state width n: rows of the live hypotheses (their
- * sentence, tree node and last word) now and next, their states, and the candidate lists. */
+/* The search's scratch, sized for Hmax rows of state width n. On the host: the live
+ * hypotheses' rows (their sentence, tree node and last word) now and next, what each row's
+ * sentence still needs, the parent row of each next row, and the read-back candidate lists. On
+ * the device: the state rows, the kernel's scratch and the same lists, which one copy brings
+ * back per step. */
 typedef struct search_ws {
-    int *row_src, *row_node, *yprev, *nrow_src, *nrow_node, *nyprev;
-    real *sa, *sb, *snew;
-    cand *heap, *rheap;
+    int *row_src, *row_node, *yprev, *nrow_src, *nrow_node, *nyprev, *rneed, *parent;
+    cand *heap;
     int cap;             /* candidates kept per row (more only on ties) */
-    real *lse, *clp;
-    int *cv, *cn, *rneed;
+    void *htop;          /* host: the step's candidate lists (top_views) */
+    real *hz, *hatt;     /* host: one row of scores (a tie's fallback), the step's attention rows */
+    real *sa, *sb, *snew; /* device: state rows */
+    cand *dheap;         /* device: topk_rows's scratch */
+    int *dneed, *dparent; /* device: rneed and parent, uploaded */
+    void *dtop;          /* device: the candidate lists, as on the host */
 } search_ws;
+
+/* The candidate lists of H rows in one block, so that they cross in one copy: their counts,
+ * log-normalisers, log-probabilities and words. 8-byte aligned parts; the bytes returned. */
+static size_t top_views(void *base, int H, int cap, int **cn, real **lse, real **clp, int **cv)
+{
+    size_t a = ((sizeof(int) * H + 7) & ~(size_t)7), b = a + ((sizeof(real) * H + 7) & ~(size_t)7);
+    size_t c = b + ((sizeof(real) * H * cap + 7) & ~(size_t)7), end = c + sizeof(int) * H * cap;
+    char *p = base;
+    if (p) {
+        *cn = (int *)(void *)p;
+        *lse = (real *)(void *)(p + a);
+        *clp = (real *)(void *)(p + b);
+        *cv = (int *)(void *)(p + c);
+    }
+    return end;
+}
 
 static void search_ws_free(search_ws *s)
 {
     free(s->row_src); free(s->row_node); free(s->yprev); free(s->nrow_src); free(s->nrow_node); free(s->nyprev);
-    free(s->sa); free(s->sb); free(s->snew); free(s->heap); free(s->lse); free(s->clp); free(s->cv); free(s->cn);
-    free(s->rneed); free(s->rheap);
+    free(s->rneed); free(s->parent); free(s->heap); free(s->htop); free(s->hz); free(s->hatt);
+    const backend_ops *bk = backend();
+    bk->free(s->sa); bk->free(s->sb); bk->free(s->snew); bk->free(s->dheap); bk->free(s->dneed); bk->free(s->dparent);
+    bk->free(s->dtop);
 }
 
 /* 0, or -1 when out of memory (what was allocated is freed by search_ws_free) */
-static int search_ws_alloc(search_ws *s, int Hmax, int n, int K)
+static int search_ws_alloc(search_ws *s, int Hmax, int n, int K, int V, int Tx)
 {
+    const backend_ops *bk = backend();
     s->cap = K + 16;
-    s->row_src = malloc(sizeof(int) * Hmax); s->row_node = malloc(sizeof(int) * Hmax); s->yprev = malloc(sizeof(int) * Hmax);
-    s->nrow_src = malloc(sizeof(int) * Hmax); s->nrow_node = malloc(sizeof(int) * Hmax); s->nyprev = malloc(sizeof(int) * Hmax);
-    s->sa = malloc(sizeof(real) * Hmax * n); s->sb = malloc(sizeof(real) * Hmax * n); s->snew = malloc(sizeof(real) * Hmax * n);
+    size_t ih = sizeof(int) * Hmax, top = top_views(NULL, Hmax, s->cap, NULL, NULL, NULL, NULL);
+    s->row_src = malloc(ih); s->row_node = malloc(ih); s->yprev = malloc(ih);
+    s->nrow_src = malloc(ih); s->nrow_node = malloc(ih); s->nyprev = malloc(ih);
+    s->rneed = malloc(ih); s->parent = malloc(ih);
     s->heap = malloc(sizeof(cand) * K);
-    s->lse = malloc(sizeof(real) * Hmax); s->clp = malloc(sizeof(real) * Hmax * s->cap);
-    s->cv = malloc(sizeof(int) * Hmax * s->cap); s->cn = malloc(sizeof(int) * Hmax); s->rneed = malloc(sizeof(int) * Hmax);
-    s->rheap = malloc(sizeof(cand) * Hmax * K);
-    return s->row_src && s->row_node && s->yprev && s->nrow_src && s->nrow_node && s->nyprev && s->sa && s->sb &&
-           s->snew && s->heap && s->lse && s->clp && s->cv && s->cn && s->rneed && s->rheap ? 0 : -1;
+    s->htop = malloc(top); s->hz = malloc(sizeof(real) * V); s->hatt = malloc(sizeof(real) * Hmax * Tx);
+    s->sa = bk->alloc(sizeof(real) * Hmax * n); s->sb = bk->alloc(sizeof(real) * Hmax * n);
+    s->snew = bk->alloc(sizeof(real) * Hmax * n);
+    s->dheap = bk->alloc(sizeof(cand) * Hmax * K);
+    s->dneed = bk->alloc(ih); s->dparent = bk->alloc(ih); s->dtop = bk->alloc(top);
+    return s->row_src && s->row_node && s->yprev && s->nrow_src && s->nrow_node && s->nyprev && s->rneed && s->parent &&
+           s->heap && s->htop && s->hz && s->hatt && s->sa && s->sb && s->snew && s->dheap && s->dneed && s->dparent &&
+           s->dtop ? 0 : -1;
 }
 
 /* Each sentence's tree with its root (the empty hypothesis); the longest search any needs into
@@ -191,20 +220,24 @@ static int sentences_init(sent_state *st, const batch *src, const beam_opts *o, 
  * those that end in EOS finish, the others become the next step's rows from *nh on. Step t is
  * the sentence's last when it has K finished, no live row or reaches its length limit: what is
  * live then competes as it is. */
-static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1, int t, int *nh, const infer_ens *e,
-                            const beam_opts *o, int V, int Tx, int xlen, int n)
+/* The step's candidate lists of H rows, read back (views into ws->htop). */
+typedef struct step_top { int *cn; real *lse, *clp; int *cv; } step_top;
+
+static void expand_sentence(search_ws *ws, const step_top *tp, sent_state *s, int b, int r0, int r1, int t, int *nh,
+                            const infer_ens *e, const beam_opts *o, int V, int Tx, int xlen)
 {
     int need = o->K - s->nfin, nheap = 0;
     for (int r = r0; r < r1; r++) {
         double base = s->nodes[ws->row_node[r]].logprob;
         long off = (long)(r - r0) * V;
-        if (ws->cn[r] < 0) {
-            push_row(ws->heap, &nheap, need, e->scores + (size_t)r * V, V, ws->lse[r], base, off, o->no_unk);
+        if (tp->cn[r] < 0) { /* ties overflowed the list: the whole row, read back */
+            backend()->copy_out(ws->hz, e->scores + (size_t)r * V, sizeof(real) * V);
+            push_row(ws->heap, &nheap, need, ws->hz, V, tp->lse[r], base, off, o->no_unk);
             continue;
         }
-        for (int q = 0; q < ws->cn[r]; q++)
+        for (int q = 0; q < tp->cn[r]; q++)
             topk_push(ws->heap, &nheap, need,
-                      (cand){base + ws->clp[(size_t)r * ws->cap + q], off + ws->cv[(size_t)r * ws->cap + q]});
+                      (cand){base + tp->clp[(size_t)r * ws->cap + q], off + tp->cv[(size_t)r * ws->cap + q]});
     }
     qsort(ws->heap, nheap, sizeof(cand), cmp_cand);
     int first_new = *nh;
@@ -213,7 +246,7 @@ static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1,
         if (e->vocab) v = e->vocab[v]; /* a shortlist's column to its word */
         int id = s->nn++;
         s->nodes[id] = (node){ws->row_node[r], v, s->nodes[ws->row_node[r]].depth + 1, ws->heap[k].score};
-        if (o->attn) memcpy(s->attn + (size_t)id * xlen, e->att + (size_t)r * Tx, sizeof(real) * xlen);
+        if (o->attn) memcpy(s->attn + (size_t)id * xlen, ws->hatt + (size_t)r * Tx, sizeof(real) * xlen);
         if (v == VOCAB_EOS) {
             s->fin[s->nfin++] = id;
             continue;
@@ -221,7 +254,7 @@ static void expand_sentence(search_ws *ws, sent_state *s, int b, int r0, int r1,
         ws->nrow_src[*nh] = b;
         ws->nrow_node[*nh] = id;
         ws->nyprev[*nh] = v;
-        memcpy(ws->sb + (size_t)*nh * n, ws->snew + (size_t)r * n, sizeof(real) * n);
+        ws->parent[*nh] = r; /* its state: row r of snew, gathered after the step's choices */
         (*nh)++;
     }
     if (s->nfin >= o->K || *nh == first_new || t + 1 >= s->maxlen) {
@@ -240,6 +273,38 @@ static void search_swap(search_ws *ws)
     real *tr = ws->sa; ws->sa = ws->sb; ws->sb = tr;
 }
 
+/* One step's choices: what each row's sentence still needs goes up, the candidate lists (and
+ * the attention rows, when kept) come back in one copy each, every sentence expands on the host,
+ * and the chosen rows' states are gathered by their parent rows on the device. *H becomes the
+ * next step's rows. */
+static void nh_step(search_ws *ws, sent_state *st, const infer_ens *e, const beam_opts *o, int *H, int t, int V, int Tx,
+                    int n, const batch *src)
+{
+    const backend_ops *bk = backend();
+    int h = *H, K = o->K;
+    step_top hp, dp;
+    size_t top = top_views(ws->htop, h, ws->cap, &hp.cn, &hp.lse, &hp.clp, &hp.cv);
+    top_views(ws->dtop, h, ws->cap, &dp.cn, &dp.lse, &dp.clp, &dp.cv);
+    for (int r = 0; r < h; r++) ws->rneed[r] = K - st[ws->row_src[r]].nfin; /* what each row's sentence still needs */
+    bk->copy_in(ws->dneed, ws->rneed, sizeof(int) * h);
+    bk->topk_rows(dp.cn, dp.clp, dp.cv, dp.lse, e->scores, h, V, ws->dneed, ws->cap, o->no_unk ? VOCAB_UNK : -1,
+                  ws->dheap, K, e->logp);
+    bk->copy_out(ws->htop, ws->dtop, top);
+    if (o->attn) bk->copy_out(ws->hatt, e->att, sizeof(real) * h * Tx);
+    int nh = 0;
+    for (int r0 = 0; r0 < h;) {
+        int b = ws->row_src[r0], r1 = r0;
+        while (r1 < h && ws->row_src[r1] == b) r1++;
+        expand_sentence(ws, &hp, &st[b], b, r0, r1, t, &nh, e, o, V, Tx, src->xlen[b]);
+        r0 = r1;
+    }
+    if (nh) {
+        bk->copy_in(ws->dparent, ws->parent, sizeof(int) * nh);
+        bk->gather_rows(ws->sb, ws->snew, ws->dparent, nh, n);
+    }
+    *H = nh;
+}
+
 int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err)
 {
     int S = src->B, K = o->K, Tx = src->Tx, rc = NMT_OK;
@@ -252,7 +317,7 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
     search_ws ws = {0};
     sent_state *st = calloc(S, sizeof *st);
     int maxsteps = 0;
-    if (!st || search_ws_alloc(&ws, S * K, n, K) || sentences_init(st, src, o, &maxsteps)) {
+    if (!st || search_ws_alloc(&ws, S * K, n, K, V, Tx) || sentences_init(st, src, o, &maxsteps)) {
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
         goto out;
     }
@@ -266,18 +331,9 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
     }
     for (int t = 0; t < maxsteps && H > 0; t++) {
         ens_step(e, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
-        for (int r = 0; r < H; r++) ws.rneed[r] = K - st[ws.row_src[r]].nfin; /* what each row's sentence still needs */
-        backend()->topk_rows(ws.cn, ws.clp, ws.cv, ws.lse, e->scores, H, V, ws.rneed, ws.cap, o->no_unk ? VOCAB_UNK : -1,
-                             ws.rheap, K, e->logp);
-        int nh = 0;
-        for (int r0 = 0; r0 < H;) {
-            int b = ws.row_src[r0], r1 = r0;
-            while (r1 < H && ws.row_src[r1] == b) r1++;
-            expand_sentence(&ws, &st[b], b, r0, r1, t, &nh, e, o, V, Tx, src->xlen[b], n);
-            r0 = r1;
-        }
-        H = nh;
+        nh_step(&ws, st, e, o, &H, t, V, Tx, n, src);
         search_swap(&ws);
+        backend_mark(BK_MARK_STEP);
     }
     for (int b = 0; b < S; b++)
         if (collect(&out[b], &st[b], o, src->xlen[b])) {

@@ -127,6 +127,7 @@ static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
     e->z = arena_take(ap, sizeof(real) * H * c->tgt_vocab);
     e->alpha = arena_take(ap, sizeof(real) * H * Tx);
     e->ascale = arena_take(ap, sizeof(real) * H);
+    e->hascale = arena_take_host(ap, sizeof(real) * H);
 }
 
 int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
@@ -136,7 +137,8 @@ int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
     for (int k = 0; e->out && k < e->n && !rc; k++) rc = out_reserve(&e->out[k], H, err);
     if (rc || e->n == 1) return rc;
     if ((rc = ws_reserve(&e->blk, want, layout, e, &e->m[0]->cfg, "ensemble decoding", err))) return rc;
-    for (int r = 0; r < H; r++) e->ascale[r] = (real)(1.0 / (e->n_att ? e->n_att : 1));
+    for (int r = 0; r < H; r++) e->hascale[r] = (real)(1.0 / (e->n_att ? e->n_att : 1));
+    backend()->copy_in(e->ascale, e->hascale, sizeof(real) * H);
     return NMT_OK;
 }
 

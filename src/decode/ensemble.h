@@ -19,6 +19,7 @@ typedef struct infer_ens {
     real *z;                /* [H, Ky] the combined log-probabilities */
     real *alpha;            /* [H, Tx] the mean attention (n_att > 1) */
     real *ascale;           /* [H] 1 / n_att, the weight of each attention row in the mean */
+    real *hascale;          /* host: the same, written there and uploaded */
     /* the output layers (ens_output; NULL: FP32 over the whole vocabulary) and the shortlist */
     struct out_layer *out;  /* [n] */
     const struct nmt_shortlist *sl;

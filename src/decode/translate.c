@@ -334,15 +334,20 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
     if (rc) return rc;
     net_forward(&d->ws[k], &m->cfg, &m->p, b, lp);
     double wk = d->e.n == 1 ? 1.0 : d->e.wt[k];
-    for (int s = 0; s < S; s++) {
+    /* the batch's attention [Ty, S, Tx], read back once */
+    size_t na = al && has_attention(&m->cfg) ? (size_t)b->Ty * S * b->Tx : 0;
+    real *alpha = na ? malloc(sizeof(real) * na) : NULL;
+    if (na && !alpha) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (na) backend()->copy_out(alpha, d->ws[k].dec.alpha, sizeof(real) * na);
+    for (int s = 0; s < S && !rc; s++) {
         double one = 0;
         for (int t = 0; t < b->ylen[s]; t++) one += lp[t * S + s];
         sum[s] = k ? sum[s] + wk * one : wk * one;
-        if (al && has_attention(&m->cfg) &&
-            add_attention(&al[s], d->ws[k].dec.alpha, S, s, b->Tx, b->xlen[s], b->ylen[s], d->e.n_att))
-            return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        if (na && add_attention(&al[s], alpha, S, s, b->Tx, b->xlen[s], b->ylen[s], d->e.n_att))
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }
-    return NMT_OK;
+    free(alpha);
+    return rc;
 }
 
 /* Forced decoding of n pairs in batches, by every model of d: log-probabilities, lengths and

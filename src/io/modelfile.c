@@ -33,7 +33,7 @@ int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nm
     if (!m) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     m->cfg = *c;
     param_table_build(&m->pt, c);
-    m->P = malloc(sizeof(real) * m->pt.total);
+    m->P = backend()->alloc(sizeof(real) * m->pt.total);
     if (!m->P) {
         double mb = sizeof(real) * m->pt.total / 1e6;
         free(m);
@@ -49,7 +49,7 @@ int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nm
 void nmt_model_free(nmt_model *m)
 {
     if (!m) return;
-    free(m->P);
+    backend()->free(m->P);
     vocab_free(m->src);
     vocab_free(m->tgt);
     subwords_free(m->sw);
@@ -72,9 +72,9 @@ int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *sr
     if ((rc = model_alloc(&m, c, sv, tv, err))) { vocab_free(sv); vocab_free(tv); return rc; }
     rng r;
     rng_seed(&r, seed);
-    if (params_init(&m->pt, m->P, c->hid, &r, NMT_INIT_PAPER)) {
+    if ((rc = params_init_model(m, &r, NMT_INIT_PAPER, err))) {
         nmt_model_free(m);
-        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while initialising");
+        return rc;
     }
     *out = m;
     return NMT_OK;
@@ -115,8 +115,9 @@ static char *vocab_json(const vocab *v)
     return s;
 }
 
-int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err)
+int model_to_writer(const nmt_model *m, st_writer *w, real **host, nmt_err *err)
 {
+    if (!(*host = params_to_host(m))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for a copy of the parameters");
     char *cfg = config_json(&m->cfg), *sv = vocab_json(m->src), *tv = vocab_json(m->tgt);
     int bad = !cfg || !sv || !tv || st_writer_meta(w, "format", FORMAT_NAME) ||
               st_writer_meta(w, "format_version", FORMAT_VERSION) || st_writer_meta(w, "config", cfg) ||
@@ -134,7 +135,7 @@ int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err)
     for (int i = 0; i < m->pt.n; i++) {
         const tensor_info *t = &m->pt.t[i];
         int64_t shape[2] = {t->rows, t->cols};
-        if (st_writer_add(w, t->name, model_real_dtype(), t->ndim, t->ndim == 1 ? shape + 1 : shape, m->P + t->offset))
+        if (st_writer_add(w, t->name, model_real_dtype(), t->ndim, t->ndim == 1 ? shape + 1 : shape, *host + t->offset))
             return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while writing the model header");
     }
     return NMT_OK;
@@ -144,9 +145,11 @@ int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err)
 {
     st_writer *w = st_writer_init();
     if (!w) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    int rc = model_to_writer(m, w, err);
+    real *host = NULL;
+    int rc = model_to_writer(m, w, &host, err);
     if (!rc) rc = st_writer_save(w, path, err);
     st_writer_free(w);
+    free(host);
     return rc;
 }
 
@@ -275,6 +278,32 @@ const nmt_text_opts *model_text_stages(const nmt_model *m, int side)
     return m->sw ? &m->sw->text[side] : m->has_text ? &m->text[side] : NULL;
 }
 
+/* The tensors of f into m's parameters, each read into a host buffer of the largest tensor's
+ * size, checked, and copied in: the model is never held twice on the host. */
+static int read_params(nmt_model *m, const st_file *f, const char *file, nmt_err *err)
+{
+    size_t most = 1;
+    for (int i = 0; i < m->pt.n; i++)
+        if ((size_t)m->pt.t[i].rows * m->pt.t[i].cols > most) most = (size_t)m->pt.t[i].rows * m->pt.t[i].cols;
+    real *h = malloc(sizeof(real) * most);
+    if (!h) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory reading %s", file);
+    int rc = NMT_OK;
+    for (int i = 0; i < m->pt.n && !rc; i++) {
+        const tensor_info *t = &m->pt.t[i];
+        int64_t shape[2] = {t->rows, t->cols};
+        size_t cnt = (size_t)t->rows * t->cols;
+        rc = st_expect(f, t->name, -1, t->ndim, t->ndim == 1 ? shape + 1 : shape, err);
+        if (!rc) rc = sizeof(real) == 4 ? st_read_f32(f, t->name, (float *)(void *)h, cnt, err)
+                                         : st_read_f64(f, t->name, (double *)(void *)h, cnt, err);
+        for (size_t k = 0; k < cnt && !rc; k++)
+            if (!isfinite(h[k]))
+                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: tensor '%s' holds a non-finite value at element %zu", file, t->name, k);
+        if (!rc) backend()->copy_in(m->P + t->offset, h, sizeof(real) * cnt);
+    }
+    free(h);
+    return rc;
+}
+
 int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
 {
     *out = NULL;
@@ -305,17 +334,7 @@ int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
             strncmp(name, "train.", 6))
             rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model", file, name, nmt_arch_name(c.arch));
     }
-    for (int i = 0; i < m->pt.n && !rc; i++) {
-        const tensor_info *t = &m->pt.t[i];
-        int64_t shape[2] = {t->rows, t->cols};
-        size_t cnt = (size_t)t->rows * t->cols;
-        rc = st_expect(f, t->name, -1, t->ndim, t->ndim == 1 ? shape + 1 : shape, err);
-        if (!rc) rc = sizeof(real) == 4 ? st_read_f32(f, t->name, (float *)(void *)(m->P + t->offset), cnt, err)
-                                         : st_read_f64(f, t->name, (double *)(void *)(m->P + t->offset), cnt, err);
-        for (size_t k = 0; k < cnt && !rc; k++)
-            if (!isfinite(m->P[t->offset + k]))
-                rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: tensor '%s' holds a non-finite value at element %zu", file, t->name, k);
-    }
+    if (!rc) rc = read_params(m, f, file, err);
     if (rc) { nmt_model_free(m); return rc; }
     *out = m;
     return NMT_OK;
@@ -325,7 +344,7 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_err *err)
 {
     *out = NULL;
     st_file *f = NULL;
-    int rc = st_open(&f, path, err); /* tensors read straight into the arena: the model is never held twice */
+    int rc = st_open(&f, path, err); /* tensors read one at a time (read_params) */
     if (rc) return rc;
     rc = model_from_file(out, f, err);
     st_free(f);

@@ -2,7 +2,10 @@
  * initialisation (MODEL.md sections 1-4). */
 #include <stddef.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "backend/backend.h"
 
 #include "base/err.h"
 #include "nn/model.h"
@@ -176,4 +179,26 @@ int params_init(const param_table *pt, real *arena, int hid, rng *r, int scheme)
         }
     }
     return 0;
+}
+
+real *params_to_host(const struct nmt_model *m)
+{
+    real *h = malloc(sizeof(real) * (m->pt.total ? m->pt.total : 1));
+    if (h) backend()->copy_out(h, m->P, sizeof(real) * m->pt.total);
+    return h;
+}
+
+void params_from_host(struct nmt_model *m, const real *host)
+{
+    backend()->copy_in(m->P, host, sizeof(real) * m->pt.total);
+}
+
+int params_init_model(struct nmt_model *m, rng *r, int scheme, nmt_err *err)
+{
+    /* calloc: tensors the scheme leaves alone are zero, as the backend's fresh blocks are */
+    real *h = calloc(m->pt.total ? m->pt.total : 1, sizeof(real));
+    int bad = !h || params_init(&m->pt, h, m->cfg.hid, r, scheme);
+    if (!bad) params_from_host(m, h);
+    free(h);
+    return bad ? nmt_fail(err, NMT_ERR_NOMEM, "out of memory while initialising") : NMT_OK;
 }

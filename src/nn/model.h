@@ -70,6 +70,14 @@ int param_table_product_parts(const param_table *pt, const nmt_config *c, size_t
 int params_init(const param_table *pt, real *arena, int hid, rng *r, int scheme);
 
 typedef struct vocab vocab;
+struct nmt_model;
+/* The parameters live in the compute backend's memory; the host sees them only through these
+ * copies. params_to_host: a malloc'd copy of all of them (NULL when out of memory), the
+ * caller's to free; params_from_host: all of them from host [pt.total]. */
+real *params_to_host(const struct nmt_model *m);
+void params_from_host(struct nmt_model *m, const real *host);
+/* params_init on the host, then one copy in; NMT_ERR_NOMEM on failure */
+int params_init_model(struct nmt_model *m, rng *r, int scheme, nmt_err *err);
 typedef struct st_file st_file;
 typedef struct st_writer st_writer;
 
@@ -77,7 +85,7 @@ typedef struct st_writer st_writer;
 struct nmt_model {
     nmt_config cfg;
     param_table pt;
-    real *P;            /* pt.total parameters, one allocation */
+    real *P;            /* pt.total parameters, one allocation of the compute backend */
     params p;           /* pointers into P */
     vocab *src, *tgt;
     struct subwords *sw; /* a subword model's SentencePiece models (text/subword.h), or NULL */
@@ -96,8 +104,9 @@ const nmt_text_opts *model_text_stages(const nmt_model *m, int side);
  * names, dtypes, shapes and values); tensors whose names start with "opt." or "train." belong
  * to checkpoints and are left to their reader. */
 int model_from_file(nmt_model **out, const st_file *f, nmt_err *err);
-/* Adds the model's metadata and tensors to w (tensors referenced, not copied). */
-int model_to_writer(const nmt_model *m, st_writer *w, nmt_err *err);
+/* Adds the model's metadata and tensors to w: the tensors referenced in *host, a copy of the
+ * parameters that the caller frees once w is saved (NULL on failure). */
+int model_to_writer(const nmt_model *m, st_writer *w, real **host, nmt_err *err);
 /* An empty model of config c (parameters uninitialised) owning the two vocabularies. */
 int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nmt_err *err);
 /* The dtype a real is stored as. */

@@ -3,6 +3,7 @@
  * averaging scripts give, summed in double so that averaging copies of one model returns it. */
 #include <stdlib.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "nn/model.h"
 
@@ -30,7 +31,9 @@ int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err 
     size_t total = first->pt.total;
     double *sum = malloc(sizeof *sum * (total ? total : 1));
     if (!sum) { nmt_model_free(first); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory averaging %zu parameters", total); }
-    for (size_t k = 0; k < total; k++) sum[k] = first->P[k];
+    real *h = params_to_host(first); /* each model's parameters in turn, on the host */
+    if (!h) { free(sum); nmt_model_free(first); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory averaging %zu parameters", total); }
+    for (size_t k = 0; k < total; k++) sum[k] = h[k];
     for (int i = 1; i < n && !rc; i++) {
         nmt_model *m = NULL;
         if ((rc = nmt_model_load(&m, paths[i], err))) break;
@@ -41,10 +44,13 @@ int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err 
          * which the average takes from the first file */
         else if (nmt_model_check_vocab(first, paths[0], m, paths[i], &verr))
             rc = nmt_fail(err, NMT_ERR_ARG, "%s and %s cannot be averaged: %s", paths[0], paths[i], verr.msg);
-        for (size_t k = 0; !rc && k < total; k++) sum[k] += m->P[k];
+        if (!rc) backend()->copy_out(h, m->P, sizeof(real) * total);
+        for (size_t k = 0; !rc && k < total; k++) sum[k] += h[k];
         nmt_model_free(m);
     }
-    for (size_t k = 0; !rc && k < total; k++) first->P[k] = (real)(sum[k] / n);
+    for (size_t k = 0; !rc && k < total; k++) h[k] = (real)(sum[k] / n);
+    if (!rc) params_from_host(first, h);
+    free(h);
     free(sum);
     if (rc) { nmt_model_free(first); return rc; }
     *out = first;

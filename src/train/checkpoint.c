@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "text/unicode.h"
 #include "train/trainer.h"
@@ -98,7 +99,8 @@ int ckpt_save(trainer *t, nmt_err *err)
 {
     st_writer *w = st_writer_init();
     if (!w) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    int rc = model_to_writer(t->m, w, err);
+    real *host = NULL, *state[OPTIM_MAX_STATE] = {0};
+    int rc = model_to_writer(t->m, w, &host, err);
     char *js = state_json(t);
     int64_t tot = (int64_t)t->m->pt.total, n = t->train.n, nb1 = t->bat.nb + 1;
     if (!rc && (!js || st_writer_meta(w, "train_state", js))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
@@ -112,10 +114,12 @@ int ckpt_save(trainer *t, nmt_err *err)
     if (!rc && (!vjs || st_writer_meta(w, "validation", vjs))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     cJSON_free(vjs);
     optim_settle(&t->opt); /* the state eager updates would have left */
-    for (int i = 0; !rc && i < optim_state_count(&t->opt); i++) {
+    for (int i = 0; !rc && i < optim_state_count(&t->opt); i++) { /* each a host copy, freed below */
         char name[64];
         optim_state_name(&t->opt, i, 0, name, sizeof name);
-        if (st_writer_add(w, name, model_real_dtype(), 1, &tot, optim_state(&t->opt, i))) rc = NMT_ERR_NOMEM;
+        if (!(state[i] = malloc(sizeof(real) * (tot ? tot : 1)))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        else backend()->copy_out(state[i], optim_state(&t->opt, i), sizeof(real) * tot);
+        if (!rc && st_writer_add(w, name, model_real_dtype(), 1, &tot, state[i])) rc = NMT_ERR_NOMEM;
     }
     if (!rc && (st_writer_add(w, "train.shuffled", ST_I32, 1, &n, t->bat.shuffled) ||
                 st_writer_add(w, "train.order", ST_I32, 1, &n, t->bat.order) ||
@@ -124,6 +128,8 @@ int ckpt_save(trainer *t, nmt_err *err)
     if (!rc) rc = st_writer_save(w, t->ckpt_path, err);
     cJSON_free(js);
     st_writer_free(w);
+    free(host);
+    for (int i = 0; i < OPTIM_MAX_STATE; i++) free(state[i]);
     if (!rc) {
         nmt_train_report r;
         memset(&r, 0, sizeof r);
@@ -353,13 +359,18 @@ int ckpt_read_plan(const st_file *f, const ckpt_state *s, int *shuffled, int *or
 }
 
 /* One optimizer state tensor: finite, and >= 0 where it accumulates squares. */
+/* One state tensor into dst (the backend's memory), read and checked on the host first. */
 static int read_moment(const st_file *f, const char *name, real *dst, size_t n, int squares, nmt_err *err)
 {
-    int rc = sizeof(real) == 4 ? st_read_f32(f, name, (float *)(void *)dst, n, err) : st_read_f64(f, name, (double *)(void *)dst, n, err);
+    real *h = malloc(sizeof(real) * (n ? n : 1));
+    if (!h) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory reading %s", st_name(f));
+    int rc = sizeof(real) == 4 ? st_read_f32(f, name, (float *)(void *)h, n, err) : st_read_f64(f, name, (double *)(void *)h, n, err);
     for (size_t i = 0; i < n && !rc; i++)
-        if (!isfinite(dst[i]) || (squares && dst[i] < 0))
-            rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: optimizer state %s[%zu] = %g is %s", st_name(f), name, i, (double)dst[i],
-                          isfinite(dst[i]) ? "negative (a sum of squares)" : "not finite");
+        if (!isfinite(h[i]) || (squares && h[i] < 0))
+            rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: optimizer state %s[%zu] = %g is %s", st_name(f), name, i, (double)h[i],
+                          isfinite(h[i]) ? "negative (a sum of squares)" : "not finite");
+    if (!rc) backend()->copy_in(dst, h, sizeof(real) * n);
+    free(h);
     return rc;
 }
 

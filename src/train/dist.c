@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "train/comm.h"
 #include "text/subword.h"
@@ -19,7 +20,11 @@ struct dist {
     unsigned stamp;
     int *rows;                  /* [cap[0] + cap[1]] the listed rows, source then target */
     int cap[2];                 /* most rows a minibatch can list per side */
-    real *pack;                 /* the listed rows' gradients, packed */
+    real *pack;                 /* the listed rows' gradients, packed (host, what crosses ranks) */
+    real *dpack;                /* the same on the compute device, gathered there */
+    int *drows;                 /* rows, uploaded */
+    size_t packed;              /* reals in pack now */
+    real *stage;                /* host: one dense span of G at a time */
     size_t seg[3][2];           /* the dense spans of G: [offset, length) */
     const tensor_info *emb[2];  /* Es, Et */
     rng canon;                  /* with dropout: the checkpointed stream, while a rank's own draws */
@@ -64,8 +69,15 @@ int dist_init(trainer *t, nmt_err *err)
     d->share = malloc(sizeof(int) * B);
     d->rows = malloc(sizeof(int) * (d->cap[0] + d->cap[1] + 1));
     d->pack = malloc(sizeof(real) * (packed ? packed : 1));
-    if (!d->share || !d->seen[0] || !d->seen[1] || !d->rows || !d->pack) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     dense_spans(d, t->m->pt.total);
+    size_t span = 1;
+    for (int k = 0; k < 3; k++) span = d->seg[k][1] > span ? d->seg[k][1] : span;
+    const backend_ops *bk = backend();
+    d->dpack = bk->alloc(sizeof(real) * (packed ? packed : 1));
+    d->drows = bk->alloc(sizeof(int) * (d->cap[0] + d->cap[1] + 1));
+    d->stage = malloc(sizeof(real) * span);
+    if (!d->share || !d->seen[0] || !d->seen[1] || !d->rows || !d->pack || !d->dpack || !d->drows || !d->stage)
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     d->t0 = d->win_t0 = train_now();
     return NMT_OK;
 }
@@ -79,6 +91,9 @@ void dist_free(trainer *t)
     free(d->seen[1]);
     free(d->rows);
     free(d->pack);
+    backend()->free(d->dpack);
+    backend()->free(d->drows);
+    free(d->stage);
     free(d);
     t->dist = NULL;
 }
@@ -145,21 +160,26 @@ static int list_rows(struct dist *d, const pairs *p, const int *ids, int count, 
     return n;
 }
 
-/* Packs (dir 0) or unpacks (dir 1) the listed rows of both embedding gradients. */
+/* Packs (dir 0: gathered on the device, then copied out) or unpacks (dir 1: copied in, then put
+ * back) the listed rows of both embedding gradients. */
 static size_t pack_rows(struct dist *d, real *G, const int *nrows, int dir)
 {
+    const backend_ops *bk = backend();
     size_t at = 0;
-    const int *r = d->rows;
+    int roff = 0;
+    if (!dir) bk->copy_in(d->drows, d->rows, sizeof(int) * (nrows[0] + nrows[1]));
+    else bk->copy_in(d->dpack, d->pack, sizeof(real) * d->packed);
     for (int s = 0; s < 2; s++) {
         if (!d->emb[s]) continue;
-        size_t m = (size_t)d->emb[s]->cols;
-        for (int i = 0; i < nrows[s]; i++, at += m) {
-            real *g = G + d->emb[s]->offset + (size_t)r[i] * m;
-            if (dir) memcpy(g, d->pack + at, sizeof(real) * m);
-            else memcpy(d->pack + at, g, sizeof(real) * m);
-        }
-        r += nrows[s];
+        int m = d->emb[s]->cols;
+        real *g = G + d->emb[s]->offset;
+        if (dir) bk->scatter_rows(g, d->dpack + at, d->drows + roff, nrows[s], m);
+        else bk->gather_rows(d->dpack + at, g, d->drows + roff, nrows[s], m);
+        at += (size_t)nrows[s] * m;
+        roff += nrows[s];
     }
+    if (!dir) bk->copy_out(d->pack, d->dpack, sizeof(real) * at);
+    d->packed = at;
     return at;
 }
 
@@ -177,8 +197,11 @@ int dist_sum_grads(trainer *t, const int *ids, int count, nmt_err *err)
         if (d->emb[s]) nrows[s] = list_rows(d, &t->train, ids, count, s, d->rows + (s ? nrows[0] : 0));
     size_t n = pack_rows(d, t->G, nrows, 0);
     for (int k = 0; k < 3 && !rc; k++)
-        if (d->seg[k][1]) {
-            rc = comm_allreduce(t->comm, t->G + d->seg[k][0], d->seg[k][1], COMM_REAL, NMT_COMM_SUM, err);
+        if (d->seg[k][1]) { /* each dense span through the host, where the transport sums */
+            size_t bytes1 = sizeof(real) * d->seg[k][1];
+            backend()->copy_out(d->stage, t->G + d->seg[k][0], bytes1);
+            rc = comm_allreduce(t->comm, d->stage, d->seg[k][1], COMM_REAL, NMT_COMM_SUM, err);
+            if (!rc) backend()->copy_in(t->G + d->seg[k][0], d->stage, bytes1);
             bytes += sizeof(real) * (double)d->seg[k][1];
         }
     if (!rc && n) rc = comm_allreduce(t->comm, d->pack, n, COMM_REAL, NMT_COMM_SUM, err);
@@ -284,11 +307,21 @@ static int first_other(trainer *t, const uint64_t *mine, int n, uint64_t *all, i
     return rc ? -1 : 0;
 }
 
+/* The parameters' hash, from a host copy; out of memory hashes nothing, and every rank then
+ * has 0 unless all ran out together, which the comparison reports like any other difference. */
+static uint64_t hash_model(const nmt_model *m)
+{
+    real *host = params_to_host(m);
+    uint64_t h = host ? hash_params(host, m->pt.total) : 0;
+    free(host);
+    return h;
+}
+
 int dist_save(trainer *t, nmt_err *err)
 {
     int rc = dist_agree_rc(t, t->comm->rank == 0 ? ckpt_save(t, err) : NMT_OK, err);
     if (rc || !many(t)) return rc;
-    uint64_t h = hash_params(t->m->P, t->m->pt.total), *all = malloc(sizeof h * t->comm->size);
+    uint64_t h = hash_model(t->m), *all = malloc(sizeof h * t->comm->size);
     if (!all) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     int which = 0, r = first_other(t, &h, 1, all, &which, err);
     free(all);
@@ -344,7 +377,7 @@ static int input_items(const trainer *t, item *it)
     for (; n < (int)(sizeof v / sizeof v[0]); n++) it[n] = (item){names[n], bits(v[n])};
     it[n++] = (item){"training corpus (its pairs as word ids: another corpus, vocabulary or text stages)", t->corpus_hash};
     it[n++] = (item){"dev set", t->dev.n ? train_corpus_hash(&t->dev) : 0};
-    it[n++] = (item){"initial parameters (another --seed, checkpoint or --pretrained-model)", hash_params(t->m->P, t->m->pt.total)};
+    it[n++] = (item){"initial parameters (another --seed, checkpoint or --pretrained-model)", hash_model(t->m)};
     uint64_t pos[4] = {(uint64_t)t->update, (uint64_t)t->bat.epoch, (uint64_t)t->bat.next, (uint64_t)t->opt.step};
     uint64_t h = hash_bytes(hash_bytes(1469598103934665603ULL, pos, sizeof pos), t->bat.order, sizeof(int) * t->train.n);
     it[n++] = (item){"position in the training plan (another checkpoint)", h};

@@ -6,6 +6,7 @@
  * --lr-warmup and --lr-decay-inv-sqrt; docs/TRAINING.md).
  * The optimizers are rows of a table; the loops over parameters are the backend's update
  * kernels (backend.h lists each rule's formulas). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,7 +148,8 @@ int optim_step(optim *o, real *p, real *g, double clip, double *norm)
     double nrm = grad_norm(g, o->n);
     if (norm) *norm = nrm;
     if (!isfinite(nrm) || !d) {
-        memset(g, 0, sizeof(real) * o->n);
+        for (size_t at = 0; at < o->n; at += INT_MAX) /* rows of at most INT_MAX */
+            bk->zero_rows(g + at, 0, 1, (int)(o->n - at < INT_MAX ? o->n - at : INT_MAX));
         return NMT_ERR_NUMERIC;
     }
     o->step++;

@@ -368,10 +368,10 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         keep_word_stages(t);
         rng r;
         rng_seed(&r, o->seed);
-        if (params_init(&t->m->pt, t->m->P, c->hid, &r, o->init)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        if ((rc = params_init_model(t->m, &r, o->init, err))) return rc;
         c = &t->m->cfg;
     }
-    t->G = calloc(t->m->pt.total, sizeof(real));
+    t->G = backend()->alloc(sizeof(real) * t->m->pt.total); /* zero-filled */
     if (!t->G) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for gradients");
     params_point(&t->g, &t->m->pt, t->G);
     if ((rc = optim_init(&t->opt, o->optimizer, t->m->pt.total, err))) return rc;
@@ -449,7 +449,7 @@ void train_cleanup(trainer *t)
     if (t->mix) backend_mix()->free(t->mix);
     nmt_model_free(t->m);
     subwords_free(t->sw);
-    free(t->G);
+    backend()->free(t->G);
     free(t->options_began);
     optim_free(&t->opt);
     textfile_free(&t->ts); textfile_free(&t->tt); textfile_free(&t->vs); textfile_free(&t->vt);

@@ -129,6 +129,7 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
         if (!step_rc && t->mix) backend_mix()->sync(t->mix); /* the new weights' bf16 copies */
     }
     t->update++;
+    backend_mark(BK_MARK_UPDATE);
     if (t->cost_log && (rc = log_cost(t, nll / B, *norm, err))) return rc;
     if (step_rc) {
         /* which number went bad says where to look: the data or the rate (the cost), FertDec's

@@ -122,6 +122,7 @@ const backend_ops cpu_backend = {
     .softmax_nll_backward = cpu_softmax_nll_backward,
     .gather_rows = cpu_gather_rows,
     .scatter_add_rows = cpu_scatter_add_rows,
+    .scatter_rows = cpu_scatter_rows,
     .sumsq = cpu_sumsq,
     .update = cpu_update,
     .update_rows = cpu_update_rows,

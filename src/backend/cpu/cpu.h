@@ -65,6 +65,7 @@ void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *ri
 void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int cols);
 void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
                           int cols);
+void cpu_scatter_rows(real *table, const real *src, const int *ids, int n, int cols);
 
 /* update.c: optimizer */
 double cpu_sumsq(const real *g, size_t n);

@@ -108,6 +108,11 @@ void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int co
     }
 }
 
+void cpu_scatter_rows(real *table, const real *src, const int *ids, int n, int cols)
+{
+    for (int i = 0; i < n; i++) memcpy(table + (size_t)ids[i] * cols, src + (size_t)i * cols, sizeof(real) * cols);
+}
+
 void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n, int cols)
 {
     /* serial: rows of one word meet in one destination, summed in the order of i */

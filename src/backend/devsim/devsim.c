@@ -525,6 +525,15 @@ static void k_scatter_add_rows(real *table, const real *src, const int *ids, con
     cpu_backend.scatter_add_rows(U(table), U(src), U(ids), U(mask), n, cols);
 }
 
+static void k_scatter_rows(real *table, const real *src, const int *ids, int n, int cols)
+{
+    check(table, RB(START), "scatter_rows", "table");
+    check(src, RB((size_t)n * cols), "scatter_rows", "src");
+    check(ids, sizeof(int) * n, "scatter_rows", "ids");
+    launch();
+    cpu_backend.scatter_rows(U(table), U(src), U(ids), n, cols);
+}
+
 /* a scalar result returned to the host: a copy out of one value on a real device */
 static double k_sumsq(const real *g, size_t n)
 {
@@ -718,6 +727,7 @@ const backend_ops devsim_backend = {
     .softmax_nll_backward = k_softmax_nll_backward,
     .gather_rows = k_gather_rows,
     .scatter_add_rows = k_scatter_add_rows,
+    .scatter_rows = k_scatter_rows,
     .sumsq = k_sumsq,
     .update = k_update,
     .update_rows = k_update_rows,
