@@ -351,4 +351,30 @@ if [ "${BENCH_DECODE:-1}" = 1 ]; then
         THREADS=$T ROUNDS=${ROUNDS:-3} sh bench/bench_lowp.sh "$DM" "$DSRC" "$LEX" "$N" || echo "bench: bench_lowp failed"
     done
 fi
+
+# ------------------------------------------------------------------ the seam's launch budget
+# What a device backend will pay in latency: kernel launches and bytes copied between host and
+# device per update and per beam step, counted by the simulated device (NMT_DEVICE=devsim, which
+# runs the CPU's kernels and counts every call) on each configuration's shapes.
+if [ "${BENCH_SEAM:-1}" = 1 ]; then
+    echo
+    echo "== make bench: kernel launches and host-device copies (simulated device) =="
+    SU=12; [ "$QUICK" = 1 ] && SU=3
+    for cfg in $CONFIGS; do
+        SM=$OUT/seam-$cfg.nmt
+        [ "$cfg" = small ] && SRC=$M30K/test_2016_flickr.en || SRC=$WMT/test.en
+        NMT_DEVICE=devsim NMT_DEVSIM_REPORT=1 bin/nmt train $(cfg_args "$cfg") --model "$SM" --max-updates "$SU" \
+            --save-every 100000 --threads "$T" > /dev/null 2> "$OUT/seam-$cfg.train" || { echo "bench: $cfg on devsim failed"; continue; }
+        head -n 50 "$SRC" > "$OUT/seam.src"
+        for beam in 1 12; do
+            NMT_DEVICE=devsim NMT_DEVSIM_REPORT=1 bin/nmt translate --model "$SM" --beam "$beam" --threads "$T" \
+                < "$OUT/seam.src" > /dev/null 2> "$OUT/seam-$cfg-$beam.log" || echo "bench: $cfg decoding on devsim failed"
+        done
+        printf '  %-5s training, batch 80: %s\n' "$cfg" "$(grep -m1 'per update' "$OUT/seam-$cfg.train" | sed 's/^devsim: per update: //')"
+        for beam in 1 12; do
+            printf '  %-5s beam %-2s, 50 sentences: %s\n' "$cfg" "$beam" \
+                "$(grep -m1 'per search step' "$OUT/seam-$cfg-$beam.log" | sed 's/^devsim: per search step: //')"
+        done
+    done
+fi
 exit 0
