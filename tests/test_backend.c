@@ -806,6 +806,19 @@ static void test_embeddings(void)
     bk->scatter_rows(d, dev_r(src, 5 * COLS), dev_i(put, 5), 5, COLS);
     get(got, d, sizeof got);
     close_all("scatter_rows", got, want, ROWS * COLS, 0);
+    /* gather_cols: columns of table [ROWS, COLS] by index, and rows of it transposed */
+    int cols[4] = {36, 0, 5, 5};
+    real *dcol = dev_junk(sizeof(real) * COLS * 4);
+    for (int k = 0; k < ROWS; k++)
+        for (int j = 0; j < 4; j++) want[k * 4 + j] = table[k * COLS + cols[j]];
+    bk->gather_cols(dcol, dtab, dev_i(cols, 4), 4, ROWS, 1, COLS);
+    get(got, dcol, sizeof(real) * ROWS * 4);
+    close_all("gather_cols (columns)", got, want, ROWS * 4, 0);
+    for (int k = 0; k < COLS; k++)
+        for (int j = 0; j < 4; j++) want[k * 4 + j] = table[put[j] * COLS + k];
+    bk->gather_cols(dcol, dtab, dev_i(put, 4), 4, COLS, COLS, 1);
+    get(got, dcol, sizeof(real) * COLS * 4);
+    close_all("gather_cols (rows transposed)", got, want, COLS * 4, 0);
     free(table); free(src);
     release();
 }

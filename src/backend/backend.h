@@ -232,6 +232,10 @@ typedef struct backend_ops {
     /* table[ids[i]] = src[i] for i < n (the ids distinct): rows put back where gather_rows took
      * them (data-parallel training's summed embedding rows) */
     void (*scatter_rows)(real *table, const real *src, const int *ids, int n, int cols);
+    /* dst [rows, n] (row stride n): dst[k, j] = src[ids[j]·sj + k·sk], k < rows, j < n: a
+     * matrix's columns by index (sj 1, sk its row stride: a shortlist's columns of W_o), or
+     * another's rows transposed (sj its row stride, sk 1: of Et) */
+    void (*gather_cols)(real *dst, const real *src, const int *ids, int n, int rows, long sj, long sk);
 
     /* ---- optimizer; s holds the rule's state tensors ---- */
     /* Σ g² in double, in a fixed order whatever the thread count */

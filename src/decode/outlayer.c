@@ -7,21 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "base/err.h"
 #include "decode/outlayer.h"
 
-/* dst [K, n] = the columns ids of src [K, ld] */
+/* dst [K, n] = the columns ids (device) of src [K, ld], on the device */
 static void gather_cols(real *dst, const real *src, int ld, int K, const int *ids, int n)
 {
-    for (int k = 0; k < K; k++)
-        for (int j = 0; j < n; j++) dst[(size_t)k * n + j] = src[(size_t)k * ld + ids[j]];
+    backend()->gather_cols(dst, src, ids, n, K, 1, ld);
 }
 
-/* dst [K, n] = rows ids of src [., K] transposed */
+/* dst [K, n] = rows ids (device) of src [., K] transposed, on the device */
 static void gather_rows_t(real *dst, const real *src, int K, const int *ids, int n)
 {
-    for (int j = 0; j < n; j++)
-        for (int k = 0; k < K; k++) dst[(size_t)k * n + j] = src[(size_t)ids[j] * K + k];
+    backend()->gather_cols(dst, src, ids, n, K, K, 1);
 }
 
 /* The weights a decoder step multiplies by besides W_o (nn/step.c, gru.c, readout.c), with their
@@ -81,15 +80,20 @@ int out_init(out_layer *o, const nmt_model *m, int prec, int shortlist, nmt_err 
     *o = (out_layer){.prec = prec, .l = c->maxout, .V = c->tgt_vocab, .tied = c->tied_emb, .Vs = c->tgt_vocab,
                      .sl = shortlist, .W = c->tied_emb ? m->p.Et : m->p.out_W, .bias = m->p.out_bias};
     size_t lv = (size_t)o->l * o->V;
-    int rc = NMT_OK;
-    if (shortlist && (!(o->Ws = malloc(sizeof(real) * lv)) || !(o->bs = malloc(sizeof(real) * o->V))))
+    int rc = NMT_OK, lowtied = prec != BK_PREC_F32 && !shortlist && o->tied;
+    const backend_ops *bk = backend();
+    /* the columns' ids: a batch's shortlist, or every word once for W_o's transposed copy */
+    if (!(o->hids = malloc(sizeof(int) * o->V)) || !(o->dids = bk->alloc(sizeof(int) * o->V)))
+        rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc && shortlist && (!(o->Ws = bk->alloc(sizeof(real) * lv)) || !(o->bs = bk->alloc(sizeof(real) * o->V))))
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory for the shortlist's output layer");
+    if (!rc && lowtied && !(o->Wt = bk->alloc(sizeof(real) * lv))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc && prec != BK_PREC_F32 && !shortlist) {
         const real *W = o->W;
         if (o->tied) { /* W_o itself, once */
-            if (!(o->Wt = malloc(sizeof(real) * lv))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-            for (int v = 0; !rc && v < o->V; v++)
-                for (int k = 0; k < o->l; k++) o->Wt[(size_t)k * o->V + v] = o->W[(size_t)v * o->l + k];
+            for (int v = 0; v < o->V; v++) o->hids[v] = v;
+            bk->copy_in(o->dids, o->hids, sizeof(int) * o->V);
+            gather_rows_t(o->Wt, o->W, o->l, o->dids, o->V);
             W = o->Wt;
         }
         if (!rc) rc = lp->qmat_init(&o->q, prec, W, o->l, o->V, o->V, NULL, err);
@@ -109,9 +113,12 @@ void out_free(out_layer *o)
         lp->qws_free(o->qws);
         for (int i = 0; i < o->step.n; i++) lp->qmat_free(o->step.q[i]);
     }
-    free(o->Wt);
-    free(o->Ws);
-    free(o->bs);
+    const backend_ops *bk = backend();
+    bk->free(o->Wt);
+    bk->free(o->Ws);
+    bk->free(o->bs);
+    bk->free(o->dids);
+    free(o->hids);
     memset(o, 0, sizeof *o);
 }
 
@@ -136,10 +143,12 @@ int out_select(out_layer *o, const int *ids, int n, nmt_err *err)
 {
     NMT_ASSERT(o->sl && n >= 1 && n <= o->V);
     o->Vs = n;
-    for (int j = 0; j < n; j++) o->bs[j] = o->bias[ids[j]];
-    if (o->tied && o->prec == BK_PREC_F32) backend()->gather_rows(o->Ws, o->W, ids, n, o->l);
-    else if (o->tied) gather_rows_t(o->Ws, o->W, o->l, ids, n);
-    else gather_cols(o->Ws, o->W, o->V, o->l, ids, n);
+    const backend_ops *bk = backend();
+    bk->copy_in(o->dids, ids, sizeof(int) * n); /* the batch's columns, once */
+    bk->gather_rows(o->bs, o->bias, o->dids, n, 1);
+    if (o->tied && o->prec == BK_PREC_F32) bk->gather_rows(o->Ws, o->W, o->dids, n, o->l);
+    else if (o->tied) gather_rows_t(o->Ws, o->W, o->l, o->dids, n);
+    else gather_cols(o->Ws, o->W, o->V, o->l, o->dids, n);
     if (o->prec == BK_PREC_F32) return NMT_OK;
     const backend_lowp_ops *lp = backend_lowp();
     lp->qmat_free(o->qs);

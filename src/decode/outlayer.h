@@ -26,6 +26,7 @@ typedef struct out_layer {
     real *Ws, *bs;        /* the chosen columns of W_o [l, Vs] (FP32 tied: rows of Et, [Vs, l]) and of b_w */
     bk_qmat *qs;          /* lower precision over Ws */
     bk_qset step;         /* lower precision: the other weights a step multiplies by (empty in FP32) */
+    int *hids, *dids;     /* [V] host and device: the columns being gathered */
 } out_layer;
 
 /* The output layer of m in precision prec (enum bk_prec), and the step's weights in it;

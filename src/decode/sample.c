@@ -16,43 +16,61 @@
 #include "base/topk.h"
 #include "data/vocab.h"
 
-/* The search's scratch for H0 = S × K draws of at most L words over V columns. */
+/* The search's scratch for H0 = S × K draws of at most L words over V columns. On the host: the
+ * live rows now and next, the draws, and a step's scores and weights read back; on the device:
+ * the state rows, the weights' exponentials, and the parents of the next rows. */
 typedef struct draw_ws {
     int *row_src, *row_draw, *yprev, *nrow_src, *nrow_draw, *nyprev; /* live rows now and next */
-    real *sa, *sb, *snew;  /* their states */
+    int *parent;           /* [H0] the row each next row continues */
     uint64_t *stream;      /* [H0] each draw's key, from its sentence's seed and its number */
     int *tok, *len, *maxlen; /* [H0, L] words, [H0] lengths and limits */
     double *lp;            /* [H0] log p so far */
     real *attn;            /* [H0, L, Tx] when kept */
-    real *w;               /* [V] a row's weights */
-    topk_item *top;        /* [topk] */
+    real *z;               /* [H0, V] a step's scores, read back */
+    real *w, *w2;          /* [H0, V] the rows' weights e^{z - max}, and at another temperature */
+    real *hatt;            /* [H0, Tx] a step's attention rows, read back when kept */
+    real *mx;              /* [H0] each row's largest score */
+    int *top;              /* [H0] each row's best drawable column (-1: none) */
+    topk_item *best;       /* [topk] */
     double *tw, *sel;      /* [topk] the top k's weights; [V] the nucleus's scratch (topp < 1) */
+    real *sa, *sb, *snew;  /* device: the states */
+    real *dw;              /* device: [H0, V] where the weights are exponentiated */
+    int *dparent;          /* device: parent, uploaded */
 } draw_ws;
 
 static void draw_ws_free(draw_ws *s)
 {
     free(s->row_src); free(s->row_draw); free(s->yprev); free(s->nrow_src); free(s->nrow_draw); free(s->nyprev);
-    free(s->sa); free(s->sb); free(s->snew); free(s->stream); free(s->tok); free(s->len); free(s->maxlen); free(s->lp);
-    free(s->attn); free(s->w); free(s->top); free(s->tw); free(s->sel);
+    free(s->parent); free(s->stream); free(s->tok); free(s->len); free(s->maxlen); free(s->lp); free(s->attn);
+    free(s->z); free(s->w); free(s->w2); free(s->hatt); free(s->mx); free(s->top); free(s->best); free(s->tw);
+    free(s->sel);
+    const backend_ops *bk = backend();
+    bk->free(s->sa); bk->free(s->sb); bk->free(s->snew); bk->free(s->dw); bk->free(s->dparent);
 }
 
 static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const beam_opts *o)
 {
-    size_t h = (size_t)H0;
+    const backend_ops *bk = backend();
+    size_t h = (size_t)H0, hv = h * V;
     s->row_src = malloc(sizeof(int) * h); s->row_draw = malloc(sizeof(int) * h); s->yprev = malloc(sizeof(int) * h);
     s->nrow_src = malloc(sizeof(int) * h); s->nrow_draw = malloc(sizeof(int) * h); s->nyprev = malloc(sizeof(int) * h);
-    s->sa = malloc(sizeof(real) * h * n); s->sb = malloc(sizeof(real) * h * n); s->snew = malloc(sizeof(real) * h * n);
+    s->parent = malloc(sizeof(int) * h);
     s->stream = malloc(sizeof(uint64_t) * h); s->tok = malloc(sizeof(int) * h * L);
     s->len = calloc(h, sizeof(int)); s->maxlen = malloc(sizeof(int) * h); s->lp = calloc(h, sizeof(double));
-    if (o->attn) s->attn = malloc(sizeof(real) * h * L * Tx);
-    s->w = malloc(sizeof(real) * V);
+    if (o->attn) s->attn = malloc(sizeof(real) * h * L * Tx), s->hatt = malloc(sizeof(real) * h * Tx);
+    s->z = malloc(sizeof(real) * hv); s->w = malloc(sizeof(real) * hv); s->w2 = malloc(sizeof(real) * hv);
+    s->mx = malloc(sizeof(real) * h); s->top = malloc(sizeof(int) * h);
     int k = o->topk > 0 && o->topk < V ? o->topk : 1, nucleus = o->topp > 0 && o->topp < 1;
-    s->top = malloc(sizeof(topk_item) * k);
+    s->best = malloc(sizeof(topk_item) * k);
     s->tw = malloc(sizeof(double) * k);
     if (nucleus) s->sel = malloc(sizeof(double) * V);
-    return s->row_src && s->row_draw && s->yprev && s->nrow_src && s->nrow_draw && s->nyprev && s->sa && s->sb &&
-           s->snew && s->stream && s->tok && s->len && s->maxlen && s->lp && (!o->attn || s->attn) && s->w && s->top &&
-           s->tw && (!nucleus || s->sel) ? 0 : -1;
+    s->sa = bk->alloc(sizeof(real) * h * n); s->sb = bk->alloc(sizeof(real) * h * n);
+    s->snew = bk->alloc(sizeof(real) * h * n); s->dw = bk->alloc(sizeof(real) * hv);
+    s->dparent = bk->alloc(sizeof(int) * h);
+    return s->row_src && s->row_draw && s->yprev && s->nrow_src && s->nrow_draw && s->nyprev && s->parent && s->stream &&
+           s->tok && s->len && s->maxlen && s->lp && (!o->attn || (s->attn && s->hatt)) && s->z && s->w && s->w2 &&
+           s->mx && s->top && s->best && s->tw && (!nucleus || s->sel) && s->sa && s->sb && s->snew && s->dw &&
+           s->dparent ? 0 : -1;
 }
 
 /* The race's entry of column c of weight w (> 0): its key E / w, E = -log U with U uniform in
@@ -106,26 +124,65 @@ static double floor_of(draw_ws *ws, const real *e, const double *w, int n, int s
     return sample_nucleus_floor(ws->sel, m, o->topp);
 }
 
-/* One word drawn from the row z (columns 0..V, word ids ids[c] or c) at temperature o->temp
- * among the o->topk best (all when 0), then among the nucleus of o->topp, UNK left out with
- * o->no_unk: the column with the least E_c / w_c, w_c = exp((z_c - z_top) / temp), E_c an Exp(1)
- * number keyed by (key, word id). The least of independent Exp(1) / w is column c with probability
- * w_c / Σ w (the exponential race, a form of the Gumbel-max trick), whatever order the columns
- * are visited in; the most probable goes first, so that the others mostly lose at once. Also
- * *lp, the word's log-probability under the model (logp: z holds them already). EOS when no word
- * has weight. */
-static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const beam_opts *o, int logp, uint64_t key,
-                     double *lp)
+/* The exponentials of H rows [H, V] of x, in place, by the backend's kernel (the bits the
+ * search has always drawn with), in one round trip. */
+static void exp_rows(draw_ws *ws, real *x, int H, int V)
 {
     const backend_ops *bk = backend();
-    int skip = o->no_unk ? VOCAB_UNK : -1, sub = o->topk > 0 && o->topk < V, n = 0, top = -1;
-    real mx = -INFINITY, *e = ws->w;
-    for (int c = 0; c < V; c++) {
-        if (z[c] > mx) mx = z[c];
-        if (c != skip && (top < 0 || z[c] > z[top])) top = c;
+    size_t bytes = sizeof(real) * H * V;
+    bk->copy_in(ws->dw, x, bytes);
+    bk->vexp(ws->dw, ws->dw, H * V);
+    bk->copy_out(x, ws->dw, bytes);
+}
+
+/* Whether a row's weights at temperature o->temp are not its plain e^{z - max}: they are drawn
+ * from w2 = e^{(z - z_top) / temp} then (the whole row, without top-k). */
+static int other_weights(const beam_opts *o, int V, const real *z, real mx, int top)
+{
+    int sub = o->topk > 0 && o->topk < V, same = top >= 0 && o->temp == 1 && z[top] == mx;
+    return !sub && !same;
+}
+
+/* A step's weights for its H rows: w = e^{z - max} for every row and, where other_weights, w2 =
+ * e^{(z - z_top) / temp}, each set exponentiated in one kernel call. */
+static void step_weights(draw_ws *ws, int H, int V, const beam_opts *o)
+{
+    int skip = o->no_unk ? VOCAB_UNK : -1, any = 0;
+    for (int r = 0; r < H; r++) {
+        const real *z = ws->z + (size_t)r * V;
+        real mx = -INFINITY, *e = ws->w + (size_t)r * V;
+        int top = -1;
+        for (int c = 0; c < V; c++) {
+            if (z[c] > mx) mx = z[c];
+            if (c != skip && (top < 0 || z[c] > z[top])) top = c;
+        }
+        for (int c = 0; c < V; c++) e[c] = z[c] - mx;
+        ws->mx[r] = mx;
+        ws->top[r] = top;
+        if (other_weights(o, V, z, mx, top)) {
+            real zt = top >= 0 ? z[top] : 0, *e2 = ws->w2 + (size_t)r * V;
+            double inv = 1.0 / o->temp;
+            for (int c = 0; c < V; c++) e2[c] = (real)((z[c] - zt) * inv);
+            any = 1;
+        }
     }
-    for (int c = 0; c < V; c++) e[c] = z[c] - mx;
-    bk->vexp(e, e, V);
+    exp_rows(ws, ws->w, H, V);
+    if (any) exp_rows(ws, ws->w2, H, V); /* the rows that do not need it are exponentiated unread */
+}
+
+/* One word drawn from row r of the step (scores ws->z, columns 0..V, word ids ids[c] or c) at
+ * temperature o->temp among the o->topk best (all when 0), then among the nucleus of o->topp,
+ * UNK left out with o->no_unk: the column with the least E_c / w_c, w_c = exp((z_c - z_top) /
+ * temp), E_c an Exp(1) number keyed by (key, word id). The least of independent Exp(1) / w is
+ * column c with probability w_c / Σ w (the exponential race, a form of the Gumbel-max trick),
+ * whatever order the columns are visited in; the most probable goes first, so that the others
+ * mostly lose at once. Also *lp, the word's log-probability under the model (logp: z holds them
+ * already). EOS when no word has weight. */
+static int draw_word(draw_ws *ws, int r, int V, const int *ids, const beam_opts *o, int logp, uint64_t key, double *lp)
+{
+    const real *z = ws->z + (size_t)r * V, *e = ws->w + (size_t)r * V;
+    int skip = o->no_unk ? VOCAB_UNK : -1, sub = o->topk > 0 && o->topk < V, n = 0, top = ws->top[r];
+    real mx = ws->mx[r];
     double sum = 0;
     for (int c = 0; c < V; c++) sum += e[c];
     double lse = logp ? 0 : mx + log(sum), inv = 1.0 / o->temp, best = INFINITY;
@@ -133,19 +190,16 @@ static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const be
     real zt = top >= 0 ? z[top] : 0; /* weights relative to the best drawable word: it has weight 1 */
     if (sub) {
         for (int c = 0; c < V; c++)
-            if (c != skip) topk_push(ws->top, &n, o->topk, (topk_item){z[c], c});
+            if (c != skip) topk_push(ws->best, &n, o->topk, (topk_item){z[c], c});
         for (int i = 0; i < n; i++) { /* k weights, one at a time */
-            int c = (int)ws->top[i].idx;
+            int c = (int)ws->best[i].idx;
             ws->tw[i] = same ? e[c] : exp((z[c] - zt) * inv);
         }
         double lo = floor_of(ws, NULL, ws->tw, n, -1, o);
         for (int i = 0; i < n; i++)
-            if (ws->tw[i] > 0 && ws->tw[i] >= lo) race(&best, &pick, (int)ws->top[i].idx, ws->tw[i], key, ids);
+            if (ws->tw[i] > 0 && ws->tw[i] >= lo) race(&best, &pick, (int)ws->best[i].idx, ws->tw[i], key, ids);
     } else {
-        if (!same) {
-            for (int c = 0; c < V; c++) e[c] = (real)((z[c] - zt) * inv);
-            bk->vexp(e, e, V);
-        }
+        if (!same) e = ws->w2 + (size_t)r * V;
         double lo = floor_of(ws, e, NULL, V, skip, o);
         if (top >= 0 && e[top] > 0) race(&best, &pick, top, e[top], key, ids);
         for (int c = 0; c < V; c++)
@@ -159,11 +213,10 @@ static int draw_word(draw_ws *ws, const real *z, int V, const int *ids, const be
  * on (no EOS, under its limit). */
 static int extend(draw_ws *ws, const infer_ens *e, int r, int d, const beam_opts *o, int V, int L, int Tx)
 {
-    const real *z = e->scores + (size_t)r * V;
     uint64_t key = rng_mix64(ws->stream[d] ^ (uint64_t)ws->len[d]); /* this draw's step */
     double lp;
-    int c = draw_word(ws, z, V, e->vocab, o, e->logp, key, &lp), v = e->vocab ? e->vocab[c] : c;
-    if (o->attn) memcpy(ws->attn + ((size_t)d * L + ws->len[d]) * Tx, e->att + (size_t)r * Tx, sizeof(real) * Tx);
+    int c = draw_word(ws, r, V, e->vocab, o, e->logp, key, &lp), v = e->vocab ? e->vocab[c] : c;
+    if (o->attn) memcpy(ws->attn + ((size_t)d * L + ws->len[d]) * Tx, ws->hatt + (size_t)r * Tx, sizeof(real) * Tx);
     ws->tok[(size_t)d * L + ws->len[d]++] = v;
     ws->lp[d] += lp;
     return v != VOCAB_EOS && ws->len[d] < ws->maxlen[d];
@@ -209,11 +262,15 @@ static int collect(beam_sent *out, const draw_ws *ws, int b, const beam_opts *o,
     return rc;
 }
 
-/* Every draw's row, its sentence's initial state, stream and length limit. */
+/* Every draw's row, its sentence's initial state (gathered on the device), stream and length
+ * limit. */
 static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_opts *o, int n)
 {
     int S = src->B, K = o->nbest;
     ens_init_states(e, ws->snew, S, src->Tx);
+    for (int d = 0; d < S * K; d++) ws->parent[d] = d / K;
+    backend()->copy_in(ws->dparent, ws->parent, sizeof(int) * S * K);
+    backend()->gather_rows(ws->sa, ws->snew, ws->dparent, S * K, n);
     for (int b = 0; b < S; b++) {
         int lim = beam_max_len(o->max_ratio, src->xlen[b]);
         for (int j = 0; j < K; j++) {
@@ -222,7 +279,6 @@ static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_o
             ws->row_draw[d] = d;
             ws->yprev[d] = -1;
             ws->maxlen[d] = lim;
-            memcpy(ws->sa + (size_t)d * n, ws->snew + (size_t)b * n, sizeof(real) * n);
             ws->stream[d] = rng_mix64(o->seeds[b] + 0x9E3779B97F4A7C15ull * (uint64_t)(j + 1)); /* its j-th draw */
         }
     }
@@ -261,8 +317,12 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
     }
     ens_encode(e, src);
     draws_init(&ws, e, src, o, n);
+    const backend_ops *bk = backend();
     for (int t = 0; t < L && H > 0; t++) {
         ens_step(e, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
+        bk->copy_out(ws.z, e->scores, sizeof(real) * H * V); /* the step's scores, drawn from on the host */
+        if (o->attn) bk->copy_out(ws.hatt, e->att, sizeof(real) * H * Tx);
+        step_weights(&ws, H, V, o);
         int nh = 0;
         for (int r = 0; r < H; r++) {
             int d = ws.row_draw[r];
@@ -270,11 +330,15 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
             ws.nrow_src[nh] = ws.row_src[r];
             ws.nrow_draw[nh] = d;
             ws.nyprev[nh] = ws.tok[(size_t)d * L + ws.len[d] - 1];
-            memcpy(ws.sb + (size_t)nh * n, ws.snew + (size_t)r * n, sizeof(real) * n);
-            nh++;
+            ws.parent[nh++] = r;
+        }
+        if (nh) { /* the live draws' states, gathered by the rows they continue */
+            bk->copy_in(ws.dparent, ws.parent, sizeof(int) * nh);
+            bk->gather_rows(ws.sb, ws.snew, ws.dparent, nh, n);
         }
         H = nh;
         swap_rows(&ws);
+        backend_mark(BK_MARK_STEP);
     }
     for (int b = 0; b < S && !rc; b++)
         if (collect(&out[b], &ws, b, o, L, Tx, src->xlen[b])) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in sampling");

@@ -2,8 +2,9 @@
 # devsim.sh: the model's paths on the simulated device (NMT_DEVICE=devsim: memory the host cannot
 # touch, every kernel argument checked) give the CPU's results byte for byte: training of every
 # architecture (dropout, label smoothing, tied embeddings, FertDec's costs, BLEU validation),
-# checkpoints and resuming, averaging, beam search with n-best lists and attention, int8
-# decoding, ensembles, forced scoring and alignment. A layer that reads model memory on the host
+# checkpoints and resuming, averaging, beam search with n-best lists and attention, sampling, a
+# lexical shortlist, int8 decoding, ensembles, forced scoring and alignment; and every kernel of
+# test_backend. A layer that reads model memory on the host
 # crashes here, and one whose copies lose or reorder data differs.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
@@ -66,6 +67,22 @@ for args in "--beam 5 --n-best 3" "--beam 4 --alignment soft" "--beam 3 --alignm
     decode "translate $args" "$NMT_BIN translate --model $M $args < $T/v.en"
 done
 decode "translate fertdec" "$NMT_BIN translate --model OUT.recatt_fertdec.nmt --beam 4 --n-best 2 < $T/v.en"
+# sampling (the draws read the scores back once a step), a lexical shortlist (its columns gathered
+# on the device), a tied model's transposed W_o in int8
+for args in "--sample --seed 3 --n-best 2 --alignment soft" "--sample --sample-topk 5 --temperature 0.7" \
+            "--sample --sample-topp 0.8"; do
+    decode "translate $args" "$NMT_BIN translate --model $M $args < $T/v.en"
+done
+$NMT_BIN lex --src "$T/s.en" --tgt "$T/s.fr" --model "$T/cpu.rnnsearch.nmt" --out "$T/lex.tsv" 2> /dev/null
+decode "shortlist" "$NMT_BIN translate --model $M --beam 4 --n-best 2 --shortlist $T/lex.tsv,20 < $T/v.en"
+if $NMT_BIN translate --model "$T/cpu.t.nmt" --precision int8 < /dev/null 2> /dev/null; then
+    decode "shortlist int8" "$NMT_BIN translate --model $M --beam 4 --shortlist $T/lex.tsv,20 --precision int8 < $T/v.en"
+    decode "tied int8" "$NMT_BIN translate --model OUT.t.nmt --beam 4 --precision int8 < $T/v.en"
+fi
+# every kernel against its double-precision reference, on the simulated device
+case $NMT_BIN in bin/nmt) TB=build/tests ;; *) TB=${NMT_BIN%/bin/nmt}/tests ;; esac
+NMT_DEVICE=devsim "$TB/test_backend" > "$T/tb.log" 2>&1 && grep -q ' 0 failed' "$T/tb.log" && ok ||
+    bad "test_backend on devsim: $(grep -m3 -E 'FAIL|devsim' "$T/tb.log")"
 decode "score" "$NMT_BIN score --model $M --src $T/v.en --tgt $T/v.fr"
 decode "align" "$NMT_BIN align --model OUT.locfer.nmt --src $T/v.en --tgt $T/v.fr --format json"
 

@@ -123,6 +123,7 @@ const backend_ops cpu_backend = {
     .gather_rows = cpu_gather_rows,
     .scatter_add_rows = cpu_scatter_add_rows,
     .scatter_rows = cpu_scatter_rows,
+    .gather_cols = cpu_gather_cols,
     .sumsq = cpu_sumsq,
     .update = cpu_update,
     .update_rows = cpu_update_rows,

@@ -66,6 +66,7 @@ void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int co
 void cpu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n,
                           int cols);
 void cpu_scatter_rows(real *table, const real *src, const int *ids, int n, int cols);
+void cpu_gather_cols(real *dst, const real *src, const int *ids, int n, int rows, long sj, long sk);
 
 /* update.c: optimizer */
 double cpu_sumsq(const real *g, size_t n);

@@ -108,6 +108,12 @@ void cpu_gather_rows(real *dst, const real *table, const int *ids, int n, int co
     }
 }
 
+void cpu_gather_cols(real *dst, const real *src, const int *ids, int n, int rows, long sj, long sk)
+{
+    for (int k = 0; k < rows; k++)
+        for (int j = 0; j < n; j++) dst[(size_t)k * n + j] = src[(size_t)ids[j] * sj + (size_t)k * sk];
+}
+
 void cpu_scatter_rows(real *table, const real *src, const int *ids, int n, int cols)
 {
     for (int i = 0; i < n; i++) memcpy(table + (size_t)ids[i] * cols, src + (size_t)i * cols, sizeof(real) * cols);

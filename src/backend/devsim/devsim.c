@@ -534,6 +534,15 @@ static void k_scatter_rows(real *table, const real *src, const int *ids, int n, 
     cpu_backend.scatter_rows(U(table), U(src), U(ids), n, cols);
 }
 
+static void k_gather_cols(real *dst, const real *src, const int *ids, int n, int rows, long sj, long sk)
+{
+    check(dst, RB((size_t)n * rows), "gather_cols", "dst");
+    check(src, RB(START), "gather_cols", "src");
+    check(ids, sizeof(int) * n, "gather_cols", "ids");
+    launch();
+    cpu_backend.gather_cols(U(dst), U(src), U(ids), n, rows, sj, sk);
+}
+
 /* a scalar result returned to the host: a copy out of one value on a real device */
 static double k_sumsq(const real *g, size_t n)
 {
@@ -728,6 +737,7 @@ const backend_ops devsim_backend = {
     .gather_rows = k_gather_rows,
     .scatter_add_rows = k_scatter_add_rows,
     .scatter_rows = k_scatter_rows,
+    .gather_cols = k_gather_cols,
     .sumsq = k_sumsq,
     .update = k_update,
     .update_rows = k_update_rows,
