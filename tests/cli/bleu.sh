@@ -11,6 +11,7 @@ shared=${NMT_SHARED:-../shared}
 case $bin in /*) ;; */*) bin=$(pwd)/$bin ;; esac
 case $shared in /*) ;; *) shared=$(pwd)/$shared ;; esac
 data=$shared/data/bleu
+here=$(cd "$(dirname "$0")" && pwd) # tests/cli, for ../ter_check.py (the cases cd elsewhere)
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -213,6 +214,17 @@ while IFS='	' read -r hyp refs line metric options score sig; do
     n=$((n + 1))
 done <sentence_metrics.tsv
 check "sentence_metrics.tsv: at least 100 rows (found $n)" [ "$n" -ge 100 ]
+
+# TER's limits (shift candidates, the band and its widening), which the vectors above never
+# reach: long and lopsided made-up sentences against tests/ter_check.py, a second implementation
+if command -v python3 >/dev/null 2>&1; then
+    tercheck="python3 $here/../ter_check.py"
+    $tercheck --write "$tmp/tc.hyp" "$tmp/tc.ref" --seed 1 && $tercheck "$tmp/tc.hyp" "$tmp/tc.ref" >"$tmp/tc.want"
+    run -m ter --sentence -b -w 10 -i "$tmp/tc.hyp" "$tmp/tc.ref"
+    check "TER on long and lopsided sentences = ter_check.py's (exit $rc): $(paste -d' ' "$tmp/tc.want" "$tmp/out" | tr '\n' ';')" \
+        rc_is 0 cmp -s "$tmp/out" "$tmp/tc.want"
+    check "ter_check.py wrote 6 cases" [ "$(wc -l <"$tmp/tc.want")" -eq 6 ]
+fi
 
 # The hypothesis-first order of before: never the same score without a word.
 run -i hyps/perturbed.fr refs/ref.fr
