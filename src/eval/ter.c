@@ -8,10 +8,10 @@
  * wrong where they stand and whose reference words are unmatched, is tried before each
  * reference word it could align to; the best candidate (largest gain, then the longest, the
  * earliest in the hypothesis, the earliest target) is kept; at most 1000 candidates are scored
- * per segment, and a search that reaches that limit applies no further shift. The edit distance
- * only fills a band of +-25 cells (wider for very unequal lengths) around the length-scaled
- * diagonal, so it is not always the true Levenshtein distance: tercom's and sacreBLEU's are not
- * either, and the band is part of what is reproduced. */
+ * per segment and reference, and a search that reaches that limit applies no further shift.
+ * The edit distance only fills a band of +-25 cells (wider for very unequal lengths) around the
+ * length-scaled diagonal, so it is not always the true Levenshtein distance: tercom's and
+ * sacreBLEU's are not either, and the band is part of what is reproduced. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
