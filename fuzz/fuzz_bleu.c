@@ -1,10 +1,13 @@
-/* fuzz_bleu.c: BLEU as `nmt bleu` computes it: a hypothesis line and up to four reference
- * lines (newline-separated), with the options the first byte picks (tokenizer, lowercasing,
- * smoothing, effective order): corpus statistics, the score, sentence BLEU, tokenization. */
+/* fuzz_bleu.c: the metrics of `nmt bleu`: a hypothesis line and up to four reference lines
+ * (newline-separated), with the options the first byte picks (tokenizer, lowercasing,
+ * smoothing, effective order; chrF's word order; TER's case, normalisation, punctuation):
+ * BLEU's corpus statistics, score, sentence score and tokenization, chrF and TER. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "eval/ter.h"
 #include "fuzz.h"
 
 int fuzz_bleu(const uint8_t *data, size_t size)
@@ -33,6 +36,12 @@ int fuzz_bleu(const uint8_t *data, size_t size)
     if (n > 1) bleu_sentence(&sc, line[0], (const char *const *)line + 1, n - 1, &o, &err);
     char *tok = NULL;
     if (bleu_tokenize(&tok, line[0], &o, &err) == 0) free(tok);
+    chrf_opts co = {o.lowercase, data[0] & 3};
+    ter_opts to = {data[0] >> 3 & 1, data[0] >> 4 & 1, data[0] >> 7 & 1};
+    double f;
+    if (n > 1) chrf_sentence(&f, line[0], (const char *const *)line + 1, n - 1, &co, &err);
+    if (n > 1) ter_sentence(&f, line[0], (const char *const *)line + 1, n - 1, &to, &err);
+    if (ter_tokenize(&tok, line[0], &to, &err) == 0) free(tok);
     free(buf);
     return 0;
 }

@@ -1,7 +1,8 @@
-/* test_bleu.c: BLEU, sentence BLEU and chrF2 against sacreBLEU 2.6.0's own numbers
- * (shared/data/bleu/expected.tsv and sentence_expected.tsv, one CHECK per number), and
- * hand-made edge cases: tokenizers, empty lines, no 4-gram match, BP = 1, several references,
- * lowercasing, invalid UTF-8 and bad options. */
+/* test_bleu.c: BLEU, sentence BLEU, chrF2, chrF++ and TER against sacreBLEU 2.6.0's own numbers
+ * (shared/data/bleu/expected.tsv, sentence_expected.tsv, expected_metrics.tsv and
+ * sentence_metrics.tsv, one CHECK per number), and hand-made edge cases: tokenizers, empty
+ * lines, no 4-gram match, BP = 1, several references, lowercasing, TER's shifts, invalid UTF-8
+ * and bad options. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "eval/bleu.h"
 #include "eval/chrf.h"
+#include "eval/ter.h"
 #include "test.h"
 
 /* Python floats printed with repr() round-trip exactly, so the library should reproduce them
@@ -187,7 +189,7 @@ static void test_corpus_expected(void)
             const char *r[MAX_REFS];
             for (int j = 0; j < k; j++) r[j] = refs[j][l];
             if (bleu_add_sentence(&st, hyp[l], r, k, &o, &err) ||
-                chrf_add_sentence(&cst, hyp[l], r, k, 0, &err))
+                chrf_add_sentence(&cst, hyp[l], r, k, NULL, &err))
                 break;
         }
         CHECKF(l == nh, "%s line %zu: %s", c->name, l + 1, err.msg);
@@ -201,7 +203,7 @@ static void test_corpus_expected(void)
         double got[18] = {s.score, s.precisions[0], s.precisions[1], s.precisions[2],
                           s.precisions[3], s.bp, s.ratio, (double)s.hyp_len, (double)s.ref_len,
                           s.match[0], s.match[1], s.match[2], s.match[3], s.total[0], s.total[1],
-                          s.total[2], s.total[3], chrf_compute(&cst)};
+                          s.total[2], s.total[3], chrf_compute(&cst, NULL)};
         for (int j = 0; j < 18; j++) {
             char what[128];
             snprintf(what, sizeof what, "%s %s", c->name, names[j]);
@@ -211,7 +213,7 @@ static void test_corpus_expected(void)
         char sig[256];
         bleu_signature(sig, sizeof sig, &o, k, "2.6.0");
         CHECKF(!strcmp(sig, f[22]), "%s: signature %s, want %s", c->name, sig, f[22]);
-        chrf_signature(sig, sizeof sig, 0, k, "2.6.0");
+        chrf_signature(sig, sizeof sig, NULL, k, "2.6.0");
         CHECKF(!strcmp(sig, f[23]), "%s: chrF signature %s, want %s", c->name, sig, f[23]);
 
         free_lines(hyp, nh);
@@ -250,7 +252,7 @@ static void test_sentence_expected(void)
             double chrf = -1;
             nmt_err err = {0};
             CHECK(bleu_sentence(&s, hyp[line - 1], r, k, NULL, &err) == 0);
-            CHECK(chrf_sentence(&chrf, hyp[line - 1], r, k, 0, &err) == 0);
+            CHECK(chrf_sentence(&chrf, hyp[line - 1], r, k, NULL, &err) == 0);
             double got[10] = {s.score, s.precisions[0], s.precisions[1], s.precisions[2],
                               s.precisions[3], s.bp, (double)s.hyp_len, (double)s.ref_len, chrf};
             const char *names[9] = {"bleu", "p1", "p2", "p3", "p4", "bp", "sys_len", "ref_len",
@@ -264,6 +266,100 @@ static void test_sentence_expected(void)
         free_lines(hyp, nh);
         for (int j = 0; j < k; j++) free_lines(refs[j], nr[j]);
     }
+    free_lines(rows, nrows);
+}
+
+/* ---------------- chrF++ and TER: expected_metrics.tsv, sentence_metrics.tsv ---------------- */
+
+/* The options column for chrF and TER (the keyword arguments sacreBLEU was given). */
+static int parse_metric_options(const char *spec, chrf_opts *c, ter_opts *t)
+{
+    memset(c, 0, sizeof *c);
+    memset(t, 0, sizeof *t);
+    if (!strcmp(spec, "default")) return 0;
+    if (!strcmp(spec, "word_order=2")) c->word_order = 2;
+    else if (!strcmp(spec, "case_sensitive=True")) t->case_sensitive = 1;
+    else if (!strcmp(spec, "normalized=True")) t->normalized = 1;
+    else return -1;
+    return 0;
+}
+
+/* metric ("BLEU", "chrF", "TER") with options over lines [from, to) of hyp against refs[0..k):
+ * the score, and the signature in sig. Non-zero on failure, reported. */
+static int score_lines(double *score, char *sig, size_t size, const char *metric, const char *options,
+                       char **hyp, char **refs[MAX_REFS], int k, size_t from, size_t to)
+{
+    bleu_opts b;
+    chrf_opts c;
+    ter_opts t;
+    int bleu = !strcmp(metric, "BLEU"), chrf = !strcmp(metric, "chrF"), ter = !strcmp(metric, "TER");
+    int bad = bleu ? parse_options(options, &b) : parse_metric_options(options, &c, &t);
+    CHECKF(!bad && (bleu || chrf || ter), "metric %s, options %s", metric, options);
+    if (bad || !(bleu || chrf || ter)) return -1;
+    bleu_stats bs = {0};
+    chrf_stats cs = {0};
+    ter_stats ts = {0, 0.0};
+    nmt_err err = {0};
+    int rc = 0;
+    for (size_t l = from; l < to && !rc; l++) {
+        const char *r[MAX_REFS];
+        for (int j = 0; j < k; j++) r[j] = refs[j][l];
+        rc = bleu ? bleu_add_sentence(&bs, hyp[l], r, k, &b, &err)
+           : chrf ? chrf_add_sentence(&cs, hyp[l], r, k, &c, &err)
+                  : ter_add_sentence(&ts, hyp[l], r, k, &t, &err);
+    }
+    bleu_score s;
+    if (!rc && bleu) rc = bleu_compute(&s, &bs, &b, &err);
+    CHECKF(rc == 0, "%s %s: %s", metric, options, err.msg);
+    if (rc) return -1;
+    *score = bleu ? s.score : chrf ? chrf_compute(&cs, &c) : ter_compute(&ts);
+    if (bleu) bleu_signature(sig, size, &b, k, "2.6.0");
+    else if (chrf) chrf_signature(sig, size, &c, k, "2.6.0");
+    else ter_signature(sig, size, &t, k, "2.6.0");
+    return 0;
+}
+
+/* Every row of one of the two files: hyp, refs, [line,] metric, options, score, signature. */
+static void test_metrics_file(const char *file, int sentence, int min_rows)
+{
+    size_t nrows;
+    char **rows = read_lines(file, &nrows);
+    CHECKF(rows != NULL, "cannot read %s/%s (set NMT_SHARED)", data_dir(), file);
+    if (!rows) return;
+    CHECKF(nrows >= (size_t)min_rows, "%s: %zu rows", file, nrows);
+    int nf_want = sentence ? 7 : 6, counted[3] = {0, 0, 0};
+    for (size_t i = 1; i < nrows; i++) { /* row 0 is the header */
+        char *f[16];
+        int nf = split_tabs(rows[i], f, 16);
+        CHECKF(nf == nf_want, "%s row %zu has %d fields", file, i + 1, nf);
+        if (nf != nf_want) continue;
+        struct tcase c;
+        snprintf(c.name, sizeof c.name, "%s", f[0]);
+        snprintf(c.hyp, sizeof c.hyp, "%s", f[0]);
+        snprintf(c.refs, sizeof c.refs, "%s", f[1]);
+        char **hyp, **refs[MAX_REFS];
+        size_t nh, nr[MAX_REFS];
+        int k = load_case(&c, &hyp, &nh, refs, nr);
+        if (k < 0) continue;
+        size_t line = sentence ? strtoul(f[2], NULL, 10) : 0;
+        const char **g = (const char **)f + (sentence ? 3 : 2); /* metric options score signature */
+        CHECKF(!sentence || (line >= 1 && line <= nh), "%s row %zu: line %zu", file, i + 1, line);
+        double got;
+        char sig[256];
+        if ((!sentence || (line >= 1 && line <= nh)) &&
+            !score_lines(&got, sig, sizeof sig, g[0], g[1], hyp, refs, k, sentence ? line - 1 : 0, sentence ? line : nh)) {
+            char what[256];
+            snprintf(what, sizeof what, "%s %s line %zu %s %s", f[0], f[1], line, g[0], g[1]);
+            check_num(got, strtod(g[2], NULL), what);
+            CHECKF(!strcmp(sig, g[3]), "%s: signature %s, want %s", what, sig, g[3]);
+            counted[g[0][0] == 'B' ? 0 : g[0][0] == 'c' ? 1 : 2]++;
+        }
+        free_lines(hyp, nh);
+        for (int j = 0; j < k; j++) free_lines(refs[j], nr[j]);
+    }
+    /* every metric the file holds was scored: chrF and TER always, BLEU at corpus level */
+    CHECKF((sentence || counted[0] > 0) && counted[1] > 0 && counted[2] > 0, "%s: %d BLEU, %d chrF, %d TER rows",
+           file, counted[0], counted[1], counted[2]);
     free_lines(rows, nrows);
 }
 
@@ -460,37 +556,124 @@ static void test_bleu_cases(void)
 static void test_chrf_cases(void)
 {
     nmt_err err = {0};
+    chrf_opts lc = {1, 0};
     double f = -1;
     const char *same[] = {"Le chat est noir."};
-    CHECK(chrf_sentence(&f, "Le chat est noir.", same, 1, 0, &err) == 0);
+    CHECK(chrf_sentence(&f, "Le chat est noir.", same, 1, NULL, &err) == 0);
     CHECK(f == 100.0);
     /* Whitespace is removed before counting: spacing does not matter. */
-    CHECK(chrf_sentence(&f, "Lechat  est noir .", same, 1, 0, &err) == 0);
+    CHECK(chrf_sentence(&f, "Lechat  est noir .", same, 1, NULL, &err) == 0);
     CHECK(f == 100.0);
     /* abc vs abd: orders 1..3 only; P = R = (2/3 + 1/2 + 0) / 3, and chrF = P when P = R. */
     const char *abd[] = {"abd"};
-    CHECK(chrf_sentence(&f, "abc", abd, 1, 0, &err) == 0);
+    CHECK(chrf_sentence(&f, "abc", abd, 1, NULL, &err) == 0);
     CHECK_NEAR(f, 100.0 * (2.0 / 3 + 0.5) / 3, 1e-12);
     /* An empty hypothesis (or reference) has no order with n-grams on both sides: 0. */
-    CHECK(chrf_sentence(&f, "", abd, 1, 0, &err) == 0);
+    CHECK(chrf_sentence(&f, "", abd, 1, NULL, &err) == 0);
     CHECK(f == 0.0);
     /* The best reference is kept, per segment. */
     const char *two[] = {"xyz", "abc"};
-    CHECK(chrf_sentence(&f, "abc", two, 2, 0, &err) == 0);
+    CHECK(chrf_sentence(&f, "abc", two, 2, NULL, &err) == 0);
     CHECK(f == 100.0);
     chrf_stats st = {0};
-    CHECK(chrf_add_sentence(&st, "abc", two, 2, 0, &err) == 0);
+    CHECK(chrf_add_sentence(&st, "abc", two, 2, NULL, &err) == 0);
     CHECK(st.hyp[0] == 3 && st.ref[0] == 3 && st.match[0] == 3 && st.hyp[3] == 0);
     /* Characters are code points, and lowercasing applies to both sides. */
     const char *upper[] = {"\u00c9t\u00c9"};
-    CHECK(chrf_sentence(&f, "\u00e9t\u00e9", upper, 1, 0, &err) == 0);
+    CHECK(chrf_sentence(&f, "\u00e9t\u00e9", upper, 1, NULL, &err) == 0);
     CHECK_NEAR(f, 100.0 * (1.0 / 3) / 3, 1e-12); /* only "t" matches, orders 1..3 */
-    CHECK(chrf_sentence(&f, "\u00e9t\u00e9", upper, 1, 1, &err) == 0);
+    CHECK(chrf_sentence(&f, "\u00e9t\u00e9", upper, 1, &lc, &err) == 0);
     CHECK(f == 100.0);
-    CHECK(chrf_sentence(&f, "\xff", upper, 1, 0, &err) == NMT_ERR_FORMAT);
+    CHECK(chrf_sentence(&f, "\xff", upper, 1, NULL, &err) == NMT_ERR_FORMAT);
     char sig[256];
-    chrf_signature(sig, sizeof sig, 1, 2, "v");
+    chrf_signature(sig, sizeof sig, &lc, 2, "v");
     CHECKF(!strcmp(sig, "nrefs:2|case:lc|eff:yes|nc:6|nw:0|space:no|version:v"), "%s", sig);
+}
+
+static void check_ter_tok(const char *in, const ter_opts *o, const char *want)
+{
+    char *out = NULL;
+    nmt_err err = {0};
+    int rc = ter_tokenize(&out, in, o, &err);
+    CHECKF(rc == 0 && !strcmp(out, want), "ter_tokenize(\"%s\") = \"%s\", want \"%s\"", in, rc ? err.msg : out, want);
+    free(out);
+}
+
+static void test_ter_cases(void)
+{
+    nmt_err err = {0};
+    double f = -1;
+    /* Snover et al. 2006 (AMTA), section 2's example: one shift (THIS WEEK), two substitutions
+     * and one deletion against 13 reference words: TER = 4/13. */
+    const char *snover[] = {"SAUDI ARABIA denied THIS WEEK information published in the AMERICAN new york times"};
+    CHECK(ter_sentence(&f, "THIS WEEK THE SAUDIS denied information published in the new york times", snover, 1,
+                       NULL, &err) == 0);
+    CHECK_NEAR(f, 100.0 * 4 / 13, 1e-13);
+    /* A block moved is one edit, not four. */
+    const char *abcd[] = {"a b c d"};
+    CHECK(ter_sentence(&f, "c d a b", abcd, 1, NULL, &err) == 0);
+    CHECK(f == 25.0);
+    int64_t e = -1;
+    const uint32_t h[] = {3, 4, 1, 2}, r[] = {1, 2, 3, 4};
+    CHECK(ter_edits(&e, h, 4, r, 4, &err) == 0 && e == 1);
+    CHECK(ter_edits(&e, h, 4, r, 0, &err) == 0 && e == 4); /* no reference words: every word */
+    CHECK(ter_edits(&e, h, 0, r, 4, &err) == 0 && e == 4);
+    /* Case: ignored by default (sacreBLEU's case:lc), counted with case_sensitive. */
+    const char *lower[] = {"the cat"};
+    ter_opts cs = {1, 0, 0};
+    CHECK(ter_sentence(&f, "The CAT", lower, 1, NULL, &err) == 0 && f == 0.0);
+    CHECK(ter_sentence(&f, "The CAT", lower, 1, &cs, &err) == 0 && f == 100.0);
+    /* Empty sides: all insertions; edits without reference words score 100; nothing scores 0. */
+    const char *empty[] = {""};
+    CHECK(ter_sentence(&f, "", abcd, 1, NULL, &err) == 0 && f == 100.0);
+    CHECK(ter_sentence(&f, "a b", empty, 1, NULL, &err) == 0 && f == 100.0);
+    CHECK(ter_sentence(&f, "  ", empty, 1, NULL, &err) == 0 && f == 0.0);
+    /* Several references: the fewest edits (1, against a b c d) over the mean length (4+2)/2. */
+    const char *two[] = {"a b c d", "x y"};
+    ter_stats st = {0, 0.0};
+    CHECK(ter_add_sentence(&st, "a b c", two, 2, NULL, &err) == 0);
+    CHECK(st.edits == 1 && st.ref_len == 3.0);
+    CHECK_NEAR(ter_compute(&st), 100.0 / 3, 1e-13);
+    /* tercom's tokenizer: whitespace only by default; normalized splits punctuation as 13a does
+     * and possessives; no_punct drops . , ? : ; ! " ( ). */
+    ter_opts norm = {0, 1, 0}, nopunct = {0, 0, 1}, both = {0, 1, 1};
+    check_ter_tok("It's 3.5 km-long, isn't it?", NULL, "it's 3.5 km-long, isn't it?");
+    check_ter_tok("It's 3.5 km-long, isn't it?", &norm, "it 's 3.5 km-long , isn't it ?");
+    check_ter_tok("&quot;Hi&quot; (5-6) a&amp;b.", &norm, "\" hi \" ( 5 - 6 ) a & b .");
+    check_ter_tok("Hello, (world)!", &nopunct, "hello world");
+    check_ter_tok("Hello, (world)!", &both, "hello world");
+    check_ter_tok("", &norm, "");
+    char sig[256];
+    ter_signature(sig, sizeof sig, &both, 2, "v");
+    CHECKF(!strcmp(sig, "nrefs:2|case:lc|tok:tercom|norm:yes|punct:no|asian:no|version:v"), "%s", sig);
+    /* Errors. */
+    CHECK(ter_sentence(&f, "\xff", abcd, 1, NULL, &err) == NMT_ERR_FORMAT);
+    CHECKF(strstr(err.msg, "hypothesis") != NULL, "msg: %s", err.msg);
+    const char *nulls[] = {NULL};
+    CHECK(ter_sentence(&f, "a", nulls, 1, NULL, &err) == NMT_ERR_ARG);
+}
+
+static void test_chrfpp_cases(void)
+{
+    nmt_err err = {0};
+    double f = -1;
+    chrf_opts pp = {0, 2};
+    /* "a b." has the words a, b, "." (the final period split off); against "a b" the word
+     * orders give unigram P = 2/3, R = 1 and bigram P = 1/2, R = 1; the characters: "ab." vs
+     * "ab", orders 1 and 2 (P = 2/3, 1/2; R = 1) and order 3 with no reference n-gram. */
+    const char *ab[] = {"a b"};
+    CHECK(chrf_sentence(&f, "a b.", ab, 1, &pp, &err) == 0);
+    double p = (2.0 / 3 + 0.5 + 2.0 / 3 + 0.5) / 4, r = 1.0;
+    CHECK_NEAR(f, 100.0 * 5 * p * r / (4 * p + r), 1e-12);
+    /* A leading punctuation character is split off when the end has none. */
+    const char *quote[] = {"( x"};
+    CHECK(chrf_sentence(&f, "(x", quote, 1, &pp, &err) == 0);
+    CHECK(f == 100.0);
+    char name[32];
+    CHECK(!strcmp(chrf_name(name, sizeof name, &pp), "chrF2++"));
+    CHECK(!strcmp(chrf_name(name, sizeof name, NULL), "chrF2"));
+    chrf_opts bad = {0, CHRF_MAX_WORD_ORDER + 1};
+    CHECK(chrf_sentence(&f, "a", ab, 1, &bad, &err) == NMT_ERR_ARG);
 }
 
 int main(int argc, char **argv)
@@ -499,9 +682,13 @@ int main(int argc, char **argv)
     (void)argv;
     test_corpus_expected();
     test_sentence_expected();
+    test_metrics_file("expected_metrics.tsv", 0, 100);
+    test_metrics_file("sentence_metrics.tsv", 1, 100);
     test_tokenizers();
     test_bleu_cases();
     test_chrf_cases();
+    test_ter_cases();
+    test_chrfpp_cases();
     printf("sacreBLEU values: %d of %d bit-identical, the rest within %g\n", n_exact, n_numbers,
            TOL);
     return test_done("test_bleu");

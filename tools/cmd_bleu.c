@@ -1,7 +1,7 @@
 /* cmd_bleu.c: `nmt bleu REF [REF...] < HYP` (or -i HYP), in sacreBLEU's order: corpus or
- * sentence BLEU and chrF2 of a hypothesis file against one or more reference files, numbers
- * and signature as sacreBLEU 2.x prints them (its text and JSON formats), with our version in
- * the signature. */
+ * sentence BLEU, chrF2 (chrF++ with --chrf-word-order 2) and TER of a hypothesis file against
+ * one or more reference files, numbers and signatures as sacreBLEU 2.x prints them (its text
+ * and JSON formats), with our version in the signatures. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "eval/bleu.h"
 #include "eval/bootstrap.h"
 #include "eval/chrf.h"
+#include "eval/ter.h"
 #include "cmd.h"
 #include "opt.h"
 #include "text/unicode.h"
@@ -29,8 +30,8 @@ static const char bleu_usage[] =
     "       nmt bleu [options] REF [REF...] -i BASELINE SYS [SYS...] --paired-bs\n"
     "\n"
     "Scores the hypothesis HYP against one or more reference files (UTF-8, one segment per line,\n"
-    "line k of every file belonging together) with BLEU and/or chrF2, computed exactly as\n"
-    "sacreBLEU 2.x computes them. The order is sacreBLEU's: the references are the arguments, the\n"
+    "line k of every file belonging together) with BLEU, chrF2 (chrF++) and/or TER, computed\n"
+    "exactly as sacreBLEU 2.x computes them. The order is sacreBLEU's: the references are the arguments, the\n"
     "hypothesis comes on standard input or with -i (`sacrebleu REF... -i HYP` runs as it is).\n"
     "\n"
     "Options:\n";
@@ -41,8 +42,9 @@ static const char bleu_after[] =
     "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" VERSION " = 50.8636\n"
     "    87.5/62.6/47.6/36.8 (BP = 0.914 ratio = 0.917 hyp_len = 12388 ref_len = 13505)\n"
     "  (one line): the score, the 1- to 4-gram precisions, the brevity penalty, the ratio\n"
-    "  hyp_len / ref_len and the token counts. chrF2 prints its signature and score.\n"
-    "With --sentence and both metrics, the two are separated by a tab.\n"
+    "  hyp_len / ref_len and the token counts. chrF2 (chrF2++) and TER print their signature\n"
+    "  and score, in the order -m names the metrics.\n"
+    "With --sentence and several metrics, their scores are separated by tabs.\n"
     "--paired-bs (sacreBLEU's paired bootstrap resampling, BLEU only) prints the signature, then one\n"
     "line per system: its name, its BLEU, the resampled mean and 95% interval, and for each system\n"
     "after the baseline the p-value of its difference from the baseline ('*' below 0.05).\n"
@@ -63,9 +65,16 @@ static int text_load(textfile *t, const char *path)
 
 /* ---------------- options ---------------- */
 
+enum { M_BLEU, M_CHRF, M_TER, NMETRICS };
+static const char *const metric_names[NMETRICS] = {"bleu", "chrf", "ter"};
+
 struct args {
     bleu_opts bleu;
-    int do_bleu, do_chrf, sentence, score_only, json, paired, bs_n;
+    chrf_opts chrf;
+    ter_opts ter;
+    int do_bleu, do_chrf, do_ter, sentence, score_only, json, paired, bs_n;
+    int rank[NMETRICS], nranked; /* 1 + the place of a metric's first mention in -m, 0 if none */
+    int order[NMETRICS], norder; /* the metrics to compute: -m's order, then any --chrf adds */
     long width;
     const char *inputs[MAX_SYS]; /* -i's files: the hypothesis, or with --paired-bs the systems */
     int ninputs;
@@ -85,27 +94,58 @@ static int usage_error(const char *fmt, ...)
     return CMD_USAGE;
 }
 
-/* -m bleu chrf (sacreBLEU's spelling, one metric per argument) or -m bleu,chrf; dst NULL only
- * asks whether val is a metric list. The first value replaces the default, later ones add. */
+#define METRIC_HINT "expected bleu, chrf or ter (chrF++ is -m chrf --chrf-word-order 2)"
+
+/* Whether val, which is not a metric name, reads as a mistyped one rather than a file: no such
+ * file, and no '.' or '/' in it ("chrf2", "TER"). -m then takes it, to refuse it by name. */
+static int looks_like_metric(const char *val)
+{
+    return *val && !strpbrk(val, "./") && access(val, F_OK) != 0;
+}
+
+/* -m bleu chrf ter (sacreBLEU's spelling, one metric per argument) or -m bleu,chrf; dst NULL only
+ * asks whether val continues the list: a metric list does, and so does a word that is no file
+ * and reads as a mistyped metric, to be refused; anything else (a REF) ends it. The first value
+ * replaces the default, later ones add. */
 static const char *parse_metrics(void *dst, const char *val, int nth)
 {
-    int bleu = 0, chrf = 0;
+    int want[NMETRICS] = {0}, order[NMETRICS], n = 0;
     char buf[64];
-    if (strlen(val) >= sizeof buf) return "expected bleu, chrf or both";
+    if (strlen(val) >= sizeof buf) return METRIC_HINT;
     strcpy(buf, val);
-    for (char *m = strtok(buf, ", "); m; m = strtok(NULL, ", ")) {
-        if (!strcmp(m, "bleu")) bleu = 1;
-        else if (!strcmp(m, "chrf")) chrf = 1;
-        else return "expected bleu, chrf or both";
+    for (char *m = strtok(buf, ","); m; m = strtok(NULL, ",")) {
+        int k = 0;
+        while (k < NMETRICS && strcmp(m, metric_names[k])) k++;
+        if (k == NMETRICS && !dst) return looks_like_metric(val) ? NULL : "not a metric";
+        if (k == NMETRICS) return nth ? "unknown metric, and no file of that name: " METRIC_HINT : "unknown metric: " METRIC_HINT;
+        if (!want[k]) order[n++] = k;
+        want[k] = 1;
     }
-    if (!bleu && !chrf) return "expected bleu, chrf or both";
+    if (n == 0) return METRIC_HINT;
     struct args *a = dst;
-    if (a && nth == 0) a->do_bleu = a->do_chrf = 0;
-    if (a) {
-        a->do_bleu |= bleu;
-        a->do_chrf |= chrf;
+    if (!a) return NULL;
+    if (nth == 0) {
+        a->do_bleu = a->do_chrf = a->do_ter = a->nranked = 0;
+        memset(a->rank, 0, sizeof a->rank);
+    }
+    int *flag[NMETRICS] = {&a->do_bleu, &a->do_chrf, &a->do_ter};
+    for (int i = 0; i < n; i++) {
+        if (!a->rank[order[i]]) a->rank[order[i]] = ++a->nranked; /* sacreBLEU's dict keeps the first */
+        *flag[order[i]] = 1;
     }
     return NULL;
+}
+
+/* The metrics to compute in their order: -m's, then those --chrf turned on. */
+static void finish_order(struct args *a)
+{
+    int on[NMETRICS] = {a->do_bleu, a->do_chrf, a->do_ter};
+    a->norder = 0;
+    for (int r = 1; r <= a->nranked; r++)
+        for (int m = 0; m < NMETRICS; m++)
+            if (on[m] && a->rank[m] == r) a->order[a->norder++] = m, on[m] = 0;
+    for (int m = 0; m < NMETRICS; m++)
+        if (on[m]) a->order[a->norder++] = m;
 }
 
 /* -i FILE [FILE...] (sacreBLEU's nargs): every value is a file; dst NULL asks whether the next
@@ -151,7 +191,7 @@ static const char *parse_langpair(void *dst, const char *val, int nth)
 static int paired_args(struct args *a, int nrefs)
 {
     if (a->ninputs < 2) return usage_error("--paired-bs compares systems with a baseline: -i BASELINE SYS [SYS...]");
-    if (a->do_chrf || !a->do_bleu) return usage_error("--paired-bs scores BLEU only");
+    if (a->do_chrf || a->do_ter || !a->do_bleu) return usage_error("--paired-bs scores BLEU only");
     if (a->sentence || a->json || a->score_only)
         return usage_error("--paired-bs prints its own lines: not with --sentence, --format json or --score-only");
     a->nfiles = nrefs + 1;
@@ -176,9 +216,17 @@ static int parse_args(struct args *a, int argc, char **argv)
         OPT_FN("-t -tok --tokenize", &a->bleu.tokenize, cmd_parse_bleu_tok, "13a|intl|none", "BLEU tokenizer (default 13a)"),
         OPT_FLAG("-lc --lowercase", &a->bleu.lowercase, 1, "case-insensitive: lowercase hypothesis and references"),
         {.names = "-m --metrics", .kind = OPTK_FN, .dst = a, .fn = parse_metrics, .flags = OPT_MORE, .arg = "LIST",
-         .help = "bleu, chrf or both ('bleu chrf' or bleu,chrf; default bleu)"},
+         .help = "bleu, chrf, ter or several ('bleu chrf ter' or bleu,chrf,ter;\n"
+                 "default bleu): the list ends at the next option or at the first\n"
+                 "argument that is no metric name (a REF)"},
         {.names = "--chrf", .kind = OPTK_FLAG, .dst = &a->do_chrf, .dst2 = &a->do_bleu, .lo = 1,
          .help = "the same as --metrics bleu chrf"},
+        OPT_INT("-cw --chrf-word-order", &a->chrf.word_order, 0, CHRF_MAX_WORD_ORDER, "N",
+                "chrF's word n-gram orders (default {}; 2 is chrF++, as sacreBLEU's)"),
+        OPT_FLAG("--ter-case-sensitive", &a->ter.case_sensitive, 1, "TER tells upper from lower case (sacreBLEU's TER\n"
+                 "default, case:lc, does not; -lc does not change TER)"),
+        OPT_FLAG("--ter-normalized", &a->ter.normalized, 1, "TER splits off punctuation first (tercom's normalisation)"),
+        OPT_FLAG("--ter-no-punct", &a->ter.no_punct, 1, "TER removes . , ? : ; ! \" ( ) first"),
         OPT_FN("-s --smooth-method", &a->bleu.smooth, parse_smooth, "M", "BLEU smoothing: exp, none, floor or add-k (default exp)"),
         OPT_DBL("-sv --smooth-value", &a->bleu.smooth_value, 0, 1e9, "X", "the value for floor (default 0.1) or add-k (default 1)"),
         OPT_FLAG("--sentence -sl --sentence-level", &a->sentence, 1, "one line of scores per segment (sentence BLEU uses\n"
@@ -197,6 +245,10 @@ static int parse_args(struct args *a, int argc, char **argv)
         return usage_error("-l: sacreBLEU scores a '%s' target with a tokenizer of its own, which nmt bleu does not have; "
                            "give -tok 13a, intl or none", target);
     if (!a->paired && opt_given(&c, "--paired-bs-n")) return usage_error("--paired-bs-n goes with --paired-bs");
+    finish_order(a);
+    if (!a->do_chrf && opt_given(&c, "--chrf-word-order")) return usage_error("--chrf-word-order goes with -m chrf");
+    if (!a->do_ter && (opt_given(&c, "--ter-case-sensitive") || opt_given(&c, "--ter-normalized") || opt_given(&c, "--ter-no-punct")))
+        return usage_error("the --ter-* options go with -m ter");
     /* without --paired-bs, -i names one hypothesis: files after it are references (nmt bleu -i HYP REF) */
     for (int i = 1; i < a->ninputs && !a->paired; i++) {
         if (nrefs == MAX_REFS) return usage_error("at most " MAX_REFS_STR " reference files");
@@ -285,61 +337,95 @@ static int load_texts(textfile *t, const struct args *a)
     return rc;
 }
 
-/* The signatures of the two metrics, as sacreBLEU prints them. */
-typedef struct sigs { char bleu[256], chrf[256]; } sigs;
+/* The statistics of every metric, summed over the lines scored so far. */
+typedef struct stats {
+    bleu_stats bleu;
+    chrf_stats chrf;
+    ter_stats ter;
+} stats;
 
-/* One line's scores (--sentence-level), from statistics over that line alone. */
-static int print_sentence(const struct args *a, const sigs *g, const bleu_stats *bst, const chrf_stats *cst)
+/* One metric's result as sacreBLEU prints it: its name, score, signature, BLEU's details. */
+typedef struct result {
+    char name[32], sig[256], verbose[256];
+    double score;
+} result;
+
+/* The results of the metrics asked for, in their order, from statistics. */
+static int results(result *r, const struct args *a, const stats *st, int nrefs)
 {
-    int w = (int)a->width;
-    char verbose[256];
-    if (a->do_bleu) {
-        bleu_score s;
-        nmt_err err = {0};
-        if (bleu_compute(&s, bst, &a->bleu, &err)) {
-            fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
-            return CMD_ERR;
+    for (int i = 0; i < a->norder; i++) {
+        result *x = &r[i];
+        x->verbose[0] = '\0';
+        if (a->order[i] == M_BLEU) {
+            bleu_score s;
+            nmt_err err = {0};
+            if (bleu_compute(&s, &st->bleu, &a->bleu, &err)) {
+                fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
+                return CMD_ERR;
+            }
+            snprintf(x->name, sizeof x->name, "BLEU");
+            x->score = s.score;
+            bleu_signature(x->sig, sizeof x->sig, &a->bleu, nrefs, VERSION);
+            bleu_verbose(x->verbose, sizeof x->verbose, &s);
+        } else if (a->order[i] == M_CHRF) {
+            chrf_name(x->name, sizeof x->name, &a->chrf);
+            x->score = chrf_compute(&st->chrf, &a->chrf);
+            chrf_signature(x->sig, sizeof x->sig, &a->chrf, nrefs, VERSION);
+        } else {
+            snprintf(x->name, sizeof x->name, "TER");
+            x->score = ter_compute(&st->ter);
+            ter_signature(x->sig, sizeof x->sig, &a->ter, nrefs, VERSION);
         }
-        bleu_verbose(verbose, sizeof verbose, &s);
-        if (a->score_only) printf("%.*f", w, s.score);
-        else printf("BLEU|%s = %.*f %s", g->bleu, w, s.score, verbose);
     }
-    if (a->do_chrf) {
-        if (a->do_bleu) putchar('\t');
-        if (a->score_only) printf("%.*f", w, chrf_compute(cst));
-        else printf("chrF2|%s = %.*f", g->chrf, w, chrf_compute(cst));
+    return CMD_OK;
+}
+
+/* One line's scores (--sentence-level), from statistics over that line alone: tab-separated. */
+static int print_sentence(const struct args *a, const stats *st, int nrefs)
+{
+    result r[NMETRICS];
+    if (results(r, a, st, nrefs)) return CMD_ERR;
+    int w = (int)a->width;
+    for (int i = 0; i < a->norder; i++) {
+        if (i) putchar('\t');
+        if (a->score_only) printf("%.*f", w, r[i].score);
+        else printf("%s|%s = %.*f%s%s", r[i].name, r[i].sig, w, r[i].score, *r[i].verbose ? " " : "", r[i].verbose);
     }
     putchar('\n');
     return CMD_OK;
 }
 
-/* The corpus scores: plain, score only, or sacreBLEU's JSON. */
-static int print_corpus(const struct args *a, const sigs *g, const bleu_stats *bst, const chrf_stats *cst)
+/* The corpus scores: plain, score only, or sacreBLEU's JSON (one object, or a list of them
+ * for several metrics). */
+static int print_corpus(const struct args *a, const stats *st, int nrefs)
 {
-    int w = (int)a->width;
-    bleu_score s;
-    nmt_err err = {0};
-    char verbose[256];
-    if (a->do_bleu && bleu_compute(&s, bst, &a->bleu, &err)) {
-        fprintf(stderr, "nmt bleu: error: %s\n", err.msg);
-        return CMD_ERR;
+    result r[NMETRICS];
+    if (results(r, a, st, nrefs)) return CMD_ERR;
+    int w = (int)a->width, many = a->norder > 1;
+    if (a->json && !a->score_only && many) printf("[\n");
+    for (int i = 0; i < a->norder; i++) {
+        if (a->score_only) printf("%.*f\n", w, r[i].score);
+        else if (!a->json) printf("%s|%s = %.*f%s%s\n", r[i].name, r[i].sig, w, r[i].score, *r[i].verbose ? " " : "", r[i].verbose);
+        else {
+            print_json(r[i].name, r[i].score, w, r[i].sig, *r[i].verbose ? r[i].verbose : NULL);
+            printf(i + 1 < a->norder ? ",\n" : "\n");
+        }
     }
-    double chrf = chrf_compute(cst);
-    if (a->do_bleu) bleu_verbose(verbose, sizeof verbose, &s);
-    if (a->score_only) {
-        if (a->do_bleu) printf("%.*f\n", w, s.score);
-        if (a->do_chrf) printf("%.*f\n", w, chrf);
-    } else if (a->json) {
-        /* sacrebleu -f json: one object, or a list of them for two metrics. */
-        int both = a->do_bleu && a->do_chrf;
-        if (both) printf("[\n");
-        if (a->do_bleu) print_json("BLEU", s.score, w, g->bleu, verbose);
-        if (both) printf(",\n");
-        if (a->do_chrf) print_json("chrF2", chrf, w, g->chrf, NULL);
-        printf(both ? "\n]\n" : "\n");
-    } else {
-        if (a->do_bleu) printf("BLEU|%s = %.*f %s\n", g->bleu, w, s.score, verbose);
-        if (a->do_chrf) printf("chrF2|%s = %.*f\n", g->chrf, w, chrf);
+    if (a->json && !a->score_only && many) printf("]\n");
+    return CMD_OK;
+}
+
+/* Adds line l of the texts to the statistics of every metric asked for. */
+static int add_line(stats *st, const struct args *a, const textfile *t, const char **refs, int nrefs, long l)
+{
+    nmt_err err = {0};
+    for (int r = 0; r < nrefs; r++) refs[r] = t[r + 1].line[l];
+    const char *hyp = t[0].line[l];
+    if ((a->do_bleu && bleu_add_sentence(&st->bleu, hyp, refs, nrefs, &a->bleu, &err)) ||
+        (a->do_chrf && chrf_add_sentence(&st->chrf, hyp, refs, nrefs, &a->chrf, &err)) ||
+        (a->do_ter && ter_add_sentence(&st->ter, hyp, refs, nrefs, &a->ter, &err))) {
+        fprintf(stderr, "nmt bleu: error: %s:%ld: %s\n", t[0].path, l + 1, err.msg);
+        return CMD_ERR;
     }
     return CMD_OK;
 }
@@ -424,27 +510,15 @@ int cmd_bleu(int argc, char **argv)
         return CMD_ERR;
     }
     rc = load_texts(t, &a);
-    sigs g;
-    bleu_signature(g.bleu, sizeof g.bleu, &a.bleu, nrefs, VERSION);
-    chrf_signature(g.chrf, sizeof g.chrf, a.bleu.lowercase, nrefs, VERSION);
-    bleu_stats bst = {0};
-    chrf_stats cst = {0};
+    a.chrf.lowercase = a.bleu.lowercase; /* -lc lowercases chrF too (TER has its own option) */
+    stats st;
+    memset(&st, 0, sizeof st);
     for (long l = 0; rc == CMD_OK && l < t[0].nlines; l++) {
-        nmt_err err = {0};
-        for (int r = 0; r < nrefs; r++) refs[r] = t[r + 1].line[l];
-        if (a.sentence) {
-            bst = (bleu_stats){0};
-            cst = (chrf_stats){0};
-        }
-        if ((a.do_bleu && bleu_add_sentence(&bst, t[0].line[l], refs, nrefs, &a.bleu, &err)) ||
-            (a.do_chrf && chrf_add_sentence(&cst, t[0].line[l], refs, nrefs, a.bleu.lowercase, &err))) {
-            fprintf(stderr, "nmt bleu: error: %s:%ld: %s\n", t[0].path, l + 1, err.msg);
-            rc = CMD_ERR;
-            break;
-        }
-        if (a.sentence) rc = print_sentence(&a, &g, &bst, &cst);
+        if (a.sentence) memset(&st, 0, sizeof st);
+        rc = add_line(&st, &a, t, refs, nrefs, l);
+        if (rc == CMD_OK && a.sentence) rc = print_sentence(&a, &st, nrefs);
     }
-    if (rc == CMD_OK && !a.sentence) rc = print_corpus(&a, &g, &bst, &cst);
+    if (rc == CMD_OK && !a.sentence) rc = print_corpus(&a, &st, nrefs);
     for (int i = 0; i < nfiles; i++) textfile_free(&t[i]);
     free(t);
     free(refs);

@@ -28,43 +28,6 @@ static int ngram_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-typedef struct tokref {
-    const uint32_t *p;
-    size_t len;
-    uint32_t *id;
-} tokref;
-
-static int tokref_cmp(const void *pa, const void *pb)
-{
-    const tokref *a = pa, *b = pb;
-    if (a->len != b->len) return a->len < b->len ? -1 : 1;
-    for (size_t i = 0; i < a->len; i++)
-        if (a->p[i] != b->p[i]) return a->p[i] < b->p[i] ? -1 : 1;
-    return 0;
-}
-
-/* Numbers the distinct tokens of segs[0..nseg) from 1 so that n-grams compare as integers. */
-static int assign_ids(segment *segs, int nseg)
-{
-    size_t total = 0;
-    for (int s = 0; s < nseg; s++) total += segs[s].ntok;
-    tokref *r = malloc((total + 1) * sizeof *r);
-    if (!r) return -1;
-    size_t k = 0;
-    for (int s = 0; s < nseg; s++)
-        for (size_t t = 0; t < segs[s].ntok; t++)
-            r[k++] = (tokref){segs[s].text.v + segs[s].tok_off[t], segs[s].tok_len[t],
-                              &segs[s].ids[t]};
-    qsort(r, total, sizeof *r, tokref_cmp);
-    uint32_t id = 0;
-    for (size_t i = 0; i < total; i++) {
-        if (i == 0 || tokref_cmp(&r[i - 1], &r[i]) != 0) id++;
-        *r[i].id = id;
-    }
-    free(r);
-    return 0;
-}
-
 /* The n-grams of order n of seg, sorted and folded into distinct ones with counts; returns the
  * number of distinct n-grams (keys and counts need seg->ntok slots). */
 static size_t count_ngrams(ngram *keys, uint32_t *counts, const segment *seg, int n)
@@ -102,13 +65,11 @@ static uint32_t lookup(const ngram *keys, const uint32_t *counts, size_t n, cons
     return 0;
 }
 
-/* Says which input a decoding error came from: "reference 2: invalid UTF-8 at byte 7". */
-static void prefix_err(nmt_err *err, int rc, const char *what)
+/* The preprocessing BLEU's options ask for. */
+static seg_prep prep_of(const bleu_opts *o)
 {
-    if (!err || rc != NMT_ERR_FORMAT) return;
-    char msg[sizeof err->msg];
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    nmt_fail(err, rc, "%s: %s", what, msg);
+    seg_prep p = {(enum seg_tok)o->tokenize, o->lowercase, 0};
+    return p;
 }
 
 static int check_opts(const bleu_opts *o, nmt_err *err)
@@ -137,36 +98,13 @@ int bleu_add_sentence(bleu_stats *st, const char *hyp, const char *const *refs, 
     const bleu_opts *o = opts ? opts : &def;
     int rc = check_opts(o, err);
     if (rc) return rc;
-    if (!hyp) return nmt_fail(err, NMT_ERR_ARG, "no hypothesis");
-    int present = 0;
-    for (int r = 0; r < nrefs; r++) present += refs[r] != NULL;
-    if (nrefs < 1 || present == 0) return nmt_fail(err, NMT_ERR_ARG, "no reference");
-
-    /* segs[0] is the hypothesis, segs[1..] the references that are present. */
-    segment *segs = calloc((size_t)present + 1, sizeof *segs);
-    if (!segs) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    int nseg = 0;
+    segment *segs;
+    int nseg;
+    seg_prep p = prep_of(o);
+    rc = segments_init(&segs, &nseg, hyp, refs, nrefs, &p, err);
+    if (rc) return rc;
     ngram *keys = NULL, *rkeys = NULL;
     uint32_t *counts = NULL, *rcounts = NULL, *refmax = NULL;
-
-    rc = segment_init(&segs[nseg], hyp, o, err);
-    if (rc) {
-        prefix_err(err, rc, "hypothesis");
-        goto done;
-    }
-    nseg++;
-    for (int r = 0; r < nrefs; r++) {
-        if (!refs[r]) continue;
-        rc = segment_init(&segs[nseg], refs[r], o, err);
-        if (rc) {
-            char what[32];
-            snprintf(what, sizeof what, "reference %d", r + 1);
-            prefix_err(err, rc, what);
-            goto done;
-        }
-        nseg++;
-    }
-    if (assign_ids(segs, nseg)) goto nomem;
 
     /* Closest reference length, the shorter one on a tie (BLEU._get_closest_ref_len). */
     int64_t hyp_len = (int64_t)segs[0].ntok, ref_len = -1, best = -1;
@@ -216,8 +154,7 @@ int bleu_add_sentence(bleu_stats *st, const char *hyp, const char *const *refs, 
 nomem:
     rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory counting n-grams");
 done:
-    for (int s = 0; s < nseg; s++) segment_free(&segs[s]);
-    free(segs);
+    segments_free(segs, nseg);
     free(keys);
     free(rkeys);
     free(counts);
@@ -315,23 +252,12 @@ int bleu_tokenize(char **out, const char *line, const bleu_opts *opts, nmt_err *
     int rc = check_opts(o, err);
     if (rc) return rc;
     segment s;
-    rc = segment_init(&s, line, o, err);
+    seg_prep p = prep_of(o);
+    rc = segment_init(&s, line, &p, err);
     if (rc) return rc;
-    size_t cap = 1;
-    for (size_t t = 0; t < s.ntok; t++) cap += 4 * s.tok_len[t] + 1;
-    char *buf = malloc(cap), *p = buf;
-    if (!buf) {
-        segment_free(&s);
-        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    }
-    for (size_t t = 0; t < s.ntok; t++) {
-        if (t) *p++ = ' ';
-        for (size_t i = 0; i < s.tok_len[t]; i++) p += utf8_encode(s.text.v[s.tok_off[t] + i], p);
-    }
-    *p = '\0';
+    rc = segment_join(out, &s, err);
     segment_free(&s);
-    *out = buf;
-    return NMT_OK;
+    return rc;
 }
 
 /* ======================= names and signature ======================= */

@@ -100,4 +100,12 @@ int bleu_is_space(uint32_t cp);
  * Python's str.lower() does (full mapping: U+0130 -> i + U+0307; final sigma). */
 int bleu_decode_text(uint32_t **out, size_t *n, const char *s, int lowercase, nmt_err *err);
 
+/* A run of code points; cpspan_cmp orders spans (by length, then code points) for qsort, so that
+ * equal tokens or n-grams sort together. */
+typedef struct cpspan {
+    const uint32_t *p;
+    size_t len;
+} cpspan;
+int cpspan_cmp(const void *a, const void *b);
+
 #endif

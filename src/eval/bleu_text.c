@@ -1,6 +1,7 @@
-/* bleu_text.c: text as sacreBLEU sees it before counting n-grams: Python's str semantics
- * (code points, str.lower() with its final-sigma rule, str.split() whitespace) and the 13a and
- * intl tokenizers, giving each segment's tokens (bleu_segment.h). */
+/* bleu_text.c: text as sacreBLEU sees it before counting n-grams or edits: Python's str
+ * semantics (code points, str.lower() with its final-sigma rule, str.split() whitespace), BLEU's
+ * 13a and intl tokenizers and TER's tercom normalisation, giving each segment's tokens
+ * (bleu_segment.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,11 +132,12 @@ static int cp_reserve(cpbuf *b, size_t need)
 }
 
 /* dst = src with every non-overlapping occurrence of pat replaced by rep, left to right
- * (Python's str.replace). rep is never longer than pat here, so dst needs src->n slots. */
+ * (Python's str.replace, and re.sub for a pattern without special characters). */
 static int cp_replace(cpbuf *dst, const cpbuf *src, const char *pat, const char *rep)
 {
     size_t pn = strlen(pat), rn = strlen(rep);
-    if (cp_reserve(dst, src->n + 1)) return -1;
+    /* at most src->n / pn occurrences, each rn - pn longer */
+    if (cp_reserve(dst, src->n + 1 + (rn > pn ? src->n / pn * (rn - pn) : 0))) return -1;
     dst->n = 0;
     for (size_t i = 0; i < src->n;) {
         size_t j = 0;
@@ -223,13 +225,18 @@ static int not_number(uint32_t c) { return !uni_is_number(c); }
 static int is_symbol(uint32_t c) { return uni_is_symbol(c); }
 
 /* mteval-v13a as sacreBLEU's Tokenizer13a + TokenizerRegexp do it: drop "<skipped>", join
- * "-\n" line breaks, unescape four HTML entities, pad with spaces, then four substitutions. */
-static int tokenize_13a(cpbuf *a, cpbuf *b)
+ * "-\n" line breaks, unescape four HTML entities, pad with spaces, then four substitutions.
+ * tercom: sacreBLEU's TercomTokenizer normalisation (tokenizer_ter.py, after tercom's
+ * Normalizer.java), the same steps without "<skipped>" and with possessives split off
+ * ("'s " -> " 's "; its second rule, "'s" at the very end, cannot match after the padding). */
+static int tokenize_13a(cpbuf *a, cpbuf *b, int tercom)
 {
-    if (cp_replace(b, a, "<skipped>", "")) return -1;
-    if (cp_replace(a, b, "-\n", "")) return -1;
-    if (cp_replace(b, a, "\n", " ")) return -1;
-    cp_swap(a, b);
+    if (!tercom) {
+        if (cp_replace(b, a, "<skipped>", "")) return -1;
+        cp_swap(a, b);
+    }
+    if (cp_replace(b, a, "-\n", "")) return -1;
+    if (cp_replace(a, b, "\n", " ")) return -1;
     if (cp_contains(a, '&')) {
         static const char *const ent[4][2] = {
             {"&quot;", "\""}, {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}};
@@ -245,6 +252,10 @@ static int tokenize_13a(cpbuf *a, cpbuf *b)
     b->v[a->n + 1] = ' ';
     b->n = a->n + 2;
     if (single_pass(a, b, is_13a_sep)) return -1;                  /* most punctuation */
+    if (tercom) {
+        if (cp_replace(b, a, "'s ", " 's ")) return -1;
+        cp_swap(a, b);
+    }
     if (pair_pass(b, a, not_digit, is_period_comma, 0)) return -1; /* . , not after a digit */
     if (pair_pass(a, b, is_period_comma, not_digit, 1)) return -1; /* . , not before a digit */
     if (pair_pass(b, a, is_digit, is_dash, 0)) return -1;          /* - after a digit */
@@ -265,6 +276,17 @@ static int tokenize_intl(cpbuf *a, cpbuf *b)
 }
 
 
+/* TER's no_punct: re.sub(r'[\.,\?:;!\"\(\)]', '', s). */
+static void drop_punct(cpbuf *a)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (!(a->v[i] < 0x80 && strchr(".,?:;!\"()", (int)a->v[i]))) a->v[k++] = a->v[i];
+    a->n = k;
+}
+
+/* ======================= segments ======================= */
+
 void segment_free(segment *s)
 {
     free(s->text.v);
@@ -274,44 +296,149 @@ void segment_free(segment *s)
     memset(s, 0, sizeof *s);
 }
 
-/* sacreBLEU's BLEU._preprocess_segment: lower(), rstrip(), tokenize; then str.split(). */
-int segment_init(segment *s, const char *line, const bleu_opts *o, nmt_err *err)
+/* The tokens of s->text: maximal runs of non-whitespace (str.split()). */
+static int split_tokens(segment *s)
 {
-    memset(s, 0, sizeof *s);
-    uint32_t *v;
-    size_t n;
-    int rc = bleu_decode_text(&v, &n, line, o->lowercase, err);
-    if (rc) return rc;
-    while (n > 0 && bleu_is_space(v[n - 1])) n--; /* rstrip() */
-    cpbuf a = {v, n, n + 1}, b = {NULL, 0, 0};
-    int bad = 0;
-    if (o->tokenize == BLEU_TOK_13A) bad = tokenize_13a(&a, &b);
-    else if (o->tokenize == BLEU_TOK_INTL) bad = tokenize_intl(&a, &b);
-    free(b.v);
-    if (bad) {
-        free(a.v);
-        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory tokenizing a %zu-byte line",
-                        strlen(line));
-    }
-    s->text = a;
+    const cpbuf *a = &s->text;
     size_t ntok = 0;
-    for (size_t i = 0; i < a.n; i++)
-        if (!bleu_is_space(a.v[i]) && (i == 0 || bleu_is_space(a.v[i - 1]))) ntok++;
+    for (size_t i = 0; i < a->n; i++)
+        if (!bleu_is_space(a->v[i]) && (i == 0 || bleu_is_space(a->v[i - 1]))) ntok++;
     s->tok_off = malloc((ntok + 1) * sizeof *s->tok_off);
     s->tok_len = malloc((ntok + 1) * sizeof *s->tok_len);
     s->ids = malloc((ntok + 1) * sizeof *s->ids);
-    if (!s->tok_off || !s->tok_len || !s->ids) {
-        segment_free(s);
-        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory splitting %zu tokens", ntok);
-    }
-    for (size_t i = 0; i < a.n;) {
-        if (bleu_is_space(a.v[i])) { i++; continue; }
+    if (!s->tok_off || !s->tok_len || !s->ids) return -1;
+    for (size_t i = 0; i < a->n;) {
+        if (bleu_is_space(a->v[i])) { i++; continue; }
         size_t j = i;
-        while (j < a.n && !bleu_is_space(a.v[j])) j++;
+        while (j < a->n && !bleu_is_space(a->v[j])) j++;
         s->tok_off[s->ntok] = i;
         s->tok_len[s->ntok] = j - i;
         s->ntok++;
         i = j;
     }
+    return 0;
+}
+
+/* BLEU._preprocess_segment (lower(), rstrip(), tokenize) or TER's (rstrip(), then
+ * TercomTokenizer: lower() unless case-sensitive, normalise, drop punctuation); then split(). */
+int segment_init(segment *s, const char *line, const seg_prep *p, nmt_err *err)
+{
+    memset(s, 0, sizeof *s);
+    uint32_t *v;
+    size_t n;
+    int rc = bleu_decode_text(&v, &n, line, p->lowercase, err);
+    if (rc) return rc;
+    while (n > 0 && bleu_is_space(v[n - 1])) n--; /* rstrip() */
+    cpbuf a = {v, n, n + 1}, b = {NULL, 0, 0};
+    int bad = 0;
+    if (p->tok == SEG_TOK_13A || p->tok == SEG_TOK_TERCOM) bad = tokenize_13a(&a, &b, p->tok == SEG_TOK_TERCOM);
+    else if (p->tok == SEG_TOK_INTL) bad = tokenize_intl(&a, &b);
+    free(b.v);
+    if (p->no_punct) drop_punct(&a);
+    s->text = a;
+    if (bad || split_tokens(s)) {
+        segment_free(s);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory tokenizing a %zu-byte line", strlen(line));
+    }
+    return NMT_OK;
+}
+
+int cpspan_cmp(const void *pa, const void *pb)
+{
+    const cpspan *a = pa, *b = pb;
+    if (a->len != b->len) return a->len < b->len ? -1 : 1;
+    for (size_t i = 0; i < a->len; i++)
+        if (a->p[i] != b->p[i]) return a->p[i] < b->p[i] ? -1 : 1;
+    return 0;
+}
+
+/* A token and where its id goes; the span first, so that cpspan_cmp sorts these. */
+typedef struct tokref {
+    cpspan s;
+    uint32_t *id;
+} tokref;
+
+/* Numbers the distinct tokens of segs[0..nseg) from 1 so that tokens compare as integers. */
+static int assign_ids(segment *segs, int nseg)
+{
+    size_t total = 0;
+    for (int s = 0; s < nseg; s++) total += segs[s].ntok;
+    tokref *r = malloc((total + 1) * sizeof *r);
+    if (!r) return -1;
+    size_t k = 0;
+    for (int s = 0; s < nseg; s++)
+        for (size_t t = 0; t < segs[s].ntok; t++)
+            r[k++] = (tokref){{segs[s].text.v + segs[s].tok_off[t], segs[s].tok_len[t]}, &segs[s].ids[t]};
+    qsort(r, total, sizeof *r, cpspan_cmp);
+    uint32_t id = 0;
+    for (size_t i = 0; i < total; i++) {
+        if (i == 0 || cpspan_cmp(&r[i - 1].s, &r[i].s) != 0) id++;
+        *r[i].id = id;
+    }
+    free(r);
+    return 0;
+}
+
+/* Says which input a decoding error came from: "reference 2: invalid UTF-8 at byte 7". */
+static void prefix_err(nmt_err *err, int rc, const char *what)
+{
+    if (!err || rc != NMT_ERR_FORMAT) return;
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    nmt_fail(err, rc, "%s: %s", what, msg);
+}
+
+void segments_free(segment *segs, int nseg)
+{
+    for (int s = 0; segs && s < nseg; s++) segment_free(&segs[s]);
+    free(segs);
+}
+
+int segments_init(segment **out, int *nseg, const char *hyp, const char *const *refs, int nrefs,
+                  const seg_prep *p, nmt_err *err)
+{
+    *out = NULL;
+    *nseg = 0;
+    if (!hyp) return nmt_fail(err, NMT_ERR_ARG, "no hypothesis");
+    int present = 0;
+    for (int r = 0; r < nrefs; r++) present += refs[r] != NULL;
+    if (nrefs < 1 || present == 0) return nmt_fail(err, NMT_ERR_ARG, "no reference");
+    segment *segs = calloc((size_t)present + 1, sizeof *segs);
+    if (!segs) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    int n = 0, rc = segment_init(&segs[0], hyp, p, err);
+    if (rc) prefix_err(err, rc, "hypothesis");
+    else n++;
+    for (int r = 0; r < nrefs && !rc; r++) {
+        if (!refs[r]) continue;
+        if ((rc = segment_init(&segs[n], refs[r], p, err))) {
+            char what[32];
+            snprintf(what, sizeof what, "reference %d", r + 1);
+            prefix_err(err, rc, what);
+        } else {
+            n++;
+        }
+    }
+    if (!rc && assign_ids(segs, n)) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory numbering tokens");
+    if (rc) {
+        segments_free(segs, n);
+        return rc;
+    }
+    *out = segs;
+    *nseg = n;
+    return NMT_OK;
+}
+
+int segment_join(char **out, const segment *s, nmt_err *err)
+{
+    size_t cap = 1;
+    for (size_t t = 0; t < s->ntok; t++) cap += 4 * s->tok_len[t] + 1;
+    char *buf = malloc(cap), *q = buf;
+    if (!buf) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (size_t t = 0; t < s->ntok; t++) {
+        if (t) *q++ = ' ';
+        for (size_t i = 0; i < s->tok_len[t]; i++) q += utf8_encode(s->text.v[s->tok_off[t] + i], q);
+    }
+    *q = '\0';
+    *out = buf;
     return NMT_OK;
 }

@@ -25,8 +25,8 @@ int nmt_metric_score(int metric, const char *const *hyps, const char *const *ref
     if (metric == NMT_METRIC_CHRF) {
         chrf_stats st;
         memset(&st, 0, sizeof st);
-        for (int i = 0; i < n && !rc; i++) rc = chrf_add_sentence(&st, hyps[i], &refs[i], 1, 0, err);
-        if (!rc) *score = chrf_compute(&st);
+        for (int i = 0; i < n && !rc; i++) rc = chrf_add_sentence(&st, hyps[i], &refs[i], 1, NULL, err);
+        if (!rc) *score = chrf_compute(&st, NULL); /* sacreBLEU's CHRF() */
         return rc;
     }
     return nmt_fail(err, NMT_ERR_ARG, "%s is not a score of translations", nmt_metric_name(metric));

@@ -3,13 +3,15 @@
 # shared/data/bleu/cli_expected.txt runs as it is with `nmt bleu` in place of `sacrebleu` (plus
 # --format json, sacreBLEU's default) and its output is compared with sacreBLEU's (the version
 # field aside); sacreBLEU's argument order (REF... < HYP, or -i HYP REF...) gives the reference
-# vectors' scores and the swapped order does not pass unnoticed; then usage and input errors are
-# checked for their message and exit status. Env: NMT_BIN (default bin/nmt), NMT_SHARED.
+# vectors' scores and the swapped order does not pass unnoticed; every chrF++ and TER value of
+# expected_metrics.tsv and sentence_metrics.tsv comes out with its signature; -m lists end where
+# sacreBLEU's would; then usage and input errors are checked for their message and exit status. Env: NMT_BIN (default bin/nmt), NMT_SHARED.
 bin=${NMT_BIN:-bin/nmt}
 shared=${NMT_SHARED:-../shared}
 case $bin in /*) ;; */*) bin=$(pwd)/$bin ;; esac
 case $shared in /*) ;; *) shared=$(pwd)/$shared ;; esac
 data=$shared/data/bleu
+here=$(cd "$(dirname "$0")" && pwd) # tests/cli, for ../ter_check.py (the cases cd elsewhere)
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -40,6 +42,9 @@ has_out() { grep -q -F -- "$1" "$tmp/out"; }
 out_is() { [ "$(cat "$tmp/out")" = "$1" ]; }
 no_version() { sed -e 's/version:[^"| ]*/version:V/g' -e 's/"version": "[^"]*"/"version": "V"/'; }
 out_is_nv() { [ "$(no_version <"$tmp/out")" = "$1" ]; }
+# rc_is N CMD...: the exit status was N and CMD succeeds (inside one check, unlike `check ... && CMD`,
+# whose second half would go unchecked)
+rc_is() { want_rc=$1; shift; [ "$rc" -eq "$want_rc" ] && "$@"; }
 
 # ---- sacreBLEU's own output, case by case ----
 if [ ! -f "$data/cli_expected.txt" ]; then
@@ -118,21 +123,21 @@ check "-lc" out_is "77.6635"
 # -l is sacreBLEU's language pair (it was our old spelling of --lowercase, so a recorded
 # `sacrebleu -l en-fr REF -i HYP` read en-fr as a reference): checked, it changes nothing
 run -b -l en-fr -i hyps/perturbed.fr refs/ref.fr
-check "-l en-fr: the score without it (sacreBLEU's, above)" [ "$rc" -eq 0 ] && out_is "50.8636"
+check "-l en-fr: the score without it (sacreBLEU's, above)" rc_is 0 out_is "50.8636"
 run -b -l en-zh -i hyps/perturbed.fr refs/ref.fr
-check "-l en-zh without -tok: refused" [ "$rc" -eq 2 ] && has_err "tokenizer of its own"
+check "-l en-zh without -tok: refused" rc_is 2 has_err "tokenizer of its own"
 run -b -l en-zh -tok 13a -i hyps/perturbed.fr refs/ref.fr
 check "-l en-zh -tok 13a" [ "$rc" -eq 0 ]
 run -b -l -i hyps/lowercased_tok.fr refs/ref.fr
-check "-l as lowercasing (the old spelling): refused, naming -lc" [ "$rc" -eq 2 ] && has_err "lowercasing is -lc"
+check "-l as lowercasing (the old spelling): refused, naming -lc" rc_is 2 has_err "lowercasing is -lc"
 run -b -l refs/ref-a.fr refs/ref.fr < hyps/perturbed.fr
-check "-l before a file name with a dash: refused, not taken for a pair" [ "$rc" -eq 2 ] && has_err "lowercasing is -lc"
+check "-l before a file name with a dash: refused, not taken for a pair" rc_is 2 has_err "lowercasing is -lc"
 run -b -m chrf -l en-zh -i hyps/perturbed.fr refs/ref.fr
 check "-l en-zh with chrF alone: no tokenizer, no refusal" [ "$rc" -eq 0 ]
 run -b -i hyps/caption1.en refs/ref.caption2.en refs/ref.caption3.en
 check "two references" out_is "11.0870"
 run --sentence -i hyps/perturbed.fr refs/ref.fr
-check "--sentence: one line per segment" [ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1000 ]
+check "--sentence: one line per segment" rc_is 0 [ "$(wc -l <"$tmp/out")" -eq 1000 ]
 run --sentence -b -i hyps/empty_lines.fr refs/ref.fr
 check "--sentence: empty line scores 0" [ "$(sed -n 7p "$tmp/out")" = "0.0000" ]
 run --sentence -b --chrf -i hyps/perturbed.fr refs/ref.fr
@@ -163,11 +168,70 @@ while IFS='	' read -r name hyp refs options score rest; do
 done <expected.tsv
 check "expected.tsv has default-option cases (found $n)" [ "$n" -ge 10 ]
 
+# ---- chrF++ and TER: every row of expected_metrics.tsv and sentence_metrics.tsv ----
+# opt_of METRIC OPTIONS: the nmt bleu options for sacreBLEU's keyword arguments; name_of: the
+# score's name as sacreBLEU prints it
+opt_of() {
+    case "$1 $2" in
+    "BLEU default") echo "-m bleu" ;;
+    "BLEU tokenize=none") echo "-m bleu -tok none" ;;
+    "BLEU lowercase=True") echo "-m bleu -lc" ;;
+    "chrF default") echo "-m chrf" ;;
+    "chrF word_order=2") echo "-m chrf --chrf-word-order 2" ;;
+    "TER default") echo "-m ter" ;;
+    "TER case_sensitive=True") echo "-m ter --ter-case-sensitive" ;;
+    "TER normalized=True") echo "-m ter --ter-normalized" ;;
+    *) echo "unknown" ;;
+    esac
+}
+n=0
+while IFS='	' read -r hyp refs metric options score sig; do
+    [ "$hyp" = hyp_file ] && continue
+    o=$(opt_of "$metric" "$options")
+    want=$(awk -v x="$score" 'BEGIN { printf "%.4f", x }')
+    refs=$(echo "$refs" | tr ',' ' ')
+    if [ "$metric" = BLEU ]; then
+        run -b $o -i "$hyp" $refs
+        check "$hyp $metric $options: $want (got '$(cat "$tmp/out")', exit $rc)" out_is "$want"
+    else
+        name=$metric; [ "$metric" = chrF ] && name=chrF2; [ "$options" = word_order=2 ] && name=chrF2++
+        run $o -i "$hyp" $refs
+        line="$name|$(echo "$sig" | no_version) = $want"
+        check "$hyp $metric $options: '$line' (got '$(cat "$tmp/out")', exit $rc)" out_is_nv "$line"
+    fi
+    n=$((n + 1))
+done <expected_metrics.tsv
+check "expected_metrics.tsv: at least 100 rows (found $n)" [ "$n" -ge 100 ]
+n=0
+while IFS='	' read -r hyp refs line metric options score sig; do
+    [ "$hyp" = hyp_file ] && continue
+    o=$(opt_of "$metric" "$options")
+    key=$(echo "$hyp $o" | tr -c 'a-zA-Z0-9\n' _)
+    [ -f "$tmp/sent_$key" ] || "$bin" bleu --sentence -b $o -i "$hyp" $(echo "$refs" | tr ',' ' ') >"$tmp/sent_$key" 2>&1
+    want=$(awk -v x="$score" 'BEGIN { printf "%.4f", x }')
+    got=$(sed -n "${line}p" "$tmp/sent_$key")
+    check "--sentence $hyp line $line $metric $options: $want (got '$got')" [ "$got" = "$want" ]
+    n=$((n + 1))
+done <sentence_metrics.tsv
+check "sentence_metrics.tsv: at least 100 rows (found $n)" [ "$n" -ge 100 ]
+
+# TER's limits (shift candidates, the band and its widening), which the vectors above never
+# reach: long and lopsided made-up sentences against tests/ter_check.py, a second implementation
+if command -v python3 >/dev/null 2>&1; then
+    tercheck="python3 $here/../ter_check.py"
+    $tercheck --write "$tmp/tc.hyp" "$tmp/tc.ref" --seed 1 && $tercheck "$tmp/tc.hyp" "$tmp/tc.ref" >"$tmp/tc.want"
+    run -m ter --sentence -b -w 10 -i "$tmp/tc.hyp" "$tmp/tc.ref"
+    check "TER on long and lopsided sentences = ter_check.py's (exit $rc): $(paste -d' ' "$tmp/tc.want" "$tmp/out" | tr '\n' ';')" \
+        rc_is 0 cmp -s "$tmp/out" "$tmp/tc.want"
+    check "ter_check.py wrote 6 cases" [ "$(wc -l <"$tmp/tc.want")" -eq 6 ]
+fi
+
 # The hypothesis-first order of before: never the same score without a word.
 run -i hyps/perturbed.fr refs/ref.fr
 want=$(cat "$tmp/out")
 run -i refs/ref.fr hyps/perturbed.fr
-check "swapped files: another score" [ "$rc" -eq 0 ] && [ -s "$tmp/out" ] && ! out_is "$want"
+differs() { [ -s "$tmp/out" ] && ! out_is "$1"; }
+check "swapped files: another score" rc_is 0 differs "$want"
 run hyps/perturbed.fr refs/ref.fr
 check "old order, empty standard input: exit 1" [ "$rc" -eq 1 ]
 check "old order, empty standard input: the order explained" has_err "the order is sacreBLEU's: nmt bleu REF [REF...] < HYP"
@@ -203,8 +267,53 @@ run -w 18 -i hyps/perturbed.fr refs/ref.fr
 check "--width out of range: message" has_err "-w 18: out of range [0, 17]"
 run --smooth-method laplace -i hyps/perturbed.fr refs/ref.fr
 check "bad --smooth-method: exit 2" [ "$rc" -eq 2 ]
-run -m bleu ter -i hyps/perturbed.fr refs/ref.fr
-check "-m bleu ter: ter is no metric, so it is a REF (here missing)" [ "$rc" -eq 1 ]
+# -m lists: sacreBLEU's `-m bleu chrf ter`; the list ends at the next option or at the first
+# argument that is no metric name; a mistyped name is refused by name, not read as a REF
+run -m bleu ter -b -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu ter: both, in that order (exit $rc)" out_is "50.8636
+24.3038"
+run -m bleu chrf ter -b -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu chrf ter: three scores" out_is "50.8636
+70.7764
+24.3038"
+run -m ter bleu -b -i hyps/perturbed.fr refs/ref.fr
+check "-m ter bleu: sacreBLEU prints them in -m's order" out_is "24.3038
+50.8636"
+run -m bleu,ter -b -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu,ter" out_is "50.8636
+24.3038"
+runin hyps/perturbed.fr -m chrf ter refs/ref.fr -b
+check "-m chrf ter REF: the list ends at the REF" rc_is 0 out_is "70.7764
+24.3038"
+runin hyps/perturbed.fr -m ter -b refs/ref.fr
+check "-m ter -b REF: the list ends at the option" rc_is 0 out_is "24.3038"
+run -m bleu chrf ter --chrf -b -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu chrf ter --chrf: each once" out_is "50.8636
+70.7764
+24.3038"
+run -m bleu ter bleu -b -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu ter bleu: each once, where first named" rc_is 0 out_is "50.8636
+24.3038"
+run -m bleux -i hyps/perturbed.fr refs/ref.fr
+check "-m bleux: exit 2" [ "$rc" -eq 2 ]
+check "-m bleux: message" has_err "nmt bleu: error: -m 'bleux': unknown metric: expected bleu, chrf or ter"
+run -m bleu chrf2 -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu chrf2: exit 2, not a missing REF" [ "$rc" -eq 2 ]
+check "-m bleu chrf2: message" has_err "-m 'chrf2': unknown metric, and no file of that name: expected bleu, chrf or ter (chrF++ is -m chrf --chrf-word-order 2)"
+run -m bleu TER -i hyps/perturbed.fr refs/ref.fr
+check "-m bleu TER (sacreBLEU's names are lowercase): exit 2" rc_is 2 has_err "-m 'TER': unknown metric"
+run --metrics=bleu,chrf++ -i hyps/perturbed.fr refs/ref.fr
+check "--metrics=bleu,chrf++: exit 2" rc_is 2 has_err "--metrics 'bleu,chrf++': unknown metric"
+run -m bleu "$tmp/no-such-ref" -i hyps/perturbed.fr
+check "-m bleu PATH: a path is a REF (here missing: exit 1)" rc_is 1 has_err "no-such-ref: No such file"
+run -m bleu --chrf-word-order 2 -i hyps/perturbed.fr refs/ref.fr
+check "--chrf-word-order without chrF: refused" rc_is 2 has_err "--chrf-word-order goes with -m chrf"
+run --ter-normalized -i hyps/perturbed.fr refs/ref.fr
+check "--ter-normalized without TER: refused" rc_is 2 has_err "the --ter-* options go with -m ter"
+run -m chrf --chrf-word-order 7 -i hyps/perturbed.fr refs/ref.fr
+check "--chrf-word-order 7: out of range" rc_is 2 has_err "--chrf-word-order 7: out of range [0, 6]"
+run refs/ref.fr -i hyps/perturbed.fr hyps/heavy.fr --paired-bs -m bleu ter
+check "--paired-bs with TER: refused" rc_is 2 has_err "--paired-bs scores BLEU only"
 run -i hyps/perturbed.fr
 check "no REF: exit 2" [ "$rc" -eq 2 ]
 check "no REF: message" has_err "expected at least one REF"
