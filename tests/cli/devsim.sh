@@ -86,6 +86,14 @@ NMT_DEVICE=devsim "$TB/test_backend" > "$T/tb.log" 2>&1 && grep -q ' 0 failed' "
 decode "score" "$NMT_BIN score --model $M --src $T/v.en --tgt $T/v.fr"
 decode "align" "$NMT_BIN align --model OUT.locfer.nmt --src $T/v.en --tgt $T/v.fr --format json"
 
+# data-parallel training: two ranks summing through host copies (the plain pass; the sanitizer
+# pass runs mpi.sh on the CPU alone)
+if [ "${1:-}" != --quick ]; then
+    NMT_DEVICE=devsim sh tests/cli/mpi.sh --quick > "$T/mpi.log" 2>&1; rc=$?
+    if [ $rc -eq 0 ] && grep -qE '^mpi: [0-9]+ passed, 0 failed' "$T/mpi.log"; then ok
+    else bad "mpi.sh on devsim (exit $rc): $(grep -m3 -E 'FAIL|devsim' "$T/mpi.log")"; fi
+fi
+
 # the device is chosen by name, and a name this build lacks is an error that says which it has
 expect_fail "unknown device" 2 "NMT_DEVICE: unknown device 'tpu'.*cpu, devsim" env NMT_DEVICE=tpu $NMT_BIN translate --model "$T/cpu.t.nmt"
 expect_fail "unknown --device" 2 "--device 'cuda': .*without CUDA" $NMT_BIN translate --device cuda --model "$T/cpu.t.nmt"
