@@ -230,13 +230,14 @@ static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], do
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
     /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
-    bk_mix *was = bk_mix_use(t->mix);
+    bk_precision pr = {NULL, t->mix};
+    const bk_precision *was = bk_prec_use(&pr);
     double nll = net_forward(&t->ws, &t->m->cfg, &t->m->p, b, NULL);
     long tok = 0;
     for (int i = 0; i < b->B; i++) tok += b->ylen[i];
     if (isfinite(nll)) {
         net_backward(&t->ws, &t->m->cfg, &t->m->p, &t->g, b, (real)1 / b->B);
-        bk_mix_use(was);
+        bk_prec_use(was);
         /* the library books no time for the optimizer; it is bracketed here, with the bf16
          * copies of the new weights */
         PROF_BEGIN(to);
@@ -244,7 +245,7 @@ static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], do
         if (!optim_step(&t->opt, t->m->P, t->G, 1.0, &norm) && t->mix) backend_mix()->sync(t->mix);
         PROF_END(PROF_OPTIM, to);
     } else {
-        bk_mix_use(was);
+        bk_prec_use(was);
         fprintf(stderr, "bench_train: non-finite cost; update skipped\n");
     }
     if (t->first_nll < 0) t->first_nll = nll / tok;

@@ -91,7 +91,7 @@ typedef struct backend_lowp_ops {
 /* ==== mixed-precision training: bf16 products, FP32 master weights =============================
  * (Micikevicius et al. 2018; docs/TRAINING.md, "bf16 training"). A bk_mix keeps bf16 copies of
  * parts of a parameter arena P (the weight matrices the products read), made again by mix_sync
- * after every change of P (each optimizer step). While a set is current on a thread (bk_mix_use),
+ * after every change of P (each optimizer step). While a set is current on a thread (bk_prec_use),
  * every product mm makes there, and in the parallel loops that thread starts, runs in bf16 with
  * FP32 sums: an operand that lies inside a kept part is read from its copy, any other (activations,
  * gradients) is rounded to bf16 at the call (to nearest even; NaN and infinities kept), and C,
@@ -287,8 +287,8 @@ int backend_select(const char *name, struct nmt_err *err);
 /* NMT_ERR_ARG when NMT_DEVICE named no backend of this build (read when the library loaded) */
 int backend_env_check(struct nmt_err *err);
 
-/* the products every layer calls, by their historical names; mm runs in bf16 while the calling
- * thread has a mixed-precision set current (bk_mix_use, below) */
+/* the products every layer calls, by their historical names; mm runs in the precision current
+ * on the calling thread (bk_prec_use, below) */
 static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
                       real beta, real *C, int ldc);
 
@@ -310,29 +310,9 @@ static inline void backend_mark(int what)
 }
 
 
-/* the set current on this thread (NULL: FP32); the CPU backend's parallel_for hands it on to the
- * threads of its loop */
-extern BK_THREAD_LOCAL bk_mix *bk_mix_current;
-
-/* Makes m current on this thread (NULL: FP32 again); returns the one it replaces. */
-static inline bk_mix *bk_mix_use(bk_mix *m)
-{
-    bk_mix *was = bk_mix_current;
-    bk_mix_current = m;
-    return was;
-}
-
-static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-                      real beta, real *C, int ldc)
-{
-    if (bk_mix_current) backend_mix()->gemm(bk_mix_current, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    else backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-}
-
-/* A decoder's weight matrices converted once (decode/outlayer.c): a product by one of them,
- * recognised by its FP32 pointer, runs in their lower precision; any other product, or every
- * product when the set is NULL (training), in FP32 through mm. A set and its workspace ws (room
- * for every product it serves) belong to one decoder, used by one thread at a time. */
+/* A decoder's weight matrices converted once (decode/outlayer.c), by their FP32 pointers. A set
+ * and its workspace ws (room for every product it serves) belong to one decoder, used by one
+ * thread at a time. */
 #define BK_QSET_MAX 20
 typedef struct bk_qset {
     int n;
@@ -342,16 +322,44 @@ typedef struct bk_qset {
     bk_qws *ws;
 } bk_qset;
 
-/* C[M,N] = A[M,K] (row stride lda) · W[K,N] (row stride ldw) + beta C, beta 0 or 1 in the set */
-static inline void mm_q(const bk_qset *s, int M, int N, int K, const real *A, int lda, const real *W, int ldw,
-                        real beta, real *C, int ldc)
+/* The one way to say in which precision a layer's products run, for training and decoding
+ * alike: a thread's current bk_precision (NULL: FP32). With qs (decoding in int8 or bf16), a
+ * product by one of its weights, recognised by the FP32 pointer and shape (no transpose, beta 0
+ * or 1), runs in their precision and any other in FP32; with mix (bf16 training), every product
+ * runs in bf16 with FP32 sums. The layers never name the precision: they call mm. The CPU
+ * backend's parallel_for hands the caller's on to the threads of its loop. */
+typedef struct bk_precision {
+    const bk_qset *qs;
+    bk_mix *mix;
+} bk_precision;
+
+extern BK_THREAD_LOCAL const bk_precision *bk_prec_current;
+
+/* Makes p current on this thread (NULL: FP32 again); returns the one it replaces. */
+static inline const bk_precision *bk_prec_use(const bk_precision *p)
 {
-    for (int i = 0; s && i < s->n; i++)
-        if (s->W[i] == W && s->K[i] == K && s->N[i] == N && ldw == N) {
-            backend_lowp()->qgemm(s->ws, M, A, lda, s->q[i], beta, C, ldc);
-            return;
-        }
-    mm(0, 0, M, N, K, A, lda, W, ldw, beta, C, ldc);
+    const bk_precision *was = bk_prec_current;
+    bk_prec_current = p;
+    return was;
+}
+
+/* the bf16 training set current on this thread, or NULL */
+static inline bk_mix *bk_mix_now(void) { return bk_prec_current ? bk_prec_current->mix : NULL; }
+
+static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                      real beta, real *C, int ldc)
+{
+    const bk_precision *p = bk_prec_current;
+    if (p && p->qs && !ta && !tb) {
+        const bk_qset *s = p->qs;
+        for (int i = 0; i < s->n; i++)
+            if (s->W[i] == B && s->K[i] == K && s->N[i] == N && ldb == N) {
+                backend_lowp()->qgemm(s->ws, M, A, lda, s->q[i], beta, C, ldc);
+                return;
+            }
+    }
+    if (p && p->mix) backend_mix()->gemm(p->mix, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
 #ifdef __cplusplus

@@ -82,7 +82,10 @@ int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
         rc = nmt_fail(err, NMT_ERR_ARG, "the shortlist was loaded for other vocabularies (%d source, %d target words; "
                       "the model has %d and %d)", sl->nsrc, sl->ntgt, e->m[0]->cfg.src_vocab, V);
     for (int k = 0; k < e->n && !rc; k++)
-        if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) e->w[k].out = &e->out[k];
+        if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) {
+            e->w[k].out = &e->out[k];
+            e->w[k].prec = (bk_precision){&e->out[k].step, NULL};
+        }
     if (rc) output_free(e);
     else e->sl = sl;
     return rc;

@@ -102,7 +102,8 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     const params *p = &m->p;
     const backend_ops *bk = backend();
     int n = c->hid, me = c->emb, Tx = src->Tx;
-    const bk_qset *qs = w->out && w->out->step.n ? &w->out->step : NULL; /* products in lower precision */
+    /* the step's products in the decoder's precision (its converted weights), on this thread */
+    const bk_precision *was = bk_prec_use(w->out && w->out->step.n ? &w->prec : NULL);
     /* the rows' sentences, previous words and source lengths, uploaded in one copy */
     int *h = w->hidx;
     for (int r = 0; r < H; r++) {
@@ -113,19 +114,19 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     bk->copy_in(w->idx, h, sizeof(int) * 3 * H);
     const int *d_src_of = w->idx, *d_yprev = w->idx + H, *d_rowlen = w->idx + 2 * H;
     bk->gather_rows(w->E, p->Et, d_yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
-    dec_input_terms_q(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n, qs);
-    if (has_fertdec(c)) dec_input_terms_q(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me, qs);
+    dec_input_terms(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n);
+    if (has_fertdec(c)) dec_input_terms(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me);
     dec_src ds = {w->enc.H, w->UaH, w->view.dev_xlen, src->B, Tx, w->enc.ndir * n};
-    dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, d_rowlen, NULL, qs}; /* no dropout */
+    dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, d_rowlen, NULL}; /* no dropout */
     dec_rows prev = state_rows(c, (real *)st_prev, Tx, ld), next = state_rows(c, st_new, Tx, ld);
     dec_step(&bf, c, p, &ds, H, d_src_of, &prev, &next);
     /* s_new has stride ld: gather it for the readout's product */
     real *s_dense = w->tmp;
     bk->copy_rows(s_dense, n, st_new, ld, H, n);
-    if (!w->out) {
-        out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
-        return;
+    if (!w->out) out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
+    else {
+        out_step_hidden(w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
+        out_logits(w->out, w->logits, w->t, H);
     }
-    out_step_hidden(w->tt, w->t, s_dense, w->E, w->ctx, c, p, H, qs);
-    out_logits(w->out, w->logits, w->t, H);
+    bk_prec_use(was);
 }

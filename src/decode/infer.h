@@ -4,6 +4,7 @@
 #ifndef NMT_INFER_H
 #define NMT_INFER_H
 
+#include "backend/backend.h"
 #include "data/batch.h"
 #include "data/batch_dev.h"
 #include "nn/encoder.h"
@@ -27,6 +28,7 @@ typedef struct infer_ws {
     real *g, *th;        /* [H, m], [H, n] FertDec's extract gate and tanh(V_h d) */
     const struct out_layer *out; /* the output layer's precision and columns (decode/outlayer.h), or
                                   * NULL: out_step's, FP32 over the whole vocabulary */
+    bk_precision prec;   /* with out in lower precision: its step's converted weights (out->step) */
 } infer_ws;
 
 /* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)

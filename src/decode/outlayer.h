@@ -2,7 +2,8 @@
  * 2), in FP32 or with W_o converted once to int8 or bf16 (backend.h, "products in lower
  * precision"), over the whole target vocabulary or over a shortlist's columns gathered per
  * batch into memory sized once; and, in lower precision, the step's other weights converted
- * once too (the set that nn/step.c and nn/readout.c multiply through, backend.h mm_q).
+ * once too (the set that nn/step.c and nn/readout.c multiply through while infer.c makes it current,
+ * backend.h bk_prec_use).
  * Allocation: all at init and reserve, none per step but oneDNN's own handles in each product
  * (memory objects over our buffers); in lower precision with a shortlist, the chosen columns'
  * conversion (a bk_qmat) is made once per batch. */

@@ -96,7 +96,7 @@ static void step_views(dec_ws *w, const nmt_config *c, int B, int Tx, int i, dec
     int xk = xi_kind(c), fd = has_fertdec(c), K = xk ? xi_width(c) : 0;
     *bf = (dec_bufs){w->pre, fd ? w->G + o * m : NULL, w->Q ? w->Q + o * na : NULL, w->alpha ? w->alpha + o * Tx : NULL,
                      w->C + o * cd, xk ? w->XI + o * Tx * K : NULL, fd ? w->TH + o * n : NULL, w->tmp,
-                     cache_at(w->cache, o * n), NULL, w->drop_h, NULL}; /* FP32: no converted weights */
+                     cache_at(w->cache, o * n), NULL, w->drop_h};
     /* Markov reads α_{i-1} and keeps α_i where it is; LocFer sums into cum in place */
     real *aprev = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV && i ? w->alpha + (o - B) * Tx : NULL;
     real *anext = xk == XI_LOCFER ? w->cum : xk == XI_MARKOV ? bf->alpha : NULL;

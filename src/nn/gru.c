@@ -16,13 +16,6 @@
 void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp,
                  const real *U, const real *Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp)
 {
-    gru_forward_q(h, ldh, c, a, lda, hp, ldhp, U, Uh, mask, dm, B, n, tmp, NULL);
-}
-
-void gru_forward_q(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp, const real *U,
-                   const real *Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp,
-                   const bk_qset *qs)
-{
     const backend_ops *bk = backend();
     real *zr = tmp, *uq = tmp + (size_t)2 * n * B;
     const real *hr = hp; /* the state the recurrent products read: h, or h∘m in uq's place until uq is due */
@@ -32,10 +25,10 @@ void gru_forward_q(real *h, int ldh, gru_cache c, const real *a, int lda, const 
         hr = uq;
         ldr = n;
     }
-    if (hp) mm_q(qs, B, 2 * n, n, hr, ldr, U, 2 * n, 0, zr, 2 * n);
+    if (hp) mm(0, 0, B, 2 * n, n, hr, ldr, U, 2 * n, 0, zr, 2 * n);
     else bk->zero_rows(zr, 2 * n, B, 2 * n);
     bk->gru_gates(c.z, c.r, c.rh, a, lda, zr, hr, ldr, B, n);
-    if (hp) mm_q(qs, B, n, n, c.rh, n, Uh, n, 0, uq, n);
+    if (hp) mm(0, 0, B, n, n, c.rh, n, Uh, n, 0, uq, n);
     else bk->zero_rows(uq, n, B, n);
     bk->gru_state(h, ldh, c.hc, c.z, a + 2 * n, lda, uq, hp, ldhp, mask, B, n);
 }

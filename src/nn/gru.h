@@ -16,12 +16,6 @@ typedef struct gru_cache { real *z, *r, *hc, *rh; } gru_cache;
  * cache's rh is then r∘hp∘dm. tmp: scratch of 3n*B reals. */
 void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp,
                  const real *U, const real *Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp);
-/* The same with the recurrent products through a decoder's converted weights qs (backend.h
- * mm_q; NULL: FP32). */
-struct bk_qset;
-void gru_forward_q(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp, const real *U,
-                   const real *Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp,
-                   const struct bk_qset *qs);
 
 /* Given dh[B,n] (the whole gradient reaching h_t), writes da[B,3n] (stride ldda, the gradient of
  * the pre-activations) and ADDS the gradient of hp into dhp[B,n]. Recurrent weight gradients are

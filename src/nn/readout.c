@@ -20,19 +20,19 @@ static void logits_add(real *z, const real *t, int rows, const nmt_config *c, co
 }
 
 void out_step_hidden(real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
-                     const params *p, int H, const bk_qset *qs)
+                     const params *p, int H)
 {
     int n = c->hid, m = c->emb, l = c->maxout, cd = ctx_dim(c);
-    mm_q(qs, H, 2 * l, n, s, n, p->out_U, 2 * l, 0, tt, 2 * l);
-    mm_q(qs, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
-    mm_q(qs, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
+    mm(0, 0, H, 2 * l, n, s, n, p->out_U, 2 * l, 0, tt, 2 * l);
+    mm(0, 0, H, 2 * l, m, E, m, p->out_V, 2 * l, 1, tt, 2 * l);
+    mm(0, 0, H, 2 * l, cd, ctx, cd, p->out_C, 2 * l, 1, tt, 2 * l);
     backend()->maxout(t, NULL, tt, p->out_b, NULL, H, l);
 }
 
 void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H)
 {
-    out_step_hidden(tt, t, s, E, ctx, c, p, H, NULL);
+    out_step_hidden(tt, t, s, E, ctx, c, p, H);
     backend()->repeat_row(z, p->out_bias, H, c->tgt_vocab);
     logits_add(z, t, H, c, p);
 }
@@ -94,7 +94,7 @@ void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, pa
     const backend_ops *bk = backend();
     /* dlogits = scale (p - q), q the one-hot or its smoothed form, and the bias gradient per block
      * of OUT_BLOCK rows; in bf16 training also dlogits' bf16 form, which the two products read */
-    bk_mix *mix = bk_mix_current;
+    bk_mix *mix = bk_mix_now();
     uint16_t *z16 = mix && w->N > 0 ? backend_mix()->hold(mix, w->logits, w->N, V) : NULL;
     bk->softmax_nll_backward(w->logits, g->out_bias, w->bias_part, w->rsum, w->rows, bt->dev_y, w->N, V, scale,
                              FAULT(FAULT_LABEL_SMOOTHING) ? 0 : (real)w->smoothing, OUT_BLOCK, z16);

@@ -40,12 +40,11 @@ typedef struct out_ws {
 void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H);
 
-/* out_step's maxout layer alone, t [H,l] (tt [H,2l] scratch), its products through a decoder's
- * converted weights qs (backend.h mm_q; NULL: FP32): the hook of a decoder that forms the logits
- * itself (decode/outlayer.h: lower precision, a shortlist's columns). */
-struct bk_qset;
+/* out_step's maxout layer alone, t [H,l] (tt [H,2l] scratch), its products in the thread's
+ * precision (backend.h bk_prec_use): the hook of a decoder that forms the logits itself
+ * (decode/outlayer.h: lower precision, a shortlist's columns). */
 void out_step_hidden(real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
-                     const params *p, int H, const struct bk_qset *qs);
+                     const params *p, int H);
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
 

@@ -1,23 +1,17 @@
 /* step.c: the decoder step of step.h, shared by training and decoding. Every product runs on
  * all H rows at once; the variants add their terms at the points MODEL.md section 5 names.
  * Products and element-wise work are backend kernels; this file only orders them. A decoder's
- * products by the model's weights may run in lower precision (dec_bufs.qs, backend.h mm_q). */
+ * products by the model's weights run in the thread's precision (backend.h bk_prec_use). */
 #include "backend/backend.h"
 #include "base/prof.h"
 #include "nn/attention.h"
 #include "nn/decoder.h"
 #include "nn/step.h"
 
-void dec_input_terms_q(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols,
-                       const bk_qset *qs)
-{
-    mm_q(qs, rows, cols, m, E, m, W, cols, 0, y, cols);
-    backend()->act_rows(BK_IDENTITY, y, cols, y, cols, b, rows, cols);
-}
-
 void dec_input_terms(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols)
 {
-    dec_input_terms_q(y, E, W, b, rows, m, cols, NULL);
+    mm(0, 0, rows, cols, m, E, m, W, cols, 0, y, cols);
+    backend()->act_rows(BK_IDENTITY, y, cols, y, cols, b, rows, cols);
 }
 
 void dec_project_annotations(real *UaH, const real *H, const params *p, const nmt_config *c, int rows, int hd)
@@ -48,9 +42,9 @@ static void step_attention(const dec_bufs *b, const nmt_config *c, const params 
         return;
     }
     PROF_BEGIN(t0);
-    mm_q(b->qs, H, na, n, prev->s, prev->ld_s, p->att_W, na, 0, b->q, na);
+    mm(0, 0, H, na, n, prev->s, prev->ld_s, p->att_W, na, 0, b->q, na);
     if (has_recatt(c) && prev->c) /* RecAtt: + R_a c_{i-1} (c_0 = 0) */
-        mm_q(b->qs, H, na, cd, prev->c, prev->ld_c, p->att_R, na, 1, b->q, na);
+        mm(0, 0, H, na, cd, prev->c, prev->ld_c, p->att_R, na, 1, b->q, na);
     attn_xi x, *xp = NULL;
     if (xk) { /* ξ from α_{i-1} (Markov) or Σ_{i'<i} α_i' (LocFer); zero at the first step */
         int K = xi_width(c);
@@ -72,12 +66,12 @@ static void step_coverage(const dec_bufs *b, const nmt_config *c, const params *
 {
     const backend_ops *bk = backend();
     int n = c->hid, m = c->emb, cd = ctx_dim(c);
-    mm_q(b->qs, H, n, m, prev->d, prev->ld_d, p->fer_Vh, n, 0, b->th, n);
+    mm(0, 0, H, n, m, prev->d, prev->ld_d, p->fer_Vh, n, 0, b->th, n);
     bk->act_rows(BK_TANH, b->th, n, b->th, n, NULL, H, n);
     bk->add_rows(next->s, next->ld_s, next->s, next->ld_s, b->th, n, H, n);
-    mm_q(b->qs, H, m, n, prev->s, prev->ld_s, p->fer_Ug, m, 1, b->g, m);
-    mm_q(b->qs, H, m, cd, b->ctx, cd, p->fer_Cg, m, 1, b->g, m);
-    mm_q(b->qs, H, m, m, prev->d, prev->ld_d, p->fer_Vg, m, 1, b->g, m);
+    mm(0, 0, H, m, n, prev->s, prev->ld_s, p->fer_Ug, m, 1, b->g, m);
+    mm(0, 0, H, m, cd, b->ctx, cd, p->fer_Cg, m, 1, b->g, m);
+    mm(0, 0, H, m, m, prev->d, prev->ld_d, p->fer_Vg, m, 1, b->g, m);
     bk->act_rows(BK_SIGMOID, b->g, m, b->g, m, NULL, H, m);
     bk->mul_rows(next->d, next->ld_d, b->g, m, prev->d, prev->ld_d, H, m);
 }
@@ -100,13 +94,13 @@ void dec_step(const dec_bufs *b, const nmt_config *c, const params *p, const dec
 {
     int n = c->hid, m = c->emb, cd = ctx_dim(c);
     step_attention(b, c, p, src, H, src_of, prev);
-    mm_q(b->qs, H, 3 * n, cd, b->ctx, cd, p->dec_C, 3 * n, 1, b->pre, 3 * n);
+    mm(0, 0, H, 3 * n, cd, b->ctx, cd, p->dec_C, 3 * n, 1, b->pre, 3 * n);
     if (has_inputfeed(c) && prev->c) /* InputFeed: + F c_{i-1} */
-        mm_q(b->qs, H, 3 * n, cd, prev->c, prev->ld_c, p->dec_F, 3 * n, 1, b->pre, 3 * n);
+        mm(0, 0, H, 3 * n, cd, prev->c, prev->ld_c, p->dec_F, 3 * n, 1, b->pre, 3 * n);
     if (has_fertdec(c)) /* FertDec: + V d_i in every gate and the candidate */
-        mm_q(b->qs, H, 3 * n, m, prev->d, prev->ld_d, p->fer_V, 3 * n, 1, b->pre, 3 * n);
-    gru_forward_q(next->s, next->ld_s, b->cache, b->pre, 3 * n, prev->s, prev->ld_s, p->dec_U, p->dec_Uh, NULL, b->drop, H,
-                  n, b->tmp, b->qs);
+        mm(0, 0, H, 3 * n, m, prev->d, prev->ld_d, p->fer_V, 3 * n, 1, b->pre, 3 * n);
+    gru_forward(next->s, next->ld_s, b->cache, b->pre, 3 * n, prev->s, prev->ld_s, p->dec_U, p->dec_Uh, NULL, b->drop, H,
+                n, b->tmp);
     if (has_fertdec(c)) step_coverage(b, c, p, H, prev, next);
     step_carry(b, c, H, src->Tx, prev, next);
 }

@@ -39,7 +39,6 @@ typedef struct dec_bufs {
     gru_cache cache;
     const int *rowlen;  /* [H] with src_of: each row's source length (the caller's, on the device) */
     const real *drop;   /* [H,n] training's dropout mask on s_{i-1} in the GRU's recurrent products, or NULL */
-    const struct bk_qset *qs; /* a decoder's weights in lower precision (backend.h mm_q), or NULL: FP32 */
 } dec_bufs;
 
 /* One step for H rows; row h reads sentence src_of[h] (NULL: sentence h). Writes next's parts
@@ -54,8 +53,5 @@ void dec_project_annotations(real *UaH, const real *H, const params *p, const nm
 void dec_coverage_init(real *d, const real *ex, const unsigned char *mask, int S, int Tx, int m);
 /* ȳ·W + b into y [rows, cols] from E [rows, m]: the input-side terms of a step. */
 void dec_input_terms(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols);
-/* The same with the product through a decoder's converted weights qs (NULL: FP32). */
-void dec_input_terms_q(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols,
-                       const struct bk_qset *qs);
 
 #endif

@@ -21,8 +21,11 @@ int train_mix_check(const nmt_train_opts *o, nmt_err *err)
 
 int train_mix_init(trainer *t, nmt_err *err)
 {
+    t->prec = (bk_precision){NULL, NULL};
     if (t->o->precision != NMT_PREC_BF16) return NMT_OK;
     size_t parts[MAX_TENSORS][2];
     int n = param_table_product_parts(&t->m->pt, &t->m->cfg, parts);
-    return backend_mix()->init(&t->mix, t->m->P, t->m->pt.total, (const size_t (*)[2])parts, n, err);
+    int rc = backend_mix()->init(&t->mix, t->m->P, t->m->pt.total, (const size_t (*)[2])parts, n, err);
+    t->prec.mix = t->mix;
+    return rc;
 }

@@ -112,17 +112,17 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     const int *ids = dist_share(t, all, &cnt);
     double s[S_N];
     /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
-    bk_mix *was = bk_mix_use(t->mix); /* the run's precision for the step's products */
+    const bk_precision *was = bk_prec_use(&t->prec); /* the run's precision for the step's products */
     forward_share(t, ids, cnt, s);
-    bk_mix_use(was);
+    bk_prec_use(was);
     if ((rc = dist_sum_costs(t, s, S_N, err))) return rc;
     double nll = s[S_NLL];
     int step_rc = NMT_ERR_NUMERIC;
     *norm = NAN;
     if (isfinite(nll) && isfinite(s[S_EXTRA])) {
-        was = bk_mix_use(t->mix);
+        was = bk_prec_use(&t->prec);
         if (cnt) net_backward(&t->ws, c, &t->m->p, &t->g, &t->bb.b, (real)1 / B);
-        bk_mix_use(was);
+        bk_prec_use(was);
         if ((rc = dist_sum_grads(t, all, B, err))) return rc;
         t->opt.lr_scale = optim_schedule(t->update + 1, t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
         step_rc = optim_step(&t->opt, t->m->P, t->G, t->o->clip, norm);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "nmt.h"
+#include "backend/backend.h"
 #include "base/paths.h"
 #include "data/batcher.h"
 #include "data/corpus.h"
@@ -59,6 +60,7 @@ typedef struct trainer {
     char ckpt_path[4096], log_path[4096], lock_path[4200];
     int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */
     struct bk_mix *mix;         /* bf16 training: the weights' bf16 copies; NULL in FP32 */
+    bk_precision prec;          /* the step's precision, made current around it: {NULL, mix} */
 } trainer;
 
 /* train.c: the clock, and the caller's callback */

@@ -70,7 +70,7 @@ static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, voi
         if (n > 0) body(ctx, 0, n, 0);
         return;
     }
-    bk_mix *mix = bk_mix_current; /* the caller's precision holds in its loop (backend.h) */
+    const bk_precision *prec = bk_prec_current; /* the caller's precision holds in its loop (backend.h) */
 #pragma omp parallel num_threads(nthreads)
     {
 #ifdef _OPENMP
@@ -78,10 +78,10 @@ static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, voi
 #else
         int t = 0;
 #endif
-        bk_mix *was = bk_mix_use(mix);
+        const bk_precision *was = bk_prec_use(prec);
 #pragma omp for schedule(dynamic, 1)
         for (long c = 0; c < nchunk; c++) body(ctx, c * grain, c * grain + grain < n ? c * grain + grain : n, t);
-        bk_mix_use(was);
+        bk_prec_use(was);
     }
 }
 

@@ -16,7 +16,7 @@
 #include "backend/cpu/dnnl_cpu.h"
 #include "base/err.h"
 
-_Thread_local bk_mix *bk_mix_current;
+_Thread_local const bk_precision *bk_prec_current;
 
 /* A thread's own: the rounded operands (grown to the largest seen), oneDNN's stream and
  * primitives, [ta][tb][beta], and the memory objects of A, B and C */
