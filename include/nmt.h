@@ -268,8 +268,13 @@ typedef struct nmt_translate_opts {
     /* Sampling instead of search (the back-translation of Edunov et al. 2018; Marian's
      * --output-sampling, fairseq's --sampling): each sentence draws n_best translations word by
      * word from the model's distribution, independently (they may repeat), returned best score
-     * first; beam is not used. A sentence's draws depend only on seed and its source words (not
-     * on batching, threads or the other lines), so identical lines draw identical samples. */
+     * first; beam is not used. A draw's random numbers are keyed by seed and the sentence's
+     * source words only (not its place in the input), so the same lines in the same batches draw
+     * the same, and identical lines each decoded alone (batch 1) draw identically. Within a batch
+     * the model's probabilities for a row may differ in their last bits by the row's place
+     * (OpenBLAS's AVX2 kernels round a product's rows apart), and a draw that this moves goes
+     * otherwise: identical lines in one batch, or a line in another batch, draw from the same
+     * distribution but not always the same words. */
     int sample;          /* 1: sample; 0 (default): beam search */
     int sample_topk;     /* with sample: draw among the k most probable words only (0, default: all) */
     double temperature;  /* with sample: draw from p^(1/temperature), in [0.001, 100] (default 1) */
