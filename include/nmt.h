@@ -481,6 +481,10 @@ typedef struct nmt_train_opts {
     const char *cost_log;               /* if set, each update's cost (summed NLL / sentences, all 17 digits)
                                            and gradient norm, one line per update; cut back on resume */
     const struct nmt_comm *comm;        /* NULL: one process; else this rank of a data-parallel job (below) */
+    int overwrite;                      /* 1: start over where the model or its checkpoint exist (an earlier
+                                           run's), replacing them at the first save (said as a WARN); 0
+                                           (default): such a run is refused with NMT_ERR_ARG naming them,
+                                           unless it resumes (resume, which excludes overwrite) */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -148,6 +149,29 @@ void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[T
     memcpy(out, w, sizeof w);
 }
 
+/* A run that neither resumes nor was told to start over may not replace an earlier run's model or
+ * checkpoint (a killed run re-run without --resume lost its best model at the first save). */
+static int check_earlier_run(trainer *t, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    if (o->resume && o->overwrite)
+        return nmt_fail(err, NMT_ERR_ARG, "--resume goes on from a run and --overwrite starts over: give one of them");
+    char found[2 * sizeof t->ckpt_path + 8] = "";
+    const char *paths[2] = {o->model, t->ckpt_path};
+    struct stat st;
+    for (int i = 0; i < 2; i++)
+        if (!lstat(paths[i], &st))
+            snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", *found ? " and " : "", paths[i]);
+    if (!*found || o->resume) return NMT_OK;
+    if (!o->overwrite)
+        return nmt_fail(err, NMT_ERR_ARG, "%s exist from an earlier run, which this one would replace: --resume %s goes on "
+                        "from it, --overwrite starts over", found, t->ckpt_path);
+    char msg[sizeof found + 100];
+    snprintf(msg, sizeof msg, "--overwrite: starting over; %s (an earlier run's) will be replaced at the first save", found);
+    train_warn(t, msg);
+    return NMT_OK;
+}
+
 /* No output may be an input (a model written over the corpus, a log over a dev file, the model
  * over the checkpoint being resumed ...), nor two outputs one file; the checkpoint being resumed
  * is the one input that may be rewritten: as the checkpoint, it is the run's own state. Then one
@@ -163,6 +187,7 @@ static int check_paths(trainer *t, nmt_err *err)
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
     if (!rc) rc = path_check_outputs(resume, 1, out + 2, 5, err);      /* the logs, the lock, the translations */
     if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
+    if (!rc && t->comm->rank == 0) rc = check_earlier_run(t, err);
     return rc;
 }
 

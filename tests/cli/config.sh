@@ -116,8 +116,9 @@ for e in 'a:' 'x:\040y' 'tab\tin' 'trail\t' 'trail\040' '\040lead' '-dash' 'null
     'ls\342\200\250' 'caf\303\251' '[br' '{x}' ',c' '%p' '@a' '!t' '&a' '*s' '|p' '>g' '?q' '`b' '"' "'" 'k\\\\"\\\\'; do
     name=$(printf '%bX' "$e"); name=${name%X}
     cp "$T/s" "$T/n/$name"
+    # each name trains into w.nmt again: --overwrite
     # shellcheck disable=SC2086
-    (cd "$T/n" && "$B" train --src "$name" --tgt "$T/t" --model "$T/w.nmt" $TINY --dump-config > "$T/w1.yaml" 2> "$T/w.err" &&
+    (cd "$T/n" && "$B" train --src "$name" --tgt "$T/t" --model "$T/w.nmt" --overwrite $TINY --dump-config > "$T/w1.yaml" 2> "$T/w.err" &&
         "$B" train -c "$T/w1.yaml" --dump-config > "$T/w2.yaml" 2>> "$T/w.err" && cmp -s "$T/w1.yaml" "$T/w2.yaml" &&
         "$B" train -c "$T/w1.yaml" 2>> "$T/w.err") && ok ||
         bad "a source file named '$e' from --dump-config: $(grep '^src' "$T/w1.yaml") $(tail -n 1 "$T/w.err")"
@@ -128,7 +129,7 @@ cp "$T/s" "$T/n/$(printf 'lat\351')"
 expect_fail "--dump-config, a Latin-1 name" 1 "value of --src is not UTF-8" "$B" train --src "$T/n/$(printf 'lat\351')" \
     --tgt "$T/t" --model "$T/w.nmt" --dump-config
 # shellcheck disable=SC2086
-"$B" train --src "$T/n/$(printf 'lat\351')" --tgt "$T/t" --model "$T/w.nmt" $TINY 2> "$T/w.err" && ok ||
+"$B" train --src "$T/n/$(printf 'lat\351')" --tgt "$T/t" --model "$T/w.nmt" --overwrite $TINY 2> "$T/w.err" && ok ||
     bad "training from a Latin-1 name: $(tail -n 1 "$T/w.err")"
 # a dump that -c would refuse (over 1 MiB: control characters take 4 bytes each) is refused itself
 c=$(head -c 130000 /dev/zero | tr '\0' '\001')
