@@ -15,7 +15,10 @@
  * Thread safety: a model is read-only once loaded and may be shared by many threads; each thread
  * translates with its own nmt_decoder. Every function that can fail returns an int status
  * (0 = NMT_OK, negative = enum nmt_status) and, given a non-NULL struct nmt_err, a message that
- * names the problem. The library never exits and never prints; logs go to nmt_set_log's callback.
+ * names the problem. A NULL where a pointer is required (an array's entry included) is
+ * NMT_ERR_ARG naming the argument; functions without a status return their refusal (NULL, 0, -1,
+ * "unknown"), and the _free functions accept NULL (tests/test_api_args.c holds every function
+ * to this). The library never exits and never prints; logs go to nmt_set_log's callback.
  *
  * Speed: OpenBLAS chooses its kernels when it loads, and an OpenBLAS older than the CPU (Debian
  * 12's 0.3.21 on Emerald Rapids, say) falls back to SSE3 ones, several times slower; on other
@@ -342,7 +345,8 @@ void nmt_translation_free(nmt_translation *t, int n);
  * attends to most, the source EOS never chosen, ties to the lower index; -1 when h has no
  * attention or the source no word. Pharaoh "j-i" pairs are (nmt_hard_link(h, i), i). */
 int nmt_hard_link(const nmt_hypothesis *h, int i);
-/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS.
+/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS
+ * (n_tokens may be NULL).
  * A target of more than NMT_MAX_TGT_WORDS words, or n < 0, is NMT_ERR_ARG (never cut quietly). */
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
               int *n_tokens, nmt_err *err);
@@ -359,7 +363,9 @@ int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *t
                     nmt_err *err);
 void nmt_alignment_free(nmt_alignment *a, int n);
 
-/* Threads for matrix products and batch loops (0 = all cores). */
+/* Threads for matrix products and batch loops (0 or less = all cores; more than NMT_MAX_THREADS
+ * = NMT_MAX_THREADS: OpenMP fails on counts far past it, and the library never exits). */
+#define NMT_MAX_THREADS 1024
 void nmt_set_threads(int n);
 
 /* The speed of the matrix products this process runs (the BLAS kernels it loaded) on the model's

@@ -244,6 +244,8 @@ static int same_word_stages(const nmt_model *a, const nmt_model *b, const char *
 
 int nmt_model_check_vocab(const nmt_model *a, const char *name_a, const nmt_model *b, const char *name_b, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_model_check_vocab", a, b);
+    if (bad) return bad;
     const char *na = name_a ? name_a : "model 1", *nb = name_b ? name_b : "model 2";
     const char *unit = a->sw ? "pieces" : "words";
     int rc = same_subwords(a->sw, b->sw, na, nb, err);

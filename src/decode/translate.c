@@ -37,7 +37,7 @@ int nmt_precision_supported(int p)
     return p >= NMT_PREC_FP32 && p <= NMT_PREC_BF16 && backend_lowp()->supported(bk_prec_of(p));
 }
 
-void nmt_set_threads(int n) { backend()->set_threads(n); }
+void nmt_set_threads(int n) { backend()->set_threads(n > NMT_MAX_THREADS ? NMT_MAX_THREADS : n); }
 
 /* The options a decoder can run with on the models of e: 0 or NMT_ERR_ARG with a message. */
 static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *err)
@@ -65,6 +65,8 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
 int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models, const double *weights, int n,
                               const nmt_translate_opts *o, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_decoder_init_ensemble", out, models, o);
+    if (bad || (n > 0 && (bad = nmt_strs_null(err, "nmt_decoder_init_ensemble", "models", (const char *const *)models, n)))) return bad;
     *out = NULL;
     int rc = n < 1 || !models ? nmt_fail(err, NMT_ERR_ARG, "an ensemble needs at least one model") : NMT_OK;
     for (int k = 1; k < n && !rc; k++) {
@@ -93,11 +95,15 @@ int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models,
 
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_decoder_init", out, m);
+    if (bad) return bad;
     return nmt_decoder_init_ensemble(out, &m, NULL, 1, o, err);
 }
 
 int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_decoder_set_opts", d, o);
+    if (bad) return bad;
     int rc = check_opts(&d->e, o, err);
     /* the output layers are made again only when their precision or shortlist changes */
     if (!rc && (o->precision != d->o.precision || o->shortlist != d->o.shortlist) &&
@@ -134,6 +140,7 @@ void nmt_translation_free(nmt_translation *t, int n)
 
 int nmt_hard_link(const nmt_hypothesis *h, int i)
 {
+    if (!h) return -1;
     int cols = h->attn_cols;
     if (!h->attention || cols < 2 || i < 0 || i >= h->n_words) return -1;
     const float *row = h->attention + (size_t)i * cols;
@@ -222,6 +229,8 @@ static int by_len(const void *a, const void *b)
 
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_translate", d, sentences, out);
+    if (bad || (bad = nmt_strs_null(err, "nmt_translate", "sentences", sentences, n))) return bad;
     const nmt_model *m = d->m;
     const nmt_translate_opts *o = &d->o;
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_translate: negative sentence count %d", n);
@@ -348,6 +357,9 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
 static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
                   int *n_tokens, nmt_alignment *al, nmt_err *err)
 {
+    const char *fn = al ? "nmt_force_align" : "nmt_score";
+    int bad = NMT_ARGS(err, fn, d, src, tgt);
+    if (bad || (bad = nmt_strs_null(err, fn, "src", src, n)) || (bad = nmt_strs_null(err, fn, "tgt", tgt, n))) return bad;
     const nmt_model *m = d->m;
     int cap = NMT_MAX_SRC_WORDS + 1, B = d->o.batch, rc = NMT_OK;
     /* a target cut short would get the log-probability of another sentence: refused instead */
@@ -400,12 +412,16 @@ done:
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
               int *n_tokens, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_score", logprob); /* n_tokens may be NULL */
+    if (bad) return bad;
     return forced(d, src, tgt, n, logprob, n_tokens, NULL, err);
 }
 
 int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
                     nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_force_align", out);
+    if (bad) return bad;
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_force_align: negative sentence count %d", n);
     memset(out, 0, sizeof(nmt_alignment) * n);
     int rc = forced(d, src, tgt, n, NULL, NULL, out, err);

@@ -250,6 +250,7 @@ static int run_loop(trainer *t, nmt_err *err)
 
 int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err)
 {
+    if (!o) return nmt_fail(err, NMT_ERR_ARG, "nmt_train: opts is NULL");
     trainer *t = calloc(1, sizeof *t);
     if (!t) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     t->eff = *o;
