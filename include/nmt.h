@@ -338,7 +338,9 @@ void nmt_decoder_free(nmt_decoder *d);
  * workspace is kept, so a server can decode each batch with its own beam without a new decoder. */
 int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err);
 /* Translates sentences[0..n) into out[0..n) (free with nmt_translation_free); n < 0 is
- * NMT_ERR_ARG (n == 0 does nothing). */
+ * NMT_ERR_ARG (n == 0 does nothing). A sentence whose scores are not finite (a model whose
+ * weights overflow its products) is NMT_ERR_NUMERIC naming it, never a hypothesis; nmt_score
+ * and nmt_force_align say so of a pair likewise. */
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err);
 void nmt_translation_free(nmt_translation *t, int n);
 /* Hard alignment from a hypothesis's attention: the source word (0-based) that output word i

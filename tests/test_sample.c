@@ -356,6 +356,42 @@ static void test_api(void)
     nmt_model_free(m);
 }
 
+/* A model whose weights are finite but so large that its products overflow (the loader takes
+ * it): translating (search and sampling), scoring and aligning are NMT_ERR_NUMERIC naming the
+ * sentence, never a translation or a score that is not a number; the same model at a sane scale
+ * translates. */
+static void test_nonfinite(void)
+{
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
+    const char *src[] = {"w3 w4 w5", "w7 w2"}, *tgt[] = {"w3 w4", "w5"};
+    for (int huge = 0; huge < 2; huge++) {
+        nmt_model *m = tiny_random_model(c, &R, huge ? 1e30 : 0.5);
+        int want = huge ? NMT_ERR_NUMERIC : NMT_OK;
+        for (int sample = 0; sample < 2; sample++) {
+            nmt_translate_opts o = nmt_translate_default_opts();
+            o.sample = sample;
+            o.n_best = 2;
+            nmt_decoder *d;
+            nmt_err err = {0, ""};
+            NMT_ASSERT(nmt_decoder_init(&d, m, &o, NULL) == 0);
+            nmt_translation t[2];
+            int rc = nmt_translate(d, src, 2, t, &err);
+            CHECKF(rc == want && (!huge || strstr(err.msg, "sentence 1 (of 2)")), "scale %s, sample %d: rc %d '%s'",
+                   huge ? "1e30" : "0.5", sample, rc, err.msg);
+            if (!rc) nmt_translation_free(t, 2);
+            double lp[2];
+            rc = nmt_score(d, src, tgt, 2, lp, NULL, &err);
+            CHECKF(rc == want && (!huge || strstr(err.msg, "pair 1 (of 2)")), "score: rc %d '%s'", rc, err.msg);
+            nmt_alignment al[2];
+            rc = nmt_force_align(d, src, tgt, 2, al, &err);
+            CHECKF(rc == want, "force_align: rc %d '%s'", rc, err.msg);
+            if (!rc) nmt_alignment_free(al, 2);
+            nmt_decoder_free(d);
+        }
+        nmt_model_free(m);
+    }
+}
+
 int main(void)
 {
     rng_seed(&R, 777);
@@ -378,5 +414,6 @@ int main(void)
     test_distribution(NMT_ARCH_FERTDEC, 1.5, 0, 0.9, 0, 1, 1.0);
     test_cold();
     test_api();
+    test_nonfinite();
     return test_done("test_sample");
 }

@@ -2,6 +2,7 @@
  * ensemble (ensemble.c), words, scores and attention out; and forced-decoding scores through the
  * training forward pass. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,18 @@ static uint64_t sentence_seed(uint64_t seed, const int *ids, int n)
     return rng_mix64(h);
 }
 
+/* Scores that are not numbers (weights so large that the products overflow) must not pass as a
+ * translation: a search whose every candidate is NaN ends with no hypothesis, or with NaN scores.
+ * NMT_ERR_NUMERIC naming sentence i (0-based) of n, or 0. */
+static int check_finite(const beam_sent *r, int i, int n, nmt_err *err)
+{
+    int ok = r->n > 0;
+    for (int h = 0; h < r->n && ok; h++) ok = isfinite(r->hyp[h].logprob) && isfinite(r->hyp[h].score);
+    if (ok) return 0;
+    return nmt_fail(err, NMT_ERR_NUMERIC, "sentence %d (of %d): the model's scores are not finite (NaN or Inf): its "
+                    "weights overflow the products", i + 1, n);
+}
+
 /* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
  * sentences still running alone */
 static int by_len(const void *a, const void *b)
@@ -274,6 +287,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
         batch b = {S, Tx, 0, bx, NULL, bl, NULL};
         for (int s = 0; s < S && o->sample; s++) seeds[s] = sentence_seed(o->seed, ids + (size_t)which[s] * cap, bl[s]);
         if ((rc = (o->sample ? sample_search_ens : beam_search_ens)(res, &d->e, &b, &bo, err))) break;
+        for (int s = 0; s < S && !rc; s++) rc = check_finite(&res[s], which[s], n, err);
         for (int s = 0; s < S && !rc; s++) {
             nmt_translation *t = &out[which[s]];
             t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
@@ -394,6 +408,10 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
         }
         batch b = {S, Tx, Ty, bx, by, xl, yl};
         for (int k = 0; k < d->e.n && !rc; k++) rc = forced_model(d, k, &b, lp, sum, al ? al + s0 : NULL, err);
+        for (int s = 0; s < S && !rc; s++)
+            if (!isfinite(sum[s]))
+                rc = nmt_fail(err, NMT_ERR_NUMERIC, "pair %d (of %d): the model's log-probability is not finite (NaN or "
+                              "Inf): its weights overflow the products", s0 + s + 1, n);
         for (int s = 0; s < S && !rc; s++) {
             if (logprob) logprob[s0 + s] = sum[s];
             if (n_tokens) n_tokens[s0 + s] = yl[s];
