@@ -179,7 +179,9 @@ static int check_earlier_run(trainer *t, nmt_err *err)
 static int check_paths(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
-    snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", o->model);
+    char resolved[4096]; /* MODEL.lock beside the file itself: runs through a link or another spelling meet */
+    path_resolve(o->model, resolved, sizeof resolved);
+    snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", resolved);
     path_role in[TRAIN_PATHS_IN], out[TRAIN_PATHS_OUT];
     train_paths(t, in, out);
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
@@ -187,6 +189,7 @@ static int check_paths(trainer *t, nmt_err *err)
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
     if (!rc) rc = path_check_outputs(resume, 1, out + 2, 5, err);      /* the logs, the lock, the translations */
     if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
+    if (!rc && t->comm->rank == 0) rc = path_lock_inode(o->model, &t->model_fd, err);
     if (!rc && t->comm->rank == 0) rc = check_earlier_run(t, err);
     return rc;
 }
@@ -468,6 +471,7 @@ void train_summary(trainer *t, char *buf, size_t n)
 void train_cleanup(trainer *t)
 {
     path_unlock(t->lock_path, t->lock_fd);
+    if (t->model_fd >= 0) close(t->model_fd);
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     if (t->cost_log) fclose(t->cost_log);
     dist_free(t);

@@ -258,7 +258,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->cb = cb;
     t->user = user;
     t->t0 = train_now();
-    t->lock_fd = -1;
+    t->lock_fd = t->model_fd = -1;
     t->comm = o->comm ? o->comm : comm_local();
     const nmt_comm *cm = t->comm;
     if (cm->size < 1 || cm->rank < 0 || cm->rank >= cm->size || !cm->allreduce || !cm->bcast || !cm->allgather) {
