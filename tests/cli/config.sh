@@ -61,6 +61,12 @@ printf 'emb: 8\nhid: 0\n' > "$T/b2"
 expect_fail "bad value" 1 "the value is from .*b2:2" "$NMT_BIN" train -c "$T/b2"
 printf 'hid: [8\n' > "$T/b3"
 expect_fail "not YAML" 1 "b3:2: not YAML" "$NMT_BIN" train -c "$T/b3"
+# bytes that are not UTF-8 are reported at their line, not the file's first (libyaml's reader
+# gives their offset alone)
+printf 'hid: 8\nemb: 8\nsrc: a\377b\n' > "$T/b8"
+expect_fail "not UTF-8 on line 3" 1 "b8:3: not YAML: invalid leading UTF-8 octet" "$NMT_BIN" train -c "$T/b8"
+printf 'hid: 8\n\n# note\n"lat\351": 1\n' > "$T/b9"
+expect_fail "not UTF-8 on line 4, quoted" 1 "b9:4: not YAML" "$NMT_BIN" train -c "$T/b9"
 printf 'reshuffle: maybe\n' > "$T/b4"
 expect_fail "a switch" 1 "b4:1: a switch takes true or false" "$NMT_BIN" train -c "$T/b4"
 printf 'hid:\n  a: 1\n' > "$T/b5"
