@@ -99,7 +99,8 @@ int nmt_arch_parse(const char *name); /* -1 when unknown */
 typedef struct nmt_model nmt_model;
 
 /* A new model with Appendix-B initialisation from seed. src_words / tgt_words hold
- * c->src_vocab / c->tgt_vocab entries, the first two "</s>" and "<unk>". */
+ * c->src_vocab / c->tgt_vocab entries, the first two "</s>" and "<unk>", each non-empty UTF-8
+ * without blanks (NMT_ERR_FORMAT naming the entry otherwise). */
 int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
                      const char *const *tgt_words, uint64_t seed, nmt_err *err);
 /* Reads and validates a model (or a training checkpoint, whose optimizer state is ignored). */

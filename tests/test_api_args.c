@@ -75,6 +75,24 @@ static void test_train_opts(void)
     unlink(src); unlink(tgt);
 }
 
+/* A vocabulary word that is not UTF-8 is refused when the model is made, naming it (it used to
+ * be taken, and its save to fail as "out of memory"). */
+static void test_vocab_utf8(void)
+{
+    static const char *sw[] = {"</s>", "<unk>", "a", "caf\xE9"}, *tw[] = {"</s>", "<unk>", "x", "y"};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0};
+    nmt_model *m = NULL;
+    nmt_err err = {0, ""};
+    int rc = nmt_model_create(&m, &c, sw, tw, 1, &err);
+    CHECKF(rc != 0 && !m && strstr(err.msg, "entry 3 is not UTF-8 (byte 4"), "rc %d '%s'", rc, err.msg);
+    nmt_model_free(m);
+    nmt_text *t = NULL;
+    nmt_text_opts o = nmt_text_default_opts();
+    rc = nmt_text_init(&t, &o, sw, 4, &err);
+    CHECKF(rc != 0 && strstr(err.msg, "not UTF-8"), "text pipeline: rc %d '%s'", rc, err.msg);
+    nmt_text_free(t);
+}
+
 static void test_decode_args(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "b"}, *tw[] = {"</s>", "<unk>", "x", "y"};
@@ -384,6 +402,7 @@ int main(void)
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_train_opts();
     test_decode_args();
+    test_vocab_utf8();
     test_blas_speed();
     test_table_complete();
     test_every_function();
