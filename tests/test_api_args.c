@@ -6,6 +6,7 @@
  * nmt_blas_speed refuses a NaN or negative budget, and leaves the thread count as it found it
  * (it times on one thread). And every public function, each pointer argument NULL in turn: the
  * documented refusal, never a crash (a table the header's declarations are checked against). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,13 @@ static void test_decode_args(void)
     CHECK(nmt_score(d, src, tgt, -3, lp, nt, &err) == NMT_ERR_ARG && strstr(err.msg, "negative"));
     CHECK(nmt_force_align(d, src, tgt, -2, al, &err) == NMT_ERR_ARG && strstr(err.msg, "negative"));
     CHECK(nmt_translate(d, src, 0, tr, &err) == 0);
+    /* weights each finite whose sum is not: refused (each weight / sum was 0: empty translations) */
+    const nmt_model *two[2] = {m, m};
+    double big[2] = {DBL_MAX, DBL_MAX / 2};
+    nmt_decoder *de = NULL;
+    CHECKF(nmt_decoder_init_ensemble(&de, two, big, 2, &o, &err) == NMT_ERR_ARG && !de && strstr(err.msg, "not a finite number"),
+           "weights summing past DBL_MAX: '%s'", err.msg);
+    nmt_decoder_free(de);
     /* the longest target scored as it is, one word more refused */
     char *lng = malloc(2 * (NMT_MAX_TGT_WORDS + 1) + 1);
     for (int i = 0; i <= NMT_MAX_TGT_WORDS; i++) memcpy(lng + 2 * i, "x ", 2);

@@ -27,6 +27,8 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
             return nmt_fail(err, NMT_ERR_ARG, "weight %d (%g) of the ensemble is not a positive number", k + 1, weights[k]);
         sum += weights[k];
     }
+    if (!isfinite(sum)) /* each weight would become 0 */
+        return nmt_fail(err, NMT_ERR_ARG, "the ensemble's weights sum to %g, not a finite number: scale them down", sum);
     e->m = calloc(n, sizeof *e->m); /* zeroed: ens_free on the failure below reads e->m[0] */
     e->wt = malloc(sizeof *e->wt * n);
     e->w = calloc(n, sizeof *e->w);
