@@ -319,8 +319,8 @@ typedef struct nmt_decoder nmt_decoder;
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err);
 /* An ensemble of models[0..n) (each must outlive the decoder), as Marian's, OpenNMT-py's and
  * Nematus's: at every step the score of a next word is Σ_k w_k log p_k(word), with w_k =
- * weights[k] / Σ weights (weights NULL: 1/n each; else n positive numbers with a finite sum), not renormalised;
- * beam search runs on it and each model keeps its own recurrent state, so architectures may
+ * weights[k] / Σ weights (weights NULL: 1/n each; else n positive numbers with a finite sum),
+ * not renormalised; beam search runs on it and each model keeps its own recurrent state, so architectures may
  * differ. Hypotheses' logprob is that score summed over the output; their attention is the mean
  * of the attention of the models that have attention (NULL when none has). nmt_score and
  * nmt_force_align on such a decoder give Σ_k w_k log p_k(tgt | src) and that mean attention.
