@@ -159,13 +159,14 @@ static int check_earlier_run(trainer *t, nmt_err *err)
     char found[2 * sizeof t->ckpt_path + 8] = "";
     const char *paths[2] = {o->model, t->ckpt_path};
     struct stat st;
+    int n = 0;
     for (int i = 0; i < 2; i++)
         if (!lstat(paths[i], &st))
-            snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", *found ? " and " : "", paths[i]);
-    if (!*found || o->resume) return NMT_OK;
+            snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", n++ ? " and " : "", paths[i]);
+    if (!n || o->resume) return NMT_OK;
     if (!o->overwrite)
-        return nmt_fail(err, NMT_ERR_ARG, "%s exist from an earlier run, which this one would replace: --resume %s goes on "
-                        "from it, --overwrite starts over", found, t->ckpt_path);
+        return nmt_fail(err, NMT_ERR_ARG, "%s %s from an earlier run, which this one would replace: --resume %s goes on "
+                        "from it, --overwrite starts over", found, n > 1 ? "exist" : "exists", t->ckpt_path);
     char msg[sizeof found + 100];
     snprintf(msg, sizeof msg, "--overwrite: starting over; %s (an earlier run's) will be replaced at the first save", found);
     train_warn(t, msg);

@@ -13,9 +13,9 @@ expect_fail "again without --resume" 1 "m\.nmt and .*m\.nmt\.ckpt exist from an 
 cmp -s "$T/m.nmt" "$T/m0" && cmp -s "$T/m.nmt.ckpt" "$T/c0" && ok || bad "the refused run changed the files"
 # the checkpoint alone (a run killed before its first model) is an earlier run too
 mv "$T/m.nmt" "$T/keep"
-expect_fail "checkpoint alone" 1 "m\.nmt\.ckpt exist from an earlier run" tr --model "$T/m.nmt"
+expect_fail "checkpoint alone" 1 "m\.nmt\.ckpt exists from an earlier run" tr --model "$T/m.nmt"
 mv "$T/keep" "$T/m.nmt"
-expect_fail "--checkpoint elsewhere" 1 "m\.nmt exist from an earlier run.*--resume .*/c\.ckpt" \
+expect_fail "--checkpoint elsewhere" 1 "m\.nmt exists from an earlier run.*--resume .*/c\.ckpt" \
     tr --model "$T/m.nmt" --checkpoint "$T/c.ckpt"
 expect_fail "--resume with --overwrite" 1 "give one of them" tr --model "$T/m.nmt" --resume "$T/m.nmt.ckpt" --overwrite
 tr --model "$T/m.nmt" --seed 7 --overwrite 2> "$T/err" && ok || bad "--overwrite: $(cat "$T/err")"
