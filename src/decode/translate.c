@@ -67,7 +67,9 @@ int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models,
                               const nmt_translate_opts *o, nmt_err *err)
 {
     int bad = NMT_ARGS(err, "nmt_decoder_init_ensemble", out, models, o);
-    if (bad || (n > 0 && (bad = nmt_strs_null(err, "nmt_decoder_init_ensemble", "models", (const char *const *)models, n)))) return bad;
+    for (int k = 0; !bad && k < n; k++)
+        if (!models[k]) bad = nmt_fail(err, NMT_ERR_ARG, "nmt_decoder_init_ensemble: models[%d] is NULL", k);
+    if (bad) return bad;
     *out = NULL;
     int rc = n < 1 || !models ? nmt_fail(err, NMT_ERR_ARG, "an ensemble needs at least one model") : NMT_OK;
     for (int k = 1; k < n && !rc; k++) {
