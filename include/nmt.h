@@ -429,7 +429,7 @@ typedef struct nmt_train_opts {
     double lr_decay;                    /* multiply the learning rate by this after each validation
                                            that does not improve the dev NLL; 0 = never */
     uint64_t seed;
-    int threads;                        /* 0: leave as is */
+    int threads;                        /* 0: leave as is; at most NMT_MAX_THREADS are used */
     long max_updates;                   /* 0 = no limit */
     int max_epochs;                     /* 0 = no limit */
     double max_time;                    /* seconds, 0 = no limit */

@@ -266,7 +266,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
         return nmt_fail(err, NMT_ERR_ARG, "a communication table needs rank in [0, size) and all of its functions");
     }
     if (cm->rank) t->cb = NULL; /* rank 0 reports for the job */
-    if (o->threads > 0) backend()->set_threads(o->threads);
+    if (o->threads > 0) nmt_set_threads(o->threads); /* clamped to NMT_MAX_THREADS */
     st_file *ck = NULL;
     int rc = train_setup(t, &ck, err);
     st_free(ck);
