@@ -16,17 +16,18 @@ sets=""
 has avx2 fma && sets="Haswell Zen"
 has avx512f avx512vl avx512bw avx512dq avx512cd && sets="$sets SkylakeX"
 has avx512f avx512vl avx512bw avx512dq avx512_bf16 && sets="$sets Cooperlake"
-[ $quick = 1 ] && sets=$(echo $sets | cut -d' ' -f1) && tests="test_beam test_sample"
+[ $quick = 1 ] && sets=$(echo "$sets" | cut -d' ' -f1) && tests="test_beam test_sample"
 ran=0
 for s in $sets; do
     [ "$s" = "$own" ] && continue
-    c=$(core OPENBLAS_CORETYPE=$s)
+    c=$(core OPENBLAS_CORETYPE="$s")
     [ "$c" = "$s" ] && ok || { bad "OPENBLAS_CORETYPE=$s ran '$c'"; continue; }
-    # the slowest model test once, under the first set (AVX2 kernels on an AVX-512 CPU)
-    more=""; [ $ran = 0 ] && [ $quick = 0 ] && more="test_model --quick"
-    for t in $tests $more; do
-        case $t in --quick) continue ;; esac
-        arg=""; [ $t = test_model ] && arg=--quick
+    # the slowest model test (its quick form) once, under the first set (AVX2 kernels on an
+    # AVX-512 CPU)
+    these=$tests
+    [ $ran = 0 ] && [ $quick = 0 ] && these="$tests test_model"
+    for t in $these; do
+        arg=""; [ "$t" = test_model ] && arg=--quick
         out=$(OPENBLAS_CORETYPE=$s "$dir/$t" $arg 2>&1); rc=$?
         if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q ' 0 failed$'; then ok; else
             bad "$t under OPENBLAS_CORETYPE=$s (exit $rc): $(printf '%s\n' "$out" | grep FAIL | head -n 3)"
