@@ -15,7 +15,10 @@
  * Thread safety: a model is read-only once loaded and may be shared by many threads; each thread
  * translates with its own nmt_decoder. Every function that can fail returns an int status
  * (0 = NMT_OK, negative = enum nmt_status) and, given a non-NULL struct nmt_err, a message that
- * names the problem. The library never exits and never prints; logs go to nmt_set_log's callback.
+ * names the problem. A NULL where a pointer is required (an array's entry included) is
+ * NMT_ERR_ARG naming the argument; functions without a status return their refusal (NULL, 0, -1,
+ * "unknown"), and the _free functions accept NULL (tests/test_api_args.c holds every function
+ * to this). The library never exits and never prints; logs go to nmt_set_log's callback.
  *
  * Speed: OpenBLAS chooses its kernels when it loads, and an OpenBLAS older than the CPU (Debian
  * 12's 0.3.21 on Emerald Rapids, say) falls back to SSE3 ones, several times slower; on other
@@ -96,7 +99,8 @@ int nmt_arch_parse(const char *name); /* -1 when unknown */
 typedef struct nmt_model nmt_model;
 
 /* A new model with Appendix-B initialisation from seed. src_words / tgt_words hold
- * c->src_vocab / c->tgt_vocab entries, the first two "</s>" and "<unk>". */
+ * c->src_vocab / c->tgt_vocab entries, the first two "</s>" and "<unk>", each non-empty UTF-8
+ * without blanks (NMT_ERR_FORMAT naming the entry otherwise). */
 int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
                      const char *const *tgt_words, uint64_t seed, nmt_err *err);
 /* Reads and validates a model (or a training checkpoint, whose optimizer state is ignored). */
@@ -268,8 +272,13 @@ typedef struct nmt_translate_opts {
     /* Sampling instead of search (the back-translation of Edunov et al. 2018; Marian's
      * --output-sampling, fairseq's --sampling): each sentence draws n_best translations word by
      * word from the model's distribution, independently (they may repeat), returned best score
-     * first; beam is not used. A sentence's draws depend only on seed and its source words (not
-     * on batching, threads or the other lines), so identical lines draw identical samples. */
+     * first; beam is not used. A draw's random numbers are keyed by seed and the sentence's
+     * source words only (not its place in the input), so the same lines in the same batches draw
+     * the same, and identical lines each decoded alone (batch 1) draw identically. Within a batch
+     * the model's probabilities for a row may differ in their last bits by the row's place
+     * (OpenBLAS's AVX2 kernels round a product's rows apart), and a draw that this moves goes
+     * otherwise: identical lines in one batch, or a line in another batch, draw from the same
+     * distribution but not always the same words. */
     int sample;          /* 1: sample; 0 (default): beam search */
     int sample_topk;     /* with sample: draw among the k most probable words only (0, default: all) */
     double temperature;  /* with sample: draw from p^(1/temperature), in [0.001, 100] (default 1) */
@@ -310,8 +319,8 @@ typedef struct nmt_decoder nmt_decoder;
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err);
 /* An ensemble of models[0..n) (each must outlive the decoder), as Marian's, OpenNMT-py's and
  * Nematus's: at every step the score of a next word is Σ_k w_k log p_k(word), with w_k =
- * weights[k] / Σ weights (weights NULL: 1/n each; else n positive numbers), not renormalised;
- * beam search runs on it and each model keeps its own recurrent state, so architectures may
+ * weights[k] / Σ weights (weights NULL: 1/n each; else n positive numbers with a finite sum),
+ * not renormalised; beam search runs on it and each model keeps its own recurrent state, so architectures may
  * differ. Hypotheses' logprob is that score summed over the output; their attention is the mean
  * of the attention of the models that have attention (NULL when none has). nmt_score and
  * nmt_force_align on such a decoder give Σ_k w_k log p_k(tgt | src) and that mean attention.
@@ -330,14 +339,17 @@ void nmt_decoder_free(nmt_decoder *d);
  * workspace is kept, so a server can decode each batch with its own beam without a new decoder. */
 int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err);
 /* Translates sentences[0..n) into out[0..n) (free with nmt_translation_free); n < 0 is
- * NMT_ERR_ARG (n == 0 does nothing). */
+ * NMT_ERR_ARG (n == 0 does nothing). A sentence whose scores are not finite (a model whose
+ * weights overflow its products) is NMT_ERR_NUMERIC naming it, never a hypothesis; nmt_score
+ * and nmt_force_align say so of a pair likewise. */
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err);
 void nmt_translation_free(nmt_translation *t, int n);
 /* Hard alignment from a hypothesis's attention: the source word (0-based) that output word i
  * attends to most, the source EOS never chosen, ties to the lower index; -1 when h has no
  * attention or the source no word. Pharaoh "j-i" pairs are (nmt_hard_link(h, i), i). */
 int nmt_hard_link(const nmt_hypothesis *h, int i);
-/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS.
+/* Forced decoding: logprob[i] = log p(tgt_i + EOS | src_i), n_tokens[i] = its length with EOS
+ * (n_tokens may be NULL).
  * A target of more than NMT_MAX_TGT_WORDS words, or n < 0, is NMT_ERR_ARG (never cut quietly). */
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
               int *n_tokens, nmt_err *err);
@@ -354,7 +366,9 @@ int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *t
                     nmt_err *err);
 void nmt_alignment_free(nmt_alignment *a, int n);
 
-/* Threads for matrix products and batch loops (0 = all cores). */
+/* Threads for matrix products and batch loops (0 or less = all cores; more than NMT_MAX_THREADS
+ * = NMT_MAX_THREADS: OpenMP fails on counts far past it, and the library never exits). */
+#define NMT_MAX_THREADS 1024
 void nmt_set_threads(int n);
 
 /* The device every model, workspace and kernel of this process uses: "cpu" (the default),
@@ -425,7 +439,7 @@ typedef struct nmt_train_opts {
     double lr_decay;                    /* multiply the learning rate by this after each validation
                                            that does not improve the dev NLL; 0 = never */
     uint64_t seed;
-    int threads;                        /* 0: leave as is */
+    int threads;                        /* 0: leave as is; at most NMT_MAX_THREADS are used */
     long max_updates;                   /* 0 = no limit */
     int max_epochs;                     /* 0 = no limit */
     double max_time;                    /* seconds, 0 = no limit */
@@ -486,6 +500,10 @@ typedef struct nmt_train_opts {
     const char *cost_log;               /* if set, each update's cost (summed NLL / sentences, all 17 digits)
                                            and gradient norm, one line per update; cut back on resume */
     const struct nmt_comm *comm;        /* NULL: one process; else this rank of a data-parallel job (below) */
+    int overwrite;                      /* 1: start over where the model or its checkpoint exist (an earlier
+                                           run's), replacing them at the first save (said as a WARN); 0
+                                           (default): such a run is refused with NMT_ERR_ARG naming them,
+                                           unless it resumes (resume, which excludes overwrite) */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);

@@ -15,6 +15,8 @@ export OMP_WAIT_POLICY=PASSIVE
 # nmt's choice of OpenBLAS's kernels by timing stays off (no test may depend on a timing, nor
 # write into the user's cache); tests/cli/blas_tune.sh turns it on in a cache of its own
 export NMT_BLAS_AUTOTUNE=0
+# the test programs, for the CLI case that reruns them under other kernel sets (kernels.sh)
+export NMT_TEST_DIR="$build/tests"
 tally="$build/.tally"
 : > "$tally"
 log="$build/test.log"

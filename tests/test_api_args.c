@@ -4,12 +4,16 @@
  * a batch size times sort blocks past an int, negative sentence counts for nmt_translate,
  * nmt_score and nmt_force_align, and a target over NMT_MAX_TGT_WORDS (it used to be cut); and
  * nmt_blas_speed refuses a NaN or negative budget, and leaves the thread count as it found it
- * (it times on one thread). */
+ * (it times on one thread). And every public function, each pointer argument NULL in turn: the
+ * documented refusal, never a crash (a table the header's declarations are checked against). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nmt.h"
@@ -72,6 +76,24 @@ static void test_train_opts(void)
     unlink(src); unlink(tgt);
 }
 
+/* A vocabulary word that is not UTF-8 is refused when the model is made, naming it (it used to
+ * be taken, and its save to fail as "out of memory"). */
+static void test_vocab_utf8(void)
+{
+    static const char *sw[] = {"</s>", "<unk>", "a", "caf\xE9"}, *tw[] = {"</s>", "<unk>", "x", "y"};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0};
+    nmt_model *m = NULL;
+    nmt_err err = {0, ""};
+    int rc = nmt_model_create(&m, &c, sw, tw, 1, &err);
+    CHECKF(rc != 0 && !m && strstr(err.msg, "entry 3 is not UTF-8 (byte 4"), "rc %d '%s'", rc, err.msg);
+    nmt_model_free(m);
+    nmt_text *t = NULL;
+    nmt_text_opts o = nmt_text_default_opts();
+    rc = nmt_text_init(&t, &o, sw, 4, &err);
+    CHECKF(rc != 0 && strstr(err.msg, "not UTF-8"), "text pipeline: rc %d '%s'", rc, err.msg);
+    nmt_text_free(t);
+}
+
 static void test_decode_args(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "b"}, *tw[] = {"</s>", "<unk>", "x", "y"};
@@ -92,6 +114,13 @@ static void test_decode_args(void)
     CHECK(nmt_score(d, src, tgt, -3, lp, nt, &err) == NMT_ERR_ARG && strstr(err.msg, "negative"));
     CHECK(nmt_force_align(d, src, tgt, -2, al, &err) == NMT_ERR_ARG && strstr(err.msg, "negative"));
     CHECK(nmt_translate(d, src, 0, tr, &err) == 0);
+    /* weights each finite whose sum is not: refused (each weight / sum was 0: empty translations) */
+    const nmt_model *two[2] = {m, m};
+    double big[2] = {DBL_MAX, DBL_MAX / 2};
+    nmt_decoder *de = NULL;
+    CHECKF(nmt_decoder_init_ensemble(&de, two, big, 2, &o, &err) == NMT_ERR_ARG && !de && strstr(err.msg, "not a finite number"),
+           "weights summing past DBL_MAX: '%s'", err.msg);
+    nmt_decoder_free(de);
     /* the longest target scored as it is, one word more refused */
     char *lng = malloc(2 * (NMT_MAX_TGT_WORDS + 1) + 1);
     for (int i = 0; i <= NMT_MAX_TGT_WORDS; i++) memcpy(lng + 2 * i, "x ", 2);
@@ -120,13 +149,271 @@ static void test_blas_speed(void)
     CHECKF(omp_get_max_threads() == 3, "%d threads after the timing, 3 before", omp_get_max_threads());
 }
 
+/* ------------------------------------------------------------------ every public function
+ * Each public function of nmt.h, called with each pointer argument NULL in turn (and, for arrays
+ * of strings, with a NULL entry), in a child process: it must return its documented refusal
+ * (NMT_ERR_ARG, NULL, -1, 0) or, for the free functions, nothing, and never crash or hang. A
+ * function nmt.h declares that this table does not list fails the test: one added later gets its
+ * argument cases here. */
+static nmt_model *M;
+static nmt_decoder *D;
+static nmt_text *TX;
+static char model_path[128], lex_path[128];
+static const char *SW[] = {"</s>", "<unk>", "a", "b"}, *TW[] = {"</s>", "<unk>", "x", "y"};
+static const char *SW_HOLE[] = {"</s>", "<unk>", NULL, "b"};
+static nmt_err E;
+
+#define NUL(i, p) (k == (i) ? NULL : (p))
+#define ARG(call) ((call) == NMT_ERR_ARG)
+
+static int c_config_check(int k) { (void)k; return ARG(nmt_config_check(NULL, &E)); }
+static int c_arch_name(int k) { (void)k; return nmt_arch_name(-1) != NULL && nmt_arch_name(1000) != NULL; }
+static int c_arch_parse(int k) { (void)k; return nmt_arch_parse(NULL) == -1; }
+static int c_model_create(int k)
+{
+    nmt_model *out = NULL;
+    nmt_config c = *nmt_model_config(M);
+    int rc = nmt_model_create(NUL(0, &out), NUL(1, &c), k == 4 ? SW_HOLE : NUL(2, SW), k == 5 ? SW_HOLE : NUL(3, TW), 1, &E);
+    return ARG(rc) && !out;
+}
+static int c_model_load(int k) { nmt_model *o = NULL; return ARG(nmt_model_load(NUL(0, &o), NUL(1, model_path), &E)); }
+static int c_model_save(int k) { return ARG(nmt_model_save(NUL(0, M), NUL(1, model_path), &E)); }
+static int c_model_free(int k) { (void)k; nmt_model_free(NULL); return 1; }
+static int c_model_average(int k)
+{
+    nmt_model *o = NULL;
+    const char *paths[2] = {model_path, k == 2 ? NULL : model_path};
+    return ARG(nmt_model_average(NUL(0, &o), NUL(1, paths), 2, &E));
+}
+static int c_model_config(int k) { (void)k; return nmt_model_config(NULL) == NULL; }
+static int c_model_num_params(int k) { (void)k; return nmt_model_num_params(NULL) == 0; }
+static int c_text_init(int k)
+{
+    nmt_text *t = NULL;
+    nmt_text_opts o = nmt_text_default_opts();
+    return ARG(nmt_text_init(NUL(0, &t), NUL(1, &o), k == 2 ? SW_HOLE : SW, 4, &E));
+}
+static int c_text_init_model(int k)
+{
+    nmt_text *t = NULL;
+    nmt_text_opts o = nmt_text_default_opts();
+    return ARG(nmt_text_init_model(NUL(0, &t), NUL(1, &o), NUL(2, M), NMT_SOURCE, &E));
+}
+static int c_text_free(int k) { (void)k; nmt_text_free(NULL); return 1; }
+static int c_text_encode(int k)
+{
+    nmt_text_line l;
+    return ARG(nmt_text_encode(NUL(0, TX), NUL(1, "a b"), 3, NUL(2, &l), &E));
+}
+static int c_text_decode(int k)
+{
+    int ids[2] = {2, 3};
+    const char *text;
+    size_t len;
+    return ARG(nmt_text_decode(NUL(0, TX), NUL(1, ids), 2, NUL(2, &text), NUL(3, &len), &E));
+}
+static int c_text_decode_words(int k)
+{
+    const char *w[2] = {"a", k == 4 ? NULL : "b"}, *text;
+    size_t len;
+    return ARG(nmt_text_decode_words(NUL(0, TX), NUL(1, w), 2, NUL(2, &text), NUL(3, &len), &E));
+}
+static int c_text_decode_line(int k)
+{
+    const char *w[2] = {"a", k == 3 ? NULL : "b"};
+    nmt_text_line l;
+    return ARG(nmt_text_decode_line(NUL(0, TX), NUL(1, w), 2, NUL(2, &l), &E));
+}
+static int c_attention_to_words(int k)
+{
+    int of[1] = {0};
+    nmt_word_map map = {1, k == 4 ? NULL : of, 1};
+    float att[4] = {0.5f, 0.5f, 0.5f, 0.5f}, out[4];
+    return ARG(nmt_attention_to_words(NUL(0, out), NUL(1, att), 0, NUL(2, &map), NUL(3, &map), &E));
+}
+static int c_lexicon_load(int k) { nmt_lexicon *o = NULL; return ARG(nmt_lexicon_load(NUL(0, &o), NUL(1, lex_path), &E)); }
+static int c_lexicon_free(int k) { (void)k; nmt_lexicon_free(NULL); return 1; }
+static int c_shortlist_load(int k)
+{
+    nmt_shortlist *o = NULL;
+    return ARG(nmt_shortlist_load(NUL(0, &o), NUL(1, lex_path), NUL(2, M), 2, 2, &E));
+}
+static int c_shortlist_free(int k) { (void)k; nmt_shortlist_free(NULL); return 1; }
+static int c_precision_supported(int k) { (void)k; return nmt_precision_supported(-1) == 0 && nmt_precision_supported(99) == 0; }
+static int c_decoder_init(int k)
+{
+    nmt_decoder *o = NULL;
+    nmt_translate_opts t = nmt_translate_default_opts();
+    return ARG(nmt_decoder_init(NUL(0, &o), NUL(1, M), NUL(2, &t), &E));
+}
+static int c_decoder_init_ensemble(int k)
+{
+    nmt_decoder *o = NULL;
+    nmt_translate_opts t = nmt_translate_default_opts();
+    const nmt_model *ms[2] = {M, k == 3 ? NULL : M};
+    double w[2] = {1, 1};
+    return ARG(nmt_decoder_init_ensemble(NUL(0, &o), NUL(1, ms), w, 2, NUL(2, &t), &E));
+}
+static int c_model_check_vocab(int k) { return ARG(nmt_model_check_vocab(NUL(0, M), "a", NUL(1, M), "b", &E)); }
+static int c_decoder_free(int k) { (void)k; nmt_decoder_free(NULL); return 1; }
+static int c_decoder_set_opts(int k)
+{
+    nmt_translate_opts t = nmt_translate_default_opts();
+    return ARG(nmt_decoder_set_opts(NUL(0, D), NUL(1, &t), &E));
+}
+static int c_translate(int k)
+{
+    const char *src[2] = {"a b", k == 3 ? NULL : "b"};
+    nmt_translation tr[2];
+    return ARG(nmt_translate(NUL(0, D), NUL(1, src), 2, NUL(2, tr), &E));
+}
+static int c_translation_free(int k) { (void)k; nmt_translation_free(NULL, 3); return 1; }
+static int c_hard_link(int k) { (void)k; return nmt_hard_link(NULL, 0) == -1; }
+static int c_score(int k)
+{
+    const char *src[1] = {k == 4 ? NULL : "a b"}, *tgt[1] = {k == 5 ? NULL : "x"};
+    double lp[1];
+    int nt[1]; /* may be NULL */
+    return ARG(nmt_score(NUL(0, D), NUL(1, src), NUL(2, tgt), 1, NUL(3, lp), nt, &E));
+}
+static int c_force_align(int k)
+{
+    const char *src[1] = {k == 4 ? NULL : "a b"}, *tgt[1] = {k == 5 ? NULL : "x"};
+    nmt_alignment al[1];
+    return ARG(nmt_force_align(NUL(0, D), NUL(1, src), NUL(2, tgt), 1, NUL(3, al), &E));
+}
+static int c_alignment_free(int k) { (void)k; nmt_alignment_free(NULL, 2); return 1; }
+static int c_set_threads(int k)
+{
+    static const int n[] = {100000, 1 << 30, -5};
+    nmt_set_threads(n[k]);
+    return omp_get_max_threads() >= 1 && omp_get_max_threads() <= NMT_MAX_THREADS;
+}
+static int c_blas_speed(int k) { (void)k; return ARG(nmt_blas_speed(0, NULL, &E)); }
+static int c_metric_score(int k)
+{
+    const char *h[1] = {k == 3 ? NULL : "a"}, *r[1] = {k == 4 ? NULL : "a"};
+    double sc;
+    return ARG(nmt_metric_score(NMT_METRIC_BLEU, NUL(0, h), NUL(1, r), 1, NUL(2, &sc), &E));
+}
+static int c_metric_parse(int k) { (void)k; return nmt_metric_parse(NULL) == -1; }
+static int c_metric_name(int k) { (void)k; return nmt_metric_name(-1) != NULL && nmt_metric_name(99) != NULL; }
+static int c_train_preset(int k)
+{
+    nmt_train_opts o = nmt_train_default_opts();
+    return ARG(nmt_train_preset(NUL(0, &o), NUL(1, "hour"), &E));
+}
+static int c_train(int k) { (void)k; return ARG(nmt_train(NULL, NULL, NULL, &E)); }
+static int c_status_str(int k) { (void)k; return nmt_status_str(12345) != NULL && nmt_status_str(-12345) != NULL; }
+static int c_set_log(int k) { (void)k; nmt_set_log(NULL, NULL); return 1; }
+static int c_none(int k) { (void)k; return 1; } /* no argument to get wrong */
+
+static const struct api_case {
+    const char *name;
+    int n; /* cases: c(0) .. c(n - 1) */
+    int (*c)(int k);
+} cases[] = {
+    {"nmt_config_default", 1, c_none}, {"nmt_config_check", 1, c_config_check}, {"nmt_arch_name", 1, c_arch_name},
+    {"nmt_arch_parse", 1, c_arch_parse}, {"nmt_model_create", 6, c_model_create}, {"nmt_model_load", 2, c_model_load},
+    {"nmt_model_save", 2, c_model_save}, {"nmt_model_free", 1, c_model_free}, {"nmt_model_average", 3, c_model_average},
+    {"nmt_model_config", 1, c_model_config}, {"nmt_model_num_params", 1, c_model_num_params},
+    {"nmt_text_default_opts", 1, c_none}, {"nmt_text_init", 3, c_text_init}, {"nmt_text_init_model", 3, c_text_init_model},
+    {"nmt_text_free", 1, c_text_free}, {"nmt_text_encode", 3, c_text_encode}, {"nmt_text_decode", 4, c_text_decode},
+    {"nmt_text_decode_words", 5, c_text_decode_words}, {"nmt_text_decode_line", 4, c_text_decode_line},
+    {"nmt_attention_to_words", 5, c_attention_to_words}, {"nmt_lexicon_load", 2, c_lexicon_load},
+    {"nmt_lexicon_free", 1, c_lexicon_free}, {"nmt_shortlist_load", 3, c_shortlist_load},
+    {"nmt_shortlist_free", 1, c_shortlist_free}, {"nmt_precision_supported", 1, c_precision_supported},
+    {"nmt_translate_default_opts", 1, c_none}, {"nmt_decoder_init", 3, c_decoder_init},
+    {"nmt_decoder_init_ensemble", 4, c_decoder_init_ensemble}, {"nmt_model_check_vocab", 2, c_model_check_vocab},
+    {"nmt_decoder_free", 1, c_decoder_free}, {"nmt_decoder_set_opts", 2, c_decoder_set_opts}, {"nmt_translate", 4, c_translate},
+    {"nmt_translation_free", 1, c_translation_free}, {"nmt_hard_link", 1, c_hard_link}, {"nmt_score", 6, c_score},
+    {"nmt_force_align", 6, c_force_align}, {"nmt_alignment_free", 1, c_alignment_free}, {"nmt_set_threads", 3, c_set_threads},
+    {"nmt_blas_speed", 1, c_blas_speed}, {"nmt_metric_score", 5, c_metric_score}, {"nmt_metric_parse", 1, c_metric_parse},
+    {"nmt_metric_name", 1, c_metric_name}, {"nmt_train_default_opts", 1, c_none}, {"nmt_train_preset", 2, c_train_preset},
+    {"nmt_train", 1, c_train}, {"nmt_status_str", 1, c_status_str}, {"nmt_set_log", 1, c_set_log},
+};
+enum { NCASES = sizeof cases / sizeof cases[0] };
+
+/* case k of c in a child: 0 when it gave the refusal, else what went wrong */
+static const char *run_case(const struct api_case *c, int k)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(30);
+        _exit(c->c(k) ? 0 : 1);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) return "fork failed";
+    if (WIFEXITED(st)) return WEXITSTATUS(st) ? "accepted (or a wrong status)" : NULL;
+    return WTERMSIG(st) == SIGALRM ? "hung" : "crashed";
+}
+
+/* the functions nmt.h declares ("type nmt_name(" at the start of a line), each listed once above */
+static void test_table_complete(void)
+{
+    FILE *f = fopen("include/nmt.h", "r");
+    CHECKF(f != NULL, "include/nmt.h: cannot read it (the tests run from the repository's root)");
+    if (!f) return;
+    char line[512];
+    int declared = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] < 'a' || line[0] > 'z' || strncmp(line, "typedef", 7) == 0) continue;
+        char *q = strchr(line, '('), *p = q, *semi = strchr(line, ';');
+        if (!q || (semi && semi < q) || strchr(line, '=')) continue;
+        while (p > line && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= '0' && p[-1] <= '9'))) p--;
+        *q = 0;
+        if (strncmp(p, "nmt_", 4)) continue;
+        int found = 0;
+        for (int i = 0; i < NCASES; i++) found += !strcmp(cases[i].name, p);
+        CHECKF(found == 1, "%s: declared in nmt.h, %d argument cases in tests/test_api_args.c", p, found);
+        declared++;
+    }
+    fclose(f);
+    CHECKF(declared == NCASES, "%d functions in nmt.h, %d in the table", declared, NCASES);
+}
+
+static void test_every_function(void)
+{
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0};
+    nmt_translate_opts o = nmt_translate_default_opts();
+    nmt_text_opts to = nmt_text_default_opts();
+    char text[64];
+    snprintf(model_path, sizeof model_path, "%s/every.nmt", dir);
+    if (nmt_model_create(&M, &c, SW, TW, 1, &E) || nmt_decoder_init(&D, M, &o, &E) || nmt_text_init(&TX, &to, SW, 4, &E) ||
+        nmt_model_save(M, model_path, &E)) {
+        CHECKF(0, "the fixtures: %s", E.msg);
+        return;
+    }
+    snprintf(text, sizeof text, "a\tx\t3\t3\n");
+    write_file("lex.tsv", text, lex_path, sizeof lex_path);
+    for (int i = 0; i < NCASES; i++)
+        for (int k = 0; k < cases[i].n; k++) {
+            const char *why = run_case(&cases[i], k);
+            CHECKF(!why, "%s, argument case %d: %s", cases[i].name, k, why);
+        }
+    /* in this process too: the thread count clamped, the caller's other counts kept */
+    nmt_set_threads(1 << 30);
+    CHECKF(omp_get_max_threads() == NMT_MAX_THREADS, "nmt_set_threads(2^30): %d threads", omp_get_max_threads());
+    nmt_set_threads(2);
+    CHECK(omp_get_max_threads() == 2);
+    unlink(model_path);
+    unlink(lex_path);
+    nmt_text_free(TX);
+    nmt_decoder_free(D);
+    nmt_model_free(M);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/nmt-api-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     test_train_opts();
     test_decode_args();
+    test_vocab_utf8();
     test_blas_speed();
+    test_table_complete();
+    test_every_function();
     rmdir(dir);
     return test_done("test_api_args");
 }

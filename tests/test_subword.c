@@ -11,6 +11,7 @@
 #include "nn/model.h"
 #include "test.h"
 #include "text/subword.h"
+#include "text/unicode.h"
 
 /* ------------------------------------------------------------------ the merge */
 
@@ -186,6 +187,17 @@ static void test_roundtrip(void)
     CHECKF(d.len == strlen(s) && !memcmp(d.text, s, d.len), "decoded '%.*s'", (int)d.len, d.text);
     CHECK(d.n_text_words == 4);
     for (int k = 0; k < l.n_words; k++) CHECK(d.word_of[k] == l.word_of[k]);
+    /* byte pieces of control characters (a model may emit them) decode to no byte the line readers
+     * refuse or split at (NUL, LF, CR) nor any other control character: one output line per input
+     * line; and bytes that are not UTF-8 to U+FFFD */
+    static const char *const bytes_in[] = {"<0x0A>", "<0x00>", "<0x0D>", "<0x09>", "<0x01>", "<0x1F>", "<0x7F>", "<0xFF>", "<0x0B>"};
+    for (int k = 0; k < 9; k++) {
+        const char *w[3] = {l.words[0], bytes_in[k], l.words[1]};
+        CHECK(nmt_text_decode_line(tt, w, 3, &d, &err) == NMT_OK);
+        int clean = strlen(d.text) == d.len && utf8_find_invalid(d.text, d.len) < 0;
+        for (size_t i = 0; i < d.len; i++) clean &= (unsigned char)d.text[i] >= 0x20 && d.text[i] != 0x7F;
+        CHECKF(clean, "%s decoded to %zu bytes with a control byte or invalid UTF-8: %s", bytes_in[k], d.len, d.text);
+    }
     nmt_text_free(ts);
     nmt_text_free(tt);
     /* metadata whose vocabulary disagrees with the embedded model (two pieces swapped, the file's

@@ -89,6 +89,12 @@ static void test_reader_files(void)
     HAS(e.msg, "No such file");
     p = write_tmp("empty.txt", "", 0);
     CHECK(read_all(p, 0, out, sizeof out, &e) == 0 && !out[0]);
+    /* a UTF-8 byte-order mark starts the input, not its first word (Unicode 15, section 23.8:
+     * U+FEFF at the start of a UTF-8 stream is a signature, not text); elsewhere it stays */
+    p = write_tmp("bom.txt", "\xEF\xBB\xBFtwo words\n\xEF\xBB\xBFkept\n", 21);
+    CHECKF(read_all(p, LINEREADER_UTF8, out, sizeof out, &e) == 0 && !strcmp(out, "two words|\xEF\xBB\xBFkept"), "'%s'", out);
+    p = write_tmp("bomonly.txt", "\xEF\xBB\xBF", 3);
+    CHECKF(read_all(p, 0, out, sizeof out, &e) == 0 && !strcmp(out, ""), "'%s'", out);
 
     /* a line four times the first buffer, then a short one */
     size_t big = 4 * 131072;

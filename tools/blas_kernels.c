@@ -158,8 +158,20 @@ static int cache_entry(tune *t, char *line)
  * the file is not a cache (said once, with its first bad line: it is then timed and rewritten) */
 static int cache_read(tune *t)
 {
-    FILE *f = t->path[0] ? fopen(t->path, "r") : NULL;
-    if (!f) return 0;
+    /* O_NONBLOCK: a FIFO at the path would block the open, and every nmt command with it */
+    int fd = t->path[0] ? open(t->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fprintf(stderr, "[W::nmt] %s: not a regular file: nmt's OpenBLAS kernel cache is not used\n", t->path);
+        t->path[0] = 0; /* nor written: the run goes on without it */
+        return 0;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
     char line[2048];
     int found = 0, lineno = 0, bad = 0;
     while (!found && !bad && fgets(line, sizeof line, f)) {
@@ -295,14 +307,43 @@ static void say_timed(const tune *t)
     fprintf(stderr, "; nmt runs %s%s%s\n", t->best, t->path[0] ? ", kept in " : "", t->path);
 }
 
+/* The cache's lock within NMT_BLAS_LOCK_WAIT seconds (default 20: several timings): 0, or -1
+ * after saying so. A holder that never lets go (a process stopped with Ctrl-Z while timing) must
+ * not stop every other nmt command: they go on without the cache. */
+static int lock_cache(int fd, const char *lock)
+{
+    const char *v = getenv("NMT_BLAS_LOCK_WAIT");
+    char *end;
+    double limit = v ? strtod(v, &end) : 20;
+    if (!v || *end || !(limit >= 0 && limit <= 3600)) limit = 20;
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "[W::nmt] %s: not a regular file: nmt's OpenBLAS kernel cache is not used\n", lock);
+        return -1;
+    }
+    for (long tenths = 0; flock(fd, LOCK_EX | LOCK_NB); tenths++) {
+        if (tenths >= limit * 10) {
+            fprintf(stderr, "[W::nmt] %s is still held after %.0f s (a stopped nmt?): going on without the OpenBLAS "
+                            "kernel cache\n", lock, limit);
+            return -1;
+        }
+        if (tenths == 20) fprintf(stderr, "[M::nmt] waiting for %s: another nmt is timing OpenBLAS's kernels\n", lock);
+        usleep(100000);
+    }
+    return 0;
+}
+
 /* Times the candidates and rewrites the cache, under a lock on the cache, so that nmt commands
- * started together time once: the others wait, then read the result. */
+ * started together time once: the others wait (a while), then read the result. */
 static int retime(tune *t, int force)
 {
     char lock[4200];
     snprintf(lock, sizeof lock, "%s.lock", t->path);
-    int fd = t->path[0] && !make_dirs(t->path) ? open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
-    if (fd >= 0) flock(fd, LOCK_EX);
+    int fd = t->path[0] && !make_dirs(t->path) ? open(lock, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644) : -1;
+    if (fd >= 0 && lock_cache(fd, lock)) {
+        close(fd);
+        return -1;
+    }
     int rc = !force && fd >= 0 && cache_read(t) == 1 ? 0 : -2;
     if (rc == -2 && (rc = measure(t)) == 0) {
         say_timed(t);

@@ -272,6 +272,9 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                 "vocabularies, optimizer, learning rate and its schedule, dropout,\n"
                 "label smoothing, batching and precision are kept; the stopping limits\n"
                 "are the ones given now)"),
+        OPT_FLAG("--overwrite", &o->overwrite, 1, "start over where MODEL or its checkpoint exist (an earlier run's):\n"
+                 "both are replaced at the first save (without --resume or this, train\n"
+                 "refuses to start there)"),
         OPT_STR1("--pretrained-model", &o->pretrained, "FILE", "fine-tune: start from this model's weights, architecture,\n"
                  "vocabularies (a subword model's text stages too), with a fresh\n"
                  "optimizer and schedule (a model or a checkpoint; --resume then goes\n"

@@ -186,6 +186,16 @@ static int slurp(opt_cmd *c, const char *path, FILE *f, unsigned char **text, si
     return 0;
 }
 
+/* The line of the parser's error: libyaml's reader (bytes that are not UTF-8, a control
+ * character) sets only the byte offset of the problem, its mark staying at the start. */
+static unsigned long problem_line(const yaml_parser_t *ps, const unsigned char *text, size_t len)
+{
+    if (ps->error != YAML_READER_ERROR) return (unsigned long)ps->problem_mark.line + 1;
+    unsigned long line = 1;
+    for (size_t i = 0; i < ps->problem_offset && i < len; i++) line += text[i] == '\n';
+    return line;
+}
+
 /* A key given twice: the first of them, or NULL. */
 static const yaml_node_t *repeated_key(yaml_document_t *doc, const yaml_node_pair_t *start, const yaml_node_pair_t *p)
 {
@@ -216,7 +226,7 @@ int opt_config_read(opt_cmd *c, const char *path, char ***argv_out, int *argc_ou
     if (!yaml_parser_initialize(&ps)) { free(text); fclose(f); return fail(c->name, path, NULL, "out of memory", NULL); }
     yaml_parser_set_input_string(&ps, text, len);
     if (!yaml_parser_load(&ps, &doc)) {
-        fprintf(stderr, "nmt %s: error: %s:%lu: not YAML: %s\n", c->name, path, (unsigned long)ps.problem_mark.line + 1,
+        fprintf(stderr, "nmt %s: error: %s:%lu: not YAML: %s\n", c->name, path, problem_line(&ps, text, len),
                 ps.problem ? ps.problem : "unreadable");
         goto done;
     }

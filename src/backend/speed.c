@@ -51,6 +51,8 @@ static double time_shape(int s, real *A, real *B, real *C, double seconds)
 
 int nmt_blas_speed(double seconds, double *gflops, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_blas_speed", gflops);
+    if (bad) return bad;
     *gflops = 0;
     if (!(seconds >= 0 && seconds <= 60)) return nmt_fail(err, NMT_ERR_ARG, "BLAS timing: %g s out of range [0, 60]", seconds);
     size_t a = 0, b = 0, c = 0; /* the largest operand of each role */

@@ -99,21 +99,26 @@ int atomic_open(atomic_file *a, const char *path, nmt_err *err)
     if (!path || !*path) return nmt_fail(err, NMT_ERR_ARG, "atomic_open: empty path");
     /* rename() replaces whatever holds the name: run as root, --out /dev/null once made
      * /dev/null a regular file (and --out /dev/stdout would replace that link). Only a file, or
-     * a link to one (the link is replaced, not followed), may be replaced. */
+     * a link to one, may be replaced; through a link, the file it names is (a model kept as
+     * a link to the current one stays a link), beside which the temporary then lives. */
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (a %s): refusing to replace it", path,
                         S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : "socket");
+    char *target = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL; /* NULL: dangling */
+    if (target) path = target;
     atomic_remove_stale(path);
     char host[256];
     host_tag(host, sizeof host);
     size_t n = strlen(path) + strlen(host) + 32;
     a->path = strdup(path);
     a->tmp = malloc(n);
+    free(target);
     if (!a->path || !a->tmp) {
         atomic_abort(a);
-        return nmt_fail(err, NMT_ERR_NOMEM, "%s: out of memory", path);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }
+    path = a->path; /* the target's copy: target is freed */
     snprintf(a->tmp, n, "%s.tmp.%ld%s%s", path, (long)getpid(), *host ? "." : "", host); /* the host: PIDs are per machine */
     /* O_EXCL: never write through a link or into a file someone else made under our name */
     int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

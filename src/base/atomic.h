@@ -16,7 +16,8 @@ typedef struct atomic_file {
 } atomic_file;
 
 /* Removes TARGET.tmp.PID.HOST files (TARGET.tmp.PID of older builds) left by processes of this
- * machine that no longer run (a save killed half way), then creates this process's temporary. On failure nothing is left and a->fp is NULL. */
+ * machine that no longer run (a save killed half way), then creates this process's temporary. On failure nothing is left and a->fp is NULL.
+ * A symbolic link at path is followed: the file it names is the target, and the link stays. */
 int atomic_open(atomic_file *a, const char *path, nmt_err *err);
 /* Checks every write (the stream's error flag), flushes, fsyncs, closes, renames over the
  * target and fsyncs its directory. On any failure the temporary is removed and an existing

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 
@@ -30,6 +31,23 @@ int nmt_fail(nmt_err *e, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
+}
+
+int nmt_args_null(nmt_err *e, const char *fn, const char *names, const void *const *ptr, int n)
+{
+    int bad = 0;
+    while (bad < n && ptr[bad]) bad++;
+    if (bad == n) return 0;
+    const char *p = names;
+    for (int i = 0; i < bad && strchr(p, ','); i++) p = strchr(p, ',') + 1 + strspn(strchr(p, ',') + 1, " ");
+    return nmt_fail(e, NMT_ERR_ARG, "%s: %.*s is NULL", fn, (int)strcspn(p, ", "), p);
+}
+
+int nmt_strs_null(nmt_err *e, const char *fn, const char *what, const char *const *a, int n)
+{
+    for (int i = 0; a && i < n; i++)
+        if (!a[i]) return nmt_fail(e, NMT_ERR_ARG, "%s: %s[%d] is NULL", fn, what, i);
+    return 0;
 }
 
 static nmt_log_fn log_fn;

@@ -94,6 +94,32 @@ int path_lock(const char *lock_path, const char *what, int *fd_out, nmt_err *err
     return nmt_fail(err, NMT_ERR_IO, "%s: the lock file keeps changing", lock_path);
 }
 
+void path_resolve(const char *path, char *out, size_t cap)
+{
+    char real[PATH_MAX];
+    if (realpath(path, real)) { snprintf(out, cap, "%s", real); return; }
+    ident id;
+    ident_of(path, &id); /* not there yet: the directory resolved */
+    snprintf(out, cap, "%s", id.name[0] ? id.name : path);
+}
+
+int path_lock_inode(const char *path, int *fd_out, nmt_err *err)
+{
+    *fd_out = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NMT_OK; /* nothing there yet: nothing another name could share */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return nmt_fail(err, NMT_ERR_IO, "%s is in use by another process, under another name (a hard link): wait for it to end, "
+                            "or choose another path", path);
+        return nmt_fail(err, NMT_ERR_IO, "%s: cannot lock: %s", path, strerror(e));
+    }
+    *fd_out = fd;
+    return NMT_OK;
+}
+
 void path_unlock(const char *lock_path, int fd)
 {
     if (fd < 0) return;

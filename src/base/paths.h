@@ -18,6 +18,13 @@ int path_check_outputs(const path_role *in, int nin, const path_role *out, int n
 /* Takes an exclusive lock on lock_path (created if needed) for as long as *fd stays open:
  * NMT_ERR_IO with "... is locked by another process" when another holder has it. */
 int path_lock(const char *lock_path, const char *what, int *fd, nmt_err *err);
+/* path with every link and "." or ".." resolved (realpath), or its directory resolved when it
+ * does not exist yet, or as given when neither does: one file, one name (a lock keyed by it). */
+void path_resolve(const char *path, char *out, size_t cap);
+/* Locks the file at path itself (its inode) while *fd stays open, so that a run reaching it
+ * through another name (a hard link, which path_resolve cannot see) is refused; *fd -1 when path
+ * does not exist. NMT_ERR_IO naming path when another process holds it. */
+int path_lock_inode(const char *path, int *fd, nmt_err *err);
 /* Removes the lock file and releases the lock (fd < 0: nothing to do). */
 void path_unlock(const char *lock_path, int fd);
 

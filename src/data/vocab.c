@@ -5,6 +5,7 @@
 
 #include "base/err.h"
 #include "data/vocab.h"
+#include "text/unicode.h"
 #include "text/words.h"
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -51,6 +52,8 @@ int vocab_from_words(vocab **out, const char *const *words, int n, nmt_err *err)
         if (len == 0) return nmt_fail(err, NMT_ERR_FORMAT, "vocabulary entry %d is empty", i);
         if (strpbrk(words[i], TEXT_BLANKS)) /* a blank would split the word when read back */
             return nmt_fail(err, NMT_ERR_FORMAT, "vocabulary entry %d (\"%s\") contains whitespace", i, words[i]);
+        long bad = utf8_find_invalid(words[i], len); /* text is UTF-8 (its bytes could not be saved, nor met) */
+        if (bad >= 0) return nmt_fail(err, NMT_ERR_FORMAT, "vocabulary entry %d is not UTF-8 (byte %ld of it)", i, bad + 1);
         bytes += len + 1;
     }
     vocab *v = calloc(1, sizeof *v);

@@ -27,6 +27,8 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
             return nmt_fail(err, NMT_ERR_ARG, "weight %d (%g) of the ensemble is not a positive number", k + 1, weights[k]);
         sum += weights[k];
     }
+    if (!isfinite(sum)) /* each weight would become 0 */
+        return nmt_fail(err, NMT_ERR_ARG, "the ensemble's weights sum to %g, not a finite number: scale them down", sum);
     e->m = calloc(n, sizeof *e->m); /* zeroed: ens_free on the failure below reads e->m[0] */
     e->wt = malloc(sizeof *e->wt * n);
     e->w = calloc(n, sizeof *e->w);
@@ -247,6 +249,8 @@ static int same_word_stages(const nmt_model *a, const nmt_model *b, const char *
 
 int nmt_model_check_vocab(const nmt_model *a, const char *name_a, const nmt_model *b, const char *name_b, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_model_check_vocab", a, b);
+    if (bad) return bad;
     const char *na = name_a ? name_a : "model 1", *nb = name_b ? name_b : "model 2";
     const char *unit = a->sw ? "pieces" : "words";
     int rc = same_subwords(a->sw, b->sw, na, nb, err);

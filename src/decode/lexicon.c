@@ -196,6 +196,8 @@ void nmt_lexicon_free(nmt_lexicon *lx)
 
 int nmt_lexicon_load(nmt_lexicon **out, const char *path, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_lexicon_load", out, path);
+    if (bad) return bad;
     *out = NULL;
     nmt_lexicon *lx = calloc(1, sizeof *lx);
     if (!lx) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");

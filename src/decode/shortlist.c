@@ -83,6 +83,8 @@ void nmt_shortlist_free(nmt_shortlist *sl)
 
 int nmt_shortlist_load(nmt_shortlist **out, const char *path, const nmt_model *m, int k, int f, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_shortlist_load", out, path, m);
+    if (bad) return bad;
     *out = NULL;
     if (k < 0 || f < 0) return nmt_fail(err, NMT_ERR_ARG, "shortlist: K %d and F %d must not be negative", k, f);
     textfile tf;

@@ -2,6 +2,7 @@
  * ensemble (ensemble.c), words, scores and attention out; and forced-decoding scores through the
  * training forward pass. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +40,7 @@ int nmt_precision_supported(int p)
     return p > NMT_PREC_FP32 && p <= NMT_PREC_BF16 && lp && lp->supported(bk_prec_of(p));
 }
 
-void nmt_set_threads(int n) { backend()->set_threads(n); }
+void nmt_set_threads(int n) { backend()->set_threads(n > NMT_MAX_THREADS ? NMT_MAX_THREADS : n); }
 
 /* The options a decoder can run with on the models of e: 0 or NMT_ERR_ARG with a message. */
 static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *err)
@@ -67,6 +68,10 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
 int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models, const double *weights, int n,
                               const nmt_translate_opts *o, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_decoder_init_ensemble", out, models, o);
+    for (int k = 0; !bad && k < n; k++)
+        if (!models[k]) bad = nmt_fail(err, NMT_ERR_ARG, "nmt_decoder_init_ensemble: models[%d] is NULL", k);
+    if (bad) return bad;
     *out = NULL;
     int rc = n < 1 || !models ? nmt_fail(err, NMT_ERR_ARG, "an ensemble needs at least one model") : NMT_OK;
     for (int k = 1; k < n && !rc; k++) {
@@ -95,11 +100,15 @@ int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models,
 
 int nmt_decoder_init(nmt_decoder **out, const nmt_model *m, const nmt_translate_opts *o, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_decoder_init", out, m);
+    if (bad) return bad;
     return nmt_decoder_init_ensemble(out, &m, NULL, 1, o, err);
 }
 
 int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_decoder_set_opts", d, o);
+    if (bad) return bad;
     int rc = check_opts(&d->e, o, err);
     /* the output layers are made again only when their precision or shortlist changes */
     if (!rc && (o->precision != d->o.precision || o->shortlist != d->o.shortlist) &&
@@ -136,6 +145,7 @@ void nmt_translation_free(nmt_translation *t, int n)
 
 int nmt_hard_link(const nmt_hypothesis *h, int i)
 {
+    if (!h) return -1;
     int cols = h->attn_cols;
     if (!h->attention || cols < 2 || i < 0 || i >= h->n_words) return -1;
     const float *row = h->attention + (size_t)i * cols;
@@ -214,6 +224,18 @@ static uint64_t sentence_seed(uint64_t seed, const int *ids, int n)
     return rng_mix64(h);
 }
 
+/* Scores that are not numbers (weights so large that the products overflow) must not pass as a
+ * translation: a search whose every candidate is NaN ends with no hypothesis, or with NaN scores.
+ * NMT_ERR_NUMERIC naming sentence i (0-based) of n, or 0. */
+static int check_finite(const beam_sent *r, int i, int n, nmt_err *err)
+{
+    int ok = r->n > 0;
+    for (int h = 0; h < r->n && ok; h++) ok = isfinite(r->hyp[h].logprob) && isfinite(r->hyp[h].score);
+    if (ok) return 0;
+    return nmt_fail(err, NMT_ERR_NUMERIC, "sentence %d (of %d): the model's scores are not finite (NaN or Inf): its "
+                    "weights overflow the products", i + 1, n);
+}
+
 /* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
  * sentences still running alone */
 static int by_len(const void *a, const void *b)
@@ -224,6 +246,8 @@ static int by_len(const void *a, const void *b)
 
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_translate", d, sentences, out);
+    if (bad || (bad = nmt_strs_null(err, "nmt_translate", "sentences", sentences, n))) return bad;
     const nmt_model *m = d->m;
     const nmt_translate_opts *o = &d->o;
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_translate: negative sentence count %d", n);
@@ -267,6 +291,7 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
         batch b = {.B = S, .Tx = Tx, .x = bx, .xlen = bl};
         for (int s = 0; s < S && o->sample; s++) seeds[s] = sentence_seed(o->seed, ids + (size_t)which[s] * cap, bl[s]);
         if ((rc = (o->sample ? sample_search_ens : beam_search_ens)(res, &d->e, &b, &bo, err))) break;
+        for (int s = 0; s < S && !rc; s++) rc = check_finite(&res[s], which[s], n, err);
         for (int s = 0; s < S && !rc; s++) {
             nmt_translation *t = &out[which[s]];
             t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
@@ -355,6 +380,9 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
 static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
                   int *n_tokens, nmt_alignment *al, nmt_err *err)
 {
+    const char *fn = al ? "nmt_force_align" : "nmt_score";
+    int bad = NMT_ARGS(err, fn, d, src, tgt);
+    if (bad || (bad = nmt_strs_null(err, fn, "src", src, n)) || (bad = nmt_strs_null(err, fn, "tgt", tgt, n))) return bad;
     const nmt_model *m = d->m;
     int cap = NMT_MAX_SRC_WORDS + 1, B = d->o.batch, rc = NMT_OK;
     /* a target cut short would get the log-probability of another sentence: refused instead */
@@ -389,6 +417,10 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
         }
         batch b = {.B = S, .Tx = Tx, .Ty = Ty, .x = bx, .y = by, .xlen = xl, .ylen = yl};
         for (int k = 0; k < d->e.n && !rc; k++) rc = forced_model(d, k, &b, lp, sum, al ? al + s0 : NULL, err);
+        for (int s = 0; s < S && !rc; s++)
+            if (!isfinite(sum[s]))
+                rc = nmt_fail(err, NMT_ERR_NUMERIC, "pair %d (of %d): the model's log-probability is not finite (NaN or "
+                              "Inf): its weights overflow the products", s0 + s + 1, n);
         for (int s = 0; s < S && !rc; s++) {
             if (logprob) logprob[s0 + s] = sum[s];
             if (n_tokens) n_tokens[s0 + s] = yl[s];
@@ -407,12 +439,16 @@ done:
 int nmt_score(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, double *logprob,
               int *n_tokens, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_score", logprob); /* n_tokens may be NULL */
+    if (bad) return bad;
     return forced(d, src, tgt, n, logprob, n_tokens, NULL, err);
 }
 
 int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
                     nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_force_align", out);
+    if (bad) return bad;
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_force_align: negative sentence count %d", n);
     memset(out, 0, sizeof(nmt_alignment) * n);
     int rc = forced(d, src, tgt, n, NULL, NULL, out, err);

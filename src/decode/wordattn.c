@@ -25,6 +25,8 @@ static int check_map(const nmt_word_map *m, const char *side, nmt_err *err)
 int nmt_attention_to_words(float *out, const float *att, int eos_row, const nmt_word_map *tgt, const nmt_word_map *src,
                            nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_attention_to_words", out, att, tgt, src);
+    if (bad) return bad;
     int rc = check_map(tgt, "target", err);
     if (!rc) rc = check_map(src, "source", err);
     if (rc) return rc;

@@ -10,6 +10,10 @@
 
 int nmt_metric_score(int metric, const char *const *hyps, const char *const *refs, int n, double *score, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_metric_score", hyps, refs, score);
+    if (bad || (n > 0 && ((bad = nmt_strs_null(err, "nmt_metric_score", "hyps", hyps, n)) ||
+                          (bad = nmt_strs_null(err, "nmt_metric_score", "refs", refs, n)))))
+        return bad;
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "%d segments to score", n);
     int rc = NMT_OK;
     if (metric == NMT_METRIC_BLEU) {

@@ -56,14 +56,18 @@ void nmt_model_free(nmt_model *m)
     free(m);
 }
 
-const nmt_config *nmt_model_config(const nmt_model *m) { return &m->cfg; }
-size_t nmt_model_num_params(const nmt_model *m) { return m->pt.total; }
+const nmt_config *nmt_model_config(const nmt_model *m) { return m ? &m->cfg : NULL; }
+size_t nmt_model_num_params(const nmt_model *m) { return m ? m->pt.total : 0; }
 
 int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
                      const char *const *tgt_words, uint64_t seed, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_model_create", out, c, src_words, tgt_words);
+    if (bad) return bad;
     *out = NULL;
     int rc = nmt_config_check(c, err);
+    if (!rc) rc = nmt_strs_null(err, "nmt_model_create", "src_words", src_words, c->src_vocab);
+    if (!rc) rc = nmt_strs_null(err, "nmt_model_create", "tgt_words", tgt_words, c->tgt_vocab);
     if (rc) return rc;
     vocab *sv = NULL, *tv = NULL;
     if ((rc = vocab_from_words(&sv, src_words, c->src_vocab, err))) return rc;
@@ -143,6 +147,8 @@ int model_to_writer(const nmt_model *m, st_writer *w, real **host, nmt_err *err)
 
 int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_model_save", m, path);
+    if (bad) return bad;
     st_writer *w = st_writer_init();
     if (!w) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     real *host = NULL;
@@ -342,6 +348,8 @@ int model_from_file(nmt_model **out, const st_file *f, nmt_err *err)
 
 int nmt_model_load(nmt_model **out, const char *path, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_model_load", out, path);
+    if (bad) return bad;
     *out = NULL;
     st_file *f = NULL;
     int rc = st_open(&f, path, err); /* tensors read one at a time (read_params) */

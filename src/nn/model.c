@@ -18,6 +18,7 @@ nmt_config nmt_config_default(void)
 
 int nmt_config_check(const nmt_config *c, nmt_err *err)
 {
+    if (!c) return nmt_fail(err, NMT_ERR_ARG, "nmt_config_check: c is NULL");
     if (!variant_get(c->arch)) return nmt_fail(err, NMT_ERR_ARG, "unknown architecture %d", c->arch);
     /* 3 ids at least: EOS, UNK and one word. The upper bounds keep every product of sizes
      * far inside size_t and int row strides. */

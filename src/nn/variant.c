@@ -30,6 +30,7 @@ const char *nmt_arch_name(int arch)
 
 int nmt_arch_parse(const char *name)
 {
+    if (!name) return -1;
     for (int i = 0; i < N_VARIANTS; i++)
         if (!strcmp(name, variants[i].name)) return i;
     if (!strcmp(name, "rnnencdec")) return NMT_ARCH_RNNENC; /* the paper's spelling */

@@ -183,6 +183,10 @@ static int take(linereader *r, char *nl, char **line, size_t *len, nmt_err *err)
     r->lineno++;
     if (n && s[n - 1] == '\r') n--;
     s[n] = 0; /* over the '\r' or '\n', or in the spare byte after the last line */
+    if (r->lineno == 1 && n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) { /* a byte-order mark: not the first word's */
+        s += 3;
+        n -= 3;
+    }
     if (memchr(s, 0, n)) return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: NUL byte in line", r->name, r->lineno);
     if (r->flags & LINEREADER_UTF8) {
         long bad = utf8_find_invalid(s, n);

@@ -1,7 +1,9 @@
 /* linereader.h: the one line reader for text input: a file or a descriptor (a pipe, a terminal)
  * read line by line, streaming, so that a program answering each line of a pipe sees each line
  * as soon as it is complete. A line loses its "\n" and a "\r" before it (CRLF files read like
- * LF files); a last line without a newline still counts. What is not text is an error, never
+ * LF files); a last line without a newline still counts; the input loses a UTF-8 byte-order mark
+ * (EF BB BF) at its start, which editors on Windows write and which would otherwise be glued to
+ * the first word (one later in the input is text and stays). What is not text is an error, never
  * the end of the input: a NUL byte inside a line ("FILE:LINE: NUL byte in line"), a failed read
  * (a directory, EIO, a closed descriptor: "FILE: cannot read: ..."), and with LINEREADER_UTF8
  * invalid UTF-8 ("FILE:LINE: invalid UTF-8 at byte N of the line"), a line over

@@ -97,6 +97,8 @@ static int make(nmt_text **out, const nmt_text_opts *o, const vocab *v, const su
 
 int nmt_text_init(nmt_text **out, const nmt_text_opts *o, const char *const *words, int n_words, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_text_init", out, o);
+    if (bad || (words && n_words > 0 && (bad = nmt_strs_null(err, "nmt_text_init", "words", words, n_words)))) return bad;
     *out = NULL;
     vocab *v = NULL;
     int rc = words ? vocab_from_words(&v, words, n_words, err) : NMT_OK;
@@ -143,6 +145,8 @@ static int init_raw_words(nmt_text **out, const nmt_text_opts *o, const nmt_text
 
 int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model *m, int side, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_text_init_model", out, o, m);
+    if (bad) return bad;
     *out = NULL;
     if (!m || (side != NMT_SOURCE && side != NMT_TARGET)) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: no model, or side %d is neither source nor target", side);
     const vocab *v = side == NMT_SOURCE ? m->src : m->tgt;
@@ -383,6 +387,8 @@ static int segment(nmt_text *t, int nw, nmt_text_line *out, nmt_err *err)
 }
 int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *out, nmt_err *err)
 {
+    int null = NMT_ARGS(err, "nmt_text_encode", t, line, out);
+    if (null) return null;
     memset(out, 0, sizeof *out);
     const char *s;
     size_t n;
@@ -463,6 +469,8 @@ static int join_pieces(nmt_text *t, const char *const *words, int n, nmt_text_li
 
 int nmt_text_decode_line(nmt_text *t, const char *const *words, int n, nmt_text_line *out, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_text_decode_line", t, words, out);
+    if (bad || (n > 0 && (bad = nmt_strs_null(err, "nmt_text_decode_line", "words", words, n)))) return bad;
     memset(out, 0, sizeof *out);
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: %d tokens", n);
     out->n_words = n;
@@ -488,6 +496,8 @@ int nmt_text_decode_line(nmt_text *t, const char *const *words, int n, nmt_text_
 int nmt_text_decode_words(nmt_text *t, const char *const *words, int n, const char **text, size_t *len,
                           nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_text_decode_words", text, len);
+    if (bad) return bad;
     nmt_text_line l;
     int rc = nmt_text_decode_line(t, words, n, &l, err);
     *text = l.text;
@@ -497,6 +507,8 @@ int nmt_text_decode_words(nmt_text *t, const char *const *words, int n, const ch
 
 int nmt_text_decode(nmt_text *t, const int *ids, int n, const char **text, size_t *len, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_text_decode", t, ids, text, len);
+    if (bad) return bad;
     if (!t->v) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: decoding ids needs a vocabulary");
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: %d ids", n);
     if (reserve(&t->words, &t->words_cap, (size_t)n + 1, sizeof *t->words)) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");

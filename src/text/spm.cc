@@ -143,6 +143,11 @@ int spm_decode(const spm *s, const int *ids, int n, char **buf, size_t *cap, siz
             return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
         std::memcpy(*buf, text.c_str(), text.size() + 1);
         *len = text.size();
+        // Byte pieces spell any byte: <0x0A> would split the output line, <0x00> end it (the line
+        // readers refuse NUL). A control character is not text: each becomes a space (the blank it
+        // most often is), which keeps every piece's span where it was.
+        for (size_t i = 0; i < *len; i++)
+            if (static_cast<unsigned char>((*buf)[i]) < 0x20 || (*buf)[i] == 0x7F) (*buf)[i] = ' ';
         return NMT_OK;
     } catch (const std::bad_alloc &) {
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory while joining pieces");

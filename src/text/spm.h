@@ -50,7 +50,8 @@ void spm_seg_free(spm_seg *g);
  * NMT_ERR_NOMEM, or NMT_ERR_FORMAT when SentencePiece refuses the text. */
 int spm_encode(const spm *s, const char *text, size_t len, spm_seg *g, nmt_err *err);
 /* Joins ids[0..n) into text: *buf (grown with realloc; *cap its size) holds *len bytes and a NUL;
- * spans (if not NULL) gets each piece's span in that text. */
+ * spans (if not NULL) gets each piece's span in that text. Control characters (byte pieces
+ * <0x00>..<0x1F>, <0x7F>) come out as spaces: no NUL, no line break. */
 int spm_decode(const spm *s, const int *ids, int n, char **buf, size_t *cap, size_t *len, spm_seg *spans, nmt_err *err);
 
 /* Trains a model on lines[0..n_lines) (each a sentence; NUL-terminated) with SentencePiece's

@@ -23,6 +23,8 @@ static const char *mismatch(const nmt_model *a, const nmt_model *b)
 
 int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_model_average", out, paths);
+    if (bad || (n > 0 && (bad = nmt_strs_null(err, "nmt_model_average", "paths", paths, n)))) return bad;
     *out = NULL;
     if (n < 1 || !paths) return nmt_fail(err, NMT_ERR_ARG, "nmt_model_average: no models");
     nmt_model *first = NULL;

@@ -59,6 +59,8 @@ static void preset_hour_v1(nmt_train_opts *o)
 
 int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err)
 {
+    int bad = NMT_ARGS(err, "nmt_train_preset", o, name);
+    if (bad) return bad;
     int v1 = !strcmp(name, "hour-v1"), hour = !strcmp(name, "hour");
     if (strcmp(name, "paper") && !v1 && !hour)
         return nmt_fail(err, NMT_ERR_ARG, "unknown preset '%s' (expected paper, hour or hour-v1)", name);

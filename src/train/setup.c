@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -148,6 +149,30 @@ void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[T
     memcpy(out, w, sizeof w);
 }
 
+/* A run that neither resumes nor was told to start over may not replace an earlier run's model or
+ * checkpoint (a killed run re-run without --resume lost its best model at the first save). */
+static int check_earlier_run(trainer *t, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    if (o->resume && o->overwrite)
+        return nmt_fail(err, NMT_ERR_ARG, "--resume goes on from a run and --overwrite starts over: give one of them");
+    char found[2 * sizeof t->ckpt_path + 8] = "";
+    const char *paths[2] = {o->model, t->ckpt_path};
+    struct stat st;
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        if (!lstat(paths[i], &st))
+            snprintf(found + strlen(found), sizeof found - strlen(found), "%s%s", n++ ? " and " : "", paths[i]);
+    if (!n || o->resume) return NMT_OK;
+    if (!o->overwrite)
+        return nmt_fail(err, NMT_ERR_ARG, "%s %s from an earlier run, which this one would replace: --resume %s goes on "
+                        "from it, --overwrite starts over", found, n > 1 ? "exist" : "exists", t->ckpt_path);
+    char msg[sizeof found + 100];
+    snprintf(msg, sizeof msg, "--overwrite: starting over; %s (an earlier run's) will be replaced at the first save", found);
+    train_warn(t, msg);
+    return NMT_OK;
+}
+
 /* No output may be an input (a model written over the corpus, a log over a dev file, the model
  * over the checkpoint being resumed ...), nor two outputs one file; the checkpoint being resumed
  * is the one input that may be rewritten: as the checkpoint, it is the run's own state. Then one
@@ -155,7 +180,9 @@ void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[T
 static int check_paths(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
-    snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", o->model);
+    char resolved[4096]; /* MODEL.lock beside the file itself: runs through a link or another spelling meet */
+    path_resolve(o->model, resolved, sizeof resolved);
+    snprintf(t->lock_path, sizeof t->lock_path, "%s.lock", resolved);
     path_role in[TRAIN_PATHS_IN], out[TRAIN_PATHS_OUT];
     train_paths(t, in, out);
     path_role resume[1] = {{o->resume, "the checkpoint being resumed"}};
@@ -163,6 +190,8 @@ static int check_paths(trainer *t, nmt_err *err)
     if (!rc) rc = path_check_outputs(resume, 1, out, 1, err);          /* the model */
     if (!rc) rc = path_check_outputs(resume, 1, out + 2, 5, err);      /* the logs, the lock, the translations */
     if (!rc && t->comm->rank == 0) rc = path_lock(t->lock_path, o->model, &t->lock_fd, err); /* rank 0 writes */
+    if (!rc && t->comm->rank == 0) rc = path_lock_inode(o->model, &t->model_fd, err);
+    if (!rc && t->comm->rank == 0) rc = check_earlier_run(t, err);
     return rc;
 }
 
@@ -443,6 +472,7 @@ void train_summary(trainer *t, char *buf, size_t n)
 void train_cleanup(trainer *t)
 {
     path_unlock(t->lock_path, t->lock_fd);
+    if (t->model_fd >= 0) close(t->model_fd);
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     if (t->cost_log) fclose(t->cost_log);
     dist_free(t);

@@ -75,7 +75,8 @@ static int train_model(spm **out, const textfile *a, const textfile *b, const nm
     char *model = NULL;
     size_t len = 0;
     unsigned seed = (unsigned)(o->seed % 0xfffffffeu); /* SentencePiece reserves 2^32-1 */
-    int rc = spm_train(lines, n, o->subwords, o->subword_vocab, o->threads > 0 ? o->threads : 2, seed, &model, &len, err);
+    int threads = o->threads <= 0 ? 2 : o->threads < NMT_MAX_THREADS ? o->threads : NMT_MAX_THREADS;
+    int rc = spm_train(lines, n, o->subwords, o->subword_vocab, threads, seed, &model, &len, err);
     free(lines);
     if (!rc) rc = spm_load(out, model, len, "the SentencePiece model just trained", err);
     free(model);

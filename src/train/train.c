@@ -251,6 +251,7 @@ static int run_loop(trainer *t, nmt_err *err)
 
 int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err)
 {
+    if (!o) return nmt_fail(err, NMT_ERR_ARG, "nmt_train: opts is NULL");
     trainer *t = calloc(1, sizeof *t);
     if (!t) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     t->eff = *o;
@@ -258,7 +259,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
     t->cb = cb;
     t->user = user;
     t->t0 = train_now();
-    t->lock_fd = -1;
+    t->lock_fd = t->model_fd = -1;
     t->comm = o->comm ? o->comm : comm_local();
     const nmt_comm *cm = t->comm;
     if (cm->size < 1 || cm->rank < 0 || cm->rank >= cm->size || !cm->allreduce || !cm->bcast || !cm->allgather) {
@@ -266,7 +267,7 @@ int nmt_train(const nmt_train_opts *o, nmt_train_cb cb, void *user, nmt_err *err
         return nmt_fail(err, NMT_ERR_ARG, "a communication table needs rank in [0, size) and all of its functions");
     }
     if (cm->rank) t->cb = NULL; /* rank 0 reports for the job */
-    if (o->threads > 0) backend()->set_threads(o->threads);
+    if (o->threads > 0) nmt_set_threads(o->threads); /* clamped to NMT_MAX_THREADS */
     st_file *ck = NULL;
     int rc = train_setup(t, &ck, err);
     st_free(ck);

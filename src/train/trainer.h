@@ -59,6 +59,7 @@ typedef struct trainer {
     int max_src, max_tgt;       /* the longest pair's sides (training and dev): the workspace's size */
     char ckpt_path[4096], log_path[4096], lock_path[4200];
     int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */
+    int model_fd;               /* the model file's own lock (hard links); -1 when not taken */
     struct bk_mix *mix;         /* bf16 training: the weights' bf16 copies; NULL in FP32 */
     bk_precision prec;          /* the step's precision, made current around it: {NULL, mix} */
 } trainer;

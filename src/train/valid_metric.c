@@ -21,6 +21,7 @@ static const char *const names[] = {"ppl", "bleu", "chrf"};
 
 int nmt_metric_parse(const char *name)
 {
+    if (!name) return -1;
     for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
         if (!strcmp(name, names[i])) return i;
     return -1;

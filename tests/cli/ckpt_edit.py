@@ -3,7 +3,8 @@
 tensors changed, for the hostile-checkpoint tests. The checksums are dropped (or, with --recrc,
 recomputed as a forger would), so that what the copy meets is the reader's field validation.
 EDIT is KEY=JSON (a train_state field; JSON 'DEL' removes it), TENSOR[I]=VALUE (one element),
-or TENSOR:swap=I,J (two elements exchanged)."""
+TENSOR:swap=I,J (two elements exchanged), or TENSOR*=FACTOR (every element scaled; TENSOR '*':
+every F32 tensor)."""
 import json, math, struct, sys, zlib
 
 FMT = {"F32": "<f", "F64": "<d", "I32": "<i", "I64": "<q"}
@@ -35,7 +36,14 @@ def main():
     data = bytearray(raw[8 + n:])
     state = json.loads(meta["train_state"])
     for e in edits:
-        if ":swap=" in e:
+        if "*=" in e:
+            name, fac = e.split("*=")
+            for t in (hdr if name == "*" else [name]):
+                if hdr[t]["dtype"] == "F32":
+                    b, en = hdr[t]["data_offsets"]
+                    vals = struct.unpack("<%df" % ((en - b) // 4), data[b:en])
+                    data[b:en] = struct.pack("<%df" % len(vals), *[v * float(fac) for v in vals])
+        elif ":swap=" in e:
             name, ij = e.split(":swap=")
             i, j = map(int, ij.split(","))
             f = FMT[hdr[name]["dtype"]]

@@ -61,6 +61,12 @@ printf 'emb: 8\nhid: 0\n' > "$T/b2"
 expect_fail "bad value" 1 "the value is from .*b2:2" "$NMT_BIN" train -c "$T/b2"
 printf 'hid: [8\n' > "$T/b3"
 expect_fail "not YAML" 1 "b3:2: not YAML" "$NMT_BIN" train -c "$T/b3"
+# bytes that are not UTF-8 are reported at their line, not the file's first (libyaml's reader
+# gives their offset alone)
+printf 'hid: 8\nemb: 8\nsrc: a\377b\n' > "$T/b8"
+expect_fail "not UTF-8 on line 3" 1 "b8:3: not YAML: invalid leading UTF-8 octet" "$NMT_BIN" train -c "$T/b8"
+printf 'hid: 8\n\n# note\n"lat\351": 1\n' > "$T/b9"
+expect_fail "not UTF-8 on line 4, quoted" 1 "b9:4: not YAML" "$NMT_BIN" train -c "$T/b9"
 printf 'reshuffle: maybe\n' > "$T/b4"
 expect_fail "a switch" 1 "b4:1: a switch takes true or false" "$NMT_BIN" train -c "$T/b4"
 printf 'hid:\n  a: 1\n' > "$T/b5"
@@ -116,8 +122,9 @@ for e in 'a:' 'x:\040y' 'tab\tin' 'trail\t' 'trail\040' '\040lead' '-dash' 'null
     'ls\342\200\250' 'caf\303\251' '[br' '{x}' ',c' '%p' '@a' '!t' '&a' '*s' '|p' '>g' '?q' '`b' '"' "'" 'k\\\\"\\\\'; do
     name=$(printf '%bX' "$e"); name=${name%X}
     cp "$T/s" "$T/n/$name"
+    # each name trains into w.nmt again: --overwrite
     # shellcheck disable=SC2086
-    (cd "$T/n" && "$B" train --src "$name" --tgt "$T/t" --model "$T/w.nmt" $TINY --dump-config > "$T/w1.yaml" 2> "$T/w.err" &&
+    (cd "$T/n" && "$B" train --src "$name" --tgt "$T/t" --model "$T/w.nmt" --overwrite $TINY --dump-config > "$T/w1.yaml" 2> "$T/w.err" &&
         "$B" train -c "$T/w1.yaml" --dump-config > "$T/w2.yaml" 2>> "$T/w.err" && cmp -s "$T/w1.yaml" "$T/w2.yaml" &&
         "$B" train -c "$T/w1.yaml" 2>> "$T/w.err") && ok ||
         bad "a source file named '$e' from --dump-config: $(grep '^src' "$T/w1.yaml") $(tail -n 1 "$T/w.err")"
@@ -128,7 +135,7 @@ cp "$T/s" "$T/n/$(printf 'lat\351')"
 expect_fail "--dump-config, a Latin-1 name" 1 "value of --src is not UTF-8" "$B" train --src "$T/n/$(printf 'lat\351')" \
     --tgt "$T/t" --model "$T/w.nmt" --dump-config
 # shellcheck disable=SC2086
-"$B" train --src "$T/n/$(printf 'lat\351')" --tgt "$T/t" --model "$T/w.nmt" $TINY 2> "$T/w.err" && ok ||
+"$B" train --src "$T/n/$(printf 'lat\351')" --tgt "$T/t" --model "$T/w.nmt" --overwrite $TINY 2> "$T/w.err" && ok ||
     bad "training from a Latin-1 name: $(tail -n 1 "$T/w.err")"
 # a dump that -c would refuse (over 1 MiB: control characters take 4 bytes each) is refused itself
 c=$(head -c 130000 /dev/zero | tr '\0' '\001')

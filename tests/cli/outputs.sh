@@ -45,8 +45,9 @@ expect_fail "a second training of the same model" 1 "lk.nmt is in use by another
     timeout 60 $TR --model "$T/lk.nmt" --max-updates 2
 kill $pid 2> /dev/null; wait $pid 2> /dev/null
 [ ! -e "$T/lk.nmt.lock" ] && ok || bad "the lock file outlived its run"
+# the killed run left its checkpoint: starting over it is asked for
 # shellcheck disable=SC2086
-check "the model is free again" timeout 60 $TR --model "$T/lk.nmt" --max-updates 2 2> /dev/null
+check "the model is free again" timeout 60 $TR --model "$T/lk.nmt" --max-updates 2 --overwrite 2> /dev/null
 
 # lex --out over an input
 printf '0-0\n' > "$T/a1"; head -n 1 "$T/s" > "$T/s1"; head -n 1 "$T/t" > "$T/t1"; cp "$T/s1" "$T/s1.keep"

@@ -57,4 +57,10 @@ cmp -s "$T/o_lf" "$T/o_blanks" && ok || bad "vertical tab, form feed and tab do 
 "$NMT_BIN" score --model "$M" --src "$T/lf" --tgt "$T/lf" > "$T/sc_lf" 2> /dev/null
 "$NMT_BIN" score --model "$M" --src "$T/blanks" --tgt "$T/crlf" > "$T/sc_blanks" 2> /dev/null
 [ -s "$T/sc_lf" ] && cmp -s "$T/sc_lf" "$T/sc_blanks" && ok || bad "scoring splits words differently: $(cat "$T/sc_blanks")"
+# a UTF-8 byte-order mark at the start of the input is not part of its first word: the same
+# translations and scores as without it, and a vocabulary without a "\xEF\xBB\xBFword" type
+printf '\357\273\277' | cat - "$T/lf" > "$T/bom"
+$TR < "$T/bom" > "$T/o_bom" 2> /dev/null
+cmp -s "$T/o_lf" "$T/o_bom" && ok || bad "a byte-order mark changed the translation: $(head -n 1 "$T/o_bom")"
+"$NMT_BIN" vocab "$T/bom" 2> /dev/null | grep -q "$(printf '\357\273\277')" && bad "the byte-order mark is in a word type" || ok
 finish text_input

@@ -54,13 +54,13 @@ grep -q "optimizer adam (lr 0.0005, decayed on plateaus), clip 1, dropout 0.5," 
 # hour sets the preset search's five options; hour-v1 is hour without them; each can be undone beside it
 grep -q "^label smoothing 0.1, variational dropout 0.2 on embeddings and 0.2 on recurrent states" "$T/log" && ok || bad "preset hour: no regularisers: $(cat "$T/log")"
 grep -q "^tied embeddings" "$T/log" && grep -q "^initialisation: the attention's weights Glorot-uniform" "$T/log" && ok || bad "preset hour: not tied or not Glorot: $(cat "$T/log")"
-check "preset hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour-v1 $SMALL 2> "$T/log"
+check "preset hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --overwrite --preset hour-v1 $SMALL 2> "$T/log"
 grep -q "clip 1, dropout 0.5," "$T/log" && ! grep -Eq "^(label smoothing|tied|initialisation)" "$T/log" && ok || bad "preset hour-v1: $(cat "$T/log")"
-check "preset hour, undone" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" $SMALL --no-tied-embeddings --init paper \
+check "preset hour, undone" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --overwrite $SMALL --no-tied-embeddings --init paper \
     --label-smoothing 0 --dropout-emb 0 --dropout-rnn 0 --preset hour 2> "$T/log"
 grep -q "clip 1, dropout 0.5," "$T/log" && ! grep -Eq "^(label smoothing|tied|initialisation)" "$T/log" && ok || bad "preset hour, undone: $(cat "$T/log")"
-expect_fail "preset hour, sizes apart" 1 "tied embeddings need .*--no-tied-embeddings" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour --emb 16 --maxout 8
-check "preset paper" "$NMT_BIN" train --preset paper --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" $SMALL 2> "$T/log"
+expect_fail "preset hour, sizes apart" 1 "tied embeddings need .*--no-tied-embeddings" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --overwrite --preset hour --emb 16 --maxout 8
+check "preset paper" "$NMT_BIN" train --preset paper --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --overwrite $SMALL 2> "$T/log"
 grep -q "optimizer adadelta (lr 1), clip 1, dropout 0," "$T/log" && ok || bad "preset paper: $(grep optimizer "$T/log")"
 check "help" "$NMT_BIN" train --help > /dev/null
 finish train_errors

@@ -1,0 +1,38 @@
+#!/bin/sh
+# kernels.sh: the model's tests again under each of OpenBLAS's kernel sets this CPU can run
+# besides the one OpenBLAS picks by itself (which the suite has just used), so that a CPU we may
+# land on (AVX2 only: Haswell's and Zen's kernels) is not first met by CI: their products round
+# rows otherwise than the AVX-512 ones. With --quick (sanitizer builds) one set and the fast tests.
+. tests/cli/lib.sh
+dir=${NMT_TEST_DIR:-build/tests}
+quick=0
+[ "${1:-}" = --quick ] && quick=1
+tests="test_backend test_beam test_sample test_ensemble test_golden test_decode_lowp test_optim"
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+has() { for f in "$@"; do case "$flags " in *" $f "*) ;; *) return 1 ;; esac; done; }
+core() { env "$@" OPENBLAS_VERBOSE=2 "$dir/test_backend" 2>&1 | sed -n 's/^Core: //p' | tail -n 1; }
+own=$(core)
+sets=""
+has avx2 fma && sets="Haswell Zen"
+has avx512f avx512vl avx512bw avx512dq avx512cd && sets="$sets SkylakeX"
+has avx512f avx512vl avx512bw avx512dq avx512_bf16 && sets="$sets Cooperlake"
+[ $quick = 1 ] && sets=$(echo "$sets" | cut -d' ' -f1) && tests="test_beam test_sample"
+ran=0
+for s in $sets; do
+    [ "$s" = "$own" ] && continue
+    c=$(core OPENBLAS_CORETYPE="$s")
+    [ "$c" = "$s" ] && ok || { bad "OPENBLAS_CORETYPE=$s ran '$c'"; continue; }
+    # the slowest model test (its quick form) once, under the first set (AVX2 kernels on an
+    # AVX-512 CPU)
+    these=$tests
+    [ $ran = 0 ] && [ $quick = 0 ] && these="$tests test_model"
+    for t in $these; do
+        arg=""; [ "$t" = test_model ] && arg=--quick
+        out=$(OPENBLAS_CORETYPE=$s "$dir/$t" $arg 2>&1); rc=$?
+        if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q ' 0 failed$'; then ok; else
+            bad "$t under OPENBLAS_CORETYPE=$s (exit $rc): $(printf '%s\n' "$out" | grep FAIL | head -n 3)"
+        fi
+    done
+    ran=$((ran + 1))
+done
+finish kernels
