@@ -56,6 +56,22 @@ void nmt_model_free(nmt_model *m)
 
 const nmt_config *nmt_model_config(const nmt_model *m) { return &m->cfg; }
 size_t nmt_model_num_params(const nmt_model *m) { return m->pt.total; }
+int nmt_model_num_tensors(const nmt_model *m) { return m->pt.n; }
+
+/* As model_to_writer stores it: a vector's one dimension is its columns. */
+int nmt_model_tensor(const nmt_model *m, int i, const char **name, int *ndim, int64_t shape[2], float *values,
+                     nmt_err *err)
+{
+    if (i < 0 || i >= m->pt.n) return nmt_fail(err, NMT_ERR_ARG, "tensor %d of %d", i, m->pt.n);
+    const tensor_info *t = &m->pt.t[i];
+    *name = t->name;
+    *ndim = t->ndim;
+    shape[0] = t->ndim == 1 ? t->cols : t->rows;
+    shape[1] = t->ndim == 1 ? 0 : t->cols;
+    size_t n = (size_t)t->rows * t->cols;
+    for (size_t k = 0; values && k < n; k++) values[k] = (float)m->P[t->offset + k];
+    return NMT_OK;
+}
 
 int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
                      const char *const *tgt_words, uint64_t seed, nmt_err *err)
