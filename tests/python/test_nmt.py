@@ -184,6 +184,12 @@ def safetensors(p):
     return {k: (v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]]) for k, v in head.items()}
 
 
+def same_tensors(test, a, b):
+    """Two files' tensors: the same names, shapes and bytes (the names that differ in the message)."""
+    test.assertEqual(sorted(a), sorted(b))
+    test.assertEqual([k for k in a if a[k] != b[k]], [], "tensors that differ")
+
+
 class Files(unittest.TestCase):
     def test_load_tensors(self):
         tensors, config = nmt.load_tensors(path("m.nmt"))
@@ -197,8 +203,7 @@ class Files(unittest.TestCase):
     def test_average(self):
         run("average", "--out", path("avg_cli.nmt"), path("m.nmt"), path("m2.nmt"))
         nmt.average([path("m.nmt"), path("m2.nmt")], path("avg_py.nmt"))
-        a, b = safetensors(path("avg_cli.nmt")), safetensors(path("avg_py.nmt"))
-        self.assertEqual(a, b)
+        same_tensors(self, safetensors(path("avg_cli.nmt")), safetensors(path("avg_py.nmt")))
 
 
 class Train(unittest.TestCase):
@@ -221,7 +226,7 @@ class Train(unittest.TestCase):
         run("train", "-c", path("run.yaml"), "--model", path("cli.nmt"))
         reports = []
         self.assertTrue(nmt.train(cfg, callback=lambda r: reports.append(r["kind"])))
-        self.assertEqual(safetensors(path("py.nmt")), safetensors(path("cli.nmt")))
+        same_tensors(self, safetensors(path("py.nmt")), safetensors(path("cli.nmt")))
         self.assertIn("valid", reports)
         self.assertEqual(reports[-1], "end")
 
@@ -238,6 +243,26 @@ class Train(unittest.TestCase):
             raise KeyError("from the callback")
         with self.assertRaises(KeyError):
             nmt.train(dict(cfg, resume=path("stop.nmt.ckpt")), callback=boom)
+
+
+class Examples(unittest.TestCase):
+    """examples/*.py run, and translate_file.py writes what nmt translate writes."""
+
+    def example(self, name, *args):
+        p = subprocess.run([sys.executable, os.path.join("examples", name), *args], capture_output=True, text=True,
+                           env=ENV)
+        self.assertEqual(p.returncode, 0, p.stderr[-800:])
+        return p.stdout
+
+    def test_examples(self):
+        self.example("translate_file.py", path("m.nmt"), write("ex.in", SRC), path("ex.out"), "--beam", "4")
+        want = run("translate", "--model", path("m.nmt"), "--beam", "4", "--input", path("ex.in"))
+        with open(path("ex.out"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), want)
+        self.assertTrue(self.example("plot_attention.py", path("m.nmt"), SRC[0], path("att.png")).strip())
+        out = self.example("train_from_dict.py", path("s"), path("t"), path("s"), path("t"), path("ex.nmt"))
+        self.assertIn("finished", out)
+        self.assertTrue(os.path.exists(path("ex.nmt")))
 
 
 class Robust(unittest.TestCase):
