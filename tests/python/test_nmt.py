@@ -149,6 +149,15 @@ class Translate(unittest.TestCase):
             self.assertEqual(" ".join(f"{s}-{t}" for s, t in sorted(r.links, key=lambda p: (p[1], p[0]))), pharaoh[i])
 
 
+    def test_without_numpy(self):
+        code = ("import sys, json; sys.modules['numpy'] = None; import nmt; t = nmt.Translator(sys.argv[1]); "
+                "print(json.dumps(t.align([sys.argv[2].split()], [sys.argv[3].split()])[0].attention))")
+        p = subprocess.run([sys.executable, "-c", code, path("m.nmt"), SRC[1], TGT[1]], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr[-500:])
+        want = self.tr.align([SRC[1].split()], [TGT[1].split()])[0].attention
+        self.assertEqual(json.loads(p.stdout), want.tolist())
+
+
 class Metrics(unittest.TestCase):
     def test_bleu_chrf(self):
         hyp = lines(os.path.join(TOK, "test_2016_flickr.fr"), 200)  # tokenized against raw: high, not 100
