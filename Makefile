@@ -92,7 +92,7 @@ else
 NMT_BIN  := $(BUILD)/bin/nmt
 endif
 
-.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-gemm bench-serve fuzz install
+.PHONY: all deps deps-test test asan check-tests clean demo bench bench-ab bench-gemm bench-serve fuzz install install-python python
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
@@ -165,6 +165,7 @@ $(BUILD)/libnmt.so: $(LIB_OBJ)
 $(BUILD)/libnmt-eval.so: $(EVAL_OBJ) $(BUILD)/libnmt.so
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt-eval.so.$(SOMAJOR) -o $@ $(EVAL_OBJ) -L$(BUILD) -lnmt \
 	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(EVAL_LIBS) $(CORE_LIBS)
+	ln -sf libnmt-eval.so $@.$(SOMAJOR)
 
 $(BUILD)/libnmt-serve.so: $(SERVE_OBJ) $(BUILD)/libnmt.so
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt-serve.so.$(SOMAJOR) -o $@ $(SERVE_OBJ) -L$(BUILD) -lnmt \
@@ -213,6 +214,26 @@ install: all
 	done
 	install -m 644 include/nmt.h $(DESTDIR)$(PREFIX)/include/nmt.h
 	for p in nmt nmt-eval nmt-serve; do sed $(PC_SED) $$p.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$p.pc || exit 1; done
+	@$(MAKE) --no-print-directory install-python
+
+# The Python package (python/, docs/PYTHON.md) for PYTHON (Debian's python3 by default: its numpy and
+# setuptools), against the installed libraries: into PYLIBDIR, which that python reads for /usr/local.
+# Skipped, with the reason, where PYTHON has no development headers (python3-dev).
+PYTHON  ?= /usr/bin/python3
+PYVER    = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PYLIBDIR ?= $(PREFIX)/lib/python$(PYVER)/dist-packages
+install-python:
+	@if [ -f "$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then \
+	    rm -rf python/build python/nmt.egg-info && \
+	    NMT_LIBDIR=$(DESTDIR)$(LIBDIR) NMT_RPATH=$(LIBDIR) NMT_VERSION=$(NMT_VERSION) $(PYTHON) -m pip install -q \
+	        --no-build-isolation --no-index --no-deps --upgrade --target $(DESTDIR)$(PYLIBDIR) ./python && \
+	    rm -rf python/build python/nmt.egg-info; \
+	else echo "install: the Python package is not installed: $(PYTHON) has no Python.h (python3-dev)"; fi
+
+# A virtual environment in BUILD/venv with the package installed, linked to BUILD's libnmt.so:
+#   make python && BUILD/venv/bin/python -c 'import nmt'
+python: all
+	@sh scripts/python_venv.sh $(PYTHON) $(BUILD)/venv $(BUILD)
 
 check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
 	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) NMT_EXAMPLES=$(BUILD)/examples sh tests/run.sh $(BUILD) $(RUNFLAGS)

@@ -114,6 +114,14 @@ void nmt_model_free(nmt_model *m);
 int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err *err);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
+/* The parameter tensors as the model file stores them, for programs that inspect or convert a
+ * model (the Python package's load_tensors): nmt_model_num_tensors of them, in file order. Tensor
+ * i's name (valid while m lives), its ndim (1 or 2) and shape[0..ndim), and, where values is not
+ * NULL, its shape[0] x ... elements row-major into values as float32. NMT_ERR_ARG for i out of
+ * range. */
+int nmt_model_num_tensors(const nmt_model *m);
+int nmt_model_tensor(const nmt_model *m, int i, const char **name, int *ndim, int64_t shape[2], float *values,
+                     nmt_err *err);
 
 /* ------------------------------------------------------------------ text pipeline
  * The one road between a language's text and a model's ids, used by training, translation,
@@ -360,6 +368,8 @@ typedef struct nmt_alignment {
     int n_src, n_tgt;     /* words, EOS not counted (the source cut at NMT_MAX_SRC_WORDS) */
     double logprob;       /* log p(tgt + EOS | src) */
     float *attention;
+    double *token_logprob; /* [n_tgt + 1]: log p of each target token, the EOS last (an ensemble's:
+                              Σ_k w_k log p_k); they sum to logprob up to rounding */
 } nmt_alignment;
 
 int nmt_force_align(nmt_decoder *d, const char *const *src, const char *const *tgt, int n, nmt_alignment *out,
@@ -411,6 +421,22 @@ typedef int (*nmt_scorer_fn)(int metric, const char *const *hyps, const char *co
  * case-sensitive, exp smoothing) or chrF2 (sacreBLEU's CHRF()), 0..100; NMT_ERR_ARG for
  * NMT_METRIC_PPL, NMT_ERR_FORMAT for invalid UTF-8. */
 int nmt_metric_score(int metric, const char *const *hyps, const char *const *refs, int n, double *score, nmt_err *err);
+/* Corpus BLEU as sacreBLEU's BLEU(tokenize=..., lowercase=...) computes it, with exp smoothing,
+ * against n_refs reference sets: refs[r][i] is segment i's reference in set r (NULL entries are
+ * skipped: a segment with fewer references). The fields are sacreBLEU's BLEUScore's. tokenize:
+ * "13a" (NULL: sacreBLEU's default), "intl" or "none"; NMT_ERR_ARG for another, NMT_ERR_FORMAT
+ * for invalid UTF-8. In libnmt-eval. */
+typedef struct nmt_bleu_result {
+    double score;         /* 0..100 */
+    double counts[4], totals[4], precisions[4]; /* clipped n-gram matches, n-grams, percent */
+    double bp;            /* brevity penalty */
+    int64_t sys_len, ref_len;
+} nmt_bleu_result;
+int nmt_bleu_corpus(const char *const *hyps, const char *const *const *refs, int n_refs, int n, const char *tokenize,
+                    int lowercase, nmt_bleu_result *out, nmt_err *err);
+/* Corpus chrF2 as sacreBLEU's CHRF(lowercase=...) computes it (0..100), references as above. */
+int nmt_chrf_corpus(const char *const *hyps, const char *const *const *refs, int n_refs, int n, int lowercase,
+                    double *score, nmt_err *err);
 /* "ppl", "bleu" or "chrf" into enum nmt_metric; -1 for another name. */
 int nmt_metric_parse(const char *name);
 const char *nmt_metric_name(int metric);

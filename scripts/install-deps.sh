@@ -20,8 +20,10 @@ PKGS="gcc g++ make libc6-dev libopenblas-openmp-dev libcjson-dev zlib1g-dev pyth
 # but a machine that only runs the program needs exactly these).
 PKGS="$PKGS libopenblas0-openmp libcjson1 libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libglib2.0-0 libfontconfig1 libmicrohttpd12 libsentencepiece0 libstdc++6 libyaml-0-2 libdnnl2 libopenmpi3"
 # Tests only: a headless browser opens nmt serve's page (tests/cli/serve_browser.sh); the
-# spm_encode and spm_decode programs, which the subword tests compare with.
-TEST_PKGS="chromium sentencepiece"
+# spm_encode and spm_decode programs, which the subword tests compare with; the Python package's
+# build and test (tests/cli/python.sh, make python): Debian's python3 headers, venv, numpy and
+# setuptools.
+TEST_PKGS="chromium sentencepiece python3-dev python3-venv python3-numpy python3-setuptools"
 # `install-deps.sh fuzz` (make fuzz) adds clang and the runtime that holds libFuzzer and the
 # sanitizers for it (libclang-rt-N-dev); the normal build and `make test` need neither.
 if [ "${1:-}" = fuzz ]; then

@@ -158,6 +158,28 @@ static int load_case(const struct tcase *c, char ***hyp, size_t *nh, char **refs
     return k;
 }
 
+/* The public nmt_bleu_corpus and nmt_chrf_corpus (sacreBLEU's fields) on the same case, where
+ * its options are theirs (exp smoothing, no effective order): want as in expected.tsv. */
+static void check_public(const char *name, const char *const *hyp, const char *const *const *refs, int k, int n,
+                         const bleu_opts *o, const double *want)
+{
+    if (o->smooth != BLEU_SMOOTH_EXP || o->effective_order) return;
+    nmt_bleu_result r;
+    double chrf = -1;
+    nmt_err err = {0};
+    CHECKF(nmt_bleu_corpus(hyp, refs, k, n, bleu_tokenize_name(o->tokenize), o->lowercase, &r, &err) == 0, "%s: %s", name,
+           err.msg);
+    CHECKF(nmt_chrf_corpus(hyp, refs, k, n, 0, &chrf, &err) == 0, "%s: %s", name, err.msg);
+    double got[18] = {r.score, r.precisions[0], r.precisions[1], r.precisions[2], r.precisions[3], r.bp, want[6],
+                      (double)r.sys_len, (double)r.ref_len, r.counts[0], r.counts[1], r.counts[2], r.counts[3],
+                      r.totals[0], r.totals[1], r.totals[2], r.totals[3], chrf};
+    for (int j = 0; j < 18; j++) {
+        char what[128];
+        snprintf(what, sizeof what, "%s nmt_bleu_corpus field %d", name, j);
+        check_num(got[j], want[j], what);
+    }
+}
+
 static void test_corpus_expected(void)
 {
     size_t nrows;
@@ -209,6 +231,8 @@ static void test_corpus_expected(void)
             snprintf(what, sizeof what, "%s %s", c->name, names[j]);
             check_num(got[j], want[j], what);
         }
+
+        check_public(c->name, (const char *const *)hyp, (const char *const *const *)refs, k, (int)nh, &o, want);
 
         char sig[256];
         bleu_signature(sig, sizeof sig, &o, k, "2.6.0");
@@ -676,6 +700,20 @@ static void test_chrfpp_cases(void)
     CHECK(chrf_sentence(&f, "a", ab, 1, &bad, &err) == NMT_ERR_ARG);
 }
 
+/* The public scorers refuse what they cannot score, with a message. */
+static void test_public_args(void)
+{
+    const char *hyp[] = {"a b"}, *ref[] = {"a b"};
+    const char *const *refs[] = {ref};
+    nmt_bleu_result r;
+    double x;
+    nmt_err err = {0};
+    CHECK(nmt_bleu_corpus(hyp, refs, 1, 1, "zh", 0, &r, &err) == NMT_ERR_ARG && strstr(err.msg, "'zh'"));
+    CHECK(nmt_bleu_corpus(hyp, refs, 0, 1, NULL, 0, &r, &err) == NMT_ERR_ARG);
+    CHECK(nmt_chrf_corpus(hyp, refs, 1, -1, 0, &x, &err) == NMT_ERR_ARG);
+    CHECK(nmt_bleu_corpus(hyp, refs, 1, 1, "none", 0, &r, &err) == 0 && r.sys_len == 2 && r.counts[1] == 1 && r.totals[2] == 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -689,6 +727,7 @@ int main(int argc, char **argv)
     test_chrf_cases();
     test_ter_cases();
     test_chrfpp_cases();
+    test_public_args();
     printf("sacreBLEU values: %d of %d bit-identical, the rest within %g\n", n_exact, n_numbers,
            TOL);
     return test_done("test_bleu");

@@ -45,6 +45,6 @@ int cmd_alignment_words(const nmt_alignment *a, const nmt_word_map *src, const n
         *buf = p;
         *cap = need;
     }
-    *w = (nmt_alignment){sm.n_words, tm.n_words, a->logprob, *buf};
+    *w = (nmt_alignment){sm.n_words, tm.n_words, a->logprob, *buf, NULL};
     return nmt_attention_to_words(*buf, a->attention, 1, &tm, &sm, err);
 }

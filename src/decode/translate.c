@@ -348,6 +348,15 @@ static int add_attention(nmt_alignment *a, const real *alpha, int S, int s, int 
     return 0;
 }
 
+/* Pair s of a batch of S (lp [Ty, S]) adds model k's log-probabilities, weighted by wk, to a's
+ * per-token ones (model 0 allocates them). -1 without memory. */
+static int add_token_logprob(nmt_alignment *a, const real *lp, int S, int s, int yl, double wk, int k)
+{
+    if (!k && !(a->token_logprob = malloc(sizeof(double) * (size_t)yl))) return -1;
+    for (int t = 0; t < yl; t++) a->token_logprob[t] = (k ? a->token_logprob[t] : 0) + wk * lp[t * S + s];
+    return 0;
+}
+
 /* Model k of d force-decodes batch b: sum[s] (model 0 sets it) gets its weighted log p of
  * target s (the ensemble's log-probability is Σ_k w_k log p_k, as in the search), and al[s],
  * if al is not NULL, its share of the mean attention. */
@@ -368,7 +377,9 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
         double one = 0;
         for (int t = 0; t < b->ylen[s]; t++) one += lp[t * S + s];
         sum[s] = k ? sum[s] + wk * one : wk * one;
-        if (na && add_attention(&al[s], alpha, S, s, b->Tx, b->xlen[s], b->ylen[s], d->e.n_att))
+        if (al && add_token_logprob(&al[s], lp, S, s, b->ylen[s], wk, k))
+            rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        else if (na && add_attention(&al[s], alpha, S, s, b->Tx, b->xlen[s], b->ylen[s], d->e.n_att))
             rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }
     free(alpha);
@@ -460,6 +471,8 @@ void nmt_alignment_free(nmt_alignment *a, int n)
 {
     for (int i = 0; a && i < n; i++) {
         free(a[i].attention);
+        free(a[i].token_logprob);
         a[i].attention = NULL;
+        a[i].token_logprob = NULL;
     }
 }

@@ -58,6 +58,29 @@ void nmt_model_free(nmt_model *m)
 
 const nmt_config *nmt_model_config(const nmt_model *m) { return m ? &m->cfg : NULL; }
 size_t nmt_model_num_params(const nmt_model *m) { return m ? m->pt.total : 0; }
+int nmt_model_num_tensors(const nmt_model *m) { return m ? m->pt.n : 0; }
+
+/* As model_to_writer stores it: a vector's one dimension is its columns. The values cross from
+ * the backend's memory through a host copy of the one tensor. */
+int nmt_model_tensor(const nmt_model *m, int i, const char **name, int *ndim, int64_t shape[2], float *values,
+                     nmt_err *err)
+{
+    if (!m || !name || !ndim || !shape) return nmt_fail(err, NMT_ERR_ARG, "nmt_model_tensor: a NULL argument");
+    if (i < 0 || i >= m->pt.n) return nmt_fail(err, NMT_ERR_ARG, "tensor %d of %d", i, m->pt.n);
+    const tensor_info *t = &m->pt.t[i];
+    *name = t->name;
+    *ndim = t->ndim;
+    shape[0] = t->ndim == 1 ? t->cols : t->rows;
+    shape[1] = t->ndim == 1 ? 0 : t->cols;
+    size_t n = (size_t)t->rows * t->cols;
+    if (!values) return NMT_OK;
+    real *h = malloc(sizeof(real) * (n ? n : 1));
+    if (!h) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for tensor '%s'", t->name);
+    backend()->copy_out(h, m->P + t->offset, sizeof(real) * n);
+    for (size_t k = 0; k < n; k++) values[k] = (float)h[k];
+    free(h);
+    return NMT_OK;
+}
 
 int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *src_words,
                      const char *const *tgt_words, uint64_t seed, nmt_err *err)

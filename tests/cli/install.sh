@@ -4,7 +4,8 @@
 # run against the installed shared libnmt, translates exactly as `nmt translate`; the installed
 # program runs; nmt.pc names the version the program prints. Each library carries its SONAME
 # (libnmt.so.0.2 for 0.2.x) and installs as ldconfig expects; a program of libnmt-eval builds from
-# `pkg-config nmt-eval` alone (nmt.pc once lacked it, where nmt_metric_score lives).
+# `pkg-config nmt-eval` alone (nmt.pc once lacked it, where nmt_metric_score lives). The Python
+# package is installed beside them and runs against the installed libnmt.
 . tests/cli/lib.sh
 PFX=$T/prefix
 # the test's own make: not the flags of a make that may be running the tests (a sanitizer pass)
@@ -58,4 +59,19 @@ printf 'a man is riding a bike .\ntwo dogs play .\n' | "$NMT_BIN" translate --mo
 echo "a man rides a red bike in the park ." > "$T/h"; echo "a man is riding a red bike in the park ." > "$T/r"
 want=$("$NMT_BIN" bleu -b -w 4 "$T/r" < "$T/h") got=$("$T/score" "$(cat "$T/h")" "$(cat "$T/r")")
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "nmt-eval's BLEU '$got', nmt bleu's '$want'"
+# the Python package beside the libraries (make install-python), linked to the installed libnmt,
+# translating as nmt translate does; where /usr/bin/python3 has no headers the install says so
+pylib=$(ls -d "$PFX"/lib/python3*/dist-packages 2> /dev/null | head -n 1)
+if [ -n "$pylib" ]; then
+    so=$(ls "$pylib"/nmt/_nmt*.so 2> /dev/null | head -n 1)
+    ldd "$so" 2> /dev/null | grep -q "libnmt.so.$sov => $PFX/lib/libnmt.so.$sov" && ok ||
+        bad "the Python package does not use the installed libnmt: $(ldd "$so" 2>&1 | grep nmt)"
+    got=$(PYTHONPATH=$pylib /usr/bin/python3 -c 'import sys, nmt; print("\n".join(nmt.Translator(sys.argv[1]).translate(sys.argv[2:])))' \
+        "$T/m.nmt" "a man is riding a bike ." "two dogs play ." 2> "$T/pyerr")
+    [ -n "$got" ] && [ "$got" = "$(cat "$T/cli")" ] && ok || bad "the installed Python package: '$got' $(head -c 300 "$T/pyerr")"
+elif grep -q "no Python.h" "$T/install.log"; then
+    ok
+else
+    bad "the Python package was not installed: $(grep -i python "$T/install.log" | tail -n 3)"
+fi
 finish install

@@ -1,0 +1,473 @@
+/* translator.c: nmt._nmt.Translator, one model or an ensemble loaded once and shared by every
+ * Python thread that calls it. libnmt's models are read-only once loaded, but a decoder (and a
+ * text pipeline) belongs to one thread at a time: each call takes an idle worker (a decoder with
+ * its source and target pipelines) from the Translator's list, or makes one, and gives it back
+ * after, so N threads calling together decode on N workers while the GIL is released. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+#define MAX_MODELS 16
+
+typedef struct worker {
+    nmt_decoder *d;
+    nmt_text *src, *tgt; /* made on the first text call */
+    struct worker *next;
+} worker;
+
+typedef struct translator {
+    PyObject_HEAD
+    nmt_model *m[MAX_MODELS];
+    int n;
+    double weight[MAX_MODELS];
+    int weighted;
+    nmt_shortlist *sl;
+    nmt_lexicon *lx;
+    int precision;
+    nmt_text_opts so, to; /* the text stages asked for (the model's own apply anyway) */
+    worker *idle;         /* read and changed with the GIL held */
+} translator;
+
+static void worker_free(worker *w)
+{
+    if (!w) return;
+    nmt_decoder_free(w->d);
+    nmt_text_free(w->src);
+    nmt_text_free(w->tgt);
+    free(w);
+}
+
+static void translator_dealloc(translator *t)
+{
+    while (t->idle) {
+        worker *w = t->idle;
+        t->idle = w->next;
+        worker_free(w);
+    }
+    nmt_shortlist_free(t->sl);
+    nmt_lexicon_free(t->lx);
+    for (int k = 0; k < t->n; k++) nmt_model_free(t->m[k]);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+/* ------------------------------------------------------------------ construction */
+
+/* The models of paths, checked to share their vocabularies, and their weights (None: equal). */
+static int load_models(translator *t, PyObject *paths, PyObject *weights)
+{
+    strv p;
+    if (strv_of_texts(&p, paths, "paths")) return -1;
+    if (p.n < 1 || p.n > MAX_MODELS) {
+        PyErr_Format(nmtpy_arg_error, "%zd models: give 1 to %d", p.n, MAX_MODELS);
+        strv_free(&p);
+        return -1;
+    }
+    nmt_err err = {0, ""};
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int k = 0; k < p.n && !rc; k++) {
+        rc = nmt_model_load(&t->m[k], p.s[k], &err);
+        if (!rc) t->n++;
+        if (!rc && k) rc = nmt_model_check_vocab(t->m[0], p.s[0], t->m[k], p.s[k], &err);
+    }
+    Py_END_ALLOW_THREADS
+    strv_free(&p);
+    if (rc) return nmtpy_raise(rc, &err), -1;
+    if (weights == Py_None) return 0;
+    PyObject *fast = PySequence_Fast(weights, "weights: expected a list of numbers");
+    if (!fast) return -1;
+    int bad = PySequence_Fast_GET_SIZE(fast) != t->n;
+    for (int k = 0; !bad && k < t->n; k++) {
+        t->weight[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, k));
+        bad = PyErr_Occurred() != NULL;
+    }
+    Py_DECREF(fast);
+    if (bad && !PyErr_Occurred()) PyErr_Format(nmtpy_arg_error, "weights: give one per model (%d)", t->n);
+    t->weighted = 1;
+    return bad ? -1 : 0;
+}
+
+/* enum nmt_precision of a name, or -1 with an exception */
+static int precision_of(const char *name)
+{
+    static const char *const names[] = {"fp32", "int8", "bf16"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, names[i])) return i;
+    PyErr_Format(nmtpy_arg_error, "precision '%s': expected fp32, int8 or bf16", name);
+    return -1;
+}
+
+static int translator_init(translator *t, PyObject *args, PyObject *kw)
+{
+    static char *kws[] = {"paths", "weights", "precision", "shortlist", "shortlist_k", "shortlist_f", "lexicon", "tokenize",
+                          "detokenize", "lowercase", "normalize_punct", NULL};
+    PyObject *paths, *weights = Py_None;
+    const char *prec = "fp32", *sl = NULL, *lx = NULL, *tok = NULL, *detok = NULL;
+    int k = 100, f = 100;
+    t->so = nmt_text_default_opts();
+    t->to = nmt_text_default_opts();
+    if (t->n) {
+        PyErr_SetString(PyExc_RuntimeError, "Translator.__init__ called twice");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Osziizzzpp", kws, &paths, &weights, &prec, &sl, &k, &f, &lx, &tok, &detok,
+                                     &t->so.lowercase, &t->so.normalize_punct))
+        return -1;
+    if ((t->precision = precision_of(prec)) < 0 || (t->so.lang = nmtpy_lang(tok)) < -1 ||
+        (t->to.lang = nmtpy_lang(detok)) < -1 || load_models(t, paths, weights))
+        return -1;
+    t->so.tokenize = t->so.lang >= 0;
+    t->to.detokenize = t->to.lang >= 0;
+    nmt_err err = {0, ""};
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (sl) rc = nmt_shortlist_load(&t->sl, sl, t->m[0], k, f, &err);
+    if (!rc && lx) rc = nmt_lexicon_load(&t->lx, lx, &err);
+    Py_END_ALLOW_THREADS
+    return rc ? (nmtpy_raise(rc, &err), -1) : 0;
+}
+
+/* ------------------------------------------------------------------ workers */
+
+/* An idle worker, or a new one with options o; NULL with an exception. */
+static worker *worker_take(translator *t, const nmt_translate_opts *o)
+{
+    nmt_err err = {0, ""};
+    worker *w = t->idle;
+    if (w) {
+        t->idle = w->next;
+        int rc = nmt_decoder_set_opts(w->d, o, &err);
+        if (!rc) return w;
+        t->idle = w; /* unchanged: back where it was */
+        nmtpy_raise(rc, &err);
+        return NULL;
+    }
+    if (!(w = calloc(1, sizeof *w))) return (worker *)PyErr_NoMemory();
+    int rc = nmt_decoder_init_ensemble(&w->d, (const nmt_model *const *)t->m, t->weighted ? t->weight : NULL, t->n, o, &err);
+    if (rc) {
+        free(w);
+        nmtpy_raise(rc, &err);
+        return NULL;
+    }
+    return w;
+}
+
+static void worker_give(translator *t, worker *w)
+{
+    w->next = t->idle;
+    t->idle = w;
+}
+
+/* The worker's text pipelines, made once. */
+static int worker_text(translator *t, worker *w, nmt_err *err)
+{
+    int rc = w->src ? 0 : nmt_text_init_model(&w->src, &t->so, t->m[0], NMT_SOURCE, err);
+    return rc || w->tgt ? rc : nmt_text_init_model(&w->tgt, &t->to, t->m[0], NMT_TARGET, err);
+}
+
+/* ------------------------------------------------------------------ decoding options */
+
+/* The translate options of a call's keywords (translate_batch's and translate's). */
+static int decode_opts(translator *t, PyObject *args, PyObject *kw, PyObject **input, nmt_translate_opts *o, int *max_len,
+                       int *links)
+{
+    static char *kws[] = {"input", "beam_size", "num_hypotheses", "length_penalty", "normalize", "max_ratio",
+                          "max_decoding_length", "return_attention", "return_alignment", "sampling", "sampling_topk",
+                          "sampling_topp", "sampling_temperature", "seed", "no_unk", "unk_replace", "batch_size", NULL};
+    *o = nmt_translate_default_opts();
+    unsigned long long seed = o->seed;
+    int attention = 0;
+    *max_len = 0;
+    *links = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iidpdipppiddKppi", kws, input, &o->beam, &o->n_best, &o->length_alpha,
+                                     &o->normalize, &o->max_ratio, max_len, &attention, links, &o->sample, &o->sample_topk,
+                                     &o->sample_topp, &o->temperature, &seed, &o->no_unk, &o->unk_replace, &o->batch))
+        return -1;
+    o->seed = seed;
+    o->attention = attention || *links;
+    o->precision = t->precision;
+    o->shortlist = t->sl;
+    o->lexicon = t->lx;
+    if (*max_len < 0) {
+        PyErr_Format(nmtpy_arg_error, "max_decoding_length %d: must be positive (0: no limit)", *max_len);
+        return -1;
+    }
+    if (!o->sample && o->n_best > o->beam) {
+        PyErr_Format(nmtpy_arg_error, "num_hypotheses %d is larger than the beam (%d)", o->n_best, o->beam);
+        return -1;
+    }
+    return 0;
+}
+
+/* Source tokens of a line (blank-separated), as libnmt counts them, cut at NMT_MAX_SRC_WORDS. */
+static int count_tokens(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p;) {
+        while (*p && strchr(" \t\n\v\f\r", *p)) p++;
+        if (*p) n++;
+        while (*p && !strchr(" \t\n\v\f\r", *p)) p++;
+    }
+    return n < NMT_MAX_SRC_WORDS ? n : NMT_MAX_SRC_WORDS;
+}
+
+/* nmt_translate with a limit of max_len output tokens (EOS counted) besides the ratio: sentences
+ * of one source length share a ratio that gives exactly that limit (a length's limit is
+ * floor(ratio x (length + 1))), so each length is translated on its own. The GIL is released. */
+static int translate_limited(nmt_decoder *d, nmt_translate_opts o, int max_len, const char *const *src, int n,
+                             nmt_translation *out, nmt_err *err)
+{
+    int *len = malloc(sizeof *len * (size_t)(n ? n : 1));
+    const char **group = malloc(sizeof *group * (size_t)(n ? n : 1));
+    nmt_translation *got = malloc(sizeof *got * (size_t)(n ? n : 1));
+    int rc = len && group && got ? 0 : NMT_ERR_NOMEM;
+    double ratio = o.max_ratio;
+    if (rc) snprintf(err->msg, sizeof err->msg, "out of memory");
+    for (int i = 0; !rc && i < n; i++) len[i] = count_tokens(src[i]);
+    memset(out, 0, sizeof *out * (size_t)n);
+    for (int i = 0; !rc && i < n; i++) {
+        if (len[i] < 0) continue; /* done with its group */
+        int L = len[i], g = 0;
+        for (int j = i; j < n; j++)
+            if (len[j] == L) group[g++] = src[j];
+        double limit = (double)max_len / (L + 1);
+        o.max_ratio = limit < ratio ? limit : ratio;
+        if (o.max_ratio < 0.01) o.max_ratio = 0.01;
+        rc = nmt_decoder_set_opts(d, &o, err);
+        if (!rc) rc = nmt_translate(d, group, g, got, err);
+        for (int j = i, k = 0; !rc && j < n; j++)
+            if (len[j] == L) {
+                out[j] = got[k++];
+                len[j] = -1;
+            }
+    }
+    free(len);
+    free(group);
+    free(got);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ results */
+
+/* One hypothesis as (tokens, score, logprob, attention bytes or None, rows, cols, links or None). */
+static PyObject *hyp_tuple(worker *w, const nmt_hypothesis *h, int links)
+{
+    (void)w;
+    PyObject *words = PyList_New(h->n_words);
+    for (int i = 0; words && i < h->n_words; i++) {
+        PyObject *w = PyUnicode_DecodeUTF8(h->words[i], (Py_ssize_t)strlen(h->words[i]), "replace");
+        if (!w) { Py_CLEAR(words); break; }
+        PyList_SET_ITEM(words, i, w);
+    }
+    PyObject *l = Py_None;
+    Py_INCREF(l);
+    if (links && h->attention) {
+        Py_DECREF(l);
+        l = nmtpy_links(h->attention, h->attn_cols - 1, h->n_words);
+    }
+    if (!words || !l) {
+        Py_XDECREF(words);
+        Py_XDECREF(l);
+        return NULL;
+    }
+    return Py_BuildValue("(NddNiiN)", words, h->score, h->logprob, nmtpy_matrix(h->attention, h->attn_rows, h->attn_cols),
+                         h->attn_rows, h->attn_cols, l);
+}
+
+/* One hypothesis of a result: what translate_batch or translate returns for it. */
+typedef PyObject *(*hyp_fn)(worker *w, const nmt_hypothesis *h, int links);
+
+/* The translations tr[0..n) as a list of lists of fn's answers. */
+static PyObject *translations_list(worker *w, const nmt_translation *tr, int n, hyp_fn fn, int links)
+{
+    PyObject *out = PyList_New(n);
+    for (int i = 0; out && i < n; i++) {
+        PyObject *hs = PyList_New(tr[i].n_hyps);
+        for (int h = 0; hs && h < tr[i].n_hyps; h++) {
+            PyObject *x = fn(w, &tr[i].hyps[h], links);
+            if (!x) { Py_CLEAR(hs); break; }
+            PyList_SET_ITEM(hs, h, x);
+        }
+        if (!hs) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, hs);
+    }
+    return out;
+}
+
+/* translate_batch(input: list of token lists, **options) -> [[(tokens, score, logprob, attention, rows, cols, links)]] */
+static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObject *kw)
+{
+    PyObject *input;
+    nmt_translate_opts o;
+    int max_len, links;
+    if (decode_opts(t, args, kw, &input, &o, &max_len, &links)) return NULL;
+    strv src;
+    if (strv_of_tokens(&src, input, "input")) return NULL;
+    nmt_translation *tr = calloc((size_t)(src.n ? src.n : 1), sizeof *tr);
+    worker *w = tr ? worker_take(t, &o) : (worker *)PyErr_NoMemory();
+    if (!w) {
+        free(tr);
+        strv_free(&src);
+        return NULL;
+    }
+    nmt_err err = {0, ""};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = max_len ? translate_limited(w->d, o, max_len, src.s, (int)src.n, tr, &err)
+                 : nmt_translate(w->d, src.s, (int)src.n, tr, &err);
+    Py_END_ALLOW_THREADS
+    worker_give(t, w);
+    PyObject *out = rc ? nmtpy_raise(rc, &err) : translations_list(w, tr, (int)src.n, hyp_tuple, links);
+    nmt_translation_free(tr, (int)src.n);
+    free(tr);
+    strv_free(&src);
+    return out;
+}
+
+/* texts[0..n) through the worker's source pipeline into src[0..n) (strdup'ed). */
+static int encode_texts(worker *w, const char *const *texts, int n, char **src, nmt_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        nmt_text_line l;
+        rc = nmt_text_encode(w->src, texts[i], strlen(texts[i]), &l, err);
+        if (!rc && !(src[i] = strdup(l.text))) rc = NMT_ERR_NOMEM;
+    }
+    return rc;
+}
+
+/* Hypothesis h's text through the worker's target pipeline, and its score: (text, score). */
+static PyObject *text_tuple(worker *w, const nmt_hypothesis *h, int links)
+{
+    (void)links;
+    const char *text;
+    size_t len;
+    nmt_err err = {0, ""};
+    int rc = nmt_text_decode_words(w->tgt, h->words, h->n_words, &text, &len, &err);
+    PyObject *s = rc ? nmtpy_raise(rc, &err) : PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+    return s ? Py_BuildValue("(Nd)", s, h->score) : NULL;
+}
+
+/* translate(texts, **options) -> [[(text, score)]]: raw text in and out through the model's
+ * text stages (and the ones the Translator was given), as nmt translate does */
+static PyObject *translator_translate(translator *t, PyObject *args, PyObject *kw)
+{
+    PyObject *input;
+    nmt_translate_opts o;
+    int max_len, links;
+    if (decode_opts(t, args, kw, &input, &o, &max_len, &links)) return NULL;
+    o.attention = 0;
+    strv texts;
+    if (strv_of_texts(&texts, input, "texts")) return NULL;
+    int n = (int)texts.n;
+    char **src = calloc((size_t)(n ? n : 1), sizeof *src);
+    nmt_translation *tr = calloc((size_t)(n ? n : 1), sizeof *tr);
+    worker *w = src && tr ? worker_take(t, &o) : (worker *)PyErr_NoMemory();
+    nmt_err err = {0, ""};
+    int rc = w ? 0 : -1;
+    if (w) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = worker_text(t, w, &err);
+        if (!rc) rc = encode_texts(w, texts.s, n, src, &err);
+        if (!rc) rc = max_len ? translate_limited(w->d, o, max_len, (const char *const *)src, n, tr, &err)
+                              : nmt_translate(w->d, (const char *const *)src, n, tr, &err);
+        Py_END_ALLOW_THREADS
+    }
+    PyObject *out = !w ? NULL : rc ? nmtpy_raise(rc, &err) : translations_list(w, tr, n, text_tuple, 0);
+    if (w) worker_give(t, w);
+    if (tr) nmt_translation_free(tr, n);
+    for (int i = 0; src && i < n; i++) free(src[i]);
+    free(src);
+    free(tr);
+    strv_free(&texts);
+    return out;
+}
+
+/* ------------------------------------------------------------------ forced decoding */
+
+/* One pair as (logprob, token log-probabilities, attention bytes or None, rows, cols, links). */
+static PyObject *alignment_tuple(const nmt_alignment *a)
+{
+    PyObject *lp = nmtpy_float_list(a->token_logprob, a->n_tgt + 1);
+    PyObject *links = lp ? nmtpy_links(a->attention, a->n_src, a->n_tgt) : NULL;
+    if (!links) {
+        Py_XDECREF(lp);
+        return NULL;
+    }
+    return Py_BuildValue("(dNNiiN)", a->logprob, lp, nmtpy_matrix(a->attention, a->n_tgt + 1, a->n_src + 1), a->n_tgt + 1,
+                         a->n_src + 1, links);
+}
+
+/* force(source, target) -> [(logprob, token logprobs, attention, rows, cols, links)], both
+ * token lists: score_batch and align */
+static PyObject *translator_force(translator *t, PyObject *args)
+{
+    PyObject *s, *g;
+    if (!PyArg_ParseTuple(args, "OO", &s, &g)) return NULL;
+    strv src, tgt;
+    if (strv_of_tokens(&src, s, "source")) return NULL;
+    if (strv_of_tokens(&tgt, g, "target")) {
+        strv_free(&src);
+        return NULL;
+    }
+    if (src.n != tgt.n) {
+        PyErr_Format(nmtpy_arg_error, "%zd source sentences for %zd targets", src.n, tgt.n);
+        strv_free(&src);
+        strv_free(&tgt);
+        return NULL;
+    }
+    nmt_translate_opts o = nmt_translate_default_opts();
+    o.precision = t->precision; /* as the worker has it: no conversion of the weights again */
+    o.shortlist = t->sl;
+    int n = (int)src.n;
+    nmt_alignment *al = calloc((size_t)(n ? n : 1), sizeof *al);
+    worker *w = al ? worker_take(t, &o) : (worker *)PyErr_NoMemory();
+    nmt_err err = {0, ""};
+    int rc = w ? 0 : -1;
+    if (w) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = nmt_force_align(w->d, src.s, tgt.s, n, al, &err);
+        Py_END_ALLOW_THREADS
+        worker_give(t, w);
+    }
+    PyObject *out = !w ? NULL : rc ? nmtpy_raise(rc, &err) : PyList_New(n);
+    for (int i = 0; out && !rc && i < n; i++) {
+        PyObject *x = alignment_tuple(&al[i]);
+        if (!x) { Py_CLEAR(out); break; }
+        PyList_SET_ITEM(out, i, x);
+    }
+    if (al && !rc) nmt_alignment_free(al, n);
+    free(al);
+    strv_free(&src);
+    strv_free(&tgt);
+    return out;
+}
+
+/* The configuration of the first model, and the number of models. */
+static PyObject *translator_info(translator *t, PyObject *unused)
+{
+    (void)unused;
+    const nmt_config *c = nmt_model_config(t->m[0]);
+    return Py_BuildValue("{s:s,s:i,s:i,s:i,s:n}", "arch", nmt_arch_name(c->arch), "src_vocab", c->src_vocab, "tgt_vocab",
+                         c->tgt_vocab, "models", t->n, "params", (Py_ssize_t)nmt_model_num_params(t->m[0]));
+}
+
+static PyMethodDef translator_methods[] = {
+    {"translate_batch", (PyCFunction)(void (*)(void))translator_translate_batch, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"translate", (PyCFunction)(void (*)(void))translator_translate, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"force", (PyCFunction)translator_force, METH_VARARGS, NULL},
+    {"info", (PyCFunction)translator_info, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject nmtpy_translator_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "nmt._nmt.Translator",
+    .tp_basicsize = sizeof(translator),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A model (or an ensemble) loaded once, shared by threads.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)translator_init,
+    .tp_dealloc = (destructor)translator_dealloc,
+    .tp_methods = translator_methods,
+};
