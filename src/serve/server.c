@@ -58,12 +58,13 @@ struct serve {
     pool *pool;
     metrics *met;
     int port;
-    pthread_mutex_t mu;       /* the connection list, counts and the text pipelines */
+    pthread_mutex_t mu;       /* the connection list and the counts */
     conn_rec *conns;
     int n_conns, in_flight;
     volatile int draining;
     int listen_fd;            /* given back by MHD_quiesce_daemon; closed after MHD_stop_daemon */
-    nmt_text *src, *tgt;
+    nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
+    nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
 };
 
 /* One request (MHD's con_cls). */
@@ -74,6 +75,7 @@ typedef struct req_ctx {
     const char *route;        /* metrics label; NULL for an unknown path */
     double t0;
     int state, too_large;
+    int fd;                   /* the connection's socket, to see whether its client has gone */
     char *body;
     size_t len, cap;
     serve_req req;
@@ -203,24 +205,40 @@ static void take_body(req_ctx *x, const char *data, size_t n)
     x->len += n;
 }
 
-/* Runs in a decoder thread when the job is translated: the answer, then the connection wakes. */
-static void job_done(pool_job *j, void *user)
+/* Runs in decoder thread `worker` when the job is translated: the answer (through that thread's
+ * own target pipeline), then the connection wakes. */
+static void job_done(pool_job *j, int worker, void *user)
 {
     req_ctx *x = user;
     serve *s = x->s;
-    if (j->rc) {
+    if (j->rc == POOL_GONE) { /* nobody to answer: the connection wakes to be closed */
+        x->status = 499;
+        x->resp = req_error_json(499, j->err.msg);
+    } else if (j->rc) {
         x->status = 500;
         x->resp = req_error_json(500, j->err.msg);
         nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
     } else {
-        pthread_mutex_lock(&s->mu); /* the target pipeline keeps its results in itself */
-        x->resp = req_response(&x->req, j->tr, s->tgt);
-        pthread_mutex_unlock(&s->mu);
+        x->resp = req_response(&x->req, j->tr, s->tgt[worker]);
         x->status = x->resp ? 200 : 500;
         if (!x->resp) x->resp = req_error_json(500, "out of memory");
     }
     x->state = RX_DONE;
     MHD_resume_connection(x->c);
+}
+
+/* The pool's question before each batch: has the client of this suspended connection closed
+ * it? A suspended connection is not polled, so libmicrohttpd cannot tell; a peek can: end of
+ * stream or an error means nobody will read the answer. Bytes waiting (a pipelined request)
+ * mean a client still there. */
+static int client_gone(const pool_job *j, void *user)
+{
+    (void)j;
+    const req_ctx *x = user;
+    char b;
+    if (x->fd < 0) return 0;
+    ssize_t r = recv(x->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 /* The whole body is here: parse, encode, queue. Errors are answered at once. */
@@ -230,18 +248,17 @@ static enum MHD_Result translate_body(req_ctx *x)
     char msg[512];
     if (x->too_large) return send_error(x, 413, "the body is over the limit of %zu bytes", s->o.max_body);
     int st = req_parse(&x->req, x->body ? x->body : "", x->len, &s->o.limits, msg, sizeof msg);
-    if (!st) {
-        pthread_mutex_lock(&s->mu);
-        st = req_encode(&x->req, s->src, &s->o.limits, msg, sizeof msg);
-        pthread_mutex_unlock(&s->mu);
-    }
+    if (!st) st = req_encode(&x->req, s->src, &s->o.limits, msg, sizeof msg);
     if (st) return send_error(x, st, "%s", msg);
+    if (x->req.n > s->o.pool.max_queue) /* 503 would say "later", and later it never fits */
+        return send_error(x, 413, "%d texts; the server queues at most %d sentences", x->req.n, s->o.pool.max_queue);
     pool_job *j = &x->job;
     j->n = x->req.n;
     j->src = (const char *const *)x->req.tok;
     j->n_words = x->req.n_words;
     j->o = x->req.o;
     j->done = job_done;
+    j->gone = client_gone;
     j->user = x;
     if (!(j->tr = calloc(j->n, sizeof *j->tr))) return send_error(x, 500, "out of memory");
     x->state = RX_QUEUED;
@@ -303,6 +320,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->c = c;
         x->t0 = now_s();
         x->route = route_label(url);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        x->fd = ci ? ci->connect_fd : -1;
         return on_headers(x, url, method);
     }
     if (x->state == RX_DONE) { /* resumed: the answer is ready */
@@ -468,7 +487,8 @@ int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *er
     pthread_mutex_init(&s->mu, NULL);
     if (!(s->met = metrics_init())) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc) rc = nmt_text_init_model(&s->src, &o->src_text, m, NMT_SOURCE, err);
-    if (!rc) rc = nmt_text_init_model(&s->tgt, &o->tgt_text, m, NMT_TARGET, err);
+    if (!rc && !(s->tgt = calloc(o->pool.workers, sizeof *s->tgt))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < o->pool.workers; i++) rc = nmt_text_init_model(&s->tgt[i], &o->tgt_text, m, NMT_TARGET, err);
     if (!rc) rc = pool_init(&s->pool, m, &o->pool, on_batch, s, err);
     if (!rc) rc = start_daemon(s, err);
     if (rc) { serve_free(s); return rc; }
@@ -514,7 +534,8 @@ void serve_free(serve *s)
     if (s->listen_fd >= 0) close(s->listen_fd);
     pool_free(s->pool);
     nmt_text_free(s->src);
-    nmt_text_free(s->tgt);
+    for (int i = 0; s->tgt && i < s->o.pool.workers; i++) nmt_text_free(s->tgt[i]);
+    free(s->tgt);
     metrics_free(s->met);
     pthread_mutex_destroy(&s->mu);
     free(s);

@@ -232,6 +232,32 @@ grep -q '^200' "$T/r1" && grep -q '^200' "$T/r2" && ok || bad "the two requests:
 [ "$n1" -eq "$n0" ] && ok || bad "threads of the server: $n0 before, $n1 after one decoder took a whole batch"
 stop_server
 
+# fairness across options: three 40-text requests at beam 64 are queued, then a one-text request
+# at the default beam comes; it must not wait behind batches it cannot join until all three are
+# done (one decoder, batches of 8: it used to end after all three)
+head -n 40 "$T/s" > "$T/in40"
+start_server "$T/log5" --workers 1 --max-batch 8 --max-beam 64 --max-queue 130 --max-texts 200 || { finish serve; exit 1; }
+r=$($C fair $PORT "$T/in40" 64 2>&1)
+[ "$r" = 3 ] && ok || bad "a default-beam request behind three beam-64 ones: $r of the three ended after it (3 expected)"
+# a request that can never fit the queue (150 texts, --max-queue 130) is 413, not "retry" (503)
+$PY -c 'import json; print(json.dumps({"texts": ["a dog ."] * 150}))' > "$T/q150.json"
+expect "over the queue" 413 'at most 130 sentences' POST /translate $J "@$T/q150.json"
+stop_server
+# a client that hangs up while its request waits costs no decoding: 40 texts are decoding in one
+# batch when a second request of 40 is sent and its connection closed; only the first 40 are
+# translated (all 80 were)
+start_server "$T/log6" --workers 1 --max-batch 64 --max-beam 64 || { finish serve; exit 1; }
+$C req $PORT POST /translate $J "$($PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "beam": 64}))' "$T/in40")" > "$T/busy" 2>&1 &
+cpid=$!
+sleep 0.3
+$C abandon $PORT "$T/in40"
+wait $cpid
+sleep 0.3
+n0=$($C req $PORT GET /metrics | sed -n 's/^nmt_sentences_total //p')
+expect "gone client counted" 200 'status="499"\} 1' GET /metrics
+stop_server
+[ "$n0" = 40 ] && ok || bad "sentences decoded with a client gone: $n0, expected 40"
+
 # a subword model: the attention and the links are over the words a user reads, not its pieces:
 # the links are nmt translate --alignment hard's (which merges pieces into words), the heat map's
 # columns the source's words and EOS, its rows the output's words (before detokenizing) and EOS

@@ -14,6 +14,13 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
                                                     of request fields) as its own request, 12 at
                                                     a time; prints "K ||| I ||| TEXT ||| SCORE" per
                                                     hypothesis, K the OPTS's index, I the line's
+  fair PORT FILE BEAM                               three requests of FILE's lines at BEAM, then one
+                                                    of its first line at the default beam; prints
+                                                    how many of the three ended after the one
+  abandon PORT FILE                                 one request of FILE's lines, its connection
+                                                    closed as soon as it is sent
+  raw PORT BYTES|@FILE                              sends the bytes (Python escapes such as \\r\\n
+                                                    read), then half-closes; prints what came back
 """
 import http.client
 import json
@@ -182,8 +189,71 @@ def cmd_mixed(a):
     return 1 if errors else 0
 
 
+def post_texts(port, texts, **opts):
+    body = json.dumps(dict(opts, texts=texts)).encode()
+    status, data = request(port, "POST", "/translate", "application/json", body, timeout=120)
+    if status != 200:
+        raise RuntimeError(f"status {status}: {data[:200]!r}")
+
+
+def cmd_fair(a):
+    port, lines, beam = int(a[0]), open(a[1], encoding="utf-8").read().splitlines(), int(a[2])
+    ends, errors = {}, []
+
+    def one(name, texts, **opts):
+        try:
+            post_texts(port, texts, **opts)
+        except Exception as e:  # reported below; the test fails on it
+            errors.append(f"{name}: {e}")
+        ends[name] = time.monotonic()
+
+    threads = [threading.Thread(target=one, args=(f"big{k}", lines), kwargs={"beam": beam}) for k in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # the three are queued (and one decoding) before the small one comes
+    one("small", lines[:1])
+    for t in threads:
+        t.join()
+    for e in errors:
+        print("error:", e, file=sys.stderr)
+    print(sum(ends[f"big{k}"] > ends["small"] for k in range(3)))
+    return 1 if errors else 0
+
+
+def cmd_abandon(a):
+    port, lines = int(a[0]), open(a[1], encoding="utf-8").read().splitlines()
+    body = json.dumps({"texts": lines}).encode()
+    s = socket.create_connection((HOST, port), timeout=10)
+    s.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    time.sleep(0.01)  # the server has read it (an end of stream first could end it unread)
+    s.close()
+    return 0
+
+
+def cmd_raw(a):
+    port = int(a[0])
+    data = open(a[1][1:], "rb").read() if a[1].startswith("@") else a[1].encode().decode("unicode_escape").encode("latin-1")
+    s = socket.create_connection((HOST, port), timeout=10)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except OSError:  # reset or timed out: what came before is the answer
+        pass
+    s.close()
+    sys.stdout.write(out.decode("latin-1"))
+    return 0
+
+
 if __name__ == "__main__":
-    cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench, "mixed": cmd_mixed}
+    cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench, "mixed": cmd_mixed,
+            "fair": cmd_fair, "abandon": cmd_abandon, "raw": cmd_raw}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)
