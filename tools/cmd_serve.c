@@ -62,7 +62,11 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model, 
                  "at the length limit before decoding (default {})"),
         OPT_INT("--max-connections", &o->max_connections, 1, 100000, "N", "open connections; beyond, requests get 503 (default {})"),
         OPT_INT("--timeout", &o->idle_timeout, 1, 86400, "S", "seconds a connection may stay silent (default {})"),
-        OPT_INT("--request-timeout", &o->request_timeout, 1, 86400, "S", "seconds a request may take to arrive in full (default {})"),
+        OPT_INT("--request-timeout", &o->request_timeout, 1, 86400, "S", "seconds a request's body may take after its head (default {})"),
+        OPT_INT("--header-timeout", &o->header_timeout, 1, 3600, "S", "seconds from a connection's opening to its request head's end; "
+                "later, 408 (default {})"),
+        OPT_INT("--max-pending", &o->max_pending, 1, 100000, "N", "connections waiting for their request heads; beyond, the "
+                "oldest is closed (default {})"),
         OPT_END,
     };
     opt_cmd c = {"serve", serve_usage, NULL, table, 0, NULL};

@@ -42,6 +42,9 @@ void req_free(serve_req *r);
 /* The response to r: {"translations": [...]} (see docs/SERVE.md), malloc'd, or NULL when out
  * of memory. tgt is the model's target pipeline (joining, detokenizing). */
 char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt);
+/* Formats msg (cut to cap, a character cut in two dropped, so that it stays UTF-8) and returns
+ * status: `return req_refuse(400, msg, cap, "...", ...)`. */
+int req_refuse(int status, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* {"error": {"status": status, "message": msg}}, malloc'd, or NULL; bytes of msg that are not
  * UTF-8 become U+FFFD. */
 char *req_error_json(int status, const char *msg);

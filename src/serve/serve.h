@@ -29,9 +29,15 @@ typedef struct serve_opts {
     size_t max_body;          /* bytes of a request body (1 MiB) */
     int max_connections;      /* open connections before new requests get 503 (64) */
     int idle_timeout;         /* seconds a connection may sit silent (10) */
-    int request_timeout;      /* seconds from a connection's opening (or its previous answer) to a
-                                 request's last byte; a client that trickles its bytes is cut (30) */
+    int request_timeout;      /* seconds from a request's head to its last byte; a client that
+                                 trickles its body is cut (30) */
+    int header_timeout;       /* seconds from a connection's opening to its request head's end (5) */
+    int max_pending;          /* connections waiting for their heads; beyond, the oldest is cut (512) */
 } serve_opts;
+
+/* The gate's limits on a request head (bytes): over them, 431 and 414. */
+#define GATE_MAX_HEAD 16384
+#define GATE_MAX_TARGET 8192
 
 serve_opts serve_default_opts(void);
 

@@ -1,11 +1,13 @@
-/* server.c: the HTTP side of serve.h on libmicrohttpd. One internal polling thread runs every
- * connection; a POST /translate whose body is complete and valid is suspended (MHD_suspend_
+/* server.c: the HTTP side of serve.h on libmicrohttpd. The gate (gate.h) owns the listening
+ * socket: it checks each connection's request head, answers /health, /metrics and refusals
+ * itself, and hands the rest to libmicrohttpd, whose one internal polling thread runs them. Every
+ * connection carries one request, so every request passes the gate. A POST /translate whose body is complete and valid is suspended (MHD_suspend_
  * connection) while its job waits in the pool, and the decoder thread that finishes it writes
  * the answer and resumes it, so no thread ever blocks on a translation.
- * Limits: the body size (413), open connections (503 beyond max_connections, and libmicrohttpd
- * drops connections beyond that plus a margin), silence (libmicrohttpd's idle timeout) and a
- * request's total arrival time (a watchdog shuts the socket of a client that trickles bytes,
- * which the idle timeout alone never catches). */
+ * Limits: the head's framing, size and arrival time (the gate), the body size (413), open
+ * connections (503 beyond max_connections), silence (libmicrohttpd's idle timeout) and a body's
+ * arrival time (a watchdog shuts the socket of a client that trickles bytes, which the idle
+ * timeout alone never catches). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -22,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "base/err.h"
+#include "serve/gate.h"
 #include "serve/metrics.h"
 #include "serve/serve.h"
 #include "serve/web.h"
@@ -40,6 +43,8 @@ serve_opts serve_default_opts(void)
     o.max_connections = 64;
     o.idle_timeout = 10;
     o.request_timeout = 30;
+    o.header_timeout = 5;
+    o.max_pending = 512;
     return o;
 }
 
@@ -62,7 +67,7 @@ struct serve {
     conn_rec *conns;
     int n_conns, in_flight;
     volatile int draining;
-    int listen_fd;            /* given back by MHD_quiesce_daemon; closed after MHD_stop_daemon */
+    gate *gate;
     nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
     nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
 };
@@ -104,7 +109,8 @@ static enum MHD_Result send_buf(req_ctx *x, int status, const char *type, char *
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->route && !strcmp(x->route, "/translate") ? "POST" : "GET, HEAD");
-    if (status == 503 || x->s->draining) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    /* one request per connection: the next one must pass the gate's checks too */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(x->c, status, r);
     MHD_destroy_response(r);
     return ok;
@@ -129,28 +135,42 @@ static enum MHD_Result send_error(req_ctx *x, int status, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ GET routes */
 
-static enum MHD_Result get_health(req_ctx *x)
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* GET /health's body (malloc'd, or NULL) and its status. */
+static char *health_json(serve *s, int *status)
 {
-    serve *s = x->s;
     const nmt_config *c = nmt_model_config(s->m);
     char *b = malloc(512);
-    if (!b) return MHD_NO;
-    snprintf(b, 512, "{\"status\":\"%s\",\"model\":{\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d},"
-             "\"workers\":%d,\"queue\":%d}", s->draining ? "draining" : "ok", nmt_arch_name(c->arch),
-             c->src_vocab, c->tgt_vocab, s->o.pool.workers, pool_waiting(s->pool));
-    return send_json(x, s->draining ? 503 : 200, b);
+    if (b)
+        snprintf(b, 512, "{\"status\":\"%s\",\"model\":{\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d},"
+                 "\"workers\":%d,\"queue\":%d}", s->draining ? "draining" : "ok", nmt_arch_name(c->arch),
+                 c->src_vocab, c->tgt_vocab, s->o.pool.workers, pool_waiting(s->pool));
+    *status = s->draining ? 503 : 200;
+    return b;
 }
 
-static enum MHD_Result get_metrics(req_ctx *x)
+static char *metrics_text(serve *s)
 {
-    serve *s = x->s;
     pthread_mutex_lock(&s->mu);
     metrics_gauges g = {s->n_conns, s->in_flight, 0, s->o.pool.workers};
     pthread_mutex_unlock(&s->mu);
     g.waiting = pool_waiting(s->pool);
-    char *t = metrics_render(s->met, &g);
+    return metrics_render(s->met, &g);
+}
+
+static enum MHD_Result get_health(req_ctx *x)
+{
+    int status;
+    char *b = health_json(x->s, &status);
+    return b ? send_json(x, status, b) : MHD_NO;
+}
+
+static enum MHD_Result get_metrics(req_ctx *x)
+{
+    char *t = metrics_text(x->s);
     if (!t) return send_error(x, 500, "out of memory");
-    return send_buf(x, 200, "text/plain; version=0.0.4; charset=utf-8", t, strlen(t), 1);
+    return send_buf(x, 200, METRICS_TYPE, t, strlen(t), 1);
 }
 
 /* GET and HEAD: the page, its files, /health, /metrics. */
@@ -434,25 +454,82 @@ static int bind_addr(const serve_opts *o, struct sockaddr_storage *sa, socklen_t
     return NMT_OK;
 }
 
-static int start_daemon(serve *s, nmt_err *err)
+/* The listening socket, bound and listening; the gate owns it from then on. */
+static int listen_on(const serve_opts *o, int *fd, int *port, nmt_err *err)
 {
     struct sockaddr_storage sa;
     socklen_t len;
-    int rc = bind_addr(&s->o, &sa, &len, err);
+    int rc = bind_addr(o, &sa, &len, err), one = 1;
     if (rc) return rc;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    if (sa.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    *fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*fd < 0 || setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) || bind(*fd, (struct sockaddr *)&sa, len) ||
+        listen(*fd, SOMAXCONN) || getsockname(*fd, (struct sockaddr *)&sa, &len)) {
+        rc = nmt_fail(err, NMT_ERR_IO, "cannot listen on %s port %d: %s", o->host, o->port, strerror(errno));
+        if (*fd >= 0) close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    *port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port : ((struct sockaddr_in *)&sa)->sin_port);
+    return NMT_OK;
+}
+
+/* The gate's hooks: GET and HEAD of /health and /metrics (without a body) are answered at the
+ * gate, so that they answer whatever libmicrohttpd's connections are doing. */
+static char *gate_answer(const http_head *h, int *status, const char **type, void *user)
+{
+    serve *s = user;
+    if ((strcmp(h->method, "GET") && strcmp(h->method, "HEAD")) || h->body) return NULL;
+    *type = "application/json";
+    if (!strcmp(h->target, "/health")) return health_json(s, status);
+    *status = 200;
+    *type = METRICS_TYPE;
+    return strcmp(h->target, "/metrics") ? NULL : metrics_text(s);
+}
+
+static int gate_full(void *user)
+{
+    serve *s = user;
+    pthread_mutex_lock(&s->mu);
+    int full = s->n_conns >= s->o.max_connections;
+    pthread_mutex_unlock(&s->mu);
+    return full;
+}
+
+static void gate_pass(int fd, const struct sockaddr *addr, socklen_t len, void *user)
+{
+    serve *s = user;
+    if (MHD_add_connection(s->d, fd, addr, len) != MHD_YES) /* libmicrohttpd has closed it */
+        nmt_log('W', "[W::serve] a connection could not be served: %s", strerror(errno));
+}
+
+static void gate_answered(const http_head *h, int status, void *user)
+{
+    metrics_request(((serve *)user)->met, route_label(h->target), status, 0);
+}
+
+static int start_daemon(serve *s, nmt_err *err)
+{
+    int fd, rc = listen_on(&s->o, &fd, &s->port, err);
+    if (rc) return rc;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+    if (strchr(s->o.host, ':')) flags |= MHD_USE_IPv6;
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, to catch every message */
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->o.max_connections + 64),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.idle_timeout,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_END);
-    if (!s->d) return nmt_fail(err, NMT_ERR_IO, "cannot listen on %s port %d: %s", s->o.host, s->o.port, strerror(errno));
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = di ? di->port : s->o.port;
+    if (!s->d) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_IO, "cannot start the HTTP daemon: %s", strerror(errno));
+    }
+    gate_opts go = {{GATE_MAX_HEAD, GATE_MAX_TARGET, s->o.max_body}, s->o.header_timeout * 1000, s->o.max_pending};
+    gate_hooks gh = {gate_answer, gate_full, gate_pass, gate_answered, s};
+    if (gate_start(&s->gate, fd, &go, &gh)) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_NOMEM, "cannot start the gate: %s", strerror(errno));
+    }
     return NMT_OK;
 }
 
@@ -469,8 +546,9 @@ static int check_opts(const serve_opts *o, nmt_err *err)
         return nmt_fail(err, NMT_ERR_ARG, "max words %d out of range [1, %d]", l->max_words, NMT_MAX_SRC_WORDS);
     if (l->max_texts < 1 || l->max_beam < 1 || l->beam < 1 || l->beam > l->max_beam || l->max_attention < 1)
         return nmt_fail(err, NMT_ERR_ARG, "limits: texts %d, beam %d (max %d)", l->max_texts, l->beam, l->max_beam);
-    if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1)
-        return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limit and timeouts must be positive");
+    if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1 ||
+        o->header_timeout < 1 || o->max_pending < 1)
+        return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limits and timeouts must be positive");
     return NMT_OK;
 }
 
@@ -483,7 +561,6 @@ int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *er
     if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     s->o = *o;
     s->m = m;
-    s->listen_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
     if (!(s->met = metrics_init())) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc) rc = nmt_text_init_model(&s->src, &o->src_text, m, NMT_SOURCE, err);
@@ -507,10 +584,7 @@ int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err)
         watchdog(s);
     }
     s->draining = 1;
-    /* no new connections from here on: shutdown makes the kernel refuse them at once, while the
-     * descriptor itself stays open until libmicrohttpd has stopped */
-    s->listen_fd = MHD_quiesce_daemon(s->d);
-    if (s->listen_fd >= 0) shutdown(s->listen_fd, SHUT_RDWR);
+    gate_stop(s->gate); /* no new connections from here on: the kernel refuses them */
     pthread_mutex_lock(&s->mu);
     nmt_log('M', "[M::serve] draining: %d requests in flight", s->in_flight);
     pthread_mutex_unlock(&s->mu);
@@ -529,9 +603,9 @@ int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err)
 void serve_free(serve *s)
 {
     if (!s) return;
+    gate_free(s->gate); /* first: it hands connections to the daemon */
     if (s->pool) pool_stop(s->pool); /* before the daemon: no connection may stay suspended */
     if (s->d) MHD_stop_daemon(s->d);
-    if (s->listen_fd >= 0) close(s->listen_fd);
     pool_free(s->pool);
     nmt_text_free(s->src);
     for (int i = 0; s->tgt && i < s->o.pool.workers; i++) nmt_text_free(s->tgt[i]);

@@ -6,8 +6,15 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
                                                     time; prints the 1-best texts in order
   slow PORT SECONDS                                 sends a request one byte a second; prints
                                                     "closed after S s" or "open after S s"
-  hold PORT N PATH                                  opens N idle connections, then requests PATH
-                                                    on one more; prints its status
+  hold PORT N PATH                                  opens N connections that each send the head of
+                                                    a POST and no body, then requests PATH on one
+                                                    more; prints its status
+  slowbody PORT SECONDS                             sends a request's head, then its body one byte
+                                                    a second; prints as slow does
+  flood PORT N SECONDS                              N connections trickle a head a byte each 0.5 s
+                                                    while GET /health is timed every 0.1 s; prints
+                                                    the slowest answer in ms, the failed ones, the
+                                                    trickles answered 408 and those closed otherwise
   bench PORT FILE CLIENTS BEAM                      CLIENTS clients send FILE's lines one request
                                                     each; prints sentences/s, p50 and p99 in ms
   mixed PORT FILE OPTS...                           each line of FILE with each OPTS (a JSON object
@@ -20,7 +27,8 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
   abandon PORT FILE                                 one request of FILE's lines, its connection
                                                     closed as soon as it is sent
   raw PORT BYTES|@FILE                              sends the bytes (Python escapes such as \\r\\n
-                                                    read), then half-closes; prints what came back
+                                                    read); prints what came back until the server
+                                                    closes
 """
 import http.client
 import json
@@ -30,6 +38,7 @@ import threading
 import time
 
 HOST = "127.0.0.1"
+POST_HEAD = b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
 
 
 def request(port, method, path, ctype=None, body=None, timeout=60):
@@ -103,33 +112,26 @@ def cmd_many(a):
     return 1 if errors else 0
 
 
-def cmd_slow(a):
+def slow_client(a, head, data):
+    """Sends head at once, then data a byte a second; prints whether the server closed it."""
     port, limit = int(a[0]), float(a[1])
     s = socket.create_connection((HOST, port), timeout=limit)
-    msg = b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    s.sendall(head)
     t0 = time.monotonic()
-    try:
-        for b in msg * 10:
-            if time.monotonic() - t0 > limit:
-                break
-            s.sendall(bytes([b]))
-            s.settimeout(1.0)
-            try:
-                if s.recv(1024) == b"":
-                    print(f"closed after {time.monotonic() - t0:.0f} s")
-                    return 0
-            except socket.timeout:
-                pass
-    except OSError:  # reset by the server
-        print(f"closed after {time.monotonic() - t0:.0f} s")
-        return 0
-    print(f"open after {time.monotonic() - t0:.0f} s")
+    got = trickle(s, data, limit, 1.0)
+    print(f"{'open' if got is None else 'closed'} after {time.monotonic() - t0:.0f} s")
     return 0
+
+
+def cmd_slow(a):
+    return slow_client(a, b"", POST_HEAD * 10)
 
 
 def cmd_hold(a):
     port, n, path = int(a[0]), int(a[1]), a[2]
     held = [socket.create_connection((HOST, port), timeout=10) for _ in range(n)]
+    for s in held:  # whole heads: the server holds these connections, waiting for their bodies
+        s.sendall(POST_HEAD)
     time.sleep(0.3)  # let the server count them
     try:
         status, data = request(port, "GET", path, timeout=10)
@@ -138,6 +140,62 @@ def cmd_hold(a):
         print(f"failed\t{e}")
     for s in held:
         s.close()
+
+
+def trickle(s, data, limit, gap):
+    """Sends data a byte each gap seconds until the server closes (what it answered, or b"" when
+    it closed without a word) or limit passes (None)."""
+    t0 = time.monotonic()
+    try:
+        for b in data:
+            if time.monotonic() - t0 > limit:
+                return None
+            s.sendall(bytes([b]))
+            s.settimeout(gap)
+            try:
+                got = s.recv(1024)
+                return got
+            except socket.timeout:
+                pass
+    except OSError:  # reset by the server
+        return b""
+    return None
+
+
+def cmd_slowbody(a):
+    return slow_client(a, POST_HEAD, b"x" * 100)
+
+
+def cmd_flood(a):
+    port, n, secs = int(a[0]), int(a[1]), float(a[2])
+    socks = [socket.create_connection((HOST, port), timeout=10) for _ in range(n)]
+    ends = {"408": 0, "other": 0}
+    lock = threading.Lock()
+
+    def slow(s):
+        got = trickle(s, POST_HEAD, secs, 0.5)
+        if got is not None:
+            with lock:
+                ends["408" if got.startswith(b"HTTP/1.1 408 ") else "other"] += 1
+        s.close()
+
+    threads = [threading.Thread(target=slow, args=(s,)) for s in socks]
+    for t in threads:
+        t.start()
+    worst, fails, t0 = 0.0, 0, time.monotonic()
+    while time.monotonic() - t0 < secs:
+        t1 = time.monotonic()
+        try:
+            status, _ = request(port, "GET", "/health", timeout=2)
+            fails += status != 200
+        except (OSError, http.client.HTTPException):
+            fails += 1
+        worst = max(worst, time.monotonic() - t1)
+        time.sleep(0.1)
+    for t in threads:
+        t.join()
+    print(f"{worst * 1000:.0f} {fails} {ends['408']} {ends['other']}")
+    return 0
 
 
 def cmd_bench(a):
@@ -235,8 +293,7 @@ def cmd_raw(a):
     port = int(a[0])
     data = open(a[1][1:], "rb").read() if a[1].startswith("@") else a[1].encode().decode("unicode_escape").encode("latin-1")
     s = socket.create_connection((HOST, port), timeout=10)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
+    s.sendall(data)  # no half-close: the server would take it for a client gone
     out = b""
     try:
         while True:
@@ -253,7 +310,7 @@ def cmd_raw(a):
 
 if __name__ == "__main__":
     cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench, "mixed": cmd_mixed,
-            "fair": cmd_fair, "abandon": cmd_abandon, "raw": cmd_raw}
+            "slowbody": cmd_slowbody, "flood": cmd_flood, "fair": cmd_fair, "abandon": cmd_abandon, "raw": cmd_raw}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)
