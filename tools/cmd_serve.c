@@ -33,7 +33,7 @@ static const char serve_usage[] =
     "connections, requests in flight are answered, exit 0. The API is in docs/SERVE.md.\n\n";
 
 /* Parses serve's options into o; OPT_GO, or the exit status (help, usage error). */
-static int parse_args(int argc, char **argv, serve_opts *o, const char **model, cmd_shortlist *sl)
+static int parse_args(int argc, char **argv, serve_opts *o, const char **model, cmd_shortlist *sl, const char **lex)
 {
     int tok = -1, detok = -1, lower = 0, punct = 0;
     long body = (long)o->max_body;
@@ -49,6 +49,11 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model, 
         OPT_INT("--max-beam", &o->limits.max_beam, 1, 1000, "K", "largest beam a request may ask for (default {})"),
         OPT_CHOICE("--precision", &o->pool.precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
         OPT_FN("--shortlist", sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
+        OPT_STR("--unk-replace", lex, "TABLE", "replace each output <unk> by TABLE's translation (from 'nmt lex') of its\n"
+                "most-attended source word, or by that word itself when TABLE has none"),
+        OPT_FLAG("--unk-copy", &o->pool.unk_replace, 1, "replace each output <unk> by its most-attended source word"),
+        OPT_STR("--cors", &o->cors, "ORIGIN", "let pages from ORIGIN (https://example.org, or *) call the API: CORS headers on\n"
+                "every answer, OPTIONS answered (default: none)"),
         OPT_INT("--workers", &o->pool.workers, 1, 256, "N", "decoder threads (default {})"),
         OPT_INT("--threads", &o->pool.threads, 1, 1024, "N", "OpenMP threads in each decoder (default {}; workers x threads <= cores)"),
         OPT_INT("--max-batch", &o->pool.max_batch, 1, 10000, "N", "sentences decoded together (default {})"),
@@ -87,6 +92,12 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model, 
         return CMD_USAGE;
     }
     if (!*model) { fprintf(stderr, "nmt serve: error: --model is required (nmt serve --help)\n"); return CMD_USAGE; }
+    if (*lex) o->pool.unk_replace = 1;
+    for (const char *p = o->cors; p && *p; p++)
+        if ((unsigned char)*p < 0x21 || *p == 0x7F) { /* it goes into a header line as it is */
+            fprintf(stderr, "nmt serve: error: --cors '%s': an origin holds no blanks or control characters\n", o->cors);
+            return CMD_USAGE;
+        }
     return OPT_GO;
 }
 
@@ -95,16 +106,20 @@ int cmd_serve(int argc, char **argv)
     serve_opts o = serve_default_opts();
     const char *path = NULL;
     cmd_shortlist sla = {{0}, 0, 0};
-    int rc = parse_args(argc, argv, &o, &path, &sla);
+    const char *lexpath = NULL;
+    int rc = parse_args(argc, argv, &o, &path, &sla, &lexpath);
     if (rc != OPT_GO) return rc;
     nmt_set_log(on_log, NULL);
     nmt_err err;
     nmt_model *m = NULL;
     nmt_shortlist *sl = NULL;
+    nmt_lexicon *lx = NULL;
     serve *s = NULL;
     rc = nmt_model_load(&m, path, &err);
     if (!rc && sla.path[0]) rc = nmt_shortlist_load(&sl, sla.path, m, sla.k, sla.f, &err);
+    if (!rc && lexpath) rc = nmt_lexicon_load(&lx, lexpath, &err);
     o.pool.shortlist = sl;
+    o.pool.lexicon = lx;
     /* The server's threads (decoders, HTTP) start with SIGTERM and SIGINT blocked, so that only
      * this thread, which decodes nothing, runs the handler: one run on the stack of a thread in
      * oneDNN's kernels can corrupt the heap (cmd_train.c). */
@@ -117,6 +132,7 @@ int cmd_serve(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "nmt serve: error: %s\n", err.msg);
         nmt_shortlist_free(sl);
+        nmt_lexicon_free(lx);
         nmt_model_free(m);
         return CMD_ERR;
     }
@@ -135,6 +151,7 @@ int cmd_serve(int argc, char **argv)
     rc = serve_run(s, &stop, &err) ? CMD_ERR : CMD_OK;
     serve_free(s);
     nmt_shortlist_free(sl);
+    nmt_lexicon_free(lx);
     nmt_model_free(m);
     fprintf(stderr, "[M::serve] stopped\n");
     return rc;

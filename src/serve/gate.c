@@ -48,11 +48,13 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int gate_write_answer(int fd, int status, const char *type, const char *body, size_t len, int head_only)
+int gate_write_answer(int fd, int status, const char *type, const char *headers, const char *body, size_t len, int head_only)
 {
-    char head[256];
+    char head[1024];
     int hn = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n", status, http_reason(status), type, len);
+                      "X-Content-Type-Options: nosniff\r\n%sConnection: close\r\n\r\n", status, http_reason(status), type, len,
+                      headers ? headers : "");
+    if (hn < 0 || hn >= (int)sizeof head) return -1;
     struct iovec iov[2] = {{head, (size_t)hn}, {(void *)body, head_only ? 0 : len}};
     struct msghdr m = {0};
     m.msg_iov = iov;
@@ -90,7 +92,7 @@ static void answer(gate *g, int i, const http_head *h, int status, const char *t
         if (r <= 0) break;
         seen -= (size_t)r;
     }
-    gate_write_answer(p->fd, status, type, body ? body : "", body ? strlen(body) : 0, !strcmp(h->method, "HEAD"));
+    gate_write_answer(p->fd, status, type, g->o.headers, body ? body : "", body ? strlen(body) : 0, !strcmp(h->method, "HEAD"));
     free(body);
     if (g->k.answered) g->k.answered(h, status, g->k.user);
     shutdown(p->fd, SHUT_WR);

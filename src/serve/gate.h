@@ -30,6 +30,8 @@ typedef struct gate_opts {
     http_limits limits;
     int header_timeout_ms; /* a connection's head must be whole this long after it opened (408) */
     int max_pending;       /* connections waiting for their heads; beyond, the oldest is closed */
+    const char *headers;   /* header lines ("Name: value\r\n" each) every answer of the gate
+                              carries, or NULL; the caller keeps it alive */
 } gate_opts;
 
 typedef struct gate gate;
@@ -44,6 +46,6 @@ void gate_free(gate *g);
 
 /* Writes a whole answer (status line, headers, body) that closes the connection, without
  * blocking: a small answer fits the socket's buffer. 0, or -1 when it did not all go. */
-int gate_write_answer(int fd, int status, const char *type, const char *body, size_t len, int head_only);
+int gate_write_answer(int fd, int status, const char *type, const char *headers, const char *body, size_t len, int head_only);
 
 #endif

@@ -14,7 +14,7 @@
 
 pool_opts pool_default_opts(void)
 {
-    pool_opts o = {2, 1, 32, 1200, 5, 4096, NMT_PREC_FP32, NULL};
+    pool_opts o = {2, 1, 32, 1200, 5, 4096, NMT_PREC_FP32, NULL, 0, NULL};
     return o;
 }
 
@@ -157,6 +157,8 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
     *o = p->head->o;
     o->precision = p->o.precision; /* the decoders' own: set_opts then converts nothing again */
     o->shortlist = p->o.shortlist;
+    o->unk_replace = p->o.unk_replace;
+    o->lexicon = p->o.lexicon;
     if (!o->sample) o->n_best = 1; /* the most any job asks for, below (sampling jobs agree on it) */
     o->attention = 0;
     for (int more = 1, full = 0; more && !full && n < p->o.max_batch;) {
@@ -274,6 +276,8 @@ int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn 
     nmt_translate_opts d = nmt_translate_default_opts();
     d.precision = o->precision; /* each decoder converts the weights once, here */
     d.shortlist = o->shortlist;
+    d.unk_replace = o->unk_replace;
+    d.lexicon = o->lexicon;
     for (int i = 0; i < o->workers && !rc; i++) {
         p->w[i].p = p;
         rc = nmt_decoder_init(&p->w[i].d, m, &d, err);

@@ -21,6 +21,8 @@ typedef struct pool_opts {
     int precision;       /* enum nmt_precision of every decoder's products (NMT_PREC_FP32) */
     const nmt_shortlist *shortlist; /* every batch's output layer over this shortlist; NULL (default):
                                        the whole vocabulary. Read-only; it must outlive the pool */
+    int unk_replace;     /* every output UNK replaced (nmt_translate_opts.unk_replace) */
+    const nmt_lexicon *lexicon; /* by its translation in this table; NULL: by the source word */
 } pool_opts;
 
 pool_opts pool_default_opts(void);

@@ -33,6 +33,7 @@ typedef struct serve_opts {
                                  trickles its body is cut (30) */
     int header_timeout;       /* seconds from a connection's opening to its request head's end (5) */
     int max_pending;          /* connections waiting for their heads; beyond, the oldest is cut (512) */
+    const char *cors;         /* NULL, or the origin (or "*") whose pages may call the API (CORS) */
 } serve_opts;
 
 /* The gate's limits on a request head (bytes): over them, 431 and 414. */

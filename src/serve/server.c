@@ -68,6 +68,7 @@ struct serve {
     int n_conns, in_flight;
     volatile int draining;
     gate *gate;
+    char cors[512];           /* the CORS header lines of every answer ("" without --cors) */
     nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
     nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
 };
@@ -98,6 +99,38 @@ static double now_s(void)
 
 /* ------------------------------------------------------------------ answering */
 
+/* With --cors, what a browser needs to let a page of that origin call the API (the Fetch
+ * standard's CORS protocol): who may read the answers, and the preflight's methods and headers. */
+static const char *const cors_names[] = {"Access-Control-Allow-Origin", "Access-Control-Allow-Methods",
+                                         "Access-Control-Allow-Headers", "Access-Control-Max-Age"};
+
+#define N_CORS (sizeof cors_names / sizeof *cors_names)
+
+static void cors_values(const serve *s, const char **v)
+{
+    v[0] = s->o.cors;
+    v[1] = "GET, HEAD, POST, OPTIONS";
+    v[2] = "Content-Type";
+    v[3] = "600";
+}
+
+/* The header lines for the gate's answers, once. */
+static void cors_lines(serve *s)
+{
+    const char *v[N_CORS];
+    cors_values(s, v);
+    size_t n = 0;
+    for (size_t i = 0; s->o.cors && i < N_CORS; i++)
+        n += (size_t)snprintf(s->cors + n, sizeof s->cors - n, "%s: %s\r\n", cors_names[i], v[i]);
+}
+
+static void add_cors(serve *s, struct MHD_Response *r)
+{
+    const char *v[N_CORS];
+    cors_values(s, v);
+    for (size_t i = 0; s->o.cors && i < N_CORS; i++) MHD_add_response_header(r, cors_names[i], v[i]);
+}
+
 static enum MHD_Result send_buf(req_ctx *x, int status, const char *type, char *body, size_t len, int owned)
 {
     x->status = status;
@@ -111,6 +144,7 @@ static enum MHD_Result send_buf(req_ctx *x, int status, const char *type, char *
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->route && !strcmp(x->route, "/translate") ? "POST" : "GET, HEAD");
     /* one request per connection: the next one must pass the gate's checks too */
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    add_cors(x->s, r);
     enum MHD_Result ok = MHD_queue_response(x->c, status, r);
     MHD_destroy_response(r);
     return ok;
@@ -194,14 +228,25 @@ static const char *route_label(const char *url)
 
 /* ------------------------------------------------------------------ POST /translate */
 
+/* The body is read as JSON whatever these say: none, what `curl -d` sends unasked, and what a
+ * page sends to skip a CORS preflight. Other types are refused: a body of another format (a
+ * form upload, XML) is a client's mistake worth naming. */
+static int json_type(const char *ct)
+{
+    static const char *const ok[] = {"application/json", "application/x-www-form-urlencoded", "text/plain"};
+    size_t n = ct ? strcspn(ct, ";") : 0;
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t')) n--;
+    for (size_t i = 0; ct && i < sizeof ok / sizeof *ok; i++)
+        if (n == strlen(ok[i]) && !strncasecmp(ct, ok[i], n)) return 1;
+    return !ct;
+}
+
 /* Checks made on the headers alone: the answer now, or MHD_YES to read the body. */
 static enum MHD_Result translate_headers(req_ctx *x)
 {
     const char *ct = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    size_t n = ct ? strcspn(ct, ";") : 0;
-    while (n && ct[n - 1] == ' ') n--;
-    if (!ct || n != 16 || strncasecmp(ct, "application/json", 16))
-        return send_error(x, 415, "Content-Type must be application/json (got %s)", ct ? ct : "none");
+    if (!json_type(ct))
+        return send_error(x, 415, "the body is JSON: Content-Type application/json, or none (got %s)", ct);
     const char *cl = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > x->s->o.max_body)
         return send_error(x, 413, "the body has %s bytes; the limit is %zu", cl, x->s->o.max_body);
@@ -478,6 +523,11 @@ static int listen_on(const serve_opts *o, int *fd, int *port, nmt_err *err)
 static char *gate_answer(const http_head *h, int *status, const char **type, void *user)
 {
     serve *s = user;
+    if (s->o.cors && !strcmp(h->method, "OPTIONS") && !h->body) { /* a preflight: the headers are the answer */
+        *status = 200;
+        *type = "text/plain";
+        return strdup("");
+    }
     if ((strcmp(h->method, "GET") && strcmp(h->method, "HEAD")) || h->body) return NULL;
     *type = "application/json";
     if (!strcmp(h->target, "/health")) return health_json(s, status);
@@ -524,7 +574,7 @@ static int start_daemon(serve *s, nmt_err *err)
         close(fd);
         return nmt_fail(err, NMT_ERR_IO, "cannot start the HTTP daemon: %s", strerror(errno));
     }
-    gate_opts go = {{GATE_MAX_HEAD, GATE_MAX_TARGET, s->o.max_body}, s->o.header_timeout * 1000, s->o.max_pending};
+    gate_opts go = {{GATE_MAX_HEAD, GATE_MAX_TARGET, s->o.max_body}, s->o.header_timeout * 1000, s->o.max_pending, s->cors};
     gate_hooks gh = {gate_answer, gate_full, gate_pass, gate_answered, s};
     if (gate_start(&s->gate, fd, &go, &gh)) {
         close(fd);
@@ -549,6 +599,8 @@ static int check_opts(const serve_opts *o, nmt_err *err)
     if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1 ||
         o->header_timeout < 1 || o->max_pending < 1)
         return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limits and timeouts must be positive");
+    if (o->cors && (!*o->cors || strlen(o->cors) > 256 || strpbrk(o->cors, "\r\n")))
+        return nmt_fail(err, NMT_ERR_ARG, "a CORS origin is one line of 1 to 256 bytes");
     return NMT_OK;
 }
 
@@ -561,6 +613,7 @@ int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *er
     if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     s->o = *o;
     s->m = m;
+    cors_lines(s);
     pthread_mutex_init(&s->mu, NULL);
     if (!(s->met = metrics_init())) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc) rc = nmt_text_init_model(&s->src, &o->src_text, m, NMT_SOURCE, err);

@@ -61,8 +61,14 @@ good=$($C req $PORT POST /translate $J '{"text": "a man is riding a bike ."}')
 expect "malformed JSON" 400 '"error":\{"status":400,"message":"malformed JSON' POST /translate $J '{"text": "a man'
 expect "trailing bytes" 400 'more after the value' POST /translate $J '{"text": "a"} x'
 expect "not an object" 400 'must be a JSON object' POST /translate $J '["a man"]'
-expect "wrong content type" 415 'Content-Type must be application/json' POST /translate text/plain '{"text": "a"}'
-expect "no content type" 415 'Content-Type must be application/json' POST /translate "" '{"text": "a"}'
+expect "wrong content type" 415 'the body is JSON: Content-Type application/json, or none \(got application/xml\)' \
+    POST /translate application/xml '{"text": "a"}'
+# JSON however it is labelled by a client that does not say (none; curl -d's form type; a page's
+# text/plain, which needs no CORS preflight): the same answer as application/json (415 before)
+for ct in "" application/x-www-form-urlencoded "text/plain; charset=utf-8"; do
+    r=$($C req $PORT POST /translate "$ct" '{"text": "a man is riding a bike ."}')
+    [ "$r" = "$good" ] && ok || bad "JSON sent as '$ct': $(printf '%s' "$r" | head -c 200)"
+done
 awk 'BEGIN { printf "{\"text\": \""; for (i = 0; i < 70000; i++) printf "a"; print "\"}" }' > "$T/big.json"
 expect "body over the limit" 413 'the limit is 65536' POST /translate $J "@$T/big.json"
 printf '{"text": "a man \377\376 rides"}' > "$T/utf8.json"
@@ -275,6 +281,30 @@ set -- $r
 [ "${2:-x}" = 0 ] && [ "${1:-9999}" -lt 1000 ] && ok || bad "/health under a flood of slow clients: slowest $1 ms, $2 failed"
 [ "${3:-0}" -ge 30 ] && [ $((${3:-0} + ${4:-0})) = 90 ] && ok || bad "the slow clients: $3 got 408, $4 closed otherwise (of 90)"
 stop_server
+
+# --unk-replace TABLE: the <unk>s of the answers replaced as nmt translate --unk-replace replaces
+# them (a table from the model's own attention); --cors ORIGIN: the CORS headers on every answer
+# (the gate's and libmicrohttpd's) and the preflight answered
+"$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --out "$T/lex" --threads 1 2> "$T/lex.log"
+"$NMT_BIN" translate --model "$T/m.nmt" --beam 4 --threads 1 --unk-replace "$T/lex" < "$T/in16" > "$T/want16u"
+start_server "$T/log8" --unk-replace "$T/lex" --cors https://example.org || { finish serve; exit 1; }
+$C many $PORT "$T/in16" 16 4 > "$T/got16u" 2> "$T/err16u"
+cmp -s "$T/got16u" "$T/want16u" && ! grep -q '<unk>' "$T/got16u" && grep -q '<unk>' "$T/want16" && ok ||
+    bad "--unk-replace: $(diff "$T/got16u" "$T/want16u" | head -n 4) $(grep -c '<unk>' "$T/got16u") <unk> left"
+for req in 'OPTIONS /translate HTTP/1.1\r\nHost: x\r\nOrigin: https://example.org\r\nAccess-Control-Request-Method: POST\r\n\r\n' \
+    'GET /health HTTP/1.1\r\nHost: x\r\n\r\n' 'GET /nope HTTP/1.1\r\nHost: x\r\n\r\n' \
+    'POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n{"text": "a ."}'; do
+    got=$($C raw $PORT "$req" | tr -d '\r')
+    printf '%s\n' "$got" | grep -q '^HTTP/1.1 [24]0[04] ' && printf '%s\n' "$got" | grep -qx 'Access-Control-Allow-Origin: https://example.org' &&
+        printf '%s\n' "$got" | grep -q '^Access-Control-Allow-Headers: Content-Type' && ok || bad "CORS headers: $(printf '%s' "$got" | head -c 300)"
+done
+stop_server
+start_server "$T/log9" || { finish serve; exit 1; }
+got=$($C raw $PORT 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n')
+case $got in *Access-Control*) bad "CORS headers without --cors" ;; *) ok ;; esac
+expect "OPTIONS without --cors" 405 'use POST' OPTIONS /translate
+stop_server
+expect_fail "a CORS origin with a blank" 2 "no blanks or control characters" "$NMT_BIN" serve --model "$T/m.nmt" --cors "a b"
 
 # fairness across options: three 40-text requests at beam 64 are queued, then a one-text request
 # at the default beam comes; it must not wait behind batches it cannot join until all three are
