@@ -52,6 +52,8 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model, 
         OPT_STR("--unk-replace", lex, "TABLE", "replace each output <unk> by TABLE's translation (from 'nmt lex') of its\n"
                 "most-attended source word, or by that word itself when TABLE has none"),
         OPT_FLAG("--unk-copy", &o->pool.unk_replace, 1, "replace each output <unk> by its most-attended source word"),
+        OPT_FLAG("--split-sentences", &o->limits.split, 1, "cut each text into sentences (Moses' split-sentences rules, in\n"
+                 "--tokenize's language, else en) unless a request says \"split\": false"),
         OPT_STR("--cors", &o->cors, "ORIGIN", "let pages from ORIGIN (https://example.org, or *) call the API: CORS headers on\n"
                 "every answer, OPTIONS answered (default: none)"),
         OPT_INT("--workers", &o->pool.workers, 1, 256, "N", "decoder threads (default {})"),
@@ -79,7 +81,7 @@ static int parse_args(int argc, char **argv, serve_opts *o, const char **model, 
     if (rc != OPT_GO) return rc;
     if ((rc = cmd_one_model("serve", opt_given(&c, "--model")))) return rc;
     o->max_body = (size_t)body;
-    if (tok >= 0) { o->src_text.lang = tok; o->src_text.tokenize = 1; }
+    if (tok >= 0) { o->src_text.lang = tok; o->src_text.tokenize = 1; o->limits.split_lang = tok; }
     if (detok >= 0) { o->tgt_text.lang = detok; o->tgt_text.detokenize = 1; }
     o->src_text.lowercase = lower;
     o->src_text.normalize_punct = punct;

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "serve/request.h"
+#include "text/sentsplit.h"
 #include "text/unicode.h"
 #include "text/words.h"
 
@@ -105,6 +106,7 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "no_unk")) return bool_field(it, &r->o.no_unk, msg, cap);
     if (!strcmp(k, "attention")) return bool_field(it, &r->attention, msg, cap);
     if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
+    if (!strcmp(k, "split")) return bool_field(it, &r->split, msg, cap);
     if (!strcmp(k, "sample")) return bool_field(it, &r->o.sample, msg, cap);
     if (!strcmp(k, "sample_topk")) return int_field(it, 0, 1000000, &r->o.sample_topk, msg, cap);
     if (!strcmp(k, "sample_topp")) { /* (0, 1]: an empty nucleus draws nothing */
@@ -117,7 +119,40 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
     return req_refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
-                                 "no_unk, attention, alignment, sample, sample_topk, sample_topp, temperature, seed)", k);
+                                 "no_unk, attention, alignment, split, sample, sample_topk, sample_topp, temperature, seed)", k);
+}
+
+/* With split: every text becomes its sentences (a text of blanks stays one, empty, for the
+ * error that names it). The sentences of one text are at most the words it may hold. */
+static int split_texts(serve_req *r, const req_limits *lim, char *msg, size_t cap)
+{
+    sent_span *sp = malloc(sizeof *sp * (size_t)lim->max_words);
+    int total = 0, *first = calloc((size_t)r->n + 1, sizeof(int));
+    for (int t = 0; sp && first && t < r->n; t++) {
+        int k = sent_split(lim->split_lang, r->text[t], strlen(r->text[t]), sp, 0);
+        if (k > lim->max_words) { free(sp); free(first); return req_refuse(413, msg, cap, "texts[%d] has %d sentences; the limit is %d", t, k, lim->max_words); }
+        total += k ? k : 1;
+        first[t + 1] = total;
+    }
+    char **sent = sp && first ? calloc((size_t)total, sizeof(char *)) : NULL;
+    for (int t = 0, i = 0; sent && t < r->n; t++) {
+        int k = sent_split(lim->split_lang, r->text[t], strlen(r->text[t]), sp, lim->max_words);
+        for (int j = 0; j < (k ? k : 1); j++, i++)
+            if (!(sent[i] = k ? strndup(r->text[t] + sp[j].start, sp[j].end - sp[j].start) : strdup(""))) total = -1;
+    }
+    free(sp);
+    if (!sent || total < 0) {
+        for (int i = 0; sent && i < first[r->n]; i++) free(sent[i]);
+        free(sent);
+        free(first);
+        return req_refuse(500, msg, cap, "out of memory");
+    }
+    for (int t = 0; t < r->n; t++) free(r->text[t]);
+    free(r->text);
+    r->text = sent;
+    r->first = first;
+    r->n = total;
+    return 0;
 }
 
 /* The byte offset of the first \u0000 escape in body, or -1. cJSON's strings end at a NUL, so the
@@ -138,6 +173,7 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     memset(r, 0, sizeof *r);
     r->o = nmt_translate_default_opts();
     r->o.beam = lim->beam;
+    r->split = lim->split;
     long bad = utf8_find_invalid(body, len);
     if (bad >= 0) return req_refuse(400, msg, cap, "the body is not valid UTF-8 (byte %ld)", bad);
     if (memchr(body, 0, len)) return req_refuse(400, msg, cap, "the body holds a NUL byte");
@@ -170,6 +206,8 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     if (!st && !r->o.sample && r->o.n_best > r->o.beam)
         st = req_refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
     r->o.attention = r->attention || r->alignment;
+    r->n_texts = r->n;
+    if (!st && r->split) st = split_texts(r, lim, msg, cap);
     return st;
 }
 
@@ -243,6 +281,7 @@ void req_free(serve_req *r)
     free(r->words);
     free(r->word_of);
     free(r->n_text_words);
+    free(r->first);
     memset(r, 0, sizeof *r);
 }
 
@@ -369,10 +408,41 @@ static cJSON *translation_json(const serve_req *r, int i, const nmt_translation 
     return o;
 }
 
+/* A text cut into several sentences: their best translations joined, and each sentence's answer. */
+static cJSON *split_json(const serve_req *r, int t, const nmt_translation *tr, nmt_text *tgt)
+{
+    cJSON *sents = cJSON_CreateArray();
+    size_t len = 1;
+    for (int i = r->first[t]; sents && i < r->first[t + 1]; i++) {
+        cJSON *s = translation_json(r, i, &tr[i], tgt);
+        cJSON_AddItemToArray(sents, s);
+        const char *txt = cJSON_GetStringValue(cJSON_GetObjectItem(s, "text"));
+        len += (txt ? strlen(txt) : 0) + 1;
+    }
+    char *joined = malloc(len), *p = joined;
+    for (cJSON *s = sents ? sents->child : NULL; joined && s; s = s->next) {
+        const char *txt = cJSON_GetStringValue(cJSON_GetObjectItem(s, "text"));
+        p += sprintf(p, "%s%s", p == joined ? "" : " ", txt ? txt : "");
+    }
+    if (joined) *p = 0;
+    cJSON *o = sents && joined ? cJSON_CreateObject() : NULL;
+    if (o) {
+        cJSON_AddStringToObject(o, "text", joined);
+        cJSON_AddItemToObject(o, "sentences", sents);
+    } else {
+        cJSON_Delete(sents);
+    }
+    free(joined);
+    return o;
+}
+
 char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt)
 {
     cJSON *root = cJSON_CreateObject(), *all = cJSON_AddArrayToObject(root, "translations");
-    for (int i = 0; all && i < r->n; i++) cJSON_AddItemToArray(all, translation_json(r, i, &tr[i], tgt));
+    for (int t = 0; all && r->first && t < r->n_texts; t++)
+        cJSON_AddItemToArray(all, r->first[t + 1] - r->first[t] == 1 ? translation_json(r, r->first[t], &tr[r->first[t]], tgt)
+                                                                      : split_json(r, t, tr, tgt));
+    for (int i = 0; all && !r->first && i < r->n; i++) cJSON_AddItemToArray(all, translation_json(r, i, &tr[i], tgt));
     char *s = all ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return s;

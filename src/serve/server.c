@@ -28,6 +28,7 @@
 #include "serve/metrics.h"
 #include "serve/serve.h"
 #include "serve/web.h"
+#include "text/tokenize.h"
 
 serve_opts serve_default_opts(void)
 {
@@ -36,7 +37,7 @@ serve_opts serve_default_opts(void)
     o.host = "127.0.0.1";
     o.port = 8080;
     o.pool = pool_default_opts();
-    o.limits = (req_limits){64, 200, 32, 5, 1000000};
+    o.limits = (req_limits){64, 200, 32, 5, 1000000, 0, TOK_LANG_EN};
     o.src_text = nmt_text_default_opts();
     o.tgt_text = nmt_text_default_opts();
     o.max_body = (size_t)1 << 20;

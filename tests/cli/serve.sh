@@ -57,6 +57,20 @@ expect "health" 200 '"status":"ok"' GET /health
 expect "good request" 200 '"translations":\[\{"text":"[^"]+"' POST /translate $J '{"text": "a man is riding a bike ."}'
 good=$($C req $PORT POST /translate $J '{"text": "a man is riding a bike ."}')
 
+# "split": a paragraph is cut into its sentences (it was decoded as one sentence), each translated
+# as it is alone, the texts joined
+$C req $PORT POST /translate $J '{"text": "Two dogs are playing in the snow. A man is riding a bike!  St. Mary is here.", "split": true}' > "$T/split"
+$C req $PORT POST /translate $J '{"texts": ["Two dogs are playing in the snow.", "A man is riding a bike!", "St. Mary is here."]}' > "$T/split3"
+$PY - "$T/split" "$T/split3" > "$T/splitc" 2>&1 <<'PYEOF' && ok || bad "split: $(head -c 400 "$T/splitc")"
+import json, sys
+a = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])["translations"]
+b = json.loads(open(sys.argv[2]).read().split("\t", 1)[1])["translations"]
+if len(a) != 1 or a[0]["sentences"] != b: sys.exit("sentences %s\nalone %s" % (a, b))
+if a[0]["text"] != " ".join(t["text"] for t in b): sys.exit("joined %r" % a[0]["text"])
+PYEOF
+expect "no split by default" 200 '^200	\{"translations":\[\{"text":"[^"]*","score":' POST /translate $J '{"text": "Two dogs play. A man runs."}'
+expect "split not boolean" 400 '\\"split\\" must be true or false' POST /translate $J '{"text": "a", "split": 1}'
+
 # every bad request: its status and a JSON error that says what is wrong
 expect "malformed JSON" 400 '"error":\{"status":400,"message":"malformed JSON' POST /translate $J '{"text": "a man'
 expect "trailing bytes" 400 'more after the value' POST /translate $J '{"text": "a"} x'
@@ -299,7 +313,10 @@ for req in 'OPTIONS /translate HTTP/1.1\r\nHost: x\r\nOrigin: https://example.or
         printf '%s\n' "$got" | grep -q '^Access-Control-Allow-Headers: Content-Type' && ok || bad "CORS headers: $(printf '%s' "$got" | head -c 300)"
 done
 stop_server
-start_server "$T/log9" || { finish serve; exit 1; }
+start_server "$T/log9" --split-sentences || { finish serve; exit 1; }
+expect "--split-sentences" 200 '"sentences":\[\{"text"' POST /translate $J '{"text": "Two dogs play. A man runs."}'
+r=$($C req $PORT POST /translate $J '{"text": "Two dogs play. A man runs.", "split": false}')
+case $r in *'"sentences"'*) bad "\"split\": false with --split-sentences: $r" ;; *'"hyps"'*) ok ;; *) bad "split false: $r" ;; esac
 got=$($C raw $PORT 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n')
 case $got in *Access-Control*) bad "CORS headers without --cors" ;; *) ok ;; esac
 expect "OPTIONS without --cors" 405 'use POST' OPTIONS /translate

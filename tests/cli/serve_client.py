@@ -11,6 +11,10 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
                                                     more; prints its status
   slowbody PORT SECONDS                             sends a request's head, then its body one byte
                                                     a second; prints as slow does
+  load PORT FILE CLIENTS BEAM SLOW                  bench's clients while SLOW connections trickle
+                                                    heads (a byte each 2 s) and /health is timed
+                                                    every 0.1 s; prints bench's figures and errors,
+                                                    the slowest /health in ms, failed, probes
   flood PORT N SECONDS                              N connections trickle a head a byte each 0.5 s
                                                     while GET /health is timed every 0.1 s; prints
                                                     the slowest answer in ms, the failed ones, the
@@ -166,6 +170,21 @@ def cmd_slowbody(a):
     return slow_client(a, POST_HEAD, b"x" * 100)
 
 
+def probe_health(port, stop, out):
+    """GET /health every 0.1 s until stop is set: out gets the slowest answer (s), the failures
+    (no answer within 2 s, or a status other than 200) and the probes."""
+    while not stop.is_set():
+        t1 = time.monotonic()
+        try:
+            status, _ = request(port, "GET", "/health", timeout=2)
+            out["fails"] += status != 200
+        except (OSError, http.client.HTTPException):
+            out["fails"] += 1
+        out["worst"] = max(out["worst"], time.monotonic() - t1)
+        out["probes"] += 1
+        stop.wait(0.1)
+
+
 def cmd_flood(a):
     port, n, secs = int(a[0]), int(a[1]), float(a[2])
     socks = [socket.create_connection((HOST, port), timeout=10) for _ in range(n)]
@@ -182,20 +201,51 @@ def cmd_flood(a):
     threads = [threading.Thread(target=slow, args=(s,)) for s in socks]
     for t in threads:
         t.start()
-    worst, fails, t0 = 0.0, 0, time.monotonic()
-    while time.monotonic() - t0 < secs:
-        t1 = time.monotonic()
-        try:
-            status, _ = request(port, "GET", "/health", timeout=2)
-            fails += status != 200
-        except (OSError, http.client.HTTPException):
-            fails += 1
-        worst = max(worst, time.monotonic() - t1)
-        time.sleep(0.1)
+    stop, health = threading.Event(), {"worst": 0.0, "fails": 0, "probes": 0}
+    prober = threading.Thread(target=probe_health, args=(port, stop, health))
+    prober.start()
     for t in threads:
         t.join()
-    print(f"{worst * 1000:.0f} {fails} {ends['408']} {ends['other']}")
+    stop.set()
+    prober.join()
+    print(f"{health['worst'] * 1000:.0f} {health['fails']} {ends['408']} {ends['other']}")
     return 0
+
+
+def cmd_load(a):
+    """bench's clients while SLOW connections trickle heads a byte each 2 s (each reconnecting
+    when the server cuts it) and /health is probed: sentences/s, p50, p99, errors, then the
+    slowest /health in ms, its failures and probes."""
+    port, lines, clients, beam, n_slow = int(a[0]), open(a[1], encoding="utf-8").read().splitlines(), int(a[2]), int(a[3]), int(a[4])
+    stop, health = threading.Event(), {"worst": 0.0, "fails": 0, "probes": 0}
+
+    def slow():
+        while not stop.is_set():
+            try:
+                s = socket.create_connection((HOST, port), timeout=10)
+                for b in POST_HEAD:
+                    s.sendall(bytes([b]))
+                    if stop.wait(2.0):
+                        break
+                s.close()
+            except OSError:  # cut by the server: again
+                stop.wait(0.1)
+
+    slows = [threading.Thread(target=slow) for _ in range(n_slow)]
+    for t in slows:
+        t.start()
+    time.sleep(2)  # all of them connected and trickling
+    prober = threading.Thread(target=probe_health, args=(port, stop, health))
+    prober.start()
+    _, lat, wall, errors = run_clients(port, lines, clients, beam)
+    stop.set()
+    prober.join()
+    for t in slows:
+        t.join()
+    lat.sort()
+    p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000
+    print(f"{len(lines) / wall:.1f} {p(0.5):.0f} {p(0.99):.0f} {len(errors)} {health['worst'] * 1000:.0f} {health['fails']} {health['probes']}")
+    return 1 if errors else 0
 
 
 def cmd_bench(a):
@@ -310,7 +360,7 @@ def cmd_raw(a):
 
 if __name__ == "__main__":
     cmds = {"req": cmd_req, "many": cmd_many, "slow": cmd_slow, "hold": cmd_hold, "bench": cmd_bench, "mixed": cmd_mixed,
-            "slowbody": cmd_slowbody, "flood": cmd_flood, "fair": cmd_fair, "abandon": cmd_abandon, "raw": cmd_raw}
+            "slowbody": cmd_slowbody, "flood": cmd_flood, "load": cmd_load, "fair": cmd_fair, "abandon": cmd_abandon, "raw": cmd_raw}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)
