@@ -105,8 +105,9 @@ static void refuse(gate *g, int i, const http_head *h, int status, const char *m
 }
 
 /* New bytes on connection i: the head is whole (answered here or handed over), still partial
- * (poll wakes again when more than these have come), malformed (refused), or gone. */
-static void step(gate *g, int i)
+ * (poll wakes again when more than these have come; hung up, the client sends no more: 400),
+ * malformed (refused), or gone. */
+static void step(gate *g, int i, int hung_up)
 {
     pend *p = &g->p[i];
     if (p->t_linger > 0) { linger_read(g, i); return; }
@@ -116,6 +117,10 @@ static void step(gate *g, int i)
     http_head h;
     char msg[256];
     int st = http_head_check(g->buf, (size_t)r, &g->o.limits, &h, msg, sizeof msg);
+    if (st == HTTP_HEAD_MORE && hung_up) { /* else poll would report the end of stream again and again */
+        refuse(g, i, &h, 400, "the connection was shut before the request head ended", (size_t)r);
+        return;
+    }
     if (st == HTTP_HEAD_MORE) {
         int low = (int)r + 1;
         setsockopt(p->fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof low);
@@ -174,7 +179,7 @@ static int accept_new(gate *g)
         if (g->n == g->o.max_pending) evict_oldest(g);
         p.t_open = now_s();
         g->p[g->n++] = p;
-        step(g, g->n - 1); /* the head often came with the connection */
+        step(g, g->n - 1, 0); /* the head often came with the connection */
     }
     return 0;
 }
@@ -187,12 +192,12 @@ static void *gate_main(void *arg)
         int timeout = deadlines(g), np = 2;
         g->pfd[0] = (struct pollfd){g->wake[0], POLLIN, 0};
         g->pfd[1] = (struct pollfd){starved ? -1 : g->listen_fd, POLLIN, 0};
-        for (int i = 0; i < g->n; i++) g->pfd[np++] = (struct pollfd){g->p[i].fd, POLLIN, 0};
+        for (int i = 0; i < g->n; i++) g->pfd[np++] = (struct pollfd){g->p[i].fd, POLLIN | POLLRDHUP, 0};
         if (starved) timeout = timeout < 100 ? timeout : 100;
         if (poll(g->pfd, (nfds_t)np, timeout) < 0 && errno != EINTR) break;
         if (g->pfd[0].revents) break;
         for (int i = np - 1; i >= 2; i--) /* from the end: drop moves the last entry into i */
-            if (g->pfd[i].revents && i - 2 < g->n) step(g, i - 2);
+            if (g->pfd[i].revents && i - 2 < g->n) step(g, i - 2, g->pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR));
         starved = g->pfd[1].revents ? accept_new(g) < 0 : 0;
     }
     return NULL;

@@ -235,6 +235,9 @@ rawexpect "no Host" 400 'needs a Host header' 'GET /health HTTP/1.1\r\n\r\n'
 rawexpect "folded header" 400 'folded' 'GET /health HTTP/1.1\r\nHost: x\r\n  y\r\n\r\n'
 rawexpect "long target" 414 'the limit is 8192' "GET /$(head -c 9000 /dev/zero | tr '\0' a) HTTP/1.1\r\nHost: x\r\n\r\n"
 rawexpect "long head" 431 'over the limit of 16384 bytes' "GET / HTTP/1.1\r\nHost: x\r\nX: $(head -c 17000 /dev/zero | tr '\0' a)\r\n\r\n"
+# a head cut short by a half-close: 400 at once (the front door once polled it busily until 408)
+got=$($C raw $PORT 'GET /health HTTP/1.1\r\nHo' half)
+case $got in "HTTP/1.1 400 "*"shut before the request head ended"*) ok ;; *) bad "a head cut short: $(printf '%s' "$got" | head -c 200)" ;; esac
 got=$($C raw $PORT "${P}Content-Length: 24\r\n\r\n{\"text\": \"a dog runs .\"}")
 case $got in "HTTP/1.1 200 OK"*'"translations"'*) ok ;; *) bad "a raw request: $(printf '%s' "$got" | head -c 300)" ;; esac
 

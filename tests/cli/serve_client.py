@@ -30,9 +30,9 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
                                                     how many of the three ended after the one
   abandon PORT FILE                                 one request of FILE's lines, its connection
                                                     closed as soon as it is sent
-  raw PORT BYTES|@FILE                              sends the bytes (Python escapes such as \\r\\n
-                                                    read); prints what came back until the server
-                                                    closes
+  raw PORT BYTES|@FILE [half]                       sends the bytes (Python escapes such as \\r\\n
+                                                    read), with half then shuts its side; prints
+                                                    what came back until the server closes
 """
 import http.client
 import json
@@ -343,7 +343,9 @@ def cmd_raw(a):
     port = int(a[0])
     data = open(a[1][1:], "rb").read() if a[1].startswith("@") else a[1].encode().decode("unicode_escape").encode("latin-1")
     s = socket.create_connection((HOST, port), timeout=10)
-    s.sendall(data)  # no half-close: the server would take it for a client gone
+    s.sendall(data)  # no half-close unless asked: the server would take it for a client gone
+    if a[2:] == ["half"]:
+        s.shutdown(socket.SHUT_WR)
     out = b""
     try:
         while True:
