@@ -47,7 +47,8 @@ static int server_port(void)
     o.max_body = 4096;
     o.idle_timeout = o.request_timeout = o.header_timeout = 2;
     nmt_err err;
-    if (nmt_model_create(&m, &c, words, words, 1, &err) || serve_init(&s, m, &o, &err)) {
+    static serve_model sm;
+    if (nmt_model_create(&m, &c, words, words, 1, &err) || (sm = (serve_model){"tiny", m}, serve_init(&s, &sm, 1, &o, &err))) {
         fprintf(stderr, "fuzz_http: cannot start the server: %s\n", err.msg);
         abort();
     }

@@ -107,6 +107,12 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "attention")) return bool_field(it, &r->attention, msg, cap);
     if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
     if (!strcmp(k, "split")) return bool_field(it, &r->split, msg, cap);
+    if (!strcmp(k, "model")) {
+        if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof r->model)
+            return req_refuse(400, msg, cap, "\"model\" must be a model's name (a string of at most %zu bytes)", sizeof r->model - 1);
+        strcpy(r->model, it->valuestring);
+        return 0;
+    }
     if (!strcmp(k, "sample")) return bool_field(it, &r->o.sample, msg, cap);
     if (!strcmp(k, "sample_topk")) return int_field(it, 0, 1000000, &r->o.sample_topk, msg, cap);
     if (!strcmp(k, "sample_topp")) { /* (0, 1]: an empty nucleus draws nothing */
@@ -119,7 +125,7 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
     return req_refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
-                                 "no_unk, attention, alignment, split, sample, sample_topk, sample_topp, temperature, seed)", k);
+                                 "no_unk, attention, alignment, split, model, sample, sample_topk, sample_topp, temperature, seed)", k);
 }
 
 /* With split: every text becomes its sentences (a text of blanks stays one, empty, for the

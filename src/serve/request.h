@@ -35,6 +35,7 @@ typedef struct serve_req {
     int attention;         /* the response carries the attention matrices */
     int alignment;         /* ... and Pharaoh links */
     int split;             /* the texts were cut into sentences */
+    char model[65];        /* the model asked for by name; "" for the server's first */
 } serve_req;
 
 /* Parses body[0..len). Returns 0, or an HTTP status (400) with msg filled in. */

@@ -3,8 +3,9 @@
  * /health and GET /metrics. Its own library (libnmt-serve), so that libnmt links no HTTP code.
  *
  *     serve_opts o = serve_default_opts();
+ *     serve_model m[2] = {{"fr", fr_model}, {"de", de_model}};
  *     serve *s;
- *     if (serve_init(&s, model, &o, &err)) ...;      // listening when it returns
+ *     if (serve_init(&s, m, 2, &o, &err)) ...;       // listening when it returns
  *     printf("port %d\n", serve_port(s));
  *     serve_run(s, &stop_flag);                       // until a signal handler sets stop_flag
  *     serve_free(s);
@@ -44,8 +45,15 @@ serve_opts serve_default_opts(void);
 
 typedef struct serve serve;
 
-/* Starts the decoders and binds; m must outlive the server. */
-int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *err);
+/* A model and the name a request gives it ("model"; with one model it may be ""). */
+typedef struct serve_model {
+    const char *name;
+    const nmt_model *model;
+} serve_model;
+
+/* Starts the decoders of each model (o->pool's workers each) and binds; the models and their
+ * names must outlive the server. A request that names no model gets models[0]. */
+int serve_init(serve **out, const serve_model *models, int n_models, const serve_opts *o, nmt_err *err);
 int serve_port(const serve *s);
 /* Serves until *stop is non-zero, then drains: no new connections, requests in flight are
  * answered, the decoders finish. */

@@ -57,11 +57,20 @@ typedef struct conn_rec {
     struct conn_rec *prev, *next;
 } conn_rec;
 
+/* One model the server translates with: its decoders and its text pipelines. */
+typedef struct slot {
+    const char *name;
+    const nmt_model *m;
+    pool *pool;
+    nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
+    nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
+} slot;
+
 struct serve {
     serve_opts o;
-    const nmt_model *m;
+    slot *slot;               /* [n_slots]; the first answers requests that name no model */
+    int n_slots;
     struct MHD_Daemon *d;
-    pool *pool;
     metrics *met;
     int port;
     pthread_mutex_t mu;       /* the connection list and the counts */
@@ -70,8 +79,6 @@ struct serve {
     volatile int draining;
     gate *gate;
     char cors[512];           /* the CORS header lines of every answer ("" without --cors) */
-    nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
-    nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
 };
 
 /* One request (MHD's con_cls). */
@@ -86,6 +93,7 @@ typedef struct req_ctx {
     char *body;
     size_t len, cap;
     serve_req req;
+    slot *sl;                 /* the model of the request */
     pool_job job;
     int status;               /* the answer, once state is RX_DONE */
     char *resp;
@@ -172,15 +180,37 @@ static enum MHD_Result send_error(req_ctx *x, int status, const char *fmt, ...)
 
 #define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* GET /health's body (malloc'd, or NULL) and its status. */
+static int waiting(serve *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_slots; i++) n += pool_waiting(s->slot[i].pool);
+    return n;
+}
+
+/* A model as /health shows it, into b[0..cap); the bytes written. */
+static size_t model_json(char *b, size_t cap, const slot *sl)
+{
+    const nmt_config *c = nmt_model_config(sl->m);
+    int n = snprintf(b, cap, "{\"name\":\"%s\",\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d}", sl->name,
+                     nmt_arch_name(c->arch), c->src_vocab, c->tgt_vocab);
+    return n < 0 || (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+/* GET /health's body (malloc'd, or NULL) and its status: "model" is the default one, "models"
+ * all of them. */
 static char *health_json(serve *s, int *status)
 {
-    const nmt_config *c = nmt_model_config(s->m);
-    char *b = malloc(512);
-    if (b)
-        snprintf(b, 512, "{\"status\":\"%s\",\"model\":{\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d},"
-                 "\"workers\":%d,\"queue\":%d}", s->draining ? "draining" : "ok", nmt_arch_name(c->arch),
-                 c->src_vocab, c->tgt_vocab, s->o.pool.workers, pool_waiting(s->pool));
+    size_t cap = 256 + 256 * (size_t)(s->n_slots + 1), n;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+    n = (size_t)snprintf(b, cap, "{\"status\":\"%s\",\"model\":", s->draining ? "draining" : "ok");
+    n += model_json(b + n, cap - n, &s->slot[0]);
+    n += (size_t)snprintf(b + n, cap - n, ",\"models\":[");
+    for (int i = 0; i < s->n_slots; i++) {
+        if (i) b[n++] = ',';
+        n += model_json(b + n, cap - n, &s->slot[i]);
+    }
+    snprintf(b + n, cap - n, "],\"workers\":%d,\"queue\":%d}", s->o.pool.workers * s->n_slots, waiting(s));
     *status = s->draining ? 503 : 200;
     return b;
 }
@@ -188,9 +218,9 @@ static char *health_json(serve *s, int *status)
 static char *metrics_text(serve *s)
 {
     pthread_mutex_lock(&s->mu);
-    metrics_gauges g = {s->n_conns, s->in_flight, 0, s->o.pool.workers};
+    metrics_gauges g = {s->n_conns, s->in_flight, 0, s->o.pool.workers * s->n_slots};
     pthread_mutex_unlock(&s->mu);
-    g.waiting = pool_waiting(s->pool);
+    g.waiting = waiting(s);
     return metrics_render(s->met, &g);
 }
 
@@ -276,7 +306,6 @@ static void take_body(req_ctx *x, const char *data, size_t n)
 static void job_done(pool_job *j, int worker, void *user)
 {
     req_ctx *x = user;
-    serve *s = x->s;
     if (j->rc == POOL_GONE) { /* nobody to answer: the connection wakes to be closed */
         x->status = 499;
         x->resp = req_error_json(499, j->err.msg);
@@ -285,7 +314,7 @@ static void job_done(pool_job *j, int worker, void *user)
         x->resp = req_error_json(500, j->err.msg);
         nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
     } else {
-        x->resp = req_response(&x->req, j->tr, s->tgt[worker]);
+        x->resp = req_response(&x->req, j->tr, x->sl->tgt[worker]);
         x->status = x->resp ? 200 : 500;
         if (!x->resp) x->resp = req_error_json(500, "out of memory");
     }
@@ -307,6 +336,14 @@ static int client_gone(const pool_job *j, void *user)
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* The model a request names; "" is the first. NULL when none has the name. */
+static slot *find_slot(serve *s, const char *name)
+{
+    for (int i = 0; i < s->n_slots; i++)
+        if (!*name || !strcmp(name, s->slot[i].name)) return &s->slot[i];
+    return NULL;
+}
+
 /* The whole body is here: parse, encode, queue. Errors are answered at once. */
 static enum MHD_Result translate_body(req_ctx *x)
 {
@@ -314,7 +351,14 @@ static enum MHD_Result translate_body(req_ctx *x)
     char msg[512];
     if (x->too_large) return send_error(x, 413, "the body is over the limit of %zu bytes", s->o.max_body);
     int st = req_parse(&x->req, x->body ? x->body : "", x->len, &s->o.limits, msg, sizeof msg);
-    if (!st) st = req_encode(&x->req, s->src, &s->o.limits, msg, sizeof msg);
+    x->sl = st ? NULL : find_slot(s, x->req.model);
+    if (!st && !x->sl) {
+        char known[256] = "";
+        for (int i = 0, k = 0; i < s->n_slots; i++)
+            k += snprintf(known + k, sizeof known - (size_t)k, "%s%s", i ? ", " : "", s->slot[i].name);
+        return send_error(x, 400, "no model named \"%s\" (this server has %s)", x->req.model, known);
+    }
+    if (!st) st = req_encode(&x->req, x->sl->src, &s->o.limits, msg, sizeof msg);
     if (st) return send_error(x, st, "%s", msg);
     if (x->req.n > s->o.pool.max_queue) /* 503 would say "later", and later it never fits */
         return send_error(x, 413, "%d texts; the server queues at most %d sentences", x->req.n, s->o.pool.max_queue);
@@ -333,7 +377,7 @@ static enum MHD_Result translate_body(req_ctx *x)
     pthread_mutex_unlock(&s->mu);
     MHD_suspend_connection(x->c); /* before submitting: the job may finish at once */
     nmt_err err;
-    if (pool_submit(s->pool, j, &err)) {
+    if (pool_submit(x->sl->pool, j, &err)) {
         x->state = RX_DONE;
         x->status = 503;
         x->resp = req_error_json(503, err.msg);
@@ -605,22 +649,58 @@ static int check_opts(const serve_opts *o, nmt_err *err)
     return NMT_OK;
 }
 
-int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *err)
+/* A model's pipelines and decoders. */
+static int slot_init(serve *s, slot *sl, const serve_model *sm, nmt_err *err)
+{
+    const serve_opts *o = &s->o;
+    sl->name = sm->name;
+    sl->m = sm->model;
+    int rc = nmt_text_init_model(&sl->src, &o->src_text, sl->m, NMT_SOURCE, err);
+    if (!rc && !(sl->tgt = calloc(o->pool.workers, sizeof *sl->tgt))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < o->pool.workers; i++) rc = nmt_text_init_model(&sl->tgt[i], &o->tgt_text, sl->m, NMT_TARGET, err);
+    if (!rc) rc = pool_init(&sl->pool, sl->m, &o->pool, on_batch, s, err);
+    if (rc && s->n_slots > 1) { /* which model it was */
+        nmt_err e = *err;
+        nmt_fail(err, e.code, "model %s: %s", sl->name, e.msg);
+    }
+    return rc;
+}
+
+static void slot_free(serve *s, slot *sl)
+{
+    pool_free(sl->pool);
+    nmt_text_free(sl->src);
+    for (int i = 0; sl->tgt && i < s->o.pool.workers; i++) nmt_text_free(sl->tgt[i]);
+    free(sl->tgt);
+}
+
+static int check_models(const serve_model *m, int n, nmt_err *err)
+{
+    if (n < 1) return nmt_fail(err, NMT_ERR_ARG, "no model");
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(m[i].name);
+        if (len > 64 || strpbrk(m[i].name, "\"\\") || (n > 1 && !len)) /* it is quoted in JSON as it is */
+            return nmt_fail(err, NMT_ERR_ARG, "model name '%s': at most 64 bytes, no quote or backslash", m[i].name);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(m[k].name, m[i].name)) return nmt_fail(err, NMT_ERR_ARG, "two models named '%s'", m[i].name);
+    }
+    return NMT_OK;
+}
+
+int serve_init(serve **out, const serve_model *models, int n_models, const serve_opts *o, nmt_err *err)
 {
     *out = NULL;
     int rc = check_opts(o, err);
+    if (!rc) rc = check_models(models, n_models, err);
     if (rc) return rc;
     serve *s = calloc(1, sizeof *s);
-    if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!s || !(s->slot = calloc((size_t)n_models, sizeof *s->slot))) { free(s); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
     s->o = *o;
-    s->m = m;
+    s->n_slots = n_models;
     cors_lines(s);
     pthread_mutex_init(&s->mu, NULL);
     if (!(s->met = metrics_init())) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    if (!rc) rc = nmt_text_init_model(&s->src, &o->src_text, m, NMT_SOURCE, err);
-    if (!rc && !(s->tgt = calloc(o->pool.workers, sizeof *s->tgt))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    for (int i = 0; !rc && i < o->pool.workers; i++) rc = nmt_text_init_model(&s->tgt[i], &o->tgt_text, m, NMT_TARGET, err);
-    if (!rc) rc = pool_init(&s->pool, m, &o->pool, on_batch, s, err);
+    for (int i = 0; !rc && i < n_models; i++) rc = slot_init(s, &s->slot[i], &models[i], err);
     if (!rc) rc = start_daemon(s, err);
     if (rc) { serve_free(s); return rc; }
     *out = s;
@@ -642,7 +722,7 @@ int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err)
     pthread_mutex_lock(&s->mu);
     nmt_log('M', "[M::serve] draining: %d requests in flight", s->in_flight);
     pthread_mutex_unlock(&s->mu);
-    pool_stop(s->pool); /* every queued job is translated and its connection resumed */
+    for (int i = 0; i < s->n_slots; i++) pool_stop(s->slot[i].pool); /* every queued job is translated and answered */
     for (int i = 0; i < 100; i++) { /* let the answers leave (at most 10 s) */
         pthread_mutex_lock(&s->mu);
         int left = s->in_flight;
@@ -658,12 +738,11 @@ void serve_free(serve *s)
 {
     if (!s) return;
     gate_free(s->gate); /* first: it hands connections to the daemon */
-    if (s->pool) pool_stop(s->pool); /* before the daemon: no connection may stay suspended */
+    for (int i = 0; s->slot && i < s->n_slots; i++) /* before the daemon: no connection may stay suspended */
+        if (s->slot[i].pool) pool_stop(s->slot[i].pool);
     if (s->d) MHD_stop_daemon(s->d);
-    pool_free(s->pool);
-    nmt_text_free(s->src);
-    for (int i = 0; s->tgt && i < s->o.pool.workers; i++) nmt_text_free(s->tgt[i]);
-    free(s->tgt);
+    for (int i = 0; s->slot && i < s->n_slots; i++) slot_free(s, &s->slot[i]);
+    free(s->slot);
     metrics_free(s->met);
     pthread_mutex_destroy(&s->mu);
     free(s);

@@ -382,6 +382,22 @@ PYEOF
 grep -v '^$' "$T/rcheck" | cmp -s - "$T/rlinks_want" && ok || bad "subword links differ from nmt translate's: $(diff "$T/rcheck" "$T/rlinks_want" | head -n 4)"
 grep -q '"source_tokens":\["▁' "$T/rresp" && ok || bad "source_tokens should stay the model's pieces"
 
+# several models by name: each request is translated by the model it names ("model"; the first
+# when it names none) as nmt translate translates with that model alone
+"$NMT_BIN" translate --model "$T/sw.nmt" --beam 4 --threads 1 < "$T/in16" > "$T/want16sw"
+serve_start "$T/log10" "word=$T/m.nmt" --model "sub=$T/sw.nmt" --workers 1 || bad "two models did not start: $(cat "$T/log10")"
+$C many $PORT "$T/in16" 8 4 sub > "$T/got16sw" 2>&1
+cmp -s "$T/got16sw" "$T/want16sw" && ! cmp -s "$T/want16sw" "$T/want16" && ok || bad "model sub: $(diff "$T/got16sw" "$T/want16sw" | head -n 4)"
+$C many $PORT "$T/in16" 8 4 word > "$T/got16w" 2>&1
+$C many $PORT "$T/in16" 8 4 > "$T/got16d" 2>&1
+cmp -s "$T/got16w" "$T/want16" && cmp -s "$T/got16d" "$T/want16" && ok || bad "model word, or none: $(diff "$T/got16w" "$T/want16" | head -n 4)"
+expect "unknown model" 400 'no model named \\"fr\\" \(this server has word, sub\)' POST /translate $J '{"text": "a dog .", "model": "fr"}'
+expect "health lists the models" 200 '"models":\[\{"name":"word".*\{"name":"sub"' GET /health
+grep -q 'models word, sub' "$T/log10" && ok || bad "start line: $(cat "$T/log10")"
+stop_server
+expect_fail "two models of one name" 1 "two models named 'm'" "$NMT_BIN" serve --model "$T/m.nmt" --model "m=$T/sw.nmt"
+expect_fail "a shortlist for two models" 2 "--shortlist goes with one model" "$NMT_BIN" serve --model "a=$T/m.nmt" --model "b=$T/sw.nmt" --shortlist "$T/lex"
+
 # bad options are usage errors
 expect_fail "no model" 2 "--model is required" "$NMT_BIN" serve
 expect_fail "bad port" 2 "--port 70000: out of range" "$NMT_BIN" serve --model "$T/m.nmt" --port 70000

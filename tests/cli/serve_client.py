@@ -2,8 +2,9 @@
 """serve_client.py: the HTTP client of tests/cli/serve.sh and scripts/bench_serve.sh (standard
 library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
   req PORT METHOD PATH [CONTENT_TYPE [BODY|@FILE]]  prints the status, a tab, the body
-  many PORT FILE N BEAM                             each line of FILE as its own request, N at a
-                                                    time; prints the 1-best texts in order
+  many PORT FILE N BEAM [MODEL]                     each line of FILE as its own request, N at a
+                                                    time (to MODEL by name); prints the 1-best texts
+                                                    in order
   slow PORT SECONDS                                 sends a request one byte a second; prints
                                                     "closed after S s" or "open after S s"
   hold PORT N PATH                                  opens N connections that each send the head of
@@ -55,8 +56,8 @@ def request(port, method, path, ctype=None, body=None, timeout=60):
     return r.status, data
 
 
-def translate(conn, text, beam):
-    body = json.dumps({"text": text, "beam": beam}).encode()
+def translate(conn, text, beam, model=None):
+    body = json.dumps(dict({"text": text, "beam": beam}, **({"model": model} if model else {}))).encode()
     conn.request("POST", "/translate", body=body, headers={"Content-Type": "application/json"})
     r = conn.getresponse()
     data = r.read()
@@ -65,7 +66,7 @@ def translate(conn, text, beam):
     return json.loads(data)["translations"][0]["text"]
 
 
-def run_clients(port, lines, clients, beam):
+def run_clients(port, lines, clients, beam, model=None):
     """Each client takes the next line, sends it, waits: results and latencies by line."""
     out, lat, lock, nxt, errors = [None] * len(lines), [0.0] * len(lines), threading.Lock(), [0], []
 
@@ -79,7 +80,7 @@ def run_clients(port, lines, clients, beam):
                 break
             t0 = time.monotonic()
             try:
-                out[i] = translate(conn, lines[i], beam)
+                out[i] = translate(conn, lines[i], beam, model)
             except Exception as e:  # reported below; the test fails on it
                 errors.append(f"line {i + 1}: {e}")
                 conn.close()
@@ -108,7 +109,7 @@ def cmd_req(a):
 
 def cmd_many(a):
     port, lines = int(a[0]), open(a[1], encoding="utf-8").read().splitlines()
-    out, _, _, errors = run_clients(port, lines, int(a[2]), int(a[3]))
+    out, _, _, errors = run_clients(port, lines, int(a[2]), int(a[3]), a[4] if len(a) > 4 else None)
     for e in errors:
         print("error:", e, file=sys.stderr)
     for t in out:
