@@ -29,6 +29,7 @@
 #include "serve/serve.h"
 #include "serve/web.h"
 #include "text/tokenize.h"
+#include "text/unicode.h"
 
 serve_opts serve_default_opts(void)
 {
@@ -678,9 +679,11 @@ static int check_models(const serve_model *m, int n, nmt_err *err)
 {
     if (n < 1) return nmt_fail(err, NMT_ERR_ARG, "no model");
     for (int i = 0; i < n; i++) {
-        size_t len = strlen(m[i].name);
-        if (len > 64 || strpbrk(m[i].name, "\"\\") || (n > 1 && !len)) /* it is quoted in JSON as it is */
-            return nmt_fail(err, NMT_ERR_ARG, "model name '%s': at most 64 bytes, no quote or backslash", m[i].name);
+        size_t len = strlen(m[i].name), bad = 0;
+        for (size_t k = 0; k < len; k++) bad |= (unsigned char)m[i].name[k] < 0x20 || m[i].name[k] == '"' || m[i].name[k] == '\\';
+        if (len > 64 || bad || (n > 1 && !len) || utf8_find_invalid(m[i].name, len) >= 0) /* quoted in JSON as it is */
+            return nmt_fail(err, NMT_ERR_ARG, "model name '%s': 1 to 64 bytes of UTF-8, no quote, backslash or control character",
+                            m[i].name);
         for (int k = 0; k < i; k++)
             if (!strcmp(m[k].name, m[i].name)) return nmt_fail(err, NMT_ERR_ARG, "two models named '%s'", m[i].name);
     }
