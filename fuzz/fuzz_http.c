@@ -58,7 +58,7 @@ static int server_port(void)
 /* Is the request in data whole (head and body), so that the client waits for its answer? */
 static int whole(const uint8_t *data, size_t size)
 {
-    http_limits lim = {GATE_MAX_HEAD, GATE_MAX_TARGET, 4096};
+    http_limits lim = {GATE_MAX_HEAD, GATE_MAX_TARGET, 4096, GATE_MAX_FIELDS};
     http_head h;
     char msg[256];
     return http_head_check((const char *)data, size, &lim, &h, msg, sizeof msg) == 0 && h.len + (size_t)h.body <= size;

@@ -123,10 +123,12 @@ int http_head_check(const char *buf, size_t n, const http_limits *lim, http_head
     if (memchr(l, '\r', len)) return req_refuse(400, msg, cap, "a bare CR in the request line");
     int st = request_line(l, len, lim, h, msg, cap);
     seen s = {0, 0, 0};
-    for (p = next; !st; p = next) {
+    p = next;
+    for (int fields = 0; !st; p = next, fields++) {
         if (!(l = line_at(p, end, &len, &next))) return n >= lim->max_head ? too_long(buf, n, lim, msg, cap) : HTTP_HEAD_MORE;
         if (memchr(l, '\r', len)) return req_refuse(400, msg, cap, "a bare CR in a header line");
         if (len == 0) break;
+        if (fields == lim->max_fields) return req_refuse(431, msg, cap, "more than %d header lines", lim->max_fields);
         st = field_line(l, len, lim, h, &s, msg, cap);
     }
     if (st) return st;

@@ -11,6 +11,8 @@ typedef struct http_limits {
     size_t max_head;   /* bytes of the request line and header fields, blank line included (431) */
     size_t max_target; /* bytes of the request target (414) */
     size_t max_body;   /* a Content-Length above this is 413 */
+    int max_fields;    /* header lines (431): libmicrohttpd keeps a record of each in a pool of
+                          fixed size, and answers an overflow with its own page */
 } http_limits;
 
 typedef struct http_head {

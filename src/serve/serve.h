@@ -40,6 +40,8 @@ typedef struct serve_opts {
 /* The gate's limits on a request head (bytes): over them, 431 and 414. */
 #define GATE_MAX_HEAD 16384
 #define GATE_MAX_TARGET 8192
+#define GATE_MAX_FIELDS 100  /* header lines (as Apache's LimitRequestFields) */
+#define SERVE_CONN_MEMORY (64 * 1024) /* libmicrohttpd's pool per connection: a whole head and its records */
 
 serve_opts serve_default_opts(void);
 

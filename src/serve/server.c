@@ -613,6 +613,7 @@ static int start_daemon(serve *s, nmt_err *err)
                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, to catch every message */
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->o.max_connections + 64),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.idle_timeout,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONN_MEMORY,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_END);
@@ -620,7 +621,8 @@ static int start_daemon(serve *s, nmt_err *err)
         close(fd);
         return nmt_fail(err, NMT_ERR_IO, "cannot start the HTTP daemon: %s", strerror(errno));
     }
-    gate_opts go = {{GATE_MAX_HEAD, GATE_MAX_TARGET, s->o.max_body}, s->o.header_timeout * 1000, s->o.max_pending, s->cors};
+    gate_opts go = {{GATE_MAX_HEAD, GATE_MAX_TARGET, s->o.max_body, GATE_MAX_FIELDS}, s->o.header_timeout * 1000, s->o.max_pending,
+                    s->cors};
     gate_hooks gh = {gate_answer, gate_full, gate_pass, gate_answered, s};
     if (gate_start(&s->gate, fd, &go, &gh)) {
         close(fd);
