@@ -76,7 +76,7 @@ SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o) $(WEB_C:.c=.o)
 LIBS_A   := $(BUILD)/libnmt-serve.a $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
 # The fuzz harnesses (fuzz/): one libFuzzer program each under `make fuzz`; the committed inputs
 # are replayed through the same functions by tests/test_fuzz_replay.c in every `make test`.
-FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu request
+FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu request http
 FUZZ_OBJ := $(patsubst %.c,$(BUILD)/%.o,fuzz/memfile.c $(FUZZ_NAMES:%=fuzz/fuzz_%.c))
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -276,8 +276,15 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build-fuzz
 FUZZ_CFLAGS  := -O1 -g -std=c11 -D_GNU_SOURCE -fno-math-errno -Wno-unknown-pragmas $(ARCHFLAGS) \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Isrc -I$(BLASINC)
-# The request harness needs the server's JSON code alone (src/serve/request.c: no libmicrohttpd).
-FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) src/serve/request.c fuzz/memfile.c) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o)
+# The http harness runs the whole server in its process (with libmicrohttpd, which is not
+# instrumented: the findings are in the server's own code and answers).
+FUZZ_LIBOBJ  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_SRC) $(wildcard src/eval/*.c) $(SERVE_SRC) $(FUZZ_DIR)/gen/web_assets.c \
+                fuzz/memfile.c) $(LIB_CXX:%.cc=$(FUZZ_DIR)/%.o)
+$(FUZZ_DIR)/src/serve/%.o: FUZZ_CFLAGS += $(SERVE_CFLAGS)
+
+$(FUZZ_DIR)/gen/web_assets.c: $(WEB_SRC) scripts/embed_web.py
+	@mkdir -p $(dir $@)
+	python3 scripts/embed_web.py $@ $(WEB_SRC)
 
 $(FUZZ_DIR)/%.o: %.c | deps
 	@sh scripts/install-deps.sh fuzz

@@ -37,6 +37,8 @@ static req_limits limits_of(uint8_t b)
     l.beam = l.max_beam < 5 ? l.max_beam : 5;
     l.max_words = b >> 4 & 1 ? MAX_WORDS : 4;
     l.max_attention = b >> 7 & 1 ? 40 : 1000000;
+    l.split = b >> 5 & 1; /* with the Moses stages: paragraphs of raw text */
+    l.split_lang = NMT_LANG_EN;
     return l;
 }
 
@@ -76,7 +78,7 @@ static void check_refusal(int st, const char *msg)
 /* What req_parse accepted obeys the limits it was given. */
 static void check_parsed(const serve_req *r, const req_limits *l)
 {
-    require(r->n >= 1 && r->n <= l->max_texts && r->text, "text count outside the limits");
+    require(r->n_texts >= 1 && r->n_texts <= l->max_texts && r->n >= r->n_texts && r->text, "text count outside the limits");
     for (int i = 0; i < r->n; i++) require(r->text[i] != NULL, "a missing text");
     require(r->o.beam >= 1 && r->o.beam <= l->max_beam, "beam outside the limits");
     require(r->o.n_best >= 1 && r->o.n_best <= r->o.beam, "n_best outside [1, beam]");
@@ -118,9 +120,14 @@ static void check_response(const serve_req *r, nmt_text *tgt, int finished)
     for (int i = 0; i < r->n; i++) stand_in(&tr[i], r, i, words, att, finished);
     char *s = req_response(r, tr, tgt);
     cJSON *j = reparse(s), *all = cJSON_GetObjectItem(j, "translations");
-    require(cJSON_GetArraySize(all) == r->n, "not one translation per text");
-    for (const cJSON *t = all ? all->child : NULL; t; t = t->next)
-        require(cJSON_GetArraySize(cJSON_GetObjectItem(t, "hyps")) == r->o.n_best, "not n_best hypotheses");
+    require(cJSON_GetArraySize(all) == r->n_texts, "not one translation per text");
+    int sentences = 0;
+    for (const cJSON *t = all ? all->child : NULL; t; t = t->next) {
+        const cJSON *split = cJSON_GetObjectItem(t, "sentences"), *one = split ? split->child : t;
+        for (; one; one = split ? one->next : NULL, sentences++)
+            require(cJSON_GetArraySize(cJSON_GetObjectItem(one, "hyps")) == r->o.n_best, "not n_best hypotheses");
+    }
+    require(sentences == r->n, "not one answer per sentence");
     cJSON_Delete(j);
     free(s);
     for (int i = 0; i < r->n; i++) free(tr[i].hyps);

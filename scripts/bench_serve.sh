@@ -2,12 +2,16 @@
 # bench_serve.sh: `make bench-serve`: nmt serve under 1, 8 and 64 concurrent clients on loopback,
 # each sending Multi30k test sentences (raw text, one per request) and waiting for the answer,
 # beside `nmt translate` over the same sentences with the same beam and text options, which is
-# the throughput ceiling. Prints sentences/s and the p50 / p99 latency per client count.
+# the throughput ceiling. Prints sentences/s and the p50 / p99 latency per client count. Then the
+# load test: BENCH_LOAD_CLIENTS clients again, alone and then beside BENCH_SLOW connections that
+# trickle their request heads a byte every 2 s (reconnecting when cut) while GET /health is timed
+# every 0.1 s; the targets are /health within 100 ms throughout and 80% of the unloaded throughput.
 #
 # Environment: BENCH_MODEL (the SMALL Multi30k en-fr model; required), NMT_SHARED (../shared),
 # BENCH_BEAM (5), BENCH_CLIENTS ("1 8 64"), BENCH_LINES (sentences sent per run; 1000 = all),
-# BENCH_SERVE_ARGS (extra nmt serve options, e.g. "--workers 1 --threads 2"). A benchmark, not a
-# test: it exits 0 whatever it measures.
+# BENCH_SERVE_ARGS (extra nmt serve options, e.g. "--workers 1 --threads 2"), BENCH_SLOW (200),
+# BENCH_LOAD_CLIENTS (64; 0 skips the load test). A benchmark, not a test: it exits 0 whatever it
+# measures. Loopback only; every client and connection ends with the run.
 set -u
 SHARED="${NMT_SHARED:-../shared}"
 MODEL="${BENCH_MODEL:-}"
@@ -15,6 +19,8 @@ BEAM="${BENCH_BEAM:-5}"
 CLIENTS="${BENCH_CLIENTS:-1 8 64}"
 LINES="${BENCH_LINES:-1000}"
 EXTRA="${BENCH_SERVE_ARGS:-}"
+SLOW="${BENCH_SLOW:-200}"
+LOAD_CLIENTS="${BENCH_LOAD_CLIENTS:-64}"
 NMT=bin/nmt
 PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 if [ -z "$MODEL" ] || [ ! -f "$MODEL" ]; then
@@ -49,6 +55,15 @@ for c in $CLIENTS; do
 done
 $PY tests/cli/serve_client.py req "$PORT" GET /metrics | grep -E '^nmt_batch_sentences_(sum|count)' | tr '\n' ' ' \
     | awk '{ if ($4 > 0) printf "  mean batch: %.1f sentences over %d batches\n", $2 / $4, $4 }'
+if [ "$LOAD_CLIENTS" -gt 0 ]; then
+    base=$($PY tests/cli/serve_client.py bench "$PORT" "$OUT/in.en" "$LOAD_CLIENTS" "$BEAM")
+    load=$($PY tests/cli/serve_client.py load "$PORT" "$OUT/in.en" "$LOAD_CLIENTS" "$BEAM" "$SLOW")
+    echo "$base $load" | awk -v c="$LOAD_CLIENTS" -v n="$SLOW" '{
+        r = 100 * $5 / $1
+        printf "load: %d clients alone %.1f sent/s; beside %d slow connections %.1f sent/s (%.0f%%, p99 %d ms, %d errors)\n", c, $1, n, $5, r, $7, $8
+        printf "  /health: slowest %d ms over %d probes, %d failed\n", $9, $11, $10
+        printf "  targets: /health within 100 ms %s, >= 80%% of the throughput %s\n", ($9 <= 100 && $10 == 0) ? "met" : "MISSED", (r >= 80 ? "met" : "MISSED") }'
+fi
 kill -TERM $PID
 wait $PID
 exit 0

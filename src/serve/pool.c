@@ -1,6 +1,7 @@
 /* pool.c: the batching queue and the decoder threads of pool.h. One mutex guards the queue (a
- * list of jobs in arrival order, each with a cursor on its next sentence); a condition variable
- * wakes idle decoders. A decoder forms its batch under the mutex, decodes without it, and hands
+ * list of jobs in the order they are to be served, each with a cursor on its next sentence: new
+ * jobs join at the tail, and so do jobs a batch has just served); a condition variable wakes idle
+ * decoders. A decoder forms its batch under the mutex, decodes without it, and hands
  * the results back under it; a job's done callback runs after the mutex is released. */
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +14,7 @@
 
 pool_opts pool_default_opts(void)
 {
-    pool_opts o = {2, 1, 32, 1200, 5, 4096, NMT_PREC_FP32, NULL};
+    pool_opts o = {2, 1, 32, 1200, 5, 4096, NMT_PREC_FP32, NULL, 0, NULL};
     return o;
 }
 
@@ -31,8 +32,10 @@ struct pool {
     void *user;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pool_job *head, *tail;   /* jobs with sentences not yet taken, oldest first */
+    pool_job *head, *tail;   /* jobs with sentences not yet taken, the next to lead a batch first */
     int waiting;             /* sentences not yet taken */
+    long dropped;            /* sentences dropped because their client had gone */
+    long batches;            /* batches formed, to mark the jobs of each */
     int stopping;
     worker *w;
 };
@@ -64,11 +67,54 @@ static void unlink_job(pool *p, pool_job *j)
     j->prev_job = j->next_job = NULL;
 }
 
-/* ------------------------------------------------------------------ forming a batch */
-
 typedef struct batch_slot { pool_job *job; int index; } batch_slot;
 
-/* Sentences that could join a batch led by the oldest job now. */
+static void append_job(pool *p, pool_job *j)
+{
+    j->next_job = NULL;
+    j->prev_job = p->tail;
+    if (p->tail) p->tail->next_job = j;
+    else p->head = j;
+    p->tail = j;
+}
+
+/* ------------------------------------------------------------------ forming a batch */
+
+/* Drops (mutex held) the sentences not yet taken of every job whose client has gone; jobs with
+ * nothing left in flight are chained into *done. Before each batch: a request abandoned while it
+ * waited costs a system call, not a decoding. */
+static void drop_gone(pool *p, pool_job **done)
+{
+    for (pool_job *j = p->head, *nx; j; j = nx) {
+        nx = j->next_job;
+        if (!j->gone || !j->gone(j, j->user)) continue;
+        int left = j->n - j->next;
+        p->waiting -= left;
+        p->dropped += left;
+        j->pending -= left;
+        j->next = j->n;
+        if (!j->rc) nmt_fail(&j->err, POOL_GONE, "the client has gone");
+        j->rc = POOL_GONE;
+        unlink_job(p, j);
+        if (j->pending == 0) { j->next_job = *done; *done = j; }
+    }
+}
+
+/* Every job that got a sentence into the batch and has more goes to the tail, in the order the
+ * batch took them: the next batch is led by a job this one did not serve, whatever its options. */
+static void rotate_served(pool *p, const batch_slot *slot, int n)
+{
+    p->batches++;
+    for (int i = 0; i < n; i++) {
+        pool_job *j = slot[i].job;
+        if (j->next >= j->n || j->mark == p->batches) continue; /* unlinked already, or moved */
+        j->mark = p->batches;
+        unlink_job(p, j);
+        append_job(p, j);
+    }
+}
+
+/* Sentences that could join a batch led by the head job now. */
 static int compatible_waiting(const pool *p)
 {
     int n = 0;
@@ -77,8 +123,8 @@ static int compatible_waiting(const pool *p)
     return n;
 }
 
-/* Waits (mutex held) until a batch can be formed: the pool is stopping, the oldest job's
- * compatible sentences fill a batch, or the oldest has waited max_wait_ms. 0 only when the
+/* Waits (mutex held) until a batch can be formed: the pool is stopping, the leading job's
+ * compatible sentences fill a batch, or the leader was submitted max_wait_ms ago. 0 only when the
  * pool is stopping and nothing is left. The queue can empty under a decoder that waits for its
  * batch to fill (another decoder took it all): it then waits for work again rather than
  * returning, or the pool would lose a decoder for good at every such race. */
@@ -111,6 +157,8 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
     *o = p->head->o;
     o->precision = p->o.precision; /* the decoders' own: set_opts then converts nothing again */
     o->shortlist = p->o.shortlist;
+    o->unk_replace = p->o.unk_replace;
+    o->lexicon = p->o.lexicon;
     if (!o->sample) o->n_best = 1; /* the most any job asks for, below (sampling jobs agree on it) */
     o->attention = 0;
     for (int more = 1, full = 0; more && !full && n < p->o.max_batch;) {
@@ -130,6 +178,7 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
         }
     }
     p->waiting -= n;
+    rotate_served(p, slot, n);
     return n;
 }
 
@@ -177,14 +226,15 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&p->mu);
     while (slot && wait_for_batch(p)) {
         nmt_translate_opts o;
-        int n = take_batch(p, slot, &o);
-        pthread_mutex_unlock(&p->mu);
         pool_job *done = NULL;
-        run_batch(w, slot, n, &o, &done);
+        drop_gone(p, &done);
+        int n = p->head ? take_batch(p, slot, &o) : 0;
+        pthread_mutex_unlock(&p->mu);
+        if (n) run_batch(w, slot, n, &o, &done);
         while (done) {
             pool_job *nx = done->next_job;
             done->next_job = NULL;
-            done->done(done, done->user);
+            done->done(done, (int)(w - p->w), done->user);
             done = nx;
         }
         pthread_mutex_lock(&p->mu);
@@ -226,6 +276,8 @@ int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn 
     nmt_translate_opts d = nmt_translate_default_opts();
     d.precision = o->precision; /* each decoder converts the weights once, here */
     d.shortlist = o->shortlist;
+    d.unk_replace = o->unk_replace;
+    d.lexicon = o->lexicon;
     for (int i = 0; i < o->workers && !rc; i++) {
         p->w[i].p = p;
         rc = nmt_decoder_init(&p->w[i].d, m, &d, err);
@@ -250,11 +302,8 @@ int pool_submit(pool *p, pool_job *j, nmt_err *err)
         j->pending = j->n;
         j->rc = 0;
         j->t_submit = now_s();
-        j->next_job = NULL;
-        j->prev_job = p->tail;
-        if (p->tail) p->tail->next_job = j;
-        else p->head = j;
-        p->tail = j;
+        j->mark = 0;
+        append_job(p, j);
         p->waiting += j->n;
         pthread_cond_broadcast(&p->cv);
     }
@@ -266,6 +315,14 @@ int pool_waiting(pool *p)
 {
     pthread_mutex_lock(&p->mu);
     int n = p->waiting;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+long pool_dropped(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    long n = p->dropped;
     pthread_mutex_unlock(&p->mu);
     return n;
 }

@@ -21,12 +21,19 @@ typedef struct pool_opts {
     int precision;       /* enum nmt_precision of every decoder's products (NMT_PREC_FP32) */
     const nmt_shortlist *shortlist; /* every batch's output layer over this shortlist; NULL (default):
                                        the whole vocabulary. Read-only; it must outlive the pool */
+    int unk_replace;     /* every output UNK replaced (nmt_translate_opts.unk_replace) */
+    const nmt_lexicon *lexicon; /* by its translation in this table; NULL: by the source word */
 } pool_opts;
 
 pool_opts pool_default_opts(void);
 
 typedef struct pool_job pool_job;
-typedef void (*pool_done_fn)(pool_job *job, void *user);
+/* done runs in the decoder thread that finished the job; worker (0 .. workers - 1) names that
+ * thread, so that a caller can keep per-thread state (a text pipeline) without a lock. */
+typedef void (*pool_done_fn)(pool_job *job, int worker, void *user);
+/* Non-zero when nobody waits for the job any more; called under the pool's lock, so it must be
+ * quick and take no lock of the caller's that is held around pool calls. */
+typedef int (*pool_gone_fn)(const pool_job *job, void *user);
 
 /* What a caller fills in before pool_submit; the pool writes the results. The job and its
  * sentences belong to the caller and must live until done has been called. */
@@ -38,6 +45,8 @@ struct pool_job {
                                 sampling, n_best, sample_topk, sample_topp, temperature, seed); n_best and attention
                                 are per job otherwise; precision and shortlist are the pool's */
     pool_done_fn done;       /* called once, from a decoder thread, when all n are translated */
+    pool_gone_fn gone;       /* NULL, or asked before each batch: the job's sentences not yet
+                                decoded are dropped and it ends with rc POOL_GONE */
     void *user;
     /* results: tr[n] (the caller frees them with nmt_translation_free), or rc != 0 and err */
     nmt_translation *tr;
@@ -45,9 +54,13 @@ struct pool_job {
     nmt_err err;
     /* the pool's own */
     int next, pending;
+    long mark;               /* the last batch that moved it to the tail */
     double t_submit;
     pool_job *prev_job, *next_job;
 };
+
+/* A job's rc when its gone callback said so (none of the library's NMT_ERR_* codes). */
+#define POOL_GONE (-100)
 
 /* Per-batch figures, for metrics: called from the decoder thread after each batch. */
 typedef void (*pool_batch_fn)(int sentences, long src_words, long tgt_words, double seconds, void *user);
@@ -60,6 +73,8 @@ int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn 
 int pool_submit(pool *p, pool_job *job, nmt_err *err);
 /* Sentences waiting (not yet taken by a decoder). */
 int pool_waiting(pool *p);
+/* Sentences dropped so far because their client had gone. */
+long pool_dropped(pool *p);
 /* Finishes every queued job, then stops the threads; later submissions are refused. */
 void pool_stop(pool *p);
 /* pool_stop, then frees the pool. NULL is fine. */

@@ -8,13 +8,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "decode/beam.h"
 #include "serve/request.h"
+#include "text/sentsplit.h"
 #include "text/unicode.h"
 #include "text/words.h"
 
-static int refuse(int status, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int refuse(int status, char *msg, size_t cap, const char *fmt, ...)
+int req_refuse(int status, char *msg, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -33,9 +32,9 @@ static int refuse(int status, char *msg, size_t cap, const char *fmt, ...)
 static int int_field(const cJSON *it, int lo, int hi, int *out, char *msg, size_t cap)
 {
     if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble))
-        return refuse(400, msg, cap, "\"%s\" must be an integer", it->string);
+        return req_refuse(400, msg, cap, "\"%s\" must be an integer", it->string);
     double v = it->valuedouble;
-    if (v < lo || v > hi) return refuse(400, msg, cap, "\"%s\" %.15g out of range [%d, %d]", it->string, v, lo, hi);
+    if (v < lo || v > hi) return req_refuse(400, msg, cap, "\"%s\" %.15g out of range [%d, %d]", it->string, v, lo, hi);
     *out = (int)v;
     return 0;
 }
@@ -43,9 +42,9 @@ static int int_field(const cJSON *it, int lo, int hi, int *out, char *msg, size_
 /* A number in [lo, hi] into *out; 0 or 400. */
 static int num_field(const cJSON *it, double lo, double hi, double *out, char *msg, size_t cap)
 {
-    if (!cJSON_IsNumber(it)) return refuse(400, msg, cap, "\"%s\" must be a number", it->string);
+    if (!cJSON_IsNumber(it)) return req_refuse(400, msg, cap, "\"%s\" must be a number", it->string);
     double v = it->valuedouble;
-    if (!(v >= lo && v <= hi)) return refuse(400, msg, cap, "\"%s\" %.15g out of range [%g, %g]", it->string, v, lo, hi);
+    if (!(v >= lo && v <= hi)) return req_refuse(400, msg, cap, "\"%s\" %.15g out of range [%g, %g]", it->string, v, lo, hi);
     *out = v;
     return 0;
 }
@@ -55,14 +54,14 @@ static int seed_field(const cJSON *it, uint64_t *out, char *msg, size_t cap)
 {
     double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
     if (!(v >= 0 && v <= 9007199254740992.0) || v != floor(v))
-        return refuse(400, msg, cap, "\"seed\" must be an integer in [0, 2^53]");
+        return req_refuse(400, msg, cap, "\"seed\" must be an integer in [0, 2^53]");
     *out = (uint64_t)v;
     return 0;
 }
 
 static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
 {
-    if (!cJSON_IsBool(it)) return refuse(400, msg, cap, "\"%s\" must be true or false", it->string);
+    if (!cJSON_IsBool(it)) return req_refuse(400, msg, cap, "\"%s\" must be true or false", it->string);
     *out = cJSON_IsTrue(it);
     return 0;
 }
@@ -73,24 +72,24 @@ static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
 static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
 {
     int one = !strcmp(it->string, "text");
-    if (r->text) return refuse(400, msg, cap, "give \"text\" or \"texts\", not both");
+    if (r->text) return req_refuse(400, msg, cap, "give \"text\" or \"texts\", not both");
     if (one ? !cJSON_IsString(it) : !cJSON_IsArray(it))
-        return refuse(400, msg, cap, one ? "\"text\" must be a string" : "\"texts\" must be an array of strings");
+        return req_refuse(400, msg, cap, one ? "\"text\" must be a string" : "\"texts\" must be an array of strings");
     int n = one ? 1 : cJSON_GetArraySize(it);
-    if (n < 1) return refuse(400, msg, cap, "\"texts\" is empty");
-    if (n > lim->max_texts) return refuse(413, msg, cap, "%d texts; the limit is %d per request", n, lim->max_texts);
-    if (!(r->text = calloc(n, sizeof(char *)))) return refuse(500, msg, cap, "out of memory");
+    if (n < 1) return req_refuse(400, msg, cap, "\"texts\" is empty");
+    if (n > lim->max_texts) return req_refuse(413, msg, cap, "%d texts; the limit is %d per request", n, lim->max_texts);
+    if (!(r->text = calloc(n, sizeof(char *)))) return req_refuse(500, msg, cap, "out of memory");
     r->n = n;
     const cJSON *s = one ? it : it->child;
     for (int i = 0; i < n; i++, s = s->next) {
-        if (!cJSON_IsString(s)) return refuse(400, msg, cap, "texts[%d] is not a string", i);
+        if (!cJSON_IsString(s)) return req_refuse(400, msg, cap, "texts[%d] is not a string", i);
         /* bytes bound the text pipeline's work before any of it runs (Moses' DOTMULTI rule is
          * quadratic in a run of dots, and runs on the server's one request thread) */
         size_t bytes = strlen(s->valuestring), most = (size_t)lim->max_words * TEXT_BYTES_PER_WORD;
         if (bytes > most)
-            return refuse(413, msg, cap, "texts[%d] has %zu bytes; the limit is %zu (%d words of up to %d bytes)", i, bytes,
+            return req_refuse(413, msg, cap, "texts[%d] has %zu bytes; the limit is %zu (%d words of up to %d bytes)", i, bytes,
                           most, lim->max_words, TEXT_BYTES_PER_WORD);
-        if (!(r->text[i] = strdup(s->valuestring))) return refuse(500, msg, cap, "out of memory");
+        if (!(r->text[i] = strdup(s->valuestring))) return req_refuse(500, msg, cap, "out of memory");
     }
     return 0;
 }
@@ -107,19 +106,59 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     if (!strcmp(k, "no_unk")) return bool_field(it, &r->o.no_unk, msg, cap);
     if (!strcmp(k, "attention")) return bool_field(it, &r->attention, msg, cap);
     if (!strcmp(k, "alignment")) return bool_field(it, &r->alignment, msg, cap);
+    if (!strcmp(k, "split")) return bool_field(it, &r->split, msg, cap);
+    if (!strcmp(k, "model")) {
+        if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof r->model)
+            return req_refuse(400, msg, cap, "\"model\" must be a model's name (a string of at most %zu bytes)", sizeof r->model - 1);
+        strcpy(r->model, it->valuestring);
+        return 0;
+    }
     if (!strcmp(k, "sample")) return bool_field(it, &r->o.sample, msg, cap);
     if (!strcmp(k, "sample_topk")) return int_field(it, 0, 1000000, &r->o.sample_topk, msg, cap);
     if (!strcmp(k, "sample_topp")) { /* (0, 1]: an empty nucleus draws nothing */
-        if (!cJSON_IsNumber(it)) return refuse(400, msg, cap, "\"sample_topp\" must be a number");
+        if (!cJSON_IsNumber(it)) return req_refuse(400, msg, cap, "\"sample_topp\" must be a number");
         double v = it->valuedouble;
-        if (!(v > 0 && v <= 1)) return refuse(400, msg, cap, "\"sample_topp\" %.15g out of range (0, 1]", v);
+        if (!(v > 0 && v <= 1)) return req_refuse(400, msg, cap, "\"sample_topp\" %.15g out of range (0, 1]", v);
         r->o.sample_topp = v;
         return 0;
     }
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
-    return refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
-                                 "no_unk, attention, alignment, sample, sample_topk, sample_topp, temperature, seed)", k);
+    return req_refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
+                                 "no_unk, attention, alignment, split, model, sample, sample_topk, sample_topp, temperature, seed)", k);
+}
+
+/* With split: every text becomes its sentences (a text of blanks stays one, empty, for the
+ * error that names it). The sentences of one text are at most the words it may hold. */
+static int split_texts(serve_req *r, const req_limits *lim, char *msg, size_t cap)
+{
+    sent_span *sp = malloc(sizeof *sp * (size_t)lim->max_words);
+    int total = 0, *first = calloc((size_t)r->n + 1, sizeof(int));
+    for (int t = 0; sp && first && t < r->n; t++) {
+        int k = sent_split(lim->split_lang, r->text[t], strlen(r->text[t]), sp, 0);
+        if (k > lim->max_words) { free(sp); free(first); return req_refuse(413, msg, cap, "texts[%d] has %d sentences; the limit is %d", t, k, lim->max_words); }
+        total += k ? k : 1;
+        first[t + 1] = total;
+    }
+    char **sent = sp && first ? calloc((size_t)total, sizeof(char *)) : NULL;
+    for (int t = 0, i = 0; sent && t < r->n; t++) {
+        int k = sent_split(lim->split_lang, r->text[t], strlen(r->text[t]), sp, lim->max_words);
+        for (int j = 0; j < (k ? k : 1); j++, i++)
+            if (!(sent[i] = k ? strndup(r->text[t] + sp[j].start, sp[j].end - sp[j].start) : strdup(""))) total = -1;
+    }
+    free(sp);
+    if (!sent || total < 0) {
+        for (int i = 0; sent && i < first[r->n]; i++) free(sent[i]);
+        free(sent);
+        free(first);
+        return req_refuse(500, msg, cap, "out of memory");
+    }
+    for (int t = 0; t < r->n; t++) free(r->text[t]);
+    free(r->text);
+    r->text = sent;
+    r->first = first;
+    r->n = total;
+    return 0;
 }
 
 /* The byte offset of the first \u0000 escape in body, or -1. cJSON's strings end at a NUL, so the
@@ -140,38 +179,41 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     memset(r, 0, sizeof *r);
     r->o = nmt_translate_default_opts();
     r->o.beam = lim->beam;
+    r->split = lim->split;
     long bad = utf8_find_invalid(body, len);
-    if (bad >= 0) return refuse(400, msg, cap, "the body is not valid UTF-8 (byte %ld)", bad);
-    if (memchr(body, 0, len)) return refuse(400, msg, cap, "the body holds a NUL byte");
+    if (bad >= 0) return req_refuse(400, msg, cap, "the body is not valid UTF-8 (byte %ld)", bad);
+    if (memchr(body, 0, len)) return req_refuse(400, msg, cap, "the body holds a NUL byte");
     long nul = nul_escape(body, len);
-    if (nul >= 0) return refuse(400, msg, cap, "the body holds \\u0000 (a NUL character) at byte %ld", nul);
+    if (nul >= 0) return req_refuse(400, msg, cap, "the body holds \\u0000 (a NUL character) at byte %ld", nul);
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-    if (!j) return refuse(400, msg, cap, "malformed JSON at byte %ld", end ? (long)(end - body) : 0L);
+    if (!j) return req_refuse(400, msg, cap, "malformed JSON at byte %ld", end ? (long)(end - body) : 0L);
     while (end && end < body + len && strchr(" \t\r\n", *end)) end++;
     if (end && end < body + len) {
         cJSON_Delete(j);
-        return refuse(400, msg, cap, "malformed JSON: more after the value, at byte %ld", (long)(end - body));
+        return req_refuse(400, msg, cap, "malformed JSON: more after the value, at byte %ld", (long)(end - body));
     }
-    int st = cJSON_IsObject(j) ? 0 : refuse(400, msg, cap, "the body must be a JSON object");
+    int st = cJSON_IsObject(j) ? 0 : req_refuse(400, msg, cap, "the body must be a JSON object");
     for (const cJSON *it = j->child; it && !st; it = it->next) {
         for (const cJSON *prev = j->child; prev != it && !st; prev = prev->next)
-            if (!strcmp(prev->string, it->string)) st = refuse(400, msg, cap, "field \"%s\" given twice", it->string);
+            if (!strcmp(prev->string, it->string)) st = req_refuse(400, msg, cap, "field \"%s\" given twice", it->string);
         if (!st) st = field(r, it, lim, msg, cap);
     }
     if (!st && !r->o.normalize && cJSON_GetObjectItemCaseSensitive(j, "length_penalty")) /* as nmt translate */
-        st = refuse(400, msg, cap, "\"length_penalty\" goes with length normalisation, which \"normalize\": false turns off");
+        st = req_refuse(400, msg, cap, "\"length_penalty\" goes with length normalisation, which \"normalize\": false turns off");
     static const char *const with_sample[] = {"sample_topk", "sample_topp", "temperature", "seed"};
     for (size_t i = 0; i < sizeof with_sample / sizeof *with_sample && !st; i++) /* as nmt translate */
         if (!r->o.sample && cJSON_GetObjectItemCaseSensitive(j, with_sample[i]))
-            st = refuse(400, msg, cap, "\"%s\" goes with \"sample\": true", with_sample[i]);
+            st = req_refuse(400, msg, cap, "\"%s\" goes with \"sample\": true", with_sample[i]);
     if (!st && r->o.sample && cJSON_GetObjectItemCaseSensitive(j, "beam"))
-        st = refuse(400, msg, cap, "\"sample\" draws instead of searching: \"beam\" does not apply (\"n_best\" K draws K)");
+        st = req_refuse(400, msg, cap, "\"sample\" draws instead of searching: \"beam\" does not apply (\"n_best\" K draws K)");
     cJSON_Delete(j);
-    if (!st && !r->text) st = refuse(400, msg, cap, "no \"text\" (a string) or \"texts\" (an array of strings)");
+    if (!st && !r->text) st = req_refuse(400, msg, cap, "no \"text\" (a string) or \"texts\" (an array of strings)");
     if (!st && !r->o.sample && r->o.n_best > r->o.beam)
-        st = refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
+        st = req_refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
     r->o.attention = r->attention || r->alignment;
+    r->n_texts = r->n;
+    if (!st && r->split) st = split_texts(r, lim, msg, cap);
     return st;
 }
 
@@ -195,14 +237,17 @@ static int keep_words(serve_req *r, int i, const nmt_text_line *tl)
  * (every hypothesis at the decoder's length limit) is bounded before any decoding. */
 static int attention_budget(const serve_req *r, const req_limits *lim, char *msg, size_t cap)
 {
+    /* rows: nmt.h's length limit, at most max_ratio x (source tokens + 1) output tokens (1e-9: 1.16 x 25
+     * is 28.999... in doubles, and 29 is meant) */
     if (!r->o.attention) return 0;
     double most = 0;
     for (int i = 0; i < r->n; i++) {
         int cols = r->n_words[i] + 1; /* and EOS */
-        most += (double)r->o.n_best * beam_max_len(r->o.max_ratio, cols) * cols;
+        double rows = floor(r->o.max_ratio * cols + 1e-9);
+        most += (double)r->o.n_best * (rows < 1 ? 1 : rows) * cols;
     }
     if (most <= (double)lim->max_attention) return 0;
-    return refuse(413, msg, cap, "attention for %d hypotheses of %d texts could hold %.0f weights; the limit is %ld "
+    return req_refuse(413, msg, cap, "attention for %d hypotheses of %d texts could hold %.0f weights; the limit is %ld "
                   "(ask for fewer texts, words or n_best)", r->o.n_best * r->n, r->n, most, lim->max_attention);
 }
 
@@ -211,19 +256,19 @@ int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, si
     if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))) ||
         !(r->words = calloc(r->n, sizeof(char *))) || !(r->word_of = calloc(r->n, sizeof(int *))) ||
         !(r->n_text_words = calloc(r->n, sizeof(int))))
-        return refuse(500, msg, cap, "out of memory");
+        return req_refuse(500, msg, cap, "out of memory");
     for (int i = 0; i < r->n; i++) {
         nmt_text_line tl;
         nmt_err err;
         if (nmt_text_encode(src, r->text[i], strlen(r->text[i]), &tl, &err))
-            return refuse(500, msg, cap, "text %d: %s", i, err.msg);
-        if (tl.n_words == 0) return refuse(400, msg, cap, r->n > 1 ? "texts[%d] is empty" : "the text is empty", i);
+            return req_refuse(500, msg, cap, "text %d: %s", i, err.msg);
+        if (tl.n_words == 0) return req_refuse(400, msg, cap, r->n > 1 ? "texts[%d] is empty" : "the text is empty", i);
         if (tl.n_words > lim->max_words && r->n > 1)
-            return refuse(413, msg, cap, "texts[%d] has %d words; the limit is %d per text", i, tl.n_words, lim->max_words);
+            return req_refuse(413, msg, cap, "texts[%d] has %d words; the limit is %d per text", i, tl.n_words, lim->max_words);
         if (tl.n_words > lim->max_words)
-            return refuse(413, msg, cap, "the text has %d words; the limit is %d", tl.n_words, lim->max_words);
+            return req_refuse(413, msg, cap, "the text has %d words; the limit is %d", tl.n_words, lim->max_words);
         r->n_words[i] = tl.n_words;
-        if (!(r->tok[i] = strdup(tl.text)) || keep_words(r, i, &tl)) return refuse(500, msg, cap, "out of memory");
+        if (!(r->tok[i] = strdup(tl.text)) || keep_words(r, i, &tl)) return req_refuse(500, msg, cap, "out of memory");
     }
     return attention_budget(r, lim, msg, cap);
 }
@@ -242,6 +287,7 @@ void req_free(serve_req *r)
     free(r->words);
     free(r->word_of);
     free(r->n_text_words);
+    free(r->first);
     memset(r, 0, sizeof *r);
 }
 
@@ -368,10 +414,41 @@ static cJSON *translation_json(const serve_req *r, int i, const nmt_translation 
     return o;
 }
 
+/* A text cut into several sentences: their best translations joined, and each sentence's answer. */
+static cJSON *split_json(const serve_req *r, int t, const nmt_translation *tr, nmt_text *tgt)
+{
+    cJSON *sents = cJSON_CreateArray();
+    size_t len = 1;
+    for (int i = r->first[t]; sents && i < r->first[t + 1]; i++) {
+        cJSON *s = translation_json(r, i, &tr[i], tgt);
+        cJSON_AddItemToArray(sents, s);
+        const char *txt = cJSON_GetStringValue(cJSON_GetObjectItem(s, "text"));
+        len += (txt ? strlen(txt) : 0) + 1;
+    }
+    char *joined = malloc(len), *p = joined;
+    for (cJSON *s = sents ? sents->child : NULL; joined && s; s = s->next) {
+        const char *txt = cJSON_GetStringValue(cJSON_GetObjectItem(s, "text"));
+        p += sprintf(p, "%s%s", p == joined ? "" : " ", txt ? txt : "");
+    }
+    if (joined) *p = 0;
+    cJSON *o = sents && joined ? cJSON_CreateObject() : NULL;
+    if (o) {
+        cJSON_AddStringToObject(o, "text", joined);
+        cJSON_AddItemToObject(o, "sentences", sents);
+    } else {
+        cJSON_Delete(sents);
+    }
+    free(joined);
+    return o;
+}
+
 char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt)
 {
     cJSON *root = cJSON_CreateObject(), *all = cJSON_AddArrayToObject(root, "translations");
-    for (int i = 0; all && i < r->n; i++) cJSON_AddItemToArray(all, translation_json(r, i, &tr[i], tgt));
+    for (int t = 0; all && r->first && t < r->n_texts; t++)
+        cJSON_AddItemToArray(all, r->first[t + 1] - r->first[t] == 1 ? translation_json(r, r->first[t], &tr[r->first[t]], tgt)
+                                                                      : split_json(r, t, tr, tgt));
+    for (int i = 0; all && !r->first && i < r->n; i++) cJSON_AddItemToArray(all, translation_json(r, i, &tr[i], tgt));
     char *s = all ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return s;

@@ -15,11 +15,16 @@ typedef struct req_limits {
     int max_beam;
     int beam;        /* default beam when a request names none */
     long max_attention; /* attention weights an answer may hold, bounded before decoding */
+    int split;       /* default of "split": cut texts into sentences (sentsplit.h) */
+    int split_lang;  /* by the rules of this language (enum tok_lang) */
 } req_limits;
 
 typedef struct serve_req {
-    int n;                 /* texts */
-    char **text;           /* [n] as sent */
+    int n;                 /* sentences: the texts, or with split the sentences of the texts */
+    char **text;           /* [n] as sent (with split, each sentence cut out of its text) */
+    int n_texts;           /* texts as sent */
+    int *first;            /* [n_texts + 1] with split: text t is sentences first[t] .. first[t+1] - 1;
+                              NULL without */
     char **tok;            /* [n] after the source pipeline (req_encode) */
     int *n_words;          /* [n] tokens (a subword model's pieces) */
     char **words;          /* [n] the words a user sees (after the text stages), space-separated */
@@ -29,6 +34,8 @@ typedef struct serve_req {
                               either below */
     int attention;         /* the response carries the attention matrices */
     int alignment;         /* ... and Pharaoh links */
+    int split;             /* the texts were cut into sentences */
+    char model[65];        /* the model asked for by name; "" for the server's first */
 } serve_req;
 
 /* Parses body[0..len). Returns 0, or an HTTP status (400) with msg filled in. */
@@ -42,6 +49,9 @@ void req_free(serve_req *r);
 /* The response to r: {"translations": [...]} (see docs/SERVE.md), malloc'd, or NULL when out
  * of memory. tgt is the model's target pipeline (joining, detokenizing). */
 char *req_response(const serve_req *r, const nmt_translation *tr, nmt_text *tgt);
+/* Formats msg (cut to cap, a character cut in two dropped, so that it stays UTF-8) and returns
+ * status: `return req_refuse(400, msg, cap, "...", ...)`. */
+int req_refuse(int status, char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* {"error": {"status": status, "message": msg}}, malloc'd, or NULL; bytes of msg that are not
  * UTF-8 become U+FFFD. */
 char *req_error_json(int status, const char *msg);

@@ -1,11 +1,13 @@
-/* server.c: the HTTP side of serve.h on libmicrohttpd. One internal polling thread runs every
- * connection; a POST /translate whose body is complete and valid is suspended (MHD_suspend_
+/* server.c: the HTTP side of serve.h on libmicrohttpd. The gate (gate.h) owns the listening
+ * socket: it checks each connection's request head, answers /health, /metrics and refusals
+ * itself, and hands the rest to libmicrohttpd, whose one internal polling thread runs them. Every
+ * connection carries one request, so every request passes the gate. A POST /translate whose body is complete and valid is suspended (MHD_suspend_
  * connection) while its job waits in the pool, and the decoder thread that finishes it writes
  * the answer and resumes it, so no thread ever blocks on a translation.
- * Limits: the body size (413), open connections (503 beyond max_connections, and libmicrohttpd
- * drops connections beyond that plus a margin), silence (libmicrohttpd's idle timeout) and a
- * request's total arrival time (a watchdog shuts the socket of a client that trickles bytes,
- * which the idle timeout alone never catches). */
+ * Limits: the head's framing, size and arrival time (the gate), the body size (413), open
+ * connections (503 beyond max_connections), silence (libmicrohttpd's idle timeout) and a body's
+ * arrival time (a watchdog shuts the socket of a client that trickles bytes, which the idle
+ * timeout alone never catches). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -22,9 +24,12 @@
 #include <microhttpd.h>
 
 #include "base/err.h"
+#include "serve/gate.h"
 #include "serve/metrics.h"
 #include "serve/serve.h"
 #include "serve/web.h"
+#include "text/tokenize.h"
+#include "text/unicode.h"
 
 serve_opts serve_default_opts(void)
 {
@@ -33,13 +38,15 @@ serve_opts serve_default_opts(void)
     o.host = "127.0.0.1";
     o.port = 8080;
     o.pool = pool_default_opts();
-    o.limits = (req_limits){64, 200, 32, 5, 1000000};
+    o.limits = (req_limits){64, 200, 32, 5, 1000000, 0, TOK_LANG_EN};
     o.src_text = nmt_text_default_opts();
     o.tgt_text = nmt_text_default_opts();
     o.max_body = (size_t)1 << 20;
     o.max_connections = 64;
     o.idle_timeout = 10;
     o.request_timeout = 30;
+    o.header_timeout = 5;
+    o.max_pending = 512;
     return o;
 }
 
@@ -51,19 +58,28 @@ typedef struct conn_rec {
     struct conn_rec *prev, *next;
 } conn_rec;
 
+/* One model the server translates with: its decoders and its text pipelines. */
+typedef struct slot {
+    const char *name;
+    const nmt_model *m;
+    pool *pool;
+    nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
+    nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
+} slot;
+
 struct serve {
     serve_opts o;
-    const nmt_model *m;
+    slot *slot;               /* [n_slots]; the first answers requests that name no model */
+    int n_slots;
     struct MHD_Daemon *d;
-    pool *pool;
     metrics *met;
     int port;
-    pthread_mutex_t mu;       /* the connection list, counts and the text pipelines */
+    pthread_mutex_t mu;       /* the connection list and the counts */
     conn_rec *conns;
     int n_conns, in_flight;
     volatile int draining;
-    int listen_fd;            /* given back by MHD_quiesce_daemon; closed after MHD_stop_daemon */
-    nmt_text *src, *tgt;
+    gate *gate;
+    char cors[512];           /* the CORS header lines of every answer ("" without --cors) */
 };
 
 /* One request (MHD's con_cls). */
@@ -74,9 +90,11 @@ typedef struct req_ctx {
     const char *route;        /* metrics label; NULL for an unknown path */
     double t0;
     int state, too_large;
+    int fd;                   /* the connection's socket, to see whether its client has gone */
     char *body;
     size_t len, cap;
     serve_req req;
+    slot *sl;                 /* the model of the request */
     pool_job job;
     int status;               /* the answer, once state is RX_DONE */
     char *resp;
@@ -91,6 +109,38 @@ static double now_s(void)
 
 /* ------------------------------------------------------------------ answering */
 
+/* With --cors, what a browser needs to let a page of that origin call the API (the Fetch
+ * standard's CORS protocol): who may read the answers, and the preflight's methods and headers. */
+static const char *const cors_names[] = {"Access-Control-Allow-Origin", "Access-Control-Allow-Methods",
+                                         "Access-Control-Allow-Headers", "Access-Control-Max-Age"};
+
+#define N_CORS (sizeof cors_names / sizeof *cors_names)
+
+static void cors_values(const serve *s, const char **v)
+{
+    v[0] = s->o.cors;
+    v[1] = "GET, HEAD, POST, OPTIONS";
+    v[2] = "Content-Type";
+    v[3] = "600";
+}
+
+/* The header lines for the gate's answers, once. */
+static void cors_lines(serve *s)
+{
+    const char *v[N_CORS];
+    cors_values(s, v);
+    size_t n = 0;
+    for (size_t i = 0; s->o.cors && i < N_CORS; i++)
+        n += (size_t)snprintf(s->cors + n, sizeof s->cors - n, "%s: %s\r\n", cors_names[i], v[i]);
+}
+
+static void add_cors(serve *s, struct MHD_Response *r)
+{
+    const char *v[N_CORS];
+    cors_values(s, v);
+    for (size_t i = 0; s->o.cors && i < N_CORS; i++) MHD_add_response_header(r, cors_names[i], v[i]);
+}
+
 static enum MHD_Result send_buf(req_ctx *x, int status, const char *type, char *body, size_t len, int owned)
 {
     x->status = status;
@@ -102,7 +152,9 @@ static enum MHD_Result send_buf(req_ctx *x, int status, const char *type, char *
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, x->route && !strcmp(x->route, "/translate") ? "POST" : "GET, HEAD");
-    if (status == 503 || x->s->draining) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    /* one request per connection: the next one must pass the gate's checks too */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    add_cors(x->s, r);
     enum MHD_Result ok = MHD_queue_response(x->c, status, r);
     MHD_destroy_response(r);
     return ok;
@@ -127,28 +179,64 @@ static enum MHD_Result send_error(req_ctx *x, int status, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ GET routes */
 
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+static int waiting(serve *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_slots; i++) n += pool_waiting(s->slot[i].pool);
+    return n;
+}
+
+/* A model as /health shows it, into b[0..cap); the bytes written. */
+static size_t model_json(char *b, size_t cap, const slot *sl)
+{
+    const nmt_config *c = nmt_model_config(sl->m);
+    int n = snprintf(b, cap, "{\"name\":\"%s\",\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d}", sl->name,
+                     nmt_arch_name(c->arch), c->src_vocab, c->tgt_vocab);
+    return n < 0 || (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+/* GET /health's body (malloc'd, or NULL) and its status: "model" is the default one, "models"
+ * all of them. */
+static char *health_json(serve *s, int *status)
+{
+    size_t cap = 256 + 256 * (size_t)(s->n_slots + 1), n;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+    n = (size_t)snprintf(b, cap, "{\"status\":\"%s\",\"model\":", s->draining ? "draining" : "ok");
+    n += model_json(b + n, cap - n, &s->slot[0]);
+    n += (size_t)snprintf(b + n, cap - n, ",\"models\":[");
+    for (int i = 0; i < s->n_slots; i++) {
+        if (i) b[n++] = ',';
+        n += model_json(b + n, cap - n, &s->slot[i]);
+    }
+    snprintf(b + n, cap - n, "],\"workers\":%d,\"queue\":%d}", s->o.pool.workers * s->n_slots, waiting(s));
+    *status = s->draining ? 503 : 200;
+    return b;
+}
+
+static char *metrics_text(serve *s)
+{
+    pthread_mutex_lock(&s->mu);
+    metrics_gauges g = {s->n_conns, s->in_flight, 0, s->o.pool.workers * s->n_slots};
+    pthread_mutex_unlock(&s->mu);
+    g.waiting = waiting(s);
+    return metrics_render(s->met, &g);
+}
+
 static enum MHD_Result get_health(req_ctx *x)
 {
-    serve *s = x->s;
-    const nmt_config *c = nmt_model_config(s->m);
-    char *b = malloc(512);
-    if (!b) return MHD_NO;
-    snprintf(b, 512, "{\"status\":\"%s\",\"model\":{\"arch\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d},"
-             "\"workers\":%d,\"queue\":%d}", s->draining ? "draining" : "ok", nmt_arch_name(c->arch),
-             c->src_vocab, c->tgt_vocab, s->o.pool.workers, pool_waiting(s->pool));
-    return send_json(x, s->draining ? 503 : 200, b);
+    int status;
+    char *b = health_json(x->s, &status);
+    return b ? send_json(x, status, b) : MHD_NO;
 }
 
 static enum MHD_Result get_metrics(req_ctx *x)
 {
-    serve *s = x->s;
-    pthread_mutex_lock(&s->mu);
-    metrics_gauges g = {s->n_conns, s->in_flight, 0, s->o.pool.workers};
-    pthread_mutex_unlock(&s->mu);
-    g.waiting = pool_waiting(s->pool);
-    char *t = metrics_render(s->met, &g);
+    char *t = metrics_text(x->s);
     if (!t) return send_error(x, 500, "out of memory");
-    return send_buf(x, 200, "text/plain; version=0.0.4; charset=utf-8", t, strlen(t), 1);
+    return send_buf(x, 200, METRICS_TYPE, t, strlen(t), 1);
 }
 
 /* GET and HEAD: the page, its files, /health, /metrics. */
@@ -172,14 +260,25 @@ static const char *route_label(const char *url)
 
 /* ------------------------------------------------------------------ POST /translate */
 
+/* The body is read as JSON whatever these say: none, what `curl -d` sends unasked, and what a
+ * page sends to skip a CORS preflight. Other types are refused: a body of another format (a
+ * form upload, XML) is a client's mistake worth naming. */
+static int json_type(const char *ct)
+{
+    static const char *const ok[] = {"application/json", "application/x-www-form-urlencoded", "text/plain"};
+    size_t n = ct ? strcspn(ct, ";") : 0;
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t')) n--;
+    for (size_t i = 0; ct && i < sizeof ok / sizeof *ok; i++)
+        if (n == strlen(ok[i]) && !strncasecmp(ct, ok[i], n)) return 1;
+    return !ct;
+}
+
 /* Checks made on the headers alone: the answer now, or MHD_YES to read the body. */
 static enum MHD_Result translate_headers(req_ctx *x)
 {
     const char *ct = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    size_t n = ct ? strcspn(ct, ";") : 0;
-    while (n && ct[n - 1] == ' ') n--;
-    if (!ct || n != 16 || strncasecmp(ct, "application/json", 16))
-        return send_error(x, 415, "Content-Type must be application/json (got %s)", ct ? ct : "none");
+    if (!json_type(ct))
+        return send_error(x, 415, "the body is JSON: Content-Type application/json, or none (got %s)", ct);
     const char *cl = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > x->s->o.max_body)
         return send_error(x, 413, "the body has %s bytes; the limit is %zu", cl, x->s->o.max_body);
@@ -203,24 +302,47 @@ static void take_body(req_ctx *x, const char *data, size_t n)
     x->len += n;
 }
 
-/* Runs in a decoder thread when the job is translated: the answer, then the connection wakes. */
-static void job_done(pool_job *j, void *user)
+/* Runs in decoder thread `worker` when the job is translated: the answer (through that thread's
+ * own target pipeline), then the connection wakes. */
+static void job_done(pool_job *j, int worker, void *user)
 {
     req_ctx *x = user;
-    serve *s = x->s;
-    if (j->rc) {
+    if (j->rc == POOL_GONE) { /* nobody to answer: the connection wakes to be closed */
+        x->status = 499;
+        x->resp = req_error_json(499, j->err.msg);
+    } else if (j->rc) {
         x->status = 500;
         x->resp = req_error_json(500, j->err.msg);
         nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
     } else {
-        pthread_mutex_lock(&s->mu); /* the target pipeline keeps its results in itself */
-        x->resp = req_response(&x->req, j->tr, s->tgt);
-        pthread_mutex_unlock(&s->mu);
+        x->resp = req_response(&x->req, j->tr, x->sl->tgt[worker]);
         x->status = x->resp ? 200 : 500;
         if (!x->resp) x->resp = req_error_json(500, "out of memory");
     }
     x->state = RX_DONE;
     MHD_resume_connection(x->c);
+}
+
+/* The pool's question before each batch: has the client of this suspended connection closed
+ * it? A suspended connection is not polled, so libmicrohttpd cannot tell; a peek can: end of
+ * stream or an error means nobody will read the answer. Bytes waiting (a pipelined request)
+ * mean a client still there. */
+static int client_gone(const pool_job *j, void *user)
+{
+    (void)j;
+    const req_ctx *x = user;
+    char b;
+    if (x->fd < 0) return 0;
+    ssize_t r = recv(x->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* The model a request names; "" is the first. NULL when none has the name. */
+static slot *find_slot(serve *s, const char *name)
+{
+    for (int i = 0; i < s->n_slots; i++)
+        if (!*name || !strcmp(name, s->slot[i].name)) return &s->slot[i];
+    return NULL;
 }
 
 /* The whole body is here: parse, encode, queue. Errors are answered at once. */
@@ -230,18 +352,24 @@ static enum MHD_Result translate_body(req_ctx *x)
     char msg[512];
     if (x->too_large) return send_error(x, 413, "the body is over the limit of %zu bytes", s->o.max_body);
     int st = req_parse(&x->req, x->body ? x->body : "", x->len, &s->o.limits, msg, sizeof msg);
-    if (!st) {
-        pthread_mutex_lock(&s->mu);
-        st = req_encode(&x->req, s->src, &s->o.limits, msg, sizeof msg);
-        pthread_mutex_unlock(&s->mu);
+    x->sl = st ? NULL : find_slot(s, x->req.model);
+    if (!st && !x->sl) {
+        char known[256] = "";
+        for (int i = 0, k = 0; i < s->n_slots; i++)
+            k += snprintf(known + k, sizeof known - (size_t)k, "%s%s", i ? ", " : "", s->slot[i].name);
+        return send_error(x, 400, "no model named \"%s\" (this server has %s)", x->req.model, known);
     }
+    if (!st) st = req_encode(&x->req, x->sl->src, &s->o.limits, msg, sizeof msg);
     if (st) return send_error(x, st, "%s", msg);
+    if (x->req.n > s->o.pool.max_queue) /* 503 would say "later", and later it never fits */
+        return send_error(x, 413, "%d texts; the server queues at most %d sentences", x->req.n, s->o.pool.max_queue);
     pool_job *j = &x->job;
     j->n = x->req.n;
     j->src = (const char *const *)x->req.tok;
     j->n_words = x->req.n_words;
     j->o = x->req.o;
     j->done = job_done;
+    j->gone = client_gone;
     j->user = x;
     if (!(j->tr = calloc(j->n, sizeof *j->tr))) return send_error(x, 500, "out of memory");
     x->state = RX_QUEUED;
@@ -250,7 +378,7 @@ static enum MHD_Result translate_body(req_ctx *x)
     pthread_mutex_unlock(&s->mu);
     MHD_suspend_connection(x->c); /* before submitting: the job may finish at once */
     nmt_err err;
-    if (pool_submit(s->pool, j, &err)) {
+    if (pool_submit(x->sl->pool, j, &err)) {
         x->state = RX_DONE;
         x->status = 503;
         x->resp = req_error_json(503, err.msg);
@@ -303,6 +431,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->c = c;
         x->t0 = now_s();
         x->route = route_label(url);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        x->fd = ci ? ci->connect_fd : -1;
         return on_headers(x, url, method);
     }
     if (x->state == RX_DONE) { /* resumed: the answer is ready */
@@ -415,25 +545,89 @@ static int bind_addr(const serve_opts *o, struct sockaddr_storage *sa, socklen_t
     return NMT_OK;
 }
 
-static int start_daemon(serve *s, nmt_err *err)
+/* The listening socket, bound and listening; the gate owns it from then on. */
+static int listen_on(const serve_opts *o, int *fd, int *port, nmt_err *err)
 {
     struct sockaddr_storage sa;
     socklen_t len;
-    int rc = bind_addr(&s->o, &sa, &len, err);
+    int rc = bind_addr(o, &sa, &len, err), one = 1;
     if (rc) return rc;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    if (sa.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    *fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*fd < 0 || setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) || bind(*fd, (struct sockaddr *)&sa, len) ||
+        listen(*fd, SOMAXCONN) || getsockname(*fd, (struct sockaddr *)&sa, &len)) {
+        rc = nmt_fail(err, NMT_ERR_IO, "cannot listen on %s port %d: %s", o->host, o->port, strerror(errno));
+        if (*fd >= 0) close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    *port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port : ((struct sockaddr_in *)&sa)->sin_port);
+    return NMT_OK;
+}
+
+/* The gate's hooks: GET and HEAD of /health and /metrics (without a body) are answered at the
+ * gate, so that they answer whatever libmicrohttpd's connections are doing. */
+static char *gate_answer(const http_head *h, int *status, const char **type, void *user)
+{
+    serve *s = user;
+    if (s->o.cors && !strcmp(h->method, "OPTIONS") && !h->body) { /* a preflight: the headers are the answer */
+        *status = 200;
+        *type = "text/plain";
+        return strdup("");
+    }
+    if ((strcmp(h->method, "GET") && strcmp(h->method, "HEAD")) || h->body) return NULL;
+    *type = "application/json";
+    if (!strcmp(h->target, "/health")) return health_json(s, status);
+    *status = 200;
+    *type = METRICS_TYPE;
+    return strcmp(h->target, "/metrics") ? NULL : metrics_text(s);
+}
+
+static int gate_full(void *user)
+{
+    serve *s = user;
+    pthread_mutex_lock(&s->mu);
+    int full = s->n_conns >= s->o.max_connections;
+    pthread_mutex_unlock(&s->mu);
+    return full;
+}
+
+static void gate_pass(int fd, const struct sockaddr *addr, socklen_t len, void *user)
+{
+    serve *s = user;
+    if (MHD_add_connection(s->d, fd, addr, len) != MHD_YES) /* libmicrohttpd has closed it */
+        nmt_log('W', "[W::serve] a connection could not be served: %s", strerror(errno));
+}
+
+static void gate_answered(const http_head *h, int status, void *user)
+{
+    metrics_request(((serve *)user)->met, route_label(h->target), status, 0);
+}
+
+static int start_daemon(serve *s, nmt_err *err)
+{
+    int fd, rc = listen_on(&s->o, &fd, &s->port, err);
+    if (rc) return rc;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+    if (strchr(s->o.host, ':')) flags |= MHD_USE_IPv6;
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, /* first, to catch every message */
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->o.max_connections + 64),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.idle_timeout,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONN_MEMORY,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_END);
-    if (!s->d) return nmt_fail(err, NMT_ERR_IO, "cannot listen on %s port %d: %s", s->o.host, s->o.port, strerror(errno));
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = di ? di->port : s->o.port;
+    if (!s->d) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_IO, "cannot start the HTTP daemon: %s", strerror(errno));
+    }
+    gate_opts go = {{GATE_MAX_HEAD, GATE_MAX_TARGET, s->o.max_body, GATE_MAX_FIELDS}, s->o.header_timeout * 1000, s->o.max_pending,
+                    s->cors};
+    gate_hooks gh = {gate_answer, gate_full, gate_pass, gate_answered, s};
+    if (gate_start(&s->gate, fd, &go, &gh)) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_NOMEM, "cannot start the gate: %s", strerror(errno));
+    }
     return NMT_OK;
 }
 
@@ -450,26 +644,68 @@ static int check_opts(const serve_opts *o, nmt_err *err)
         return nmt_fail(err, NMT_ERR_ARG, "max words %d out of range [1, %d]", l->max_words, NMT_MAX_SRC_WORDS);
     if (l->max_texts < 1 || l->max_beam < 1 || l->beam < 1 || l->beam > l->max_beam || l->max_attention < 1)
         return nmt_fail(err, NMT_ERR_ARG, "limits: texts %d, beam %d (max %d)", l->max_texts, l->beam, l->max_beam);
-    if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1)
-        return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limit and timeouts must be positive");
+    if (o->max_body < 2 || o->max_connections < 1 || o->idle_timeout < 1 || o->request_timeout < 1 ||
+        o->header_timeout < 1 || o->max_pending < 1)
+        return nmt_fail(err, NMT_ERR_ARG, "body limit, connection limits and timeouts must be positive");
+    if (o->cors && (!*o->cors || strlen(o->cors) > 256 || strpbrk(o->cors, "\r\n")))
+        return nmt_fail(err, NMT_ERR_ARG, "a CORS origin is one line of 1 to 256 bytes");
     return NMT_OK;
 }
 
-int serve_init(serve **out, const nmt_model *m, const serve_opts *o, nmt_err *err)
+/* A model's pipelines and decoders. */
+static int slot_init(serve *s, slot *sl, const serve_model *sm, nmt_err *err)
+{
+    const serve_opts *o = &s->o;
+    sl->name = sm->name;
+    sl->m = sm->model;
+    int rc = nmt_text_init_model(&sl->src, &o->src_text, sl->m, NMT_SOURCE, err);
+    if (!rc && !(sl->tgt = calloc(o->pool.workers, sizeof *sl->tgt))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < o->pool.workers; i++) rc = nmt_text_init_model(&sl->tgt[i], &o->tgt_text, sl->m, NMT_TARGET, err);
+    if (!rc) rc = pool_init(&sl->pool, sl->m, &o->pool, on_batch, s, err);
+    if (rc && s->n_slots > 1) { /* which model it was */
+        nmt_err e = *err;
+        nmt_fail(err, e.code, "model %s: %s", sl->name, e.msg);
+    }
+    return rc;
+}
+
+static void slot_free(serve *s, slot *sl)
+{
+    pool_free(sl->pool);
+    nmt_text_free(sl->src);
+    for (int i = 0; sl->tgt && i < s->o.pool.workers; i++) nmt_text_free(sl->tgt[i]);
+    free(sl->tgt);
+}
+
+static int check_models(const serve_model *m, int n, nmt_err *err)
+{
+    if (n < 1) return nmt_fail(err, NMT_ERR_ARG, "no model");
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(m[i].name), bad = 0;
+        for (size_t k = 0; k < len; k++) bad |= (unsigned char)m[i].name[k] < 0x20 || m[i].name[k] == '"' || m[i].name[k] == '\\';
+        if (len > 64 || bad || (n > 1 && !len) || utf8_find_invalid(m[i].name, len) >= 0) /* quoted in JSON as it is */
+            return nmt_fail(err, NMT_ERR_ARG, "model name '%s': 1 to 64 bytes of UTF-8, no quote, backslash or control character",
+                            m[i].name);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(m[k].name, m[i].name)) return nmt_fail(err, NMT_ERR_ARG, "two models named '%s'", m[i].name);
+    }
+    return NMT_OK;
+}
+
+int serve_init(serve **out, const serve_model *models, int n_models, const serve_opts *o, nmt_err *err)
 {
     *out = NULL;
     int rc = check_opts(o, err);
+    if (!rc) rc = check_models(models, n_models, err);
     if (rc) return rc;
     serve *s = calloc(1, sizeof *s);
-    if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!s || !(s->slot = calloc((size_t)n_models, sizeof *s->slot))) { free(s); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
     s->o = *o;
-    s->m = m;
-    s->listen_fd = -1;
+    s->n_slots = n_models;
+    cors_lines(s);
     pthread_mutex_init(&s->mu, NULL);
     if (!(s->met = metrics_init())) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    if (!rc) rc = nmt_text_init_model(&s->src, &o->src_text, m, NMT_SOURCE, err);
-    if (!rc) rc = nmt_text_init_model(&s->tgt, &o->tgt_text, m, NMT_TARGET, err);
-    if (!rc) rc = pool_init(&s->pool, m, &o->pool, on_batch, s, err);
+    for (int i = 0; !rc && i < n_models; i++) rc = slot_init(s, &s->slot[i], &models[i], err);
     if (!rc) rc = start_daemon(s, err);
     if (rc) { serve_free(s); return rc; }
     *out = s;
@@ -487,14 +723,11 @@ int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err)
         watchdog(s);
     }
     s->draining = 1;
-    /* no new connections from here on: shutdown makes the kernel refuse them at once, while the
-     * descriptor itself stays open until libmicrohttpd has stopped */
-    s->listen_fd = MHD_quiesce_daemon(s->d);
-    if (s->listen_fd >= 0) shutdown(s->listen_fd, SHUT_RDWR);
+    gate_stop(s->gate); /* no new connections from here on: the kernel refuses them */
     pthread_mutex_lock(&s->mu);
     nmt_log('M', "[M::serve] draining: %d requests in flight", s->in_flight);
     pthread_mutex_unlock(&s->mu);
-    pool_stop(s->pool); /* every queued job is translated and its connection resumed */
+    for (int i = 0; i < s->n_slots; i++) pool_stop(s->slot[i].pool); /* every queued job is translated and answered */
     for (int i = 0; i < 100; i++) { /* let the answers leave (at most 10 s) */
         pthread_mutex_lock(&s->mu);
         int left = s->in_flight;
@@ -509,12 +742,12 @@ int serve_run(serve *s, volatile sig_atomic_t *stop, nmt_err *err)
 void serve_free(serve *s)
 {
     if (!s) return;
-    if (s->pool) pool_stop(s->pool); /* before the daemon: no connection may stay suspended */
+    gate_free(s->gate); /* first: it hands connections to the daemon */
+    for (int i = 0; s->slot && i < s->n_slots; i++) /* before the daemon: no connection may stay suspended */
+        if (s->slot[i].pool) pool_stop(s->slot[i].pool);
     if (s->d) MHD_stop_daemon(s->d);
-    if (s->listen_fd >= 0) close(s->listen_fd);
-    pool_free(s->pool);
-    nmt_text_free(s->src);
-    nmt_text_free(s->tgt);
+    for (int i = 0; s->slot && i < s->n_slots; i++) slot_free(s, &s->slot[i]);
+    free(s->slot);
     metrics_free(s->met);
     pthread_mutex_destroy(&s->mu);
     free(s);

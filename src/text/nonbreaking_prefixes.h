@@ -1,7 +1,8 @@
 /* nonbreaking_prefixes.h: the non-breaking prefixes of Moses' tokenizer.perl for en, fr and de
  * (share/nonbreaking_prefixes/nonbreaking_prefix.{en,fr,de}): a word in this list followed by a
  * period does not end a sentence, so the period stays attached.  Type 2 (#NUMERIC_ONLY#) holds
- * only before a number.  Sorted by strcmp (UTF-8 bytes) for bsearch; included only by tokenize.c.
+ * only before a number.  Sorted by strcmp (UTF-8 bytes) for bsearch; included only by tokenize.c
+ * (tok_prefix_type reads them for the sentence splitter).
  * The word lists are data from the Moses SMT toolkit (mosesdecoder, LGPL-2.1), kept so that the
  * tokenizer's output is identical to tokenizer.perl's; they are attributed to it here. */
 #ifndef NMT_NONBREAKING_PREFIXES_H

@@ -423,8 +423,7 @@ static int prefix_cmp(const void *key, const void *elem)
     return strcmp((const char *)key, ((const struct tok_prefix *)elem)->word);
 }
 
-/* Type of the prefix v[0..n) in the language's list: 0 none, 1 always, 2 before digits. */
-static int prefix_type(int lang, const uint32_t *v, size_t n)
+int tok_prefix_type(int lang, const char *word)
 {
     const struct tok_prefix *tab;
     size_t cnt;
@@ -433,6 +432,13 @@ static int prefix_type(int lang, const uint32_t *v, size_t n)
     case TOK_LANG_DE: tab = tok_prefixes_de; cnt = sizeof tok_prefixes_de / sizeof *tab; break;
     default: tab = tok_prefixes_en; cnt = sizeof tok_prefixes_en / sizeof *tab; break;
     }
+    const struct tok_prefix *p = bsearch(word, tab, cnt, sizeof *tab, prefix_cmp);
+    return p ? p->type : 0;
+}
+
+/* Type of the prefix v[0..n) in the language's list: 0 none, 1 always, 2 before digits. */
+static int prefix_type(int lang, const uint32_t *v, size_t n)
+{
     if (n > 32) return 0; /* longer than any entry */
     char key[32 * 4 + 1];
     size_t k = 0;
@@ -442,8 +448,7 @@ static int prefix_type(int lang, const uint32_t *v, size_t n)
         k += (size_t)m;
     }
     key[k] = '\0';
-    const struct tok_prefix *p = bsearch(key, tab, cnt, sizeof *tab, prefix_cmp);
-    return p ? p->type : 0;
+    return tok_prefix_type(lang, key);
 }
 
 /* ================================================================ the word pass */

@@ -25,6 +25,11 @@
 /* Languages with built-in rules (non-breaking prefixes, apostrophes, French spacing). */
 enum tok_lang { TOK_LANG_EN = 0, TOK_LANG_FR = 1, TOK_LANG_DE = 2 };
 
+/* The word's type in the language's non-breaking prefixes (Moses' nonbreaking_prefix.LANG, the
+ * word without its period): 0 none, 1 a period after it never ends a sentence, 2 only when a
+ * number follows. The sentence splitter reads them too (sentsplit.h). */
+int tok_prefix_type(int lang, const char *word);
+
 /* "en", "fr", "de" -> enum tok_lang; -1 when unknown. */
 int tok_lang_parse(const char *s);
 const char *tok_lang_name(int lang);

@@ -74,8 +74,9 @@ expect_fail "negative weight" 2 "--weights '1,-2': a weight is not a positive nu
 expect_fail "weights not numbers" 2 "--weights '1,x'" $TR --model "$A" --model "$B" --weights 1,x
 expect_fail "align: one model" 2 "nmt align: error: --model given 2 times: nmt align uses one model only" \
     "$NMT_BIN" align --model "$A" --model "$B" --src "$T/v8" --tgt "$T/v8"
-expect_fail "serve: one model" 2 "nmt serve: error: --model given 2 times: nmt serve uses one model only" \
-    "$NMT_BIN" serve --model "$A" --model "$B" --port 0
+# serve takes several models side by side, by name (tests/cli/serve.sh), not as an ensemble
+expect_fail "serve: two models of one name" 1 "nmt serve: error: two models named" \
+    "$NMT_BIN" serve --model "$A" --model "$A" --port 0
 "$NMT_BIN" translate --help | grep -q -- "--weights W1,W2" && "$NMT_BIN" score --help | grep -q -- "--models FILE" \
     && ok || bad "--help does not show the ensemble options"
 finish ensemble
