@@ -307,6 +307,34 @@ static int c_train(int k) { (void)k; return ARG(nmt_train(NULL, NULL, NULL, &E))
 static int c_status_str(int k) { (void)k; return nmt_status_str(12345) != NULL && nmt_status_str(-12345) != NULL; }
 static int c_set_log(int k) { (void)k; nmt_set_log(NULL, NULL); return 1; }
 static int c_none(int k) { (void)k; return 1; } /* no argument to get wrong */
+static int c_model_num_tensors(int k) { (void)k; return nmt_model_num_tensors(NULL) == 0; }
+static int c_model_tensor(int k)
+{
+    const char *name;
+    int nd;
+    int64_t shape[2];
+    return ARG(nmt_model_tensor(NUL(0, M), 0, NUL(1, &name), NUL(2, &nd), k == 3 ? NULL : shape, NULL, &E)) &&
+           ARG(nmt_model_tensor(M, -1, &name, &nd, shape, NULL, &E));
+}
+/* the device: no name, or one this build lacks, is refused and leaves the device as it was */
+static int c_set_device(int k)
+{
+    const char *was = nmt_device();
+    return ARG(nmt_set_device(k ? "no-such-device" : NULL, &E)) && !strcmp(nmt_device(), was);
+}
+static int c_device(int k) { (void)k; return nmt_device() != NULL; }
+/* corpus scores: hyps, the reference sets, one set, a hypothesis, a reference, the result */
+static int corpus_case(int k, int chrf)
+{
+    const char *h[1] = {k == 3 ? NULL : "a"}, *r[1] = {k == 4 ? NULL : "a"};
+    const char *const *sets[1] = {k == 2 ? NULL : r};
+    nmt_bleu_result b;
+    double x;
+    if (chrf) return ARG(nmt_chrf_corpus(NUL(0, h), NUL(1, sets), 1, 1, 0, NUL(5, &x), &E));
+    return ARG(nmt_bleu_corpus(NUL(0, h), NUL(1, sets), 1, 1, NULL, 0, NUL(5, &b), &E));
+}
+static int c_bleu_corpus(int k) { return corpus_case(k, 0); }
+static int c_chrf_corpus(int k) { return corpus_case(k, 1); }
 
 static const struct api_case {
     const char *name;
@@ -331,6 +359,9 @@ static const struct api_case {
     {"nmt_blas_speed", 1, c_blas_speed}, {"nmt_metric_score", 5, c_metric_score}, {"nmt_metric_parse", 1, c_metric_parse},
     {"nmt_metric_name", 1, c_metric_name}, {"nmt_train_default_opts", 1, c_none}, {"nmt_train_preset", 2, c_train_preset},
     {"nmt_train", 1, c_train}, {"nmt_status_str", 1, c_status_str}, {"nmt_set_log", 1, c_set_log},
+    {"nmt_model_num_tensors", 1, c_model_num_tensors}, {"nmt_model_tensor", 4, c_model_tensor},
+    {"nmt_set_device", 2, c_set_device}, {"nmt_device", 1, c_device}, {"nmt_bleu_corpus", 6, c_bleu_corpus},
+    {"nmt_chrf_corpus", 6, c_chrf_corpus},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

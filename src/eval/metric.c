@@ -17,11 +17,18 @@ static const char *const *refs_of(const char **row, const char *const *const *re
 }
 
 /* The common checks of the corpus scorers; a row of n_refs pointers in *row (to free). */
-static int corpus_args(const char ***row, const void *hyps, const void *refs, int n_refs, int n, nmt_err *err)
+static int corpus_args(const char ***row, const char *const *hyps, const char *const *const *refs, int n_refs, int n,
+                       const void *out, const char *fn, nmt_err *err)
 {
     *row = NULL;
     if (n < 0 || n_refs < 1) return nmt_fail(err, NMT_ERR_ARG, "%d segments and %d reference sets to score", n, n_refs);
     if ((n && !hyps) || !refs) return nmt_fail(err, NMT_ERR_ARG, "no hypotheses or references");
+    int bad = NMT_ARGS(err, fn, out);
+    if (bad || (bad = nmt_strs_null(err, fn, "hyps", hyps, n))) return bad;
+    for (int r = 0; r < n_refs; r++) {
+        if (!refs[r]) return nmt_fail(err, NMT_ERR_ARG, "%s: refs[%d] is NULL", fn, r);
+        if ((bad = nmt_strs_null(err, fn, "a reference set", refs[r], n))) return bad;
+    }
     if (!(*row = malloc(sizeof **row * (size_t)n_refs))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     return NMT_OK;
 }
@@ -35,7 +42,7 @@ int nmt_bleu_corpus(const char *const *hyps, const char *const *const *refs, int
     if (tokenize && bleu_tokenize_parse(tokenize, &o.tokenize))
         return nmt_fail(err, NMT_ERR_ARG, "unknown BLEU tokenizer '%s' (13a, intl or none)", tokenize);
     const char **row;
-    int rc = corpus_args(&row, hyps, refs, n_refs, n, err);
+    int rc = corpus_args(&row, hyps, refs, n_refs, n, out, "nmt_bleu_corpus", err);
     bleu_stats st;
     bleu_score s;
     memset(&st, 0, sizeof st);
@@ -58,7 +65,7 @@ int nmt_chrf_corpus(const char *const *hyps, const char *const *const *refs, int
                     double *score, nmt_err *err)
 {
     const char **row;
-    int rc = corpus_args(&row, hyps, refs, n_refs, n, err);
+    int rc = corpus_args(&row, hyps, refs, n_refs, n, score, "nmt_chrf_corpus", err);
     chrf_stats st;
     memset(&st, 0, sizeof st);
     chrf_opts o = {lowercase, 0}; /* sacreBLEU's CHRF(): characters only */
