@@ -386,7 +386,8 @@ void nmt_set_threads(int n);
  * kernel's arguments checked; for testing that nothing reads model memory behind the backend's
  * back) or "cuda[:N]" where built with it. The environment variable NMT_DEVICE names one when
  * the library loads. Call before any model is created or loaded: a model's memory belongs to
- * the device it was made on. NMT_ERR_ARG, naming the devices this build has, for any other. */
+ * the device it was made on, and another device is refused (NMT_ERR_ARG) while a model is live.
+ * NMT_ERR_ARG, naming the devices this build has, for a name it does not have. */
 int nmt_set_device(const char *name, nmt_err *err);
 /* the current device's name */
 const char *nmt_device(void);

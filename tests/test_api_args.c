@@ -316,11 +316,12 @@ static int c_model_tensor(int k)
     return ARG(nmt_model_tensor(NUL(0, M), 0, NUL(1, &name), NUL(2, &nd), k == 3 ? NULL : shape, NULL, &E)) &&
            ARG(nmt_model_tensor(M, -1, &name, &nd, shape, NULL, &E));
 }
-/* the device: no name, or one this build lacks, is refused and leaves the device as it was */
+/* the device: no name, one this build lacks, or another while a model (M) is live, is refused
+ * and leaves the device as it was */
 static int c_set_device(int k)
 {
-    const char *was = nmt_device();
-    return ARG(nmt_set_device(k ? "no-such-device" : NULL, &E)) && !strcmp(nmt_device(), was);
+    const char *was = nmt_device(), *other = strcmp(was, "cpu") ? "cpu" : "devsim";
+    return M && ARG(nmt_set_device(k == 0 ? NULL : k == 1 ? "no-such-device" : other, &E)) && !strcmp(nmt_device(), was);
 }
 static int c_device(int k) { (void)k; return nmt_device() != NULL; }
 /* corpus scores: hyps, the reference sets, one set, a hypothesis, a reference, the result */
@@ -360,7 +361,7 @@ static const struct api_case {
     {"nmt_metric_name", 1, c_metric_name}, {"nmt_train_default_opts", 1, c_none}, {"nmt_train_preset", 2, c_train_preset},
     {"nmt_train", 1, c_train}, {"nmt_status_str", 1, c_status_str}, {"nmt_set_log", 1, c_set_log},
     {"nmt_model_num_tensors", 1, c_model_num_tensors}, {"nmt_model_tensor", 4, c_model_tensor},
-    {"nmt_set_device", 2, c_set_device}, {"nmt_device", 1, c_device}, {"nmt_bleu_corpus", 6, c_bleu_corpus},
+    {"nmt_set_device", 3, c_set_device}, {"nmt_device", 1, c_device}, {"nmt_bleu_corpus", 6, c_bleu_corpus},
     {"nmt_chrf_corpus", 6, c_chrf_corpus},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };

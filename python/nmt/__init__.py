@@ -96,7 +96,8 @@ class Translator:
 
     path_or_paths: a model file, or several for an ensemble (the same vocabularies; at every step
         a word's score is the weighted mean of the models' log-probabilities).
-    device: "cpu" only (libnmt runs on CPUs).
+    device: "cpu", or "devsim" (the simulated device, for tests); the process's device, set
+        before the models load (``nmt_set_device``).
     threads: threads of the matrix products and batch loops, for the whole process (0: all cores;
         libnmt's setting is global).
     precision: "fp32", "int8" or "bf16" for the decoder's matrix products (int8 needs
@@ -116,7 +117,7 @@ class Translator:
                  tokenize: Optional[str] = None, detokenize: Optional[str] = None, lowercase: bool = False,
                  normalize_punct: bool = False, compute_type: Optional[str] = None) -> None:
         if device != "cpu":
-            raise ArgumentError(f"device '{device}': libnmt runs on the CPU only")
+            _nmt.set_device(device)  # the process's device, before the models are loaded
         if isinstance(path_or_paths, (str, os.PathLike)):
             path_or_paths = [path_or_paths]
         paths = [os.fspath(p) for p in path_or_paths]

@@ -383,6 +383,17 @@ static PyObject *py_set_threads(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_set_device(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    nmt_err e = {0};
+    int rc = nmt_set_device(name, &e);
+    if (rc) return nmtpy_raise(rc, &e);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ the module */
 
 static PyMethodDef methods[] = {
@@ -392,6 +403,7 @@ static PyMethodDef methods[] = {
     {"load_tensors", py_load_tensors, METH_VARARGS, "load_tensors(path) -> (tensors, config)"},
     {"average", py_average, METH_VARARGS, "average(paths, output)"},
     {"set_threads", py_set_threads, METH_VARARGS, "set_threads(n): threads of the library (0: all cores)"},
+    {"set_device", py_set_device, METH_VARARGS, "set_device(name): the process's device (nmt_set_device)"},
     {"train", (PyCFunction)(void (*)(void))nmtpy_train, METH_VARARGS | METH_KEYWORDS,
      "train(options, callback, stop) -> bool (False: stopped)"},
     {"train_keys", nmtpy_train_keys, METH_NOARGS, "train_keys() -> the option names train takes"},

@@ -202,6 +202,17 @@ static int set_vocab(opts_in *in, PyObject *v, const char *key)
     return 0;
 }
 
+/* the process's device (nmt_set_device), as --device makes it */
+static int set_device(opts_in *in, PyObject *v, const char *key)
+{
+    (void)in;
+    const char *name = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    if (!name) return PyErr_Format(nmtpy_arg_error, "%s: expected a device name", key), -1;
+    nmt_err e = {0};
+    if (nmt_set_device(name, &e)) return PyErr_Format(nmtpy_arg_error, "%s: %s", key, e.msg), -1;
+    return 0;
+}
+
 static int set_seed(opts_in *in, PyObject *v, const char *key)
 {
     unsigned long long s = PyLong_AsUnsignedLongLong(v);
@@ -263,6 +274,8 @@ static const key KEYS[] = {
     {"lr-warmup", K_LONG, OFF(lr_warmup), 0, NULL},
     {"lr-decay-inv-sqrt", K_LONG, OFF(lr_decay_inv_sqrt), 0, NULL},
     {"seed", K_FN, 0, 0, set_seed},
+    {"device", K_FN, 0, 0, set_device},
+    {"overwrite", K_SET, OFF(overwrite), 1, NULL},
     {"threads", K_INT, OFF(threads), 0, NULL},
     {"precision", K_FN, 0, 0, set_precision},
     {"max-nonfinite", K_INT, OFF(max_nonfinite), 0, NULL},

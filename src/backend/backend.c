@@ -50,6 +50,19 @@ int backend_env_check(nmt_err *err)
     return env_err.code ? nmt_fail(err, env_err.code, "NMT_DEVICE: %s", env_err.msg) : NMT_OK;
 }
 
-int nmt_set_device(const char *name, nmt_err *err) { return backend_select(name, err); }
+/* models whose parameters live on the current device: while there are any, it stays */
+static _Atomic int live_models;
+
+void backend_models(int delta) { live_models += delta; }
+
+int nmt_set_device(const char *name, nmt_err *err)
+{
+    int n = live_models;
+    if (name && n > 0 && strcmp(name, backend_current->name))
+        return nmt_fail(err, NMT_ERR_ARG, "nmt_set_device('%s'): %d model%s live on '%s', whose memory another device "
+                        "cannot read: free %s first", name, n, n == 1 ? " is" : "s are", backend_current->name,
+                        n == 1 ? "it" : "them");
+    return backend_select(name, err);
+}
 
 const char *nmt_device(void) { return backend_current->name; }

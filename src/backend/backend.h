@@ -286,6 +286,9 @@ const backend_ops *backend_cpu(void);
 int backend_select(const char *name, struct nmt_err *err);
 /* NMT_ERR_ARG when NMT_DEVICE named no backend of this build (read when the library loaded) */
 int backend_env_check(struct nmt_err *err);
+/* a model's parameters were made (+1) or freed (-1) on the current device, which nmt_set_device
+ * then keeps */
+void backend_models(int delta);
 
 /* the products every layer calls, by their historical names; mm runs in the precision current
  * on the calling thread (bk_prec_use, below) */

@@ -40,6 +40,7 @@ int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nm
         return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of parameters", mb);
     }
     params_point(&m->p, &m->pt, m->P);
+    backend_models(1);
     m->src = src;
     m->tgt = tgt;
     *out = m;
@@ -50,6 +51,7 @@ void nmt_model_free(nmt_model *m)
 {
     if (!m) return;
     backend()->free(m->P);
+    backend_models(-1);
     vocab_free(m->src);
     vocab_free(m->tgt);
     subwords_free(m->sw);
