@@ -14,12 +14,14 @@
 #include "nmt.h"
 
 /* Bounds that keep one input well under 100 ms under ASan: the sizes of a model, how many of
- * them one input makes, its calls, the sentences of a call and their words. */
+ * them one input makes, its calls, its decoding calls (translate, score, align: the costly
+ * ones, about 25 ms each at most under ASan), the sentences of a call and their words. */
 #define MAX_OPS 24
 #define MAX_MODELS 2
+#define MAX_DECODES 3
 #define MAX_VOCAB 40
 #define MAX_SENTS 3
-#define MAX_WORDS 8
+#define MAX_WORDS 6
 #define MAX_BEAM 6
 #define SLOTS 2
 
@@ -60,6 +62,7 @@ typedef struct state {
     nmt_text *text[SLOTS];
     int text_uses[SLOTS];
     int made;             /* models created or loaded by this input */
+    int decodes;          /* decoding calls made by this input */
 } state;
 
 static void free_decoder(state *s, int k) { nmt_decoder_free(s->dec[k]); s->dec[k] = NULL; s->dec_uses[k] = 0; }
@@ -180,7 +183,7 @@ static double real(reader *r, const double *pick, int n)
 
 static nmt_translate_opts fuzz_opts(reader *r)
 {
-    static const double ratio[] = {3, 1, 0.5, 2}, alpha[] = {1, 0, 0.6, 10, 10.5, -0.1};
+    static const double ratio[] = {2, 1, 0.5, 1.5}, alpha[] = {1, 0, 0.6, 10, 10.5, -0.1};
     static const double temp[] = {1, 0.5, 2, 0.001, 100, 0.0005, 101}, topp[] = {1, 0.9, 0.5, 0.01};
     nmt_translate_opts o = nmt_translate_default_opts();
     unsigned f = byte(r);
@@ -284,7 +287,7 @@ static void op_translate(state *s, reader *r)
     char buf[MAX_SENTS][MAX_WORDS * 8];
     const char *src[MAX_SENTS];
     int n = sentences(r, buf, src);
-    if (!s->dec[k]) return;
+    if (!s->dec[k] || s->decodes++ >= MAX_DECODES) return;
     nmt_translation t[MAX_SENTS];
     nmt_err err = {0, ""};
     if (checked(nmt_translate(s->dec[k], src, n, t, &err), &err) != NMT_OK) return;
@@ -300,7 +303,7 @@ static void op_score(state *s, reader *r, int align)
     const char *src[MAX_SENTS], *tgt[MAX_SENTS];
     int n = sentences(r, sb, src), nt = sentences(r, tb, tgt);
     for (int i = nt; i < n; i++) tgt[i] = "";
-    if (!s->dec[k]) return;
+    if (!s->dec[k] || s->decodes++ >= MAX_DECODES) return;
     nmt_err err = {0, ""};
     if (align) {
         nmt_alignment a[MAX_SENTS];
