@@ -13,7 +13,7 @@
 static const struct { const char *name; int (*fn)(const uint8_t *, size_t); } harness[] = {
     {"modelfile", fuzz_modelfile}, {"checkpoint", fuzz_checkpoint}, {"corpus", fuzz_corpus},
     {"tokenize", fuzz_tokenize}, {"detokenize", fuzz_detokenize}, {"alignio", fuzz_alignio},
-    {"bleu", fuzz_bleu}, {"request", fuzz_request}, {"http", fuzz_http},
+    {"bleu", fuzz_bleu}, {"request", fuzz_request}, {"http", fuzz_http}, {"api", fuzz_api},
 };
 
 static unsigned char *slurp(const char *path, size_t *n)
