@@ -3,12 +3,16 @@
 # side by side on this machine, runs alternating (A B A B ...), so that a refactoring can show it
 # costs nothing. Each revision is built from its own tree with its own Makefile and runs as a user
 # runs it (its own library path, libgomp's default wait policy). A benchmark, not a test: it exits
-# 0 whatever it measures. Environment: NMT_SHARED (../shared), AB_ROUNDS (3), AB_THREADS (2).
+# 0 whatever it measures. Environment: NMT_SHARED (../shared), AB_ROUNDS (3), AB_THREADS (2),
+# AB_CLOCK (wall, or cpu: each run's user + system seconds instead of its throughput, for a machine
+# that other work shares: with AB_THREADS=1 a run's CPU time moves far less with the load than its
+# wall time, though caches and memory bandwidth are still shared).
 set -u
 A=${1:?usage: bench_ab.sh REV_A REV_B}; B=${2:?usage: bench_ab.sh REV_A REV_B}
 SHARED=$(cd "${NMT_SHARED:-../shared}" && pwd) || { echo "bench_ab: no shared folder" >&2; exit 1; }
 ROUNDS=${AB_ROUNDS:-3}
 T=${AB_THREADS:-2}
+CLOCK=${AB_CLOCK:-wall}
 OUT=$(pwd)/build/ab
 M30K=$SHARED/data/multi30k/tok
 WMT=$SHARED/data/wmt_enfr
@@ -42,8 +46,10 @@ small="--src $M30K/train.en --tgt $M30K/train.fr --emb 256 --hid 256 --att 256 -
 paper="--src $WMT/train.en --tgt $WMT/train.fr --emb 620 --hid 1000 --att 1000 --maxout 500 --vocab 30002 --max-len 50 --warmup 20 --updates 16"
 tok_s() { grep '^RESULT' "$1" | tr ' ' '\n' | awk -F= '$1 == "tok_s" { print $2 }'; }
 sent_s() { awk -v n="$2" '/^real/ { print n / $2 }' "$1"; }
+# cpu_s LOG: the user + system seconds that `/usr/bin/time -p` wrote at the end of LOG
+cpu_s() { awk '/^user/ { u = $2 } /^sys/ { s = $2 } END { print u + s }' "$1"; }
 
-echo "== bench_ab: $A against $B, $ROUNDS rounds, $T threads, $(date -u +%FT%TZ)"
+echo "== bench_ab: $A against $B, $ROUNDS rounds, $T threads, $CLOCK clock, $(date -u +%FT%TZ)"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 # a decoding model, trained once by A (the two read the same file format)
 model=$OUT/small-$A.nmt
@@ -56,14 +62,16 @@ for r in $(seq 1 "$ROUNDS"); do
         for cfg in small paper; do
             eval args=\$$cfg
             # shellcheck disable=SC2086
-            "$OUT/$rev/bench_train" $args --threads "$T" > "$OUT/$rev-$cfg-$r.log" 2>&1
-            printf '%s\ttrain_%s\t%s\t%s\n' "$rev" "$cfg" "$r" "$(tok_s "$OUT/$rev-$cfg-$r.log")" >> "$res"
+            /usr/bin/time -p "$OUT/$rev/bench_train" $args --threads "$T" > "$OUT/$rev-$cfg-$r.log" 2>&1
+            v=$(tok_s "$OUT/$rev-$cfg-$r.log"); [ "$CLOCK" = cpu ] && v=$(cpu_s "$OUT/$rev-$cfg-$r.log")
+            printf '%s\ttrain_%s\t%s\t%s\n' "$rev" "$cfg" "$r" "$v" >> "$res"
         done
         for beam in 12 1; do
             log=$OUT/$rev-beam$beam-$r.log
             { /usr/bin/time -p "$OUT/$rev/bin/nmt" translate --model "$model" --beam $beam --threads "$T" \
                 < $M30K/test_2016_flickr.en > "$OUT/$rev-beam$beam.out"; } 2> "$log"
-            printf '%s\tdecode_beam%s\t%s\t%s\n' "$rev" "$beam" "$r" "$(sent_s "$log" 1000)" >> "$res"
+            v=$(sent_s "$log" 1000); [ "$CLOCK" = cpu ] && v=$(cpu_s "$log")
+            printf '%s\tdecode_beam%s\t%s\t%s\n' "$rev" "$beam" "$r" "$v" >> "$res"
         done
     done
 done
@@ -76,4 +84,8 @@ awk -F'\t' -v a="$A" -v b="$B" '
     END { printf "%-14s %-28s %-28s %s\n", "measure", a " (runs)", b " (runs)", "B/A (medians)"
           for (i = 1; i <= n; i++) { m = order[i]; ma = median(v[m, a]); mb = median(v[m, b])
               printf "%-14s %-28s %-28s %.3f\n", m, v[m, a], v[m, b], mb / ma } }' "$res"
-echo "(train_*: target tokens/s of bench_train; decode_*: sentences/s of nmt translate on test_2016_flickr)"
+if [ "$CLOCK" = cpu ]; then
+    echo "(CPU seconds, user + system, of each whole run: bench_train's; nmt translate's on test_2016_flickr; B/A over 1 is B slower)"
+else
+    echo "(train_*: target tokens/s of bench_train; decode_*: sentences/s of nmt translate on test_2016_flickr)"
+fi

@@ -6,6 +6,9 @@
 # are kept in DIR/artifacts/<harness>/; the script exits 1 if there is any (copy each one into
 # fuzz/regressions/<harness>/ once fixed, so that `make test` replays it).
 set -u
+# One thread: the fuzz build has no OpenMP of its own, so nmt_set_threads cannot reach OpenBLAS's
+# OpenMP threads, whose waiting on busy cores made one input take up to 2 s (docs/FUZZING.md)
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 dir=$1 secs=$2; shift 2
 status=0
 for h in "$@"; do
