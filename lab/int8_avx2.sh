@@ -10,7 +10,8 @@
 # env: NMT (bin/nmt), NMT_SHARED (../shared), THREADS (1), ROUNDS (2), BEAM (12), SHORTLIST (K,F;
 #      100,100), TABLE (the shortlist's table; default made once in DIR: IBM Model 1 on Multi30k
 #      train, `nmt lex --top 100`, as lab/lowp_bleu.sh makes it)
-# Prints one line per run (configuration, machine form, round, seconds, BLEU) and a summary: mean
+# Prints one line per run (configuration, machine form, round, wall seconds, CPU seconds: user +
+# system, which a busy machine disturbs less than the wall clock; BLEU) and a summary: mean
 # seconds, int8 + shortlist's speed against FP32 on the same form (the ratio of the means, and
 # each round's), BLEU against FP32, and the 1-best lines int8 shares between the two forms.
 set -e
@@ -48,7 +49,7 @@ for f in avx2 native; do
 done
 
 bleu() { "$NMT" bleu --tokenize none -i "$1" "$TEST.fr" | awk '{ for (i = 1; i <= NF; i++) if ($i == "=") { print $(i + 1); exit } }'; }
-printf 'config\tform\tround\tseconds\tBLEU\n'
+printf 'config\tform\tround\tseconds\tCPU seconds\tBLEU\n'
 r=1
 while [ $r -le "$ROUNDS" ]; do
     for f in avx2 native; do
@@ -56,11 +57,11 @@ while [ $r -le "$ROUNDS" ]; do
             out="$DIR/$c.$f.hyp"
             t0=$(date +%s.%N)
             # shellcheck disable=SC2046
-            env $(form_env $f) "$NMT" translate --model "$MODEL" --beam "$BEAM" --threads "$THREADS" $(opts $c) \
-                < "$TEST.en" > "$out"
+            /usr/bin/time -f '%U %S' -o "$DIR/cpu" env $(form_env $f) "$NMT" translate --model "$MODEL" --beam "$BEAM" \
+                --threads "$THREADS" $(opts $c) < "$TEST.en" > "$out"
             t1=$(date +%s.%N)
-            printf '%s\t%s\t%d\t%s\t%s\n' "$c" "$f" "$r" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
-                "$(bleu "$out")"
+            printf '%s\t%s\t%d\t%s\t%s\t%s\n' "$c" "$f" "$r" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
+                "$(awk '{ printf "%.2f", $1 + $2 }' "$DIR/cpu")" "$(bleu "$out")"
         done
     done
     r=$((r + 1))
@@ -68,13 +69,12 @@ done > "$DIR/runs.tsv"
 cat "$DIR/runs.tsv"
 
 echo "# summary (seconds: mean over rounds; speed: fp32 seconds / int8 + shortlist seconds, same form)"
-awk -F '\t' '$1 != "config" { s[$1, $2] += $4; n[$1, $2]++; b[$1, $2] = $5; t[$1, $2, $3] = $4; R = $3 > R ? $3 : R }
-    END { for (fi = 1; fi <= 2; fi++) { f = fi == 1 ? "avx2" : "native"
-              per = ""; for (r = 1; r <= R; r++) per = per sprintf(" %.2f", t["fp32", f, r] / t["int8sl", f, r])
-              printf "%s: fp32 %.2f s, BLEU %s; int8 + shortlist %.2f s, BLEU %s (%+.2f); speed %.2fx (rounds:%s)\n", f,
-                     s["fp32", f] / n["fp32", f], b["fp32", f], s["int8sl", f] / n["int8sl", f], b["int8sl", f],
-                     b["int8sl", f] - b["fp32", f], (s["fp32", f] / n["fp32", f]) / (s["int8sl", f] / n["int8sl", f]), per } }' \
-    "$DIR/runs.tsv"
+awk -F '\t' '{ s[$1, $2] += $4; u[$1, $2] += $5; b[$1, $2] = $6; t[$1, $2, $3] = $4; c[$1, $2, $3] = $5; R = $3 > R ? $3 : R }
+    END { for (fi = 1; fi <= 2; fi++) { f = fi == 1 ? "avx2" : "native"; F = "fp32" SUBSEP f; I = "int8sl" SUBSEP f
+              pw = pc = ""; for (r = 1; r <= R; r++) { pw = pw sprintf(" %.2f", t[F, r] / t[I, r]); pc = pc sprintf(" %.2f", c[F, r] / c[I, r]) }
+              printf "%s: fp32 %.2f s (CPU %.2f), BLEU %s; int8 + shortlist %.2f s (CPU %.2f), BLEU %s (%+.2f); speed %.2fx wall " \
+                     "(rounds:%s), %.2fx CPU (rounds:%s)\n", f, s[F] / R, u[F] / R, b[F], s[I] / R, u[I] / R, b[I], b[I] - b[F],
+                     s[F] / s[I], pw, u[F] / u[I], pc } }' "$DIR/runs.tsv"
 same=$(paste -d '\n' "$DIR/int8sl.avx2.hyp" "$DIR/int8sl.native.hyp" | awk 'NR % 2 { a = $0; next } { n += a == $0 } END { print n + 0 }')
 echo "int8 + shortlist, avx2 against native: the same 1-best on $same of $(wc -l < "$TEST.en") lines"
 echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
