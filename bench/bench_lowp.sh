@@ -13,7 +13,7 @@
 # Timed: nmt translate --model MODEL --threads T --beam K [options] < first-N > out, wall clock
 # minus that configuration's load time (the median of 3 runs on empty input, measured first: it
 # includes converting the weights to int8 or bf16); target tokens = output words + 1 EOS per line.
-# A configuration the CPU lacks (int8 without AVX512_VNNI, bf16 without AVX512_BF16) is reported
+# A configuration the CPU lacks (int8 without AVX2, bf16 without AVX512_BF16) is reported
 # and skipped. A benchmark, not a test: it exits 0 whatever it measures.
 set -u
 cd "$(dirname "$0")/.."

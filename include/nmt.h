@@ -248,7 +248,7 @@ void nmt_shortlist_free(nmt_shortlist *sl);
 
 /* The arithmetic of a decoder step's matrix products (the output layer, the GRU's, the
  * attention's W_a, the deep output's): FP32 (the reference), or the weights converted once when
- * the decoder is made, to int8 (one scale per output unit, AVX512_VNNI) or bf16 (AVX512_BF16);
+ * the decoder is made, to int8 (one scale per output unit; AVX2) or bf16 (AVX512_BF16);
  * the activations are converted at each step; the encoder, the softmaxes and the search stay
  * FP32. A precision the CPU lacks is refused (NMT_ERR_ARG) by nmt_decoder_init. Training takes
  * FP32 or BF16 (nmt_train_opts.precision). */

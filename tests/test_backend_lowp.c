@@ -2,18 +2,24 @@
  * precision"), called through the interface, against its FP32 product on the same weights, with
  * an error bound derived from the quantisation steps; the checks of given scales (a deliberately
  * bad scale is refused, naming its column); non-finite activations; a CPU without the
- * instructions refuses the precision. Odd sizes and row strides leave vector tails. */
+ * instructions refuses the precision. Odd sizes and row strides leave vector tails. int8 is
+ * checked in the form this CPU runs (8-bit weights with VNNI; 7-bit ones and u8 activations on
+ * AVX2: run under ONEDNN_MAX_CPU_ISA=AVX2 for the latter, as tests/cli/kernels.sh does), with
+ * products at the ends of both ranges, where the AVX2 kernels' 16-bit pair sums would saturate
+ * if the weights kept 8 bits, checked exactly. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/dnnl_cpu.h"
 #include "base/err.h"
 #include "base/rng.h"
 #include "test.h"
 
 static const backend_lowp_ops *lp;
 static rng R;
+static int L; /* the largest |q(W)| of an int8 product on this CPU: 127 (VNNI) or 63 (AVX2) */
 
 enum { K = 203, N = 77, LDW = 80, M = 23, LDA = 211, LDC = 81, ROWS = 40 };
 
@@ -33,13 +39,13 @@ static float col_absmax(const real *W, int n)
 }
 
 /* The largest error allowed at C[i,n] against FP32. int8: |a w - â ŵ| <= |a| δw + |w| δa + δa δw
- * with the half steps δw = s_n / 2, δa = s_A / 2. bf16 (unit roundoff u = 2^-8): each operand
+ * with the half steps δw = s_n / 2, δa = s_A / 2 (s_n = max |W[.,n]| / L, s_A = max |A| / 127). bf16 (unit roundoff u = 2^-8): each operand
  * within u relative, so |a w - â ŵ| <= |a w| (2u + u²). Both plus the FP32 sums' rounding,
  * K eps Σ|a w|. *var gets the error's variance when the roundings are independent and uniform:
  * int8 Σ (a² s_n² + w² s_A²) / 12; bf16 at most Σ (a w)² 2u² / 3. */
 static double bound(int prec, const real *A, const real *W, int i, int n, double sa, double *var)
 {
-    double sw = col_absmax(W, n) / 127.0, b = 0, mag = 0, u = 1.0 / 256;
+    double sw = col_absmax(W, n) / L, b = 0, mag = 0, u = 1.0 / 256;
     *var = 0;
     for (int k = 0; k < K; k++) {
         double a = fabs(A[(size_t)i * LDA + k]), w = fabs(W[(size_t)k * LDW + n]);
@@ -104,6 +110,41 @@ out:
     free(W); free(A); free(C0); free(Cq); free(Cf);
 }
 
+/* Products at the ends of both ranges: W's entries ±0.5 (q(W) = ±L), row i of A the signs of
+ * column i mod N times 2 (q(A) = ±127), so that every byte product of C[i, i mod N] is +127 L
+ * and the sum K: exact in int8 as in FP32. On AVX2 the kernels add byte products in pairs into
+ * 16 bits first: with 8-bit weights (2 · 255 · 127, the activations shifted to u8) that saturates. */
+static void check_extremes(void)
+{
+    nmt_err err = {0};
+    real *W = rnd((size_t)K * LDW, -1, 1), *A = malloc(sizeof(real) * ROWS * LDA);
+    real *C = malloc(sizeof(real) * ROWS * LDC);
+    bk_qmat *q = NULL;
+    bk_qws *w = NULL;
+    NMT_ASSERT(A && C);
+    for (size_t j = 0; j < (size_t)K * LDW; j++) W[j] = W[j] < 0 ? -0.5f : 0.5f;
+    for (int i = 0; i < ROWS; i++)
+        for (int k = 0; k < LDA; k++) A[(size_t)i * LDA + k] = k < K && W[(size_t)k * LDW + i % N] < 0 ? -2 : 2;
+    if (lp->qmat_init(&q, BK_PREC_INT8, W, K, N, LDW, NULL, &err) == 0 && lp->qws_init(&w, ROWS, K, N, &err) == 0) {
+        lp->qgemm(w, ROWS, A, LDA, q, 0, C, LDC);
+        int bad = 0;
+        double worst = 0;
+        for (int i = 0; i < ROWS; i++) {
+            double e = fabs(C[(size_t)i * LDC + i % N] - K);
+            bad += !(e <= K * 4 * FLT_EPSILON);
+            worst = fmax(worst, e);
+        }
+        CHECKF(bad == 0, "int8 at the ends of the ranges: %d of %d sums off K = %d by up to %g", bad, ROWS, K, worst);
+        printf("int8 at the ends of the ranges (q(A) = ±127, q(W) = ±%d): %d sums of %d, largest error %g\n", L, ROWS,
+               K, worst);
+    } else {
+        CHECKF(0, "int8: %s", err.msg);
+    }
+    lp->qmat_free(q);
+    lp->qws_free(w);
+    free(W); free(A); free(C);
+}
+
 /* given scales: the right ones are taken; a scale that clips, one that wastes half the range, a
  * zero and a NaN are refused, naming the column */
 static void check_scales(void)
@@ -163,6 +204,7 @@ int main(void)
     rng_seed(&R, 23);
     lp = backend_lowp();
     backend_current->set_threads(2);
+    L = dnnl_cpu_int8_wlevels();
     const struct { int prec; const char *name; } precs[] = {{BK_PREC_INT8, "int8"}, {BK_PREC_BF16, "bf16"}};
     for (int p = 0; p < 2; p++) {
         if (!lp->supported(precs[p].prec)) {
@@ -178,6 +220,11 @@ int main(void)
         check_prec(precs[p].prec, precs[p].name, 1);
         check_nonfinite(precs[p].prec, precs[p].name);
     }
-    if (lp->supported(BK_PREC_INT8)) check_scales();
+    if (lp->supported(BK_PREC_INT8)) {
+        printf("int8 form on this CPU: %s\n", L == 127 ? "s8 activations, weights of 127 levels (AVX512_VNNI)"
+                                                         : "u8 activations with zero point 128, weights of 63 levels (AVX2)");
+        check_extremes();
+        check_scales();
+    }
     return test_done("test_backend_lowp");
 }

@@ -88,7 +88,7 @@ const char *cmd_parse_device(void *dst, const char *val, int nth);
     "'nmt lex --top K'), the F most frequent target words, EOS and UNK\n"                      \
     "(default K = F = 100)"
 #define CMD_PRECISION_HELP "the decoder's matrix products: fp32 (default, the reference), or\n" \
-    "the weights converted once to int8 (AVX512_VNNI) or bf16 (AVX512_BF16);\n"                \
+    "the weights converted once to int8 (AVX2) or bf16 (AVX512_BF16);\n"                       \
     "refused where the CPU lacks the instructions"
 
 #endif

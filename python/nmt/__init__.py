@@ -101,7 +101,7 @@ class Translator:
     threads: threads of the matrix products and batch loops, for the whole process (0: all cores;
         libnmt's setting is global).
     precision: "fp32", "int8" or "bf16" for the decoder's matrix products (int8 needs
-        AVX512_VNNI, bf16 AVX512_BF16; refused with ArgumentError elsewhere). CTranslate2's
+        AVX2, bf16 AVX512_BF16; refused with ArgumentError elsewhere). CTranslate2's
         compute_type "float32" and "int8" are accepted too.
     shortlist: a lexical table from ``nmt lex``, or (path, K, F): decode over the K best
         translations of the source words and the F most frequent target words (default 100, 100).

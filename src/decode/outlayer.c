@@ -76,7 +76,7 @@ int out_init(out_layer *o, const nmt_model *m, int prec, int shortlist, nmt_err 
                         backend()->name, prec_name(prec));
     if (prec != BK_PREC_F32 && !lp->supported(prec))
         return nmt_fail(err, NMT_ERR_ARG, "%s decoding needs %s, which this CPU (or build) lacks: use fp32", prec_name(prec),
-                        prec == BK_PREC_INT8 ? "AVX512_VNNI" : "AVX512_BF16");
+                        prec == BK_PREC_INT8 ? "AVX2" : "AVX512_BF16");
     *o = (out_layer){.prec = prec, .l = c->maxout, .V = c->tgt_vocab, .tied = c->tied_emb, .Vs = c->tgt_vocab,
                      .sl = shortlist, .W = c->tied_emb ? m->p.Et : m->p.out_W, .bias = m->p.out_bias};
     size_t lv = (size_t)o->l * o->V;

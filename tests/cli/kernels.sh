@@ -3,6 +3,8 @@
 # besides the one OpenBLAS picks by itself (which the suite has just used), so that a CPU we may
 # land on (AVX2 only: Haswell's and Zen's kernels) is not first met by CI: their products round
 # rows otherwise than the AVX-512 ones. With --quick (sanitizer builds) one set and the fast tests.
+# Then, on a CPU with AVX512_VNNI, the int8 tests once more as an AVX2 machine runs them (oneDNN
+# held to AVX2: int8 in its u8 form), beside OpenBLAS's Haswell kernels.
 . tests/cli/lib.sh
 dir=${NMT_TEST_DIR:-build/tests}
 quick=0
@@ -35,4 +37,14 @@ for s in $sets; do
     done
     ran=$((ran + 1))
 done
+if [ $quick = 0 ] && has avx2 fma avx512_vnni; then
+    for t in test_backend_lowp test_decode_lowp; do
+        out=$(ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell "$dir/$t" 2>&1); rc=$?
+        if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q ' 0 failed$'; then ok; else
+            bad "$t under ONEDNN_MAX_CPU_ISA=AVX2 (exit $rc): $(printf '%s\n' "$out" | grep FAIL | head -n 3)"
+        fi
+        [ $t = test_backend_lowp ] && { printf '%s\n' "$out" | grep -q 'weights of 63 levels (AVX2)' && ok ||
+            bad "test_backend_lowp under ONEDNN_MAX_CPU_ISA=AVX2 did not run int8's AVX2 form"; }
+    done
+fi
 finish kernels

@@ -48,8 +48,10 @@ S="$NMT_BIN serve --model $T/m.nmt --port 0"
 expect_fail "missing table" 1 "nope.tsv" $S --shortlist "$T/nope.tsv"
 expect_fail "bad K" 2 "--shortlist.*K and F integers" $S --shortlist "$T/lex,x"
 expect_fail "bad precision" 2 "--precision" $S --precision int4
-for p in int8 bf16; do   # the same exit and words as nmt translate's (lowp.sh)
-    expect_fail "$p without the instructions" 1 "$p decoding needs AVX512_(VNNI|BF16), which this CPU \\(or build\\) lacks" \
-        env DNNL_MAX_CPU_ISA=AVX2 $S --precision $p
+# the same exit and words as nmt translate's (lowp.sh): int8 below AVX2, bf16 below AVX512_BF16
+for c in "int8 SSE41 AVX2" "bf16 AVX2 AVX512_BF16"; do
+    set -- $c
+    expect_fail "$1 without the instructions" 1 "$1 decoding needs $3, which this CPU \\(or build\\) lacks" \
+        env DNNL_MAX_CPU_ISA=$2 $S --precision $1
 done
 finish serve_lowp

@@ -16,10 +16,12 @@
 dnnl_engine_t dnnl_cpu_engine(void);
 
 /* The matmul primitive C = A·B (beta 0) or C += A·B (beta 1, a sum post-op) on the engine, with
- * per-column output scales given at run time when scaled (int8); *pd_out, unless NULL, gets its
- * descriptor (the caller's to destroy) */
+ * per-column output scales given at run time when scaled (int8) and A's zero point zero (int8 on
+ * u8 activations: C = (A - zero)·B; 0 for none); *pd_out, unless NULL, gets its descriptor (the
+ * caller's to destroy) */
 dnnl_status_t dnnl_cpu_matmul(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out, const dnnl_memory_desc_t *a,
-                              const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c, int beta, int scaled);
+                              const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c, int beta, int scaled,
+                              int zero);
 
 /* The matmul C = op(A)·op(B) (beta 0) or C += (beta 1) with A and B of type ab, C in FP32, every
  * dimension and stride given at run time, so that one primitive per (ta, tb, beta) serves every
@@ -49,6 +51,9 @@ void dnnl_cpu_mems_free(dnnl_cpu_mems *c);
 
 /* 1 when prec (enum bk_prec) runs on this CPU and build (backend_lowp_ops.supported) */
 int dnnl_cpu_supported(int prec);
+/* L, the largest |q(W)| of an int8 product's weights here: 127 with AVX512_VNNI, 63 on AVX2
+ * (gemm_dnnl.c); the tests' error bounds depend on it */
+int dnnl_cpu_int8_wlevels(void);
 
 /* y = x rounded to bf16 (to nearest even; a NaN stays a NaN, infinities stay), R rows of cols
  * from stride ldx into dense rows */

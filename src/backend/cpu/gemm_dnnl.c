@@ -1,9 +1,19 @@
 /* gemm_dnnl.c: the CPU's low-precision products (backend.h, "products in lower precision"):
- * int8 (s8 x s8 -> s32, VNNI) and bf16 (-> FP32) matrix products through oneDNN's matmul, for
- * weights converted once at load. Chosen only where the CPU has the instructions (AVX512_VNNI or
- * AMX for int8, AVX512_BF16 or AMX for bf16); FP32 is the default and goes to the backend's gemm.
- * Scales (int8): s_n = max_k |W[k,n]| / 127 per column, s_A = max |A| / 127 per call, and
- * C = s_A s_n Σ_k q(A)[m,k] q(W)[k,n], applied by oneDNN as per-column output scales. */
+ * int8 (8-bit integer sums into s32) and bf16 (-> FP32) matrix products through oneDNN's matmul,
+ * for weights converted once at load. bf16 runs only where the CPU has AVX512_BF16 (or AMX);
+ * FP32 is the default and goes to the backend's gemm.
+ * Scales (int8): s_n = max_k |W[k,n]| / L per column, s_A = max |A| / 127 per call, and
+ * C = s_A s_n Σ_k q(A)[m,k] q(W)[k,n], applied by oneDNN as per-column output scales. Two forms,
+ * by what the CPU (within oneDNN's ceiling ONEDNN_MAX_CPU_ISA) has:
+ *   AVX512_VNNI: q(A) in s8, L = 127 (vpdpbusd sums the byte products in s32, exactly);
+ *   AVX2 (and AVX-512 without VNNI): q(A) + 128 in u8 with oneDNN's source zero point 128, and
+ *   L = 63. There oneDNN's int8 GEMM multiplies with vpmaddubsw, which adds each pair of u8 x s8
+ *   products in s16 and saturates: 2 · 255 · 127 would overflow (oneDNN's s8 x s8 product shifts
+ *   the activations to u8 the same way: wrong sums, tests/test_backend_lowp.c), 2 · 255 · 63 =
+ *   32,130 fits. The weights keep 7 bits rather than the activations: one scale per column costs
+ *   less there than one per call does on the activations (n-best scores 0.026 per token off FP32
+ *   against 0.053 the other way, tests/cli/lowp.sh's model). The zero point takes
+ *   128 Σ_k q(W)[k,n] off the s32 sums, exactly. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,8 +26,9 @@
 
 struct bk_qmat {
     int prec, K, N, ldw;
+    int u8;                        /* BK_PREC_INT8: the AVX2 form (u8 activations, 7-bit weights) */
     const real *W;                 /* the caller's FP32 weights: BK_PREC_F32 and non-finite calls */
-    float *scale;                  /* BK_PREC_INT8: one per column */
+    float *scale;                  /* BK_PREC_INT8: one per column, the step of q(W) */
 #ifndef NMT_REAL_DOUBLE
     dnnl_memory_t wei;             /* the converted weights, in oneDNN's packed layout */
     dnnl_primitive_t mm[2];        /* beta 0, beta 1 (a sum post-op); M and the strides at run time */
@@ -34,20 +45,44 @@ struct bk_qws {
 #endif
 };
 
+/* the int8 products' form here: INT8_S8 (VNNI), INT8_U8 (AVX2) or INT8_NONE */
+enum { INT8_NONE, INT8_S8, INT8_U8 };
+/* INT8_U8: q(A) in [-127, 127] stored as q(A) + 128 in [1, 255], q(W) in [-63, 63] (the header's
+ * saturation bound) */
+enum { U8_ZERO = 128, U8_WLEVELS = 63 };
+
+#ifndef NMT_REAL_DOUBLE
+/* 1 when the CPU has the instructions (cpu_has, its flag) and oneDNN's ceiling
+ * (ONEDNN_MAX_CPU_ISA=AVX2, say: the way to run an AVX2 machine's kernels on a newer one) lets it
+ * use the ISA: below it, oneDNN would run these products on slow reference kernels, or none */
+static int isa_ok(unsigned want, int cpu_has)
+{
+    return ((unsigned)dnnl_get_effective_cpu_isa() & want) == want && cpu_has;
+}
+#endif
+
+static int int8_form(void)
+{
+#ifdef NMT_REAL_DOUBLE
+    return INT8_NONE;
+#else
+    __builtin_cpu_init();
+    if (isa_ok(dnnl_cpu_isa_avx512_core_vnni, __builtin_cpu_supports("avx512vnni"))) return INT8_S8;
+    return isa_ok(dnnl_cpu_isa_avx2, __builtin_cpu_supports("avx2")) ? INT8_U8 : INT8_NONE;
+#endif
+}
+
+int dnnl_cpu_int8_wlevels(void) { return int8_form() == INT8_U8 ? U8_WLEVELS : 127; }
+
 int dnnl_cpu_supported(int prec)
 {
     if (prec == BK_PREC_F32) return 1;
 #ifdef NMT_REAL_DOUBLE
     return 0;
 #else
-    /* the CPU's flags, and the ceiling oneDNN was given (DNNL_MAX_CPU_ISA=AVX2, say), under
-     * which it would run these products on slow reference kernels: refused as well */
+    if (prec == BK_PREC_INT8) return int8_form() != INT8_NONE;
     __builtin_cpu_init();
-    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-    unsigned want = prec == BK_PREC_INT8 ? dnnl_cpu_isa_avx512_core_vnni : dnnl_cpu_isa_avx512_core_bf16;
-    if ((isa & want) != want) return 0;
-    if (prec == BK_PREC_INT8) return __builtin_cpu_supports("avx512vnni");
-    if (prec == BK_PREC_BF16) return __builtin_cpu_supports("avx512bf16");
+    if (prec == BK_PREC_BF16) return isa_ok(dnnl_cpu_isa_avx512_core_bf16, __builtin_cpu_supports("avx512bf16"));
     return 0;
 #endif
 }
@@ -129,21 +164,23 @@ static float rows_absmax(const real *x, int ld, int R, int cols)
     return bad == 0 ? r : NAN;
 }
 
-/* q = round(x · inv) in [-127, 127], R rows of cols from stride ldx into dense rows */
-static void quant_rows(int8_t *q, const real *x, int ldx, int R, int cols, float inv)
+/* q = round(x · inv) in [-127, 127], plus zero, R rows of cols from stride ldx into dense rows of
+ * bytes: s8 for zero 0 (the byte of a negative q is its two's complement), u8 for zero 128 */
+static void quant_rows(uint8_t *q, const real *x, int ldx, int R, int cols, float inv, int zero)
 {
     for (int i = 0; i < R; i++) {
         const real *row = x + (size_t)i * ldx;
-        int8_t *out = q + (size_t)i * cols;
+        uint8_t *out = q + (size_t)i * cols;
         for (int j = 0; j < cols; j++) {
             float v = nearbyintf(row[j] * inv);
-            out[j] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+            out[j] = (uint8_t)((int)(v > 127 ? 127 : v < -127 ? -127 : v) + zero);
         }
     }
 }
 
 
-/* the column scales, computed or checked (see backend.h) */
+/* the column scales, computed or checked (see backend.h: both in steps of 127 levels), kept as the
+ * steps of this form's weights (127 or 63 levels) */
 static int scales_set(bk_qmat *q, const real *W, const float *given, struct nmt_err *err)
 {
     for (int n = 0; n < q->N; n++) {
@@ -156,7 +193,7 @@ static int scales_set(bk_qmat *q, const real *W, const float *given, struct nmt_
         if (m / s > 127.5f || (m > 0 && m / s < 63.5f))
             return nmt_fail(err, NMT_ERR_NUMERIC, "int8 weights: column %d: scale %g maps the largest |w| %g to %g "
                             "steps (a scale must put it within [63.5, 127.5])", n, (double)s, (double)m, (double)(m / s));
-        q->scale[n] = s;
+        q->scale[n] = q->u8 ? s * 127 / U8_WLEVELS : s;
     }
     return 0;
 }
@@ -172,15 +209,15 @@ static void *weights_convert(const bk_qmat *q, const real *W)
         if (q->prec == BK_PREC_BF16) { dnnl_cpu_bf16_rows((uint16_t *)h + (size_t)k * q->N, row, q->ldw, 1, q->N); continue; }
         int8_t *out = (int8_t *)h + (size_t)k * q->N;
         for (int n = 0; n < q->N; n++) {
-            float v = nearbyintf(row[n] / q->scale[n]);
-            out[n] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+            float v = nearbyintf(row[n] / q->scale[n]), L = q->u8 ? U8_WLEVELS : 127;
+            out[n] = (int8_t)(v > L ? L : v < -L ? -L : v);
         }
     }
     return h;
 }
 
 dnnl_status_t dnnl_cpu_matmul(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out, const dnnl_memory_desc_t *a,
-                              const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c, int beta, int scaled)
+                              const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c, int beta, int scaled, int zero)
 {
     dnnl_engine_t eng = dnnl_cpu_engine();
     dnnl_matmul_desc_t md;
@@ -190,6 +227,8 @@ dnnl_status_t dnnl_cpu_matmul(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_out
     dnnl_status_t st = eng ? dnnl_matmul_desc_init(&md, a, b, NULL, c) : dnnl_runtime_error;
     if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success && scaled) st = dnnl_primitive_attr_set_output_scales(attr, 1, 1 << 1, &DNNL_RUNTIME_F32_VAL);
+    const int32_t zp = zero;
+    if (st == dnnl_success && zero) st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp);
     if (st == dnnl_success && beta) st = dnnl_post_ops_create(&po);
     if (st == dnnl_success && beta) st = dnnl_post_ops_append_sum(po, 1.0f);
     if (st == dnnl_success && beta) st = dnnl_primitive_attr_set_post_ops(attr, po);
@@ -210,8 +249,14 @@ dnnl_status_t dnnl_cpu_matmul_any(dnnl_primitive_t *p, dnnl_data_type_t ab, int 
     dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, d, ab, as);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&bmd, 2, d, ab, bs);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, d, dnnl_f32, cs);
-    if (st == dnnl_success) st = dnnl_cpu_matmul(p, NULL, &amd, &bmd, &cmd, beta, 0);
+    if (st == dnnl_success) st = dnnl_cpu_matmul(p, NULL, &amd, &bmd, &cmd, beta, 0, 0);
     return st;
+}
+
+/* the activations' type in q's products */
+static dnnl_data_type_t act_type(const bk_qmat *q)
+{
+    return q->prec == BK_PREC_BF16 ? dnnl_bf16 : q->u8 ? dnnl_u8 : dnnl_s8;
 }
 
 /* the matmul of this precision for beta 0 or 1: M and the row strides of A and C known at run
@@ -222,10 +267,11 @@ static dnnl_status_t matmul_make(dnnl_primitive_t *p, dnnl_primitive_desc_t *pd_
     dnnl_memory_desc_t amd, wmd, cmd;
     dnnl_dims_t ad = {DNNL_RUNTIME_DIM_VAL, q->K}, as = {q->K, 1}, wd = {q->K, q->N};
     dnnl_dims_t cd = {DNNL_RUNTIME_DIM_VAL, q->N}, cs = {DNNL_RUNTIME_DIM_VAL, 1};
-    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, ad, dt, as);
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&amd, 2, ad, act_type(q), as);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dt, dnnl_format_tag_any);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&cmd, 2, cd, dnnl_f32, cs);
-    if (st == dnnl_success) st = dnnl_cpu_matmul(p, pd_out, &amd, &wmd, &cmd, beta, q->prec == BK_PREC_INT8);
+    if (st == dnnl_success)
+        st = dnnl_cpu_matmul(p, pd_out, &amd, &wmd, &cmd, beta, q->prec == BK_PREC_INT8, q->u8 ? U8_ZERO : 0);
     return st;
 }
 
@@ -294,6 +340,7 @@ static int lowp_qmat_init(bk_qmat **out, int prec, const real *W, int K, int N, 
     bk_qmat *q = calloc(1, sizeof *q);
     if (!q) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     *q = (bk_qmat){.prec = prec, .K = K, .N = N, .ldw = ldw, .W = W};
+    q->u8 = prec == BK_PREC_INT8 && int8_form() == INT8_U8;
 #ifndef NMT_REAL_DOUBLE
     if (prec != BK_PREC_F32 && (rc = qmat_build(q, W, scales, err))) {
         lowp_qmat_free(q);
@@ -357,8 +404,7 @@ static int lowp_qws_init(bk_qws **out, int rows, int K, int N, struct nmt_err *e
 static dnnl_status_t matmul_run(bk_qws *w, int M, const bk_qmat *q, int beta, real *C, int ldc)
 {
     dnnl_memory_t a, c, s = NULL;
-    dnnl_data_type_t dt = q->prec == BK_PREC_INT8 ? dnnl_s8 : dnnl_bf16;
-    dnnl_status_t st = dnnl_cpu_mem(&w->mem[0], dt, M, q->K, q->K, 1, w->a, &a);
+    dnnl_status_t st = dnnl_cpu_mem(&w->mem[0], act_type(q), M, q->K, q->K, 1, w->a, &a);
     if (st == dnnl_success) st = dnnl_cpu_mem(&w->mem[1], dnnl_f32, M, q->N, ldc, 1, C, &c);
     if (st == dnnl_success) st = dnnl_cpu_mem(&w->mem[2], dnnl_f32, 0, q->N, 0, 1, w->osc, &s);
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, q->wei}, {DNNL_ARG_DST, c},
@@ -408,7 +454,7 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
     if (q->prec != BK_PREC_F32 && isfinite(m)) {
         if (q->prec == BK_PREC_INT8) {
             float sa = m > 0 ? m / 127 : 1;
-            quant_rows(w->a, A, lda, M, q->K, 1 / sa);
+            quant_rows(w->a, A, lda, M, q->K, 1 / sa, q->u8 ? U8_ZERO : 0);
             for (int n = 0; n < q->N; n++) w->osc[n] = sa * q->scale[n];
         } else {
             dnnl_cpu_bf16_rows(w->a, A, lda, M, q->K);
