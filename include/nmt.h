@@ -351,6 +351,27 @@ int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *e
  * weights overflow its products) is NMT_ERR_NUMERIC naming it, never a hypothesis; nmt_score
  * and nmt_force_align say so of a pair likewise. */
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err);
+/* What one sentence's translations must hold (docs/CLI.md, "Prefixes and constraints"), in the
+ * model's target tokens (words, or a subword model's pieces) separated by blanks. prefix: the
+ * translation begins with it (forced token by token, then searched on; its log-probability is in
+ * the hypothesis's, as nmt_score counts it); NULL or "" for none. phrases[0..n_phrases): each must
+ * appear in the translation, in any order (lexically constrained decoding by dynamic beam
+ * allocation, Post & Vilar 2018: the beam's slots are shared among the hypotheses by how many
+ * constraint tokens they hold, and the EOS is refused until every phrase is there; at the length
+ * limit a hypothesis without them all is returned after those with them). */
+#define NMT_MAX_PHRASES 64
+typedef struct nmt_hint {
+    const char *prefix;
+    const char *const *phrases;
+    int n_phrases;        /* 0 .. NMT_MAX_PHRASES */
+} nmt_hint;
+/* nmt_translate with hints[i] for sentences[i] (a hint with no prefix and no phrase changes
+ * nothing: the same translation, bit for bit). NMT_ERR_ARG, naming the sentence, for a token the
+ * target vocabulary lacks (or </s>, <unk>), an empty or NULL phrase, more than NMT_MAX_PHRASES,
+ * hints whose tokens do not fit the sentence's length limit (max_ratio), and for hints with
+ * sampling or a shortlist. An empty sentence gives no hypothesis, whatever its hints. */
+int nmt_translate_hints(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n,
+                        nmt_translation *out, nmt_err *err);
 void nmt_translation_free(nmt_translation *t, int n);
 /* Hard alignment from a hypothesis's attention: the source word (0-based) that output word i
  * attends to most, the source EOS never chosen, ties to the lower index; -1 when h has no

@@ -267,6 +267,13 @@ static int c_translate(int k)
     nmt_translation tr[2];
     return ARG(nmt_translate(NUL(0, D), NUL(1, src), 2, NUL(2, tr), &E));
 }
+static int c_translate_hints(int k)
+{
+    const char *src[2] = {"a b", k == 4 ? NULL : "b"}, *ph[1] = {k == 5 ? NULL : "x"};
+    nmt_hint h[2] = {{"x", ph, 1}, {NULL, NULL, 0}};
+    nmt_translation tr[2];
+    return ARG(nmt_translate_hints(NUL(0, D), NUL(1, src), NUL(2, h), 2, NUL(3, tr), &E));
+}
 static int c_translation_free(int k) { (void)k; nmt_translation_free(NULL, 3); return 1; }
 static int c_hard_link(int k) { (void)k; return nmt_hard_link(NULL, 0) == -1; }
 static int c_score(int k)
@@ -355,7 +362,8 @@ static const struct api_case {
     {"nmt_translate_default_opts", 1, c_none}, {"nmt_decoder_init", 3, c_decoder_init},
     {"nmt_decoder_init_ensemble", 4, c_decoder_init_ensemble}, {"nmt_model_check_vocab", 2, c_model_check_vocab},
     {"nmt_decoder_free", 1, c_decoder_free}, {"nmt_decoder_set_opts", 2, c_decoder_set_opts}, {"nmt_translate", 4, c_translate},
-    {"nmt_translation_free", 1, c_translation_free}, {"nmt_hard_link", 1, c_hard_link}, {"nmt_score", 6, c_score},
+    {"nmt_translate_hints", 6, c_translate_hints}, {"nmt_translation_free", 1, c_translation_free},
+    {"nmt_hard_link", 1, c_hard_link}, {"nmt_score", 6, c_score},
     {"nmt_force_align", 6, c_force_align}, {"nmt_alignment_free", 1, c_alignment_free}, {"nmt_set_threads", 3, c_set_threads},
     {"nmt_blas_speed", 1, c_blas_speed}, {"nmt_metric_score", 5, c_metric_score}, {"nmt_metric_parse", 1, c_metric_parse},
     {"nmt_metric_name", 1, c_metric_name}, {"nmt_train_default_opts", 1, c_none}, {"nmt_train_preset", 2, c_train_preset},

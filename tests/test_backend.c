@@ -819,6 +819,12 @@ static void test_embeddings(void)
     bk->gather_cols(dcol, dtab, dev_i(put, 4), 4, COLS, COLS, 1);
     get(got, dcol, sizeof(real) * COLS * 4);
     close_all("gather_cols (rows transposed)", got, want, COLS * 4, 0);
+    /* single elements by flat index (beam search's scores of the words a prefix or a constraint wants) */
+    int flat[5] = {0, ROWS * COLS - 1, 3 * COLS + 2, 3 * COLS + 2, COLS};
+    for (int j = 0; j < 5; j++) want[j] = table[flat[j]];
+    bk->gather_cols(dcol, dtab, dev_i(flat, 5), 5, 1, 1, 0);
+    get(got, dcol, sizeof(real) * 5);
+    close_all("gather_cols (elements)", got, want, 5, 0);
     free(table); free(src);
     release();
 }

@@ -9,6 +9,7 @@
 #include "base/err.h"
 #include "cmd.h"
 #include "data/corpus.h"
+#include "hints.h"
 #include "nmt.h"
 #include "opt.h"
 #include "text/linereader.h"
@@ -52,6 +53,7 @@ typedef struct stream {
     float *att;      /* a hypothesis's attention over words */
     size_t att_cap;
     int tok_said;    /* input that looks tokenized, for a pipeline that tokenizes: said once */
+    cmd_hints *hints; /* each line's prefix and constraints (hints.c) */
 } stream;
 
 /* h with its attention merged from tokens to words (a subword model's pieces; a word model's
@@ -124,6 +126,10 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
     int got = linereader_next(&st->in, &line, &len, &err);
     if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
     if (got <= 0) return got < 0 ? -1 : 0;
+    if (cmd_hints_line(st->hints, line, &len, st->in.name, st->in.lineno, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        return -1;
+    }
     const char *mark = st->tok_said || !text_pipe_tokenizes(st->src) ? NULL : text_tokenized_mark(line, len);
     if (mark) {
         fprintf(stderr, "[W::translate] %s:%ld: '%s' looks like tokenized text, which is tokenized again here (the model's "
@@ -187,7 +193,7 @@ static int run_stream(stream *st)
         do nb += (got = next_sentence(st, &batch[nb], &st->src_words[nb])) > 0;
         while (got > 0 && nb < st->cap && linereader_ready(&st->in));
         if (got < 0) rc = CMD_ERR;
-        int failed = nb && nmt_translate(st->d, (const char *const *)batch, nb, tr, &err);
+        int failed = nb && cmd_hints_translate(st->hints, st->d, (const char *const *)batch, nb, tr, &err);
         if (failed) {
             fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
             rc = CMD_ERR;
@@ -320,6 +326,7 @@ struct translate_args {
     cmd_shortlist sl;
     tok_opts topt;
     int tok_lang, detok_lang, align, scores, nbest_out;
+    cmd_hints hints;
 };
 
 /* Parses translate's options into a; OPT_GO, or the exit status (help, usage error). */
@@ -379,6 +386,12 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         CMD_DEVICE_OPT,
         OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input"),
+        OPT_STR("--prefix", &a->hints.prefix_path, "FILE", "line i of FILE is the start of line i's translation (empty: none),\n"
+                "forced, then searched on (target text, as the output is written)"),
+        OPT_STR("--constraints", &a->hints.cons_path, "FILE", "line i of FILE holds phrases, separated by tabs, that must appear in\n"
+                "line i's translation (dynamic beam allocation; empty: none)"),
+        OPT_FLAG("--hints-in-input", &a->hints.in_input, 1, "input lines are SOURCE<TAB>PREFIX<TAB>PHRASE<TAB>...: a prefix (may be\n"
+                 "empty) and constraint phrases after the source"),
         OPT_OLD("--normalize", "--length-norm"),
         OPT_OLD("--no-normalize", "--no-length-norm"),
         OPT_END,
@@ -407,6 +420,10 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         return CMD_USAGE;
     }
     a->nbest_out = opt_given(&c, "--n-best") > 0;
+    if (a->hints.in_input && (a->hints.prefix_path || a->hints.cons_path)) {
+        fprintf(stderr, "nmt translate: error: --hints-in-input reads the hints from the input: not with --prefix or --constraints\n");
+        return CMD_USAGE;
+    }
     if (opt_given(&c, "--alignment")) a->align = align_kind == 0 ? ALIGN_HARD : ALIGN_SOFT;
     return OPT_GO;
 }
@@ -428,7 +445,7 @@ int cmd_translate(int argc, char **argv)
         return CMD_USAGE;
     }
     o.attention = align != ALIGN_NONE;
-    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out};
+    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out, .hints = &args.hints};
     nmt_err err;
     /* the input first: a closed standard input is seen before a file opened later takes its number */
     if (input ? linereader_init(&st.in, input, 0, &err) : linereader_init_fd(&st.in, 0, "stdin", 0, &err)) {
@@ -453,7 +470,16 @@ int cmd_translate(int argc, char **argv)
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
     }
+    if (!rc && cmd_hints_open(&args.hints, args.models.m[0], st.cap, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        rc = CMD_ERR;
+    }
     if (!rc) rc = run_stream(&st);
+    if (!rc && cmd_hints_end(&args.hints, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        rc = CMD_ERR;
+    }
+    cmd_hints_free(&args.hints);
     linereader_free(&st.in);
     nmt_text_free(st.src);
     nmt_text_free(st.tgt);

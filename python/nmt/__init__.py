@@ -173,7 +173,9 @@ class Translator:
                         num_hypotheses: int = 1, length_penalty: float = 1.0, max_decoding_length: int = 0,
                         return_scores: bool = False, return_attention: bool = False, return_alignment: bool = False,
                         sampling_topk: int = 1, sampling_topp: float = 1.0, sampling_temperature: float = 1.0,
-                        replace_unknowns: bool = False, **options: Any) -> List[TranslationResult]:
+                        replace_unknowns: bool = False, target_prefix: Optional[Sequence[Optional[Sequence[str]]]] = None,
+                        constraints: Optional[Sequence[Optional[Sequence[Sequence[str]]]]] = None,
+                        **options: Any) -> List[TranslationResult]:
         """Translates token lists (the model's tokens: words, or a subword model's pieces).
 
         beam_size: the beam (default libnmt's 12, as ``nmt translate``; 1 = greedy).
@@ -187,10 +189,19 @@ class Translator:
             distribution); seed= fixes the draws (default 1).
         replace_unknowns: replace each output <unk> by the Translator's unk_lexicon translation of
             the most-attended source token, or by that token.
+        target_prefix: per sentence, target tokens its translations must begin with (None or []
+            for none): forced, then searched on; the prefix's log-probability is in the scores.
+        constraints: per sentence, phrases (each a list of target tokens) that must each appear in
+            its translations (None or [] for none): lexically constrained decoding by dynamic beam
+            allocation (Post & Vilar 2018), as ``nmt translate --constraints``.
         no_unk=True never generates <unk>; batch_size= sentences decoded together (64).
         """
         o = self._options(beam_size, num_hypotheses, length_penalty, max_decoding_length, sampling_topk, sampling_topp,
                           sampling_temperature, options)
+        if target_prefix is not None:
+            o["target_prefix"] = [p if p is not None else [] for p in target_prefix]
+        if constraints is not None:
+            o["constraints"] = [c if c is not None else [] for c in constraints]
         out = self._t.translate_batch(source, return_attention=return_attention, return_alignment=return_alignment,
                                       unk_replace=replace_unknowns, **o)
         return [TranslationResult(

@@ -215,13 +215,14 @@ static int count_tokens(const char *s)
 /* nmt_translate with a limit of max_len output tokens (EOS counted) besides the ratio: sentences
  * of one source length share a ratio that gives exactly that limit (a length's limit is
  * floor(ratio x (length + 1))), so each length is translated on its own. The GIL is released. */
-static int translate_limited(nmt_decoder *d, nmt_translate_opts o, int max_len, const char *const *src, int n,
-                             nmt_translation *out, nmt_err *err)
+static int translate_limited(nmt_decoder *d, nmt_translate_opts o, int max_len, const char *const *src,
+                             const nmt_hint *hints, int n, nmt_translation *out, nmt_err *err)
 {
     int *len = malloc(sizeof *len * (size_t)(n ? n : 1));
     const char **group = malloc(sizeof *group * (size_t)(n ? n : 1));
+    nmt_hint *hgroup = malloc(sizeof *hgroup * (size_t)(n ? n : 1));
     nmt_translation *got = malloc(sizeof *got * (size_t)(n ? n : 1));
-    int rc = len && group && got ? 0 : NMT_ERR_NOMEM;
+    int rc = len && group && hgroup && got ? 0 : NMT_ERR_NOMEM;
     double ratio = o.max_ratio;
     if (rc) snprintf(err->msg, sizeof err->msg, "out of memory");
     for (int i = 0; !rc && i < n; i++) len[i] = count_tokens(src[i]);
@@ -230,12 +231,15 @@ static int translate_limited(nmt_decoder *d, nmt_translate_opts o, int max_len, 
         if (len[i] < 0) continue; /* done with its group */
         int L = len[i], g = 0;
         for (int j = i; j < n; j++)
-            if (len[j] == L) group[g++] = src[j];
+            if (len[j] == L) {
+                if (hints) hgroup[g] = hints[j];
+                group[g++] = src[j];
+            }
         double limit = (double)max_len / (L + 1);
         o.max_ratio = limit < ratio ? limit : ratio;
         if (o.max_ratio < 0.01) o.max_ratio = 0.01;
         rc = nmt_decoder_set_opts(d, &o, err);
-        if (!rc) rc = nmt_translate(d, group, g, got, err);
+        if (!rc) rc = hints ? nmt_translate_hints(d, group, hgroup, g, got, err) : nmt_translate(d, group, g, got, err);
         for (int j = i, k = 0; !rc && j < n; j++)
             if (len[j] == L) {
                 out[j] = got[k++];
@@ -244,7 +248,82 @@ static int translate_limited(nmt_decoder *d, nmt_translate_opts o, int max_len, 
     }
     free(len);
     free(group);
+    free(hgroup);
     free(got);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ prefixes and constraints */
+
+/* translate_batch's target_prefix (a token list per sentence, empty for none) and constraints (a
+ * list of phrases per sentence, each a token list), read into nmt_hint's for n sentences. */
+typedef struct hints {
+    strv prefix;          /* [n] joined tokens, or none */
+    strv *phrases;        /* [n] each sentence's phrases, joined */
+    nmt_hint *h;          /* [n], or NULL when neither was given */
+} hints;
+
+static void hints_free(hints *x, Py_ssize_t n)
+{
+    strv_free(&x->prefix);
+    for (Py_ssize_t i = 0; x->phrases && i < n; i++) strv_free(&x->phrases[i]);
+    free(x->phrases);
+    free(x->h);
+}
+
+/* *kw without target_prefix and constraints (a new reference, or NULL), their values in *pfx and
+ * *cons (borrowed from *kw as given, or NULL): 0, or -1 with an exception. */
+static int hints_take(PyObject **kw, PyObject **pfx, PyObject **cons)
+{
+    *pfx = *cons = NULL;
+    if (!*kw) return 0;
+    PyObject *rest = PyDict_Copy(*kw);
+    if (!rest) return -1;
+    *pfx = PyDict_GetItemString(*kw, "target_prefix");
+    *cons = PyDict_GetItemString(*kw, "constraints");
+    if ((*pfx && PyDict_DelItemString(rest, "target_prefix")) || (*cons && PyDict_DelItemString(rest, "constraints"))) {
+        Py_DECREF(rest);
+        return -1;
+    }
+    if (*pfx == Py_None) *pfx = NULL;
+    if (*cons == Py_None) *cons = NULL;
+    *kw = rest;
+    return 0;
+}
+
+/* One sentence per entry of pfx and cons (either may be NULL) for n sentences: 0, or -1 with an
+ * exception. */
+static int hints_read(hints *x, PyObject *pfx, PyObject *cons, Py_ssize_t n)
+{
+    memset(x, 0, sizeof *x);
+    if (!pfx && !cons) return 0;
+    if (pfx && strv_of_tokens(&x->prefix, pfx, "target_prefix")) return -1;
+    if (pfx && x->prefix.n != n) {
+        PyErr_Format(nmtpy_arg_error, "target_prefix has %zd entries for %zd sentences", x->prefix.n, n);
+        return -1;
+    }
+    PyObject *fast = cons ? PySequence_Fast(cons, "constraints: expected a list (per sentence) of lists of phrases") : NULL;
+    if (cons && !fast) return -1;
+    if (fast && PySequence_Fast_GET_SIZE(fast) != n) {
+        PyErr_Format(nmtpy_arg_error, "constraints has %zd entries for %zd sentences", PySequence_Fast_GET_SIZE(fast), n);
+        Py_DECREF(fast);
+        return -1;
+    }
+    x->phrases = calloc((size_t)(n ? n : 1), sizeof *x->phrases);
+    x->h = calloc((size_t)(n ? n : 1), sizeof *x->h);
+    int rc = x->phrases && x->h ? 0 : (PyErr_NoMemory(), -1);
+    char what[48];
+    for (Py_ssize_t i = 0; !rc && i < n; i++) {
+        snprintf(what, sizeof what, "constraints[%zd]", i);
+        if (fast && (rc = strv_of_tokens(&x->phrases[i], PySequence_Fast_GET_ITEM(fast, i), what))) break;
+        if (x->phrases[i].n > NMT_MAX_PHRASES) {
+            PyErr_Format(nmtpy_arg_error, "%s: %zd phrases, at most %d", what, x->phrases[i].n, NMT_MAX_PHRASES);
+            rc = -1;
+            break;
+        }
+        x->h[i] = (nmt_hint){pfx ? x->prefix.s[i] : NULL, x->phrases[i].s, (int)x->phrases[i].n};
+    }
+    Py_XDECREF(fast);
     return rc;
 }
 
@@ -298,23 +377,29 @@ static PyObject *translations_list(worker *w, const nmt_translation *tr, int n, 
 /* translate_batch(input: list of token lists, **options) -> [[(tokens, score, logprob, attention, rows, cols, links)]] */
 static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObject *kw)
 {
-    PyObject *input;
+    PyObject *input, *pfx, *cons, *kw_in = kw;
     nmt_translate_opts o;
     int max_len, links;
-    if (decode_opts(t, args, kw, &input, &o, &max_len, &links)) return NULL;
+    if (hints_take(&kw, &pfx, &cons)) return NULL;
+    int bad = decode_opts(t, args, kw, &input, &o, &max_len, &links);
+    if (kw != kw_in) Py_DECREF(kw);
+    if (bad) return NULL;
     strv src;
     if (strv_of_tokens(&src, input, "input")) return NULL;
-    nmt_translation *tr = calloc((size_t)(src.n ? src.n : 1), sizeof *tr);
-    worker *w = tr ? worker_take(t, &o) : (worker *)PyErr_NoMemory();
+    hints hs;
+    nmt_translation *tr = hints_read(&hs, pfx, cons, src.n) ? NULL : calloc((size_t)(src.n ? src.n : 1), sizeof *tr);
+    worker *w = tr ? worker_take(t, &o) : PyErr_Occurred() ? NULL : (worker *)PyErr_NoMemory();
     if (!w) {
         free(tr);
         strv_free(&src);
+        hints_free(&hs, src.n);
         return NULL;
     }
     nmt_err err = {0, ""};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = max_len ? translate_limited(w->d, o, max_len, src.s, (int)src.n, tr, &err)
+    rc = max_len ? translate_limited(w->d, o, max_len, src.s, hs.h, (int)src.n, tr, &err)
+         : hs.h  ? nmt_translate_hints(w->d, src.s, hs.h, (int)src.n, tr, &err)
                  : nmt_translate(w->d, src.s, (int)src.n, tr, &err);
     Py_END_ALLOW_THREADS
     worker_give(t, w);
@@ -322,6 +407,7 @@ static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObj
     nmt_translation_free(tr, (int)src.n);
     free(tr);
     strv_free(&src);
+    hints_free(&hs, src.n);
     return out;
 }
 
@@ -370,7 +456,7 @@ static PyObject *translator_translate(translator *t, PyObject *args, PyObject *k
         Py_BEGIN_ALLOW_THREADS
         rc = worker_text(t, w, &err);
         if (!rc) rc = encode_texts(w, texts.s, n, src, &err);
-        if (!rc) rc = max_len ? translate_limited(w->d, o, max_len, (const char *const *)src, n, tr, &err)
+        if (!rc) rc = max_len ? translate_limited(w->d, o, max_len, (const char *const *)src, NULL, n, tr, &err)
                               : nmt_translate(w->d, (const char *const *)src, n, tr, &err);
         Py_END_ALLOW_THREADS
     }

@@ -2,7 +2,10 @@
  * step of every model (ens_step); candidates are chosen per sentence by a partial top-k over (row, word). Ties in
  * score break by the lower (row, word) index, and the final ranking is stable, so results do
  * not depend on how sentences were batched. History is a tree of nodes (parent, word), so
- * nothing is copied when hypotheses branch. */
+ * nothing is copied when hypotheses branch. A sentence with hints (constrain.h) is forced through
+ * its prefix, one candidate a step, and then, with phrases, chooses its candidates by dynamic
+ * beam allocation; the log-probabilities of the tokens they want are read on the device
+ * (gather_cols), a copy up and one down per step, only while some sentence wants any. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -65,6 +68,8 @@ typedef struct node { int parent, tok, depth; double logprob; } node;
 
 typedef struct sent_state {
     node *nodes;
+    const beam_hint *hint; /* NULL: none */
+    cons_state *cs;      /* [cap] each node's progress through the phrases (hint->nc > 0) */
     int nn, cap;
     real *attn;          /* [cap, xlen] when kept */
     int *fin;            /* finished (or cut) node ids */
@@ -83,10 +88,11 @@ void beam_sent_free(beam_sent *s)
     memset(s, 0, sizeof *s);
 }
 
-typedef struct fin_rank { double score; int order, node; } fin_rank;
+typedef struct fin_rank { double score; int order, node, ok; } fin_rank;
 static int cmp_rank(const void *a, const void *b)
 {
     const fin_rank *x = a, *y = b;
+    if (x->ok != y->ok) return y->ok - x->ok; /* those that hold every phrase first */
     if (x->score != y->score) return x->score > y->score ? -1 : 1;
     return x->order - y->order;
 }
@@ -106,6 +112,7 @@ static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
         r[i].score = beam_rank_score(o, nd->logprob, nd->depth);
         r[i].order = i;
         r[i].node = st->fin[i];
+        r[i].ok = !st->cs || cons_done(st->hint, &st->cs[st->fin[i]]);
     }
     qsort(r, st->nfin, sizeof *r, cmp_rank);
     int n = st->nfin < o->nbest ? st->nfin : o->nbest;
@@ -148,6 +155,14 @@ typedef struct search_ws {
     cand *dheap;         /* device: topk_rows's scratch */
     int *dneed, *dparent; /* device: rneed and parent, uploaded */
     void *dtop;          /* device: the candidate lists, as on the host */
+    /* hints only: the (row, word) pairs whose scores a step reads, row r's from poff[r]; their
+     * flat indices into the scores and the log-probabilities read back; a sentence's pool of
+     * candidates with their banks, and cons_choose's scratch */
+    int *poff, *pword, *pflat, *pbank, *bcnt;
+    real *plp;
+    cand *pool;
+    int *dflat;          /* device: pflat, uploaded */
+    real *dz;            /* device: the gathered scores */
 } search_ws;
 
 /* The candidate lists of H rows in one block, so that they cross in one copy: their counts,
@@ -173,6 +188,22 @@ static void search_ws_free(search_ws *s)
     const backend_ops *bk = backend();
     bk->free(s->sa); bk->free(s->sb); bk->free(s->snew); bk->free(s->dheap); bk->free(s->dneed); bk->free(s->dparent);
     bk->free(s->dtop);
+    free(s->poff); free(s->pword); free(s->pflat); free(s->pbank); free(s->bcnt); free(s->plp); free(s->pool);
+    bk->free(s->dflat); bk->free(s->dz);
+}
+
+/* The hints' scratch (hint_max: the most phrases, and phrase tokens, of a sentence): 0, or -1
+ * when out of memory */
+static int hint_ws_alloc(search_ws *s, int Hmax, int K, const int *hint_max)
+{
+    const backend_ops *bk = backend();
+    size_t pairs = (size_t)Hmax * (hint_max[0] + 1), pool = (size_t)K * (hint_max[0] + 3);
+    s->poff = malloc(sizeof(int) * (Hmax + 1)); s->pword = malloc(sizeof(int) * pairs);
+    s->pflat = malloc(sizeof(int) * pairs); s->plp = malloc(sizeof(real) * pairs);
+    s->pool = malloc(sizeof(cand) * pool); s->pbank = malloc(sizeof(int) * pool);
+    s->bcnt = malloc(sizeof(int) * 2 * (hint_max[1] + 1));
+    s->dflat = bk->alloc(sizeof(int) * pairs); s->dz = bk->alloc(sizeof(real) * pairs);
+    return s->poff && s->pword && s->pflat && s->plp && s->pool && s->pbank && s->bcnt && s->dflat && s->dz ? 0 : -1;
 }
 
 /* 0, or -1 when out of memory (what was allocated is freed by search_ws_free) */
@@ -209,44 +240,129 @@ static int sentences_init(sent_state *st, const batch *src, const beam_opts *o, 
         s->nodes = malloc(sizeof(node) * s->cap);
         s->fin = malloc(sizeof(int) * (K + K + 1));
         if (o->attn) s->attn = malloc(sizeof(real) * (size_t)s->cap * src->xlen[b]);
+        s->hint = o->hints ? o->hints[b] : NULL;
+        if (s->hint && s->hint->nc && !(s->cs = malloc(sizeof(cons_state) * s->cap))) return -1;
         if (!s->nodes || !s->fin || (o->attn && !s->attn)) return -1;
         s->nodes[0] = (node){-1, -1, 0, 0.0};
+        if (s->cs) s->cs[0] = cons_start();
         s->nn = 1;
     }
     return 0;
 }
 
-/* One sentence's step: its rows [r0, r1) offer their candidates, the best K - nfin become nodes;
- * those that end in EOS finish, the others become the next step's rows from *nh on. Step t is
- * the sentence's last when it has K finished, no live row or reaches its length limit: what is
- * live then competes as it is. */
 /* The step's candidate lists of H rows, read back (views into ws->htop). */
 typedef struct step_top { int *cn; real *lse, *clp; int *cv; } step_top;
 
-static void expand_sentence(search_ws *ws, const step_top *tp, sent_state *s, int b, int r0, int r1, int t, int *nh,
-                            const infer_ens *e, const beam_opts *o, int V, int Tx, int xlen)
+/* What every sentence's step reads: the lists, the models' scores, the options, the sizes. */
+typedef struct step_in {
+    const step_top *tp;
+    const infer_ens *e;
+    const beam_opts *o;
+    int V, Tx, t;
+} step_in;
+
+/* The best `need` candidates of the sentence's rows [r0, r1), index (r - r0)·V + column, into
+ * ws->heap in heap order: their count. */
+static int best_candidates(search_ws *ws, const step_in *in, const sent_state *s, int r0, int r1, int need)
 {
-    int need = o->K - s->nfin, nheap = 0;
+    const step_top *tp = in->tp;
+    int V = in->V, nheap = 0;
     for (int r = r0; r < r1; r++) {
         double base = s->nodes[ws->row_node[r]].logprob;
         long off = (long)(r - r0) * V;
         if (tp->cn[r] < 0) { /* ties overflowed the list: the whole row, read back */
-            backend()->copy_out(ws->hz, e->scores + (size_t)r * V, sizeof(real) * V);
-            push_row(ws->heap, &nheap, need, ws->hz, V, tp->lse[r], base, off, o->no_unk);
+            backend()->copy_out(ws->hz, in->e->scores + (size_t)r * V, sizeof(real) * V);
+            push_row(ws->heap, &nheap, need, ws->hz, V, tp->lse[r], base, off, in->o->no_unk);
             continue;
         }
         for (int q = 0; q < tp->cn[r]; q++)
             topk_push(ws->heap, &nheap, need,
                       (cand){base + tp->clp[(size_t)r * ws->cap + q], off + tp->cv[(size_t)r * ws->cap + q]});
     }
-    qsort(ws->heap, nheap, sizeof(cand), cmp_cand);
-    int first_new = *nh;
+    return nheap;
+}
+
+/* A step inside the sentence's prefix: its one row's one candidate, the prefix's token. */
+static int forced_candidate(search_ws *ws, const sent_state *s, int r0)
+{
+    int i = ws->poff[r0];
+    ws->heap[0] = (cand){s->nodes[ws->row_node[r0]].logprob + ws->plp[i], ws->pword[i]};
+    return 1;
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Row r's best listed candidate (EOS only when eos_ok) into *c: 1, or 0 when none. */
+static int row_best(cand *c, const step_top *tp, int cap, int r, double base, long off, int eos_ok)
+{
+    int got = 0;
+    for (int q = 0; q < tp->cn[r]; q++) {
+        cand x = {base + tp->clp[(size_t)r * cap + q], off + tp->cv[(size_t)r * cap + q]};
+        if ((eos_ok || tp->cv[(size_t)r * cap + q] != VOCAB_EOS) && (!got || topk_better(&x, c))) {
+            *c = x;
+            got = 1;
+        }
+    }
+    return got;
+}
+
+/* pool[0..np) sorted by index, without repeats and without EOS from rows that have not met
+ * every phrase, then best first: the count kept */
+static int pool_clean(cand *pool, int np, const search_ws *ws, const sent_state *s, int r0, int V)
+{
+    qsort(pool, np, sizeof(cand), cmp_idx);
+    int n = 0;
+    for (int i = 0; i < np; i++) {
+        int r = r0 + (int)(pool[i].idx / V);
+        if (n && pool[n - 1].idx == pool[i].idx) continue;
+        if (pool[i].idx % V == VOCAB_EOS && !cons_done(s->hint, &s->cs[ws->row_node[r]])) continue;
+        pool[n++] = pool[i];
+    }
+    qsort(pool, n, sizeof(cand), cmp_cand);
+    return n;
+}
+
+/* A sentence with phrases, past its prefix (Post & Vilar 2018, section 3): the pool is the best
+ * `need` of its rows, each row's best and the tokens each row's phrases want; it is shared among
+ * the banks of progress (cons_choose) into ws->heap, best first: their count. */
+static int constrained_candidates(search_ws *ws, const step_in *in, const sent_state *s, int r0, int r1, int need)
+{
+    int V = in->V, np = best_candidates(ws, in, s, r0, r1, need);
+    cand *pool = ws->pool;
+    memcpy(pool, ws->heap, sizeof(cand) * np);
+    for (int r = r0; r < r1; r++) {
+        double base = s->nodes[ws->row_node[r]].logprob;
+        long off = (long)(r - r0) * V;
+        np += row_best(&pool[np], in->tp, ws->cap, r, base, off, cons_done(s->hint, &s->cs[ws->row_node[r]]));
+        for (int i = ws->poff[r]; i < ws->poff[r + 1]; i++) pool[np++] = (cand){base + ws->plp[i], off + ws->pword[i]};
+    }
+    np = pool_clean(pool, np, ws, s, r0, V);
+    for (int i = 0; i < np; i++)
+        ws->pbank[i] = cons_next(s->hint, s->cs[ws->row_node[r0 + (int)(pool[i].idx / V)]], (int)(pool[i].idx % V)).nmet;
+    np = cons_choose(pool, ws->pbank, np, need, cons_tokens(s->hint) + 1, ws->bcnt);
+    memcpy(ws->heap, pool, sizeof(cand) * np);
+    return np;
+}
+
+/* The sentence's chosen candidates ws->heap[0..nheap) (best first) become nodes; those that end
+ * in EOS finish, the others become the next step's rows from *nh on. Step t is the sentence's
+ * last when it has K finished, no live row or reaches its length limit: what is live then
+ * competes as it is. */
+static void commit(search_ws *ws, const step_in *in, sent_state *s, int b, int r0, int nheap, int *nh, int xlen)
+{
+    const beam_opts *o = in->o;
+    int first_new = *nh, V = in->V;
     for (int k = 0; k < nheap; k++) {
         int r = r0 + (int)(ws->heap[k].idx / V), v = (int)(ws->heap[k].idx % V);
-        if (e->vocab) v = e->vocab[v]; /* a shortlist's column to its word */
+        if (in->e->vocab) v = in->e->vocab[v]; /* a shortlist's column to its word */
         int id = s->nn++;
         s->nodes[id] = (node){ws->row_node[r], v, s->nodes[ws->row_node[r]].depth + 1, ws->heap[k].score};
-        if (o->attn) memcpy(s->attn + (size_t)id * xlen, ws->hatt + (size_t)r * Tx, sizeof(real) * xlen);
+        if (s->cs) s->cs[id] = cons_next(s->hint, s->cs[ws->row_node[r]], v);
+        if (o->attn) memcpy(s->attn + (size_t)id * xlen, ws->hatt + (size_t)r * in->Tx, sizeof(real) * xlen);
         if (v == VOCAB_EOS) {
             s->fin[s->nfin++] = id;
             continue;
@@ -257,11 +373,28 @@ static void expand_sentence(search_ws *ws, const step_top *tp, sent_state *s, in
         ws->parent[*nh] = r; /* its state: row r of snew, gathered after the step's choices */
         (*nh)++;
     }
-    if (s->nfin >= o->K || *nh == first_new || t + 1 >= s->maxlen) {
+    if (s->nfin >= o->K || *nh == first_new || in->t + 1 >= s->maxlen) {
         for (int q = first_new; q < *nh; q++) s->fin[s->nfin++] = ws->nrow_node[q];
         *nh = first_new;
         s->done = 1;
     }
+}
+
+/* One sentence's step: its rows [r0, r1) offer their candidates (the prefix's token while it
+ * lasts; by banks with phrases), the best K - nfin become nodes. */
+static void expand_sentence(search_ws *ws, const step_in *in, sent_state *s, int b, int r0, int r1, int *nh, int xlen)
+{
+    int need = in->o->K - s->nfin, nheap;
+    const beam_hint *h = s->hint;
+    if (h && in->t < h->plen) {
+        nheap = forced_candidate(ws, s, r0);
+    } else if (h && h->nc) {
+        nheap = constrained_candidates(ws, in, s, r0, r1, need);
+    } else {
+        nheap = best_candidates(ws, in, s, r0, r1, need);
+        qsort(ws->heap, nheap, sizeof(cand), cmp_cand);
+    }
+    commit(ws, in, s, b, r0, nheap, nh, xlen);
 }
 
 /* The next step's rows become the current ones. */
@@ -271,6 +404,31 @@ static void search_swap(search_ws *ws)
     ti = ws->row_node; ws->row_node = ws->nrow_node; ws->nrow_node = ti;
     ti = ws->yprev; ws->yprev = ws->nyprev; ws->nyprev = ti;
     real *tr = ws->sa; ws->sa = ws->sb; ws->sb = tr;
+}
+
+/* The log-probabilities at step t of the tokens each row's hints want (the prefix's next, or
+ * what its phrases want) into ws->plp, row r's from ws->poff[r], rounded as topk_rows rounds
+ * its lists (fl(z - lse), lse the rows' read-back log-normalisers): read on the device, one
+ * copy each way, none when no row wants any. */
+static void hint_scores(search_ws *ws, const sent_state *st, const infer_ens *e, const real *lse, int H, int t, int V)
+{
+    int np = 0;
+    for (int r = 0; r < H; r++) {
+        const sent_state *s = &st[ws->row_src[r]];
+        ws->poff[r] = np;
+        if (s->hint && t < s->hint->plen) ws->pword[np++] = s->hint->prefix[t];
+        else if (s->cs) np += cons_wanted(s->hint, &s->cs[ws->row_node[r]], ws->pword + np);
+    }
+    ws->poff[H] = np;
+    if (!np) return;
+    for (int r = 0; r < H; r++)
+        for (int i = ws->poff[r]; i < ws->poff[r + 1]; i++) ws->pflat[i] = r * V + ws->pword[i];
+    const backend_ops *bk = backend();
+    bk->copy_in(ws->dflat, ws->pflat, sizeof(int) * np);
+    bk->gather_cols(ws->dz, e->scores, ws->dflat, np, 1, 1, 0);
+    bk->copy_out(ws->plp, ws->dz, sizeof(real) * np);
+    for (int r = 0; r < H; r++)
+        for (int i = ws->poff[r]; i < ws->poff[r + 1]; i++) ws->plp[i] = (real)(ws->plp[i] - lse[r]);
 }
 
 /* One step's choices: what each row's sentence still needs goes up, the candidate lists (and
@@ -291,11 +449,13 @@ static void nh_step(search_ws *ws, sent_state *st, const infer_ens *e, const bea
                   ws->dheap, K, e->logp);
     bk->copy_out(ws->htop, ws->dtop, top);
     if (o->attn) bk->copy_out(ws->hatt, e->att, sizeof(real) * h * Tx);
+    if (o->hints) hint_scores(ws, st, e, hp.lse, h, t, V);
+    step_in in = {&hp, e, o, V, Tx, t};
     int nh = 0;
     for (int r0 = 0; r0 < h;) {
         int b = ws->row_src[r0], r1 = r0;
         while (r1 < h && ws->row_src[r1] == b) r1++;
-        expand_sentence(ws, &hp, &st[b], b, r0, r1, t, &nh, e, o, V, Tx, src->xlen[b]);
+        expand_sentence(ws, &in, &st[b], b, r0, r1, &nh, src->xlen[b]);
         r0 = r1;
     }
     if (nh) {
@@ -303,6 +463,17 @@ static void nh_step(search_ws *ws, sent_state *st, const infer_ens *e, const bea
         bk->gather_rows(ws->sb, ws->snew, ws->dparent, nh, n);
     }
     *H = nh;
+}
+
+/* The most phrases, and phrase tokens, of a sentence of the batch, into m[0], m[1] */
+static void hint_max(const beam_opts *o, int S, int *m)
+{
+    m[0] = m[1] = 0;
+    for (int b = 0; o->hints && b < S; b++) {
+        const beam_hint *h = o->hints[b];
+        if (h && h->nc > m[0]) m[0] = h->nc;
+        if (h && cons_tokens(h) > m[1]) m[1] = cons_tokens(h);
+    }
 }
 
 int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err)
@@ -316,8 +487,14 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
     int V = e->V;
     search_ws ws = {0};
     sent_state *st = calloc(S, sizeof *st);
-    int maxsteps = 0;
-    if (!st || search_ws_alloc(&ws, S * K, n, K, V, Tx) || sentences_init(st, src, o, &maxsteps)) {
+    int maxsteps = 0, hm[2];
+    hint_max(o, S, hm);
+    if (o->hints && e->vocab) {
+        rc = nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints do not go with a shortlist");
+        goto out;
+    }
+    if (!st || search_ws_alloc(&ws, S * K, n, K, V, Tx) || (o->hints && hint_ws_alloc(&ws, S * K, K, hm)) ||
+        sentences_init(st, src, o, &maxsteps)) {
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
         goto out;
     }
@@ -343,7 +520,7 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
 out:
     if (rc)
         for (int b = 0; b < S; b++) beam_sent_free(&out[b]);
-    for (int b = 0; st && b < S; b++) { free(st[b].nodes); free(st[b].fin); free(st[b].attn); }
+    for (int b = 0; st && b < S; b++) { free(st[b].nodes); free(st[b].fin); free(st[b].attn); free(st[b].cs); }
     free(st);
     search_ws_free(&ws);
     return rc;

@@ -3,12 +3,15 @@
  * up to K live hypotheses; a hypothesis that emits EOS is finished and the live beam shrinks by
  * one; search stops when K have finished, none is live, or the length limit is reached, where
  * the live ones compete with the finished. Final ranking by log-probability, optionally divided
- * by the length in target words (EOS included). K = 1 is greedy decoding. */
+ * by the length in target words (EOS included). K = 1 is greedy decoding. A sentence may carry
+ * hints: a prefix its hypotheses are made to begin with, and phrases that must appear (EOS is
+ * refused until they have; those that meet them rank first). */
 #ifndef NMT_BEAM_H
 #define NMT_BEAM_H
 
 #include <stdint.h>
 
+#include "decode/constrain.h"
 #include "decode/ensemble.h"
 
 typedef struct beam_opts {
@@ -24,6 +27,10 @@ typedef struct beam_opts {
     double temp;        /* draw from p^(1/temp) */
     const uint64_t *seeds; /* [B] each sentence's seed */
     double topp;        /* draw within the nucleus of mass topp (in (0, 1); otherwise all) */
+    /* beam_search's: [B] each sentence's prefix and phrases (decode/constrain.h), NULL entries or
+     * a NULL array for none; a prefix fits the length limit (the caller checks). The shortlist's
+     * columns are not mapped back: no hints with a shortlist. */
+    const beam_hint *const *hints;
 } beam_opts;
 
 typedef struct beam_hyp {

@@ -1,6 +1,7 @@
 /* translate.c: the public translation API: text in, beam search (beam.c) by one model or an
- * ensemble (ensemble.c), words, scores and attention out; and forced-decoding scores through the
- * training forward pass. */
+ * ensemble (ensemble.c), words, scores and attention out, each sentence with its hints (a prefix,
+ * phrases that must appear) if it has any; and forced-decoding scores through the training
+ * forward pass. */
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -236,6 +237,105 @@ static int check_finite(const beam_sent *r, int i, int n, nmt_err *err)
                     "weights overflow the products", i + 1, n);
 }
 
+/* ------------------------------------------------------------------ hints */
+
+_Static_assert(NMT_MAX_PHRASES <= CONS_MAX, "a hypothesis keeps its completed phrases in one uint64_t");
+
+/* One sentence's hints as ids: h's arrays point into mem. */
+typedef struct hint_ids {
+    beam_hint h;
+    int *mem;
+} hint_ids;
+
+/* The ids of the tokens of s into ids (NULL: only counted), each a token of the target vocabulary
+ * other than </s> and <unk> (else NMT_ERR_ARG naming sentence i and what): their count. */
+static int hint_tokens(const vocab *v, const char *s, int *ids, int i, const char *what, nmt_err *err)
+{
+    size_t len;
+    const char *w;
+    int k = 0;
+    while ((w = text_next_word(&s, &len))) {
+        int id = vocab_find(v, w, len);
+        if (id < 0)
+            return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s: '%.*s' is not in the model's target vocabulary", i + 1,
+                            what, (int)len, w);
+        if (id == VOCAB_EOS || id == VOCAB_UNK)
+            return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s: '%.*s' cannot be asked for", i + 1, what, (int)len, w);
+        if (ids) ids[k] = id;
+        k++;
+    }
+    return k;
+}
+
+/* Counts (ids NULL) or writes h's prefix, then its phrases' offsets and tokens, into ids: the
+ * tokens in all, or NMT_ERR_ARG for a phrase that is NULL, empty or has unknown tokens. */
+static int hint_fill(const vocab *v, const nmt_hint *h, int i, int *ids, beam_hint *bh, nmt_err *err)
+{
+    char what[48];
+    int np = hint_tokens(v, h->prefix ? h->prefix : "", ids, i, "the prefix", err), total = np;
+    if (np < 0) return np;
+    int *off = ids ? ids + np : NULL, *tok = ids ? off + h->n_phrases + 1 : NULL;
+    for (int c = 0; c < h->n_phrases; c++) {
+        snprintf(what, sizeof what, "constraint %d", c + 1);
+        if (!h->phrases[c]) return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s is NULL", i + 1, what);
+        if (off) off[c] = total - np;
+        int k = hint_tokens(v, h->phrases[c], tok ? tok + (total - np) : NULL, i, what, err);
+        if (k < 0) return k;
+        if (k == 0) return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s is empty", i + 1, what);
+        total += k;
+    }
+    if (off) {
+        off[h->n_phrases] = total - np;
+        *bh = (beam_hint){np, ids, h->n_phrases, off, tok};
+    }
+    return total;
+}
+
+/* Sentence i's hints h as ids into *out (free out->mem), checked against its length limit
+ * maxlen (tokens with the EOS): 0, or NMT_ERR_ARG with a message. */
+static int hint_encode(const vocab *v, const nmt_hint *h, int i, int maxlen, hint_ids *out, nmt_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (h->n_phrases < 0 || h->n_phrases > NMT_MAX_PHRASES)
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %d constraints, out of range [0, %d]", i + 1, h->n_phrases,
+                        NMT_MAX_PHRASES);
+    if (h->n_phrases && !h->phrases) return nmt_fail(err, NMT_ERR_ARG, "sentence %d: phrases is NULL", i + 1);
+    int total = hint_fill(v, h, i, NULL, NULL, err);
+    if (total < 0) return total;
+    if (total + 1 > maxlen)
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: its prefix and constraints take %d tokens, and with the EOS pass the "
+                        "length limit of %d tokens (the maximum length ratio times the source's tokens, EOS included)",
+                        i + 1, total, maxlen);
+    if (!(out->mem = malloc(sizeof(int) * ((size_t)total + h->n_phrases + 1))))
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    hint_fill(v, h, i, out->mem, &out->h, err);
+    return NMT_OK;
+}
+
+/* Every sentence's hints (hints[i] with no prefix and no phrase: none) for the sources of
+ * lens[i] tokens (EOS included; 1: an empty sentence, never searched) into *out (NULL when hints
+ * is): 0 or an error. */
+static int hints_encode(const nmt_decoder *d, const nmt_hint *hints, const int *lens, int n, hint_ids **out,
+                        nmt_err *err)
+{
+    *out = NULL;
+    if (!hints) return NMT_OK;
+    if (d->o.sample) return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints go with beam search, not with sampling");
+    if (d->o.shortlist) return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints do not go with a shortlist");
+    if (!(*out = calloc(n, sizeof **out))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    int rc = NMT_OK;
+    for (int i = 0; i < n && !rc; i++)
+        if (lens[i] > 1 && ((hints[i].prefix && hints[i].prefix[0]) || hints[i].n_phrases))
+            rc = hint_encode(d->m->tgt, &hints[i], i, beam_max_len(d->o.max_ratio, lens[i]), &(*out)[i], err);
+    return rc;
+}
+
+static void hints_free(hint_ids *h, int n)
+{
+    for (int i = 0; h && i < n; i++) free(h[i].mem);
+    free(h);
+}
+
 /* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
  * sentences still running alone */
 static int by_len(const void *a, const void *b)
@@ -244,13 +344,15 @@ static int by_len(const void *a, const void *b)
     return x[0] != y[0] ? y[0] - x[0] : x[1] - y[1];
 }
 
-int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)
+/* nmt_translate and nmt_translate_hints (hints NULL: none), fn naming the one called */
+static int translate(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n, nmt_translation *out,
+                     const char *fn, nmt_err *err)
 {
-    int bad = NMT_ARGS(err, "nmt_translate", d, sentences, out);
-    if (bad || (bad = nmt_strs_null(err, "nmt_translate", "sentences", sentences, n))) return bad;
+    int bad = NMT_ARGS(err, fn, d, sentences, out);
+    if (bad || (bad = nmt_strs_null(err, fn, "sentences", sentences, n))) return bad;
     const nmt_model *m = d->m;
     const nmt_translate_opts *o = &d->o;
-    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "nmt_translate: negative sentence count %d", n);
+    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "%s: negative sentence count %d", fn, n);
     memset(out, 0, sizeof(nmt_translation) * n);
     if (n == 0) return NMT_OK;
     int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
@@ -263,7 +365,9 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
     beam_sent *res = calloc(B, sizeof(beam_sent));
     uint64_t *seeds = malloc(sizeof(uint64_t) * B);
-    if (!ids || !lens || !order || !bx || !bl || !which || !res || !seeds) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
+    const beam_hint **bhint = calloc(B, sizeof *bhint); /* a batch's hints */
+    hint_ids *hid = NULL;
+    if (!ids || !lens || !order || !bx || !bl || !which || !res || !seeds || !bhint) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
     int nw = 0;
     for (int i = 0; i < n; i++) {
         int kept, unk, found = encode(m->src, sentences[i] ? sentences[i] : "", ids + (size_t)i * cap, NMT_MAX_SRC_WORDS, &kept, &unk);
@@ -273,16 +377,18 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
         out[i].n_unk = unk;
         if (kept > 0) { order[2 * nw] = lens[i]; order[2 * nw + 1] = i; nw++; }
     }
+    if ((rc = hints_encode(d, hints, lens, n, &hid, err))) goto done;
     /* similar lengths together: less padding; the results do not depend on the grouping */
     qsort(order, nw, 2 * sizeof(int), by_len);
     beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
                     (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds,
-                    o->sample_topp};
+                    o->sample_topp, hid ? bhint : NULL};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {
             which[s] = order[2 * (s0 + s) + 1];
             bl[s] = lens[which[s]];
+            bhint[s] = hid && hid[which[s]].mem ? &hid[which[s]].h : NULL;
             if (bl[s] > Tx) Tx = bl[s];
         }
         memset(bx, 0, sizeof(int) * (size_t)S * Tx);
@@ -329,8 +435,21 @@ int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_trans
     }
 done:
     if (rc) nmt_translation_free(out, n);
-    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res); free(seeds);
+    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res); free(seeds); free(bhint);
+    hints_free(hid, n);
     return rc;
+}
+
+int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)
+{
+    return translate(d, sentences, NULL, n, out, "nmt_translate", err);
+}
+
+int nmt_translate_hints(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n,
+                        nmt_translation *out, nmt_err *err)
+{
+    int bad = NMT_ARGS(err, "nmt_translate_hints", hints);
+    return bad ? bad : translate(d, sentences, hints, n, out, "nmt_translate_hints", err);
 }
 
 /* Pair s of a batch of S (alpha [Ty, S, Tx]) adds one model's attention to a's mean over n_att

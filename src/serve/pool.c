@@ -165,7 +165,8 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
         more = 0;
         for (pool_job *j = p->head, *nx; j && n < p->o.max_batch; j = nx) {
             nx = j->next_job;
-            if (!same_search(&j->o, o) || j->next >= j->n) continue;
+            if (!same_search(&j->o, o) || j->next >= j->n || (n && (j->hints || slot[0].job->hints) && j != slot[0].job))
+                continue;
             int w = j->n_words[j->next];
             if (n > 0 && words + w > p->o.max_batch_words) { full = 1; break; }
             slot[n].job = j;
@@ -184,6 +185,16 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
 
 /* ------------------------------------------------------------------ decoding */
 
+/* nmt_translate of src[0..n), or nmt_translate_hints with the hints of the slots' job (a batch
+ * with hints has one job) */
+static int translate_slots(nmt_decoder *d, const batch_slot *slot, const char **src, int n, nmt_translation *tr,
+                           nmt_err *err)
+{
+    const nmt_hint *h = slot[0].job->hints;
+    if (!h) return nmt_translate(d, src, n, tr, err);
+    return nmt_translate_hints(d, src, h + slot[0].index, n, tr, err);
+}
+
 /* Decodes one batch without the mutex; results go to the jobs under it. Jobs completed are
  * chained through next_job into *done. */
 static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o, pool_job **done)
@@ -201,7 +212,7 @@ static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o,
     }
     o->batch = n;
     if (!rc) rc = nmt_decoder_set_opts(w->d, o, &err);
-    if (!rc) rc = nmt_translate(w->d, src, n, tr, &err);
+    if (!rc) rc = translate_slots(w->d, slot, src, n, tr, &err);
     for (int i = 0; i < n && !rc; i++) tw += tr[i].n_hyps ? tr[i].hyps[0].n_words : 0;
     double dt = now_s() - t0;
     if (p->on_batch && !rc) p->on_batch(n, sw, tw, dt, p->user);

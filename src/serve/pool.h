@@ -41,6 +41,9 @@ struct pool_job {
     int n;                   /* sentences */
     const char *const *src;  /* [n] tokenized */
     const int *n_words;      /* [n] words of each (for the word cap) */
+    const nmt_hint *hints;   /* [n] each sentence's prefix and constraints, or NULL for none: a job with
+                                hints is decoded in batches of its own, so that hints the model refuses
+                                fail no other job */
     nmt_translate_opts o;    /* beam, normalize (with length_alpha), no_unk, max_ratio group batches (and, for
                                 sampling, n_best, sample_topk, sample_topp, temperature, seed); n_best and attention
                                 are per job otherwise; precision and shortlist are the pool's */

@@ -1,5 +1,6 @@
 /* request.c: POST /translate's JSON, in and out (request.h). Unknown fields are errors, as
  * unknown options are on the command line: a misspelt "n_bset" must not pass silently. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,6 +95,48 @@ static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, cha
     return 0;
 }
 
+/* A string (one) or an array of at most most strings into *out, *n: 0 or 400/500; what names it. */
+static int string_list(const cJSON *it, int one, int most, char ***out, int *n, const char *what, char *msg, size_t cap)
+{
+    int k = one ? 1 : cJSON_GetArraySize(it);
+    if (k > most) return req_refuse(400, msg, cap, "%s has %d entries; the limit is %d", what, k, most);
+    if (!(*out = calloc(k ? k : 1, sizeof(char *)))) return req_refuse(500, msg, cap, "out of memory");
+    *n = k;
+    const cJSON *s = one ? it : it->child;
+    for (int i = 0; i < k; i++, s = s->next) {
+        if (!cJSON_IsString(s)) return req_refuse(400, msg, cap, "%s[%d] is not a string", what, i);
+        if (!((*out)[i] = strdup(s->valuestring))) return req_refuse(500, msg, cap, "out of memory");
+    }
+    return 0;
+}
+
+/* "prefix": a string (one text) or an array of strings, one per text. */
+static int prefix_field(serve_req *r, const cJSON *it, char *msg, size_t cap)
+{
+    if (!cJSON_IsString(it) && !cJSON_IsArray(it))
+        return req_refuse(400, msg, cap, "\"prefix\" must be a string or an array of strings (one per text)");
+    return string_list(it, cJSON_IsString(it), INT_MAX, &r->prefix, &r->n_prefix, "\"prefix\"", msg, cap);
+}
+
+/* "constraints": an array of phrases (one text) or an array of such arrays, one per text. */
+static int constraints_field(serve_req *r, const cJSON *it, char *msg, size_t cap)
+{
+    if (!cJSON_IsArray(it)) return req_refuse(400, msg, cap, "\"constraints\" must be an array of phrases, or of arrays of phrases");
+    int per_text = it->child && cJSON_IsArray(it->child), k = per_text ? cJSON_GetArraySize(it) : 1;
+    if (!(r->phrases = calloc(k, sizeof *r->phrases)) || !(r->n_phrases = calloc(k, sizeof(int))))
+        return req_refuse(500, msg, cap, "out of memory");
+    r->n_cons = k;
+    const cJSON *s = per_text ? it->child : it;
+    for (int i = 0; i < k; i++, s = s->next) {
+        char what[48];
+        snprintf(what, sizeof what, per_text ? "\"constraints\"[%d]" : "\"constraints\"", i);
+        if (!cJSON_IsArray(s)) return req_refuse(400, msg, cap, "%s is not an array of phrases", what);
+        int st = string_list(s, 0, NMT_MAX_PHRASES, &r->phrases[i], &r->n_phrases[i], what, msg, cap);
+        if (st) return st;
+    }
+    return 0;
+}
+
 /* One member of the request object. */
 static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
 {
@@ -124,8 +167,11 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     }
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
+    if (!strcmp(k, "prefix")) return prefix_field(r, it, msg, cap);
+    if (!strcmp(k, "constraints")) return constraints_field(r, it, msg, cap);
     return req_refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
-                                 "no_unk, attention, alignment, split, model, sample, sample_topk, sample_topp, temperature, seed)", k);
+                                 "no_unk, attention, alignment, split, model, sample, sample_topk, sample_topp, temperature, seed, "
+                                 "prefix, constraints)", k);
 }
 
 /* With split: every text becomes its sentences (a text of blanks stays one, empty, for the
@@ -158,6 +204,19 @@ static int split_texts(serve_req *r, const req_limits *lim, char *msg, size_t ca
     r->text = sent;
     r->first = first;
     r->n = total;
+    return 0;
+}
+
+/* "prefix" and "constraints" against the texts: one entry per text, no splitting, no sampling. */
+static int hints_check(const serve_req *r, char *msg, size_t cap)
+{
+    if (!r->prefix && !r->phrases) return 0;
+    if (r->split) return req_refuse(400, msg, cap, "\"prefix\" and \"constraints\" go with texts not split into sentences (\"split\": false)");
+    if (r->o.sample) return req_refuse(400, msg, cap, "\"prefix\" and \"constraints\" go with beam search, not with \"sample\"");
+    if (r->prefix && r->n_prefix != r->n)
+        return req_refuse(400, msg, cap, "\"prefix\" has %d entries for %d texts", r->n_prefix, r->n);
+    if (r->phrases && r->n_cons != r->n)
+        return req_refuse(400, msg, cap, "\"constraints\" has %d lists of phrases for %d texts", r->n_cons, r->n);
     return 0;
 }
 
@@ -213,6 +272,7 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
         st = req_refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
     r->o.attention = r->attention || r->alignment;
     r->n_texts = r->n;
+    if (!st) st = hints_check(r, msg, cap);
     if (!st && r->split) st = split_texts(r, lim, msg, cap);
     return st;
 }
@@ -273,8 +333,54 @@ int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, si
     return attention_budget(r, lim, msg, cap);
 }
 
+/* s through tgt into *s (replaced), checked: every token known, and not empty unless may_be_empty */
+static int hint_encode(nmt_text *tgt, char **s, int may_be_empty, const char *what, char *msg, size_t cap)
+{
+    nmt_text_line tl;
+    nmt_err err;
+    if (nmt_text_encode(tgt, *s, strlen(*s), &tl, &err)) return req_refuse(500, msg, cap, "%s: %s", what, err.msg);
+    if (!tl.n_words && !may_be_empty) return req_refuse(400, msg, cap, "%s is empty", what);
+    for (int k = 0; k < tl.n_words; k++)
+        if (tl.ids[k] == 1) return req_refuse(400, msg, cap, "%s: '%s' is not in the model's target vocabulary", what, tl.words[k]);
+    char *t = strdup(tl.text);
+    if (!t) return req_refuse(500, msg, cap, "out of memory");
+    free(*s);
+    *s = t;
+    return 0;
+}
+
+int req_encode_hints(serve_req *r, nmt_text *tgt, char *msg, size_t cap)
+{
+    if (!r->prefix && !r->phrases) return 0;
+    if (!(r->hints = calloc(r->n, sizeof *r->hints))) return req_refuse(500, msg, cap, "out of memory");
+    char what[64];
+    for (int i = 0; i < r->n; i++) {
+        int st = 0;
+        snprintf(what, sizeof what, "\"prefix\"[%d]", i);
+        if (r->prefix && (st = hint_encode(tgt, &r->prefix[i], 1, what, msg, cap))) return st;
+        for (int k = 0; r->phrases && k < r->n_phrases[i]; k++) {
+            snprintf(what, sizeof what, "\"constraints\"[%d][%d]", i, k);
+            if ((st = hint_encode(tgt, &r->phrases[i][k], 0, what, msg, cap))) return st;
+        }
+        r->hints[i] = (nmt_hint){r->prefix ? r->prefix[i] : NULL, r->phrases ? (const char *const *)r->phrases[i] : NULL,
+                                 r->phrases ? r->n_phrases[i] : 0};
+    }
+    return 0;
+}
+
+static void free_strings(char **s, int n)
+{
+    for (int i = 0; s && i < n; i++) free(s[i]);
+    free(s);
+}
+
 void req_free(serve_req *r)
 {
+    free_strings(r->prefix, r->n_prefix);
+    for (int i = 0; r->phrases && i < r->n_cons; i++) free_strings(r->phrases[i], r->n_phrases[i]);
+    free(r->phrases);
+    free(r->n_phrases);
+    free(r->hints);
     for (int i = 0; i < r->n; i++) {
         free(r->text[i]);
         if (r->tok) free(r->tok[i]);

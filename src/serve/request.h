@@ -36,6 +36,13 @@ typedef struct serve_req {
     int alignment;         /* ... and Pharaoh links */
     int split;             /* the texts were cut into sentences */
     char model[65];        /* the model asked for by name; "" for the server's first */
+    /* "prefix" and "constraints" (docs/SERVE.md), one entry per text as sent, then (req_encode_hints)
+     * in the model's target tokens */
+    char **prefix;         /* [n_prefix] NULL: none */
+    int n_prefix;
+    char ***phrases;       /* [n_cons][n_phrases[i]] */
+    int *n_phrases, n_cons;
+    nmt_hint *hints;       /* [n] for nmt_translate_hints, or NULL when neither field was given */
 } serve_req;
 
 /* Parses body[0..len). Returns 0, or an HTTP status (400) with msg filled in. */
@@ -44,6 +51,9 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
  * no words) / 413 (a text over lim->max_words, or attention that could pass
  * lim->max_attention) / 500 with msg. */
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap);
+/* The prefixes and constraint phrases through tgt (the model's target side, its text stages):
+ * 0, or 400 naming the entry that is empty or holds a token the model does not know, 500. */
+int req_encode_hints(serve_req *r, nmt_text *tgt, char *msg, size_t cap);
 void req_free(serve_req *r);
 
 /* The response to r: {"translations": [...]} (see docs/SERVE.md), malloc'd, or NULL when out

@@ -65,6 +65,7 @@ typedef struct slot {
     pool *pool;
     nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
     nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
+    nmt_text *tgt_in;         /* the target side read (prefixes, constraints): libmicrohttpd's thread */
 } slot;
 
 struct serve {
@@ -311,8 +312,8 @@ static void job_done(pool_job *j, int worker, void *user)
         x->status = 499;
         x->resp = req_error_json(499, j->err.msg);
     } else if (j->rc) {
-        x->status = 500;
-        x->resp = req_error_json(500, j->err.msg);
+        x->status = j->rc == NMT_ERR_ARG ? 400 : 500; /* hints the model cannot follow (a prefix too long) */
+        x->resp = req_error_json(x->status, j->err.msg);
         nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
     } else {
         x->resp = req_response(&x->req, j->tr, x->sl->tgt[worker]);
@@ -360,6 +361,7 @@ static enum MHD_Result translate_body(req_ctx *x)
         return send_error(x, 400, "no model named \"%s\" (this server has %s)", x->req.model, known);
     }
     if (!st) st = req_encode(&x->req, x->sl->src, &s->o.limits, msg, sizeof msg);
+    if (!st) st = req_encode_hints(&x->req, x->sl->tgt_in, msg, sizeof msg);
     if (st) return send_error(x, st, "%s", msg);
     if (x->req.n > s->o.pool.max_queue) /* 503 would say "later", and later it never fits */
         return send_error(x, 413, "%d texts; the server queues at most %d sentences", x->req.n, s->o.pool.max_queue);
@@ -367,6 +369,7 @@ static enum MHD_Result translate_body(req_ctx *x)
     j->n = x->req.n;
     j->src = (const char *const *)x->req.tok;
     j->n_words = x->req.n_words;
+    j->hints = x->req.hints;
     j->o = x->req.o;
     j->done = job_done;
     j->gone = client_gone;
@@ -658,7 +661,9 @@ static int slot_init(serve *s, slot *sl, const serve_model *sm, nmt_err *err)
     const serve_opts *o = &s->o;
     sl->name = sm->name;
     sl->m = sm->model;
+    nmt_text_opts plain = nmt_text_default_opts(); /* the model's own stages, if it has any */
     int rc = nmt_text_init_model(&sl->src, &o->src_text, sl->m, NMT_SOURCE, err);
+    if (!rc) rc = nmt_text_init_model(&sl->tgt_in, &plain, sl->m, NMT_TARGET, err);
     if (!rc && !(sl->tgt = calloc(o->pool.workers, sizeof *sl->tgt))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     for (int i = 0; !rc && i < o->pool.workers; i++) rc = nmt_text_init_model(&sl->tgt[i], &o->tgt_text, sl->m, NMT_TARGET, err);
     if (!rc) rc = pool_init(&sl->pool, sl->m, &o->pool, on_batch, s, err);
@@ -673,6 +678,7 @@ static void slot_free(serve *s, slot *sl)
 {
     pool_free(sl->pool);
     nmt_text_free(sl->src);
+    nmt_text_free(sl->tgt_in);
     for (int i = 0; sl->tgt && i < s->o.pool.workers; i++) nmt_text_free(sl->tgt[i]);
     free(sl->tgt);
 }

@@ -2,8 +2,8 @@
 # devsim.sh: the model's paths on the simulated device (NMT_DEVICE=devsim: memory the host cannot
 # touch, every kernel argument checked) give the CPU's results byte for byte: training of every
 # architecture (dropout, label smoothing, tied embeddings, FertDec's costs, BLEU validation),
-# checkpoints and resuming, averaging, beam search with n-best lists and attention, sampling, a
-# lexical shortlist, int8 decoding, ensembles, forced scoring and alignment; and every kernel of
+# checkpoints and resuming, averaging, beam search with n-best lists and attention, prefixes and
+# constraints, sampling, a lexical shortlist, int8 decoding, ensembles, forced scoring and alignment; and every kernel of
 # test_backend. A layer that reads model memory on the host
 # crashes here, and one whose copies lose or reorder data differs.
 . tests/cli/lib.sh
@@ -75,6 +75,11 @@ for args in "--sample --seed 3 --n-best 2 --alignment soft" "--sample --sample-t
 done
 $NMT_BIN lex --src "$T/s.en" --tgt "$T/s.fr" --model "$T/cpu.rnnsearch.nmt" --out "$T/lex.tsv" 2> /dev/null
 decode "shortlist" "$NMT_BIN translate --model $M --beam 4 --n-best 2 --shortlist $T/lex.tsv,20 < $T/v.en"
+# prefixes and constraint phrases (the scores of the tokens they want gathered on the device)
+NMT_BIN=$NMT_BIN sh scripts/terminology.sh "$T/cpu.rnnsearch.nmt" "$T/v.fr" 2 > "$T/v.terms"
+awk -F'\t' 'NR % 2 { split($1, w, " "); print w[1]; next } { print "" }' "$T/v.terms" > "$T/v.pfx"
+decode "constraints" "$NMT_BIN translate --model $M --beam 4 --n-best 2 --constraints $T/v.terms --prefix $T/v.pfx < $T/v.en"
+decode "constraints greedy" "$NMT_BIN translate --model $M --beam 1 --constraints $T/v.terms < $T/v.en"
 if $NMT_BIN translate --model "$T/cpu.t.nmt" --precision int8 < /dev/null 2> /dev/null; then
     decode "shortlist int8" "$NMT_BIN translate --model $M --beam 4 --shortlist $T/lex.tsv,20 --precision int8 < $T/v.en"
     decode "tied int8" "$NMT_BIN translate --model OUT.t.nmt --beam 4 --precision int8 < $T/v.en"

@@ -57,6 +57,23 @@ expect "GET /style.css" 200 '\.heatmap' GET /style.css
 expect "health" 200 '"status":"ok"' GET /health
 expect "good request" 200 '"translations":\[\{"text":"[^"]+"' POST /translate $J '{"text": "a man is riding a bike ."}'
 good=$($C req $PORT POST /translate $J '{"text": "a man is riding a bike ."}')
+# prefixes and constraints: the translation begins with the prefix and holds the phrase, as
+# nmt translate --prefix --constraints writes it; what the model cannot do is a 400 naming the entry
+printf 'a man is riding a bike .\n' > "$T/pc.en"; printf 'un homme\n' > "$T/pc.pfx"; printf 'une femme\n' > "$T/pc.terms"
+pc=$($NMT_BIN translate --model "$T/m.nmt" --beam 5 --prefix "$T/pc.pfx" --constraints "$T/pc.terms" < "$T/pc.en")
+case $pc in "un homme "*"une femme"*|"un homme "*) ok ;; *) bad "nmt translate with hints: '$pc'" ;; esac
+expect "prefix and constraints" 200 "\"translations\":\\[\\{\"text\":\"$pc\"" POST /translate $J \
+    '{"text": "a man is riding a bike .", "beam": 5, "prefix": "un homme", "constraints": ["une femme"]}'
+expect "constraints per text" 200 '"text":"[^"]*une femme' POST /translate $J \
+    '{"texts": ["a dog .", "a cat ."], "constraints": [["une femme"], []], "prefix": ["", "un"]}'
+expect "unknown constraint" 400 "constraints.*\\[0\\]\\[0\\]: 'xyzzy' is not in the model" POST /translate $J \
+    '{"text": "a dog .", "constraints": ["xyzzy"]}'
+expect "empty constraint" 400 'is empty' POST /translate $J '{"text": "a dog .", "constraints": [" "]}'
+expect "constraints per text count" 400 'has 1 lists of phrases for 2 texts' POST /translate $J \
+    '{"texts": ["a dog .", "a cat ."], "constraints": [["un"]]}'
+expect "prefix with split" 400 'not split into sentences' POST /translate $J '{"text": "a dog .", "split": true, "prefix": "un"}'
+expect "prefix too long" 400 'length limit' POST /translate $J \
+    '{"text": "a dog .", "prefix": "un un un un un un un un un un un un un un un un un un"}'
 
 # "split": a paragraph is cut into its sentences (it was decoded as one sentence), each translated
 # as it is alone, the texts joined

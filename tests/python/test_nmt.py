@@ -120,6 +120,27 @@ class Translate(unittest.TestCase):
         tr = nmt.Translator(path("m.nmt"), tokenize="en", lowercase=True, detokenize="fr")
         self.assertEqual(tr.translate(raw), want)
 
+    def test_prefix_and_constraints(self):
+        # the nmt program's --prefix and --constraints, and the phrases counted in each hypothesis
+        pfx = [" ".join(t.split()[:2]) if i % 2 else "" for i, t in enumerate(TGT)]
+        terms = [t.split()[-2] if len(t.split()) > 2 else "" for t in TGT]
+        vocab = {line.split("\t")[1] for line in run("vocab", "--model", path("m.nmt"), "--side", "tgt").splitlines()}
+        pfx = [p if all(w in vocab for w in p.split()) else "" for p in pfx]
+        terms = [w if w in vocab else "" for w in terms]
+        want = run("translate", "--model", path("m.nmt"), "--beam", "4", "--n-best", "2", "--prefix", write("pfx", pfx),
+                   "--constraints", write("terms", terms), stdin="\n".join(SRC) + "\n")
+        res = self.tr.translate_batch([s.split() for s in SRC], beam_size=4, num_hypotheses=2,
+                                      target_prefix=[p.split() or None for p in pfx],
+                                      constraints=[[[w]] if w else [] for w in terms])
+        got = [f"{i} ||| {' '.join(h)}" for i, r in enumerate(res) for h in r.hypotheses]
+        self.assertEqual(got, [" ||| ".join(line.split(" ||| ")[:2]) for line in want.splitlines()])
+        for r, p, w in zip(res, pfx, terms):
+            for h in r.hypotheses:
+                self.assertEqual(h[:len(p.split())], p.split())
+                self.assertTrue(not w or w in h, f"{w} not in {h}")
+        with self.assertRaises(nmt.ArgumentError):
+            self.tr.translate_batch([SRC[0].split()], constraints=[[["xyzzy"]]])
+
     def test_max_decoding_length(self):
         res = self.tr.translate_batch([s.split() for s in SRC], beam_size=1, max_decoding_length=4)
         full = self.tr.translate_batch([s.split() for s in SRC], beam_size=1)
