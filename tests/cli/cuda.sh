@@ -14,21 +14,23 @@ if nm "$NMT_BIN" 2> /dev/null | grep -q ' T cuda_backend_open$'; then
 else
     why='built without CUDA'; malformed=$why
 fi
+# every command under a time limit: a device wrongly accepted would otherwise train or serve on
+N="timeout 10 $NMT_BIN"
 D=$NMT_SHARED/data/multi30k/tok
 head -n 5 "$D/val.en" > "$T/s"; head -n 5 "$D/val.fr" > "$T/t"
 for dev in cuda cuda:0 cuda:3; do
-    expect_fail "train --device $dev" 2 "$why" $NMT_BIN train --device $dev --src "$T/s" --tgt "$T/t" --model "$T/m.nmt"
-    expect_fail "translate --device $dev" 2 "$why" $NMT_BIN translate --device $dev --model "$T/m.nmt"
-    expect_fail "score --device $dev" 2 "$why" $NMT_BIN score --device $dev --model "$T/m.nmt" --src "$T/s" --tgt "$T/t"
-    expect_fail "align --device $dev" 2 "$why" $NMT_BIN align --device $dev --model "$T/m.nmt" --src "$T/s" --tgt "$T/t"
-    expect_fail "serve --device $dev" 2 "$why" $NMT_BIN serve --device $dev --model "$T/m.nmt"
+    expect_fail "train --device $dev" 2 "$why" $N train --device $dev --src "$T/s" --tgt "$T/t" --model "$T/m.nmt"
+    expect_fail "translate --device $dev" 2 "$why" $N translate --device $dev --model "$T/m.nmt"
+    expect_fail "score --device $dev" 2 "$why" $N score --device $dev --model "$T/m.nmt" --src "$T/s" --tgt "$T/t"
+    expect_fail "align --device $dev" 2 "$why" $N align --device $dev --model "$T/m.nmt" --src "$T/s" --tgt "$T/t"
+    expect_fail "serve --device $dev" 2 "$why" $N serve --device $dev --model "$T/m.nmt"
 done
 [ -e "$T/m.nmt" ] && bad "a refused training wrote its model" || ok
-expect_fail "NMT_DEVICE=cuda" 2 "NMT_DEVICE: .*$why" env NMT_DEVICE=cuda $NMT_BIN translate --model "$T/m.nmt"
+expect_fail "NMT_DEVICE=cuda" 2 "NMT_DEVICE: .*$why" env NMT_DEVICE=cuda $N translate --model "$T/m.nmt"
 for dev in cuda:x cuda:-1 cuda: cuda:1x; do
-    expect_fail "--device $dev" 2 "$malformed" $NMT_BIN translate --device $dev --model "$T/m.nmt"
+    expect_fail "--device $dev" 2 "$malformed" $N translate --device $dev --model "$T/m.nmt"
 done
-expect_fail "--device cudax" 2 "unknown device 'cudax'" $NMT_BIN translate --device cudax --model "$T/m.nmt"
+expect_fail "--device cudax" 2 "unknown device 'cudax'" $N translate --device cudax --model "$T/m.nmt"
 # the kernel tests on cuda: SKIP with the reason, nothing failed
 for t in test_backend test_backend_pair; do
     p=${NMT_TEST_DIR:-build/tests}/$t
