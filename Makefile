@@ -58,6 +58,32 @@ MPI_CFLAGS = $(if $(MPI_FOUND),$(patsubst -I%,-isystem %,$(shell pkg-config --cf
 MPI_LIBS  = $(if $(MPI_FOUND),$(shell pkg-config --libs $(MPI_PKG)))
 MPI_OBJ   := $(BUILD)/src/mpi/comm_mpi.o
 
+# The CUDA backend (src/backend/cuda/, docs/CUDA.md) is CUDA C++ in a library of its own,
+# BUILD/libnmt-cuda.a, which bin/nmt, the test programs and libnmt.so link when it is built: by
+# default wherever nvcc is found (PATH, or CUDA_HOME/bin) and the build is not a sanitizer's;
+# `make CUDA=0` leaves it out (the core never needs nvcc), `make CUDA=1` insists. It compiles
+# for sm_90 (H100/H200) and carries sm_90 PTX for newer GPUs. The CUDA runtime is linked
+# statically; cuBLAS is opened only when --device cuda asks for it (src/backend/cuda/cuda.cu).
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(origin NVCC),undefined)
+NVCC := $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
+endif
+CUDA ?= $(if $(NVCC),$(if $(SANFLAGS),0,1),0)
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# --fmad=false: no a*b+c contracted, so that the element-wise kernels round as the CPU's do
+NVCCFLAGS := -std=c++20 -O3 -g $(CUDA_ARCH) --extended-lambda --fmad=false -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Werror,-fPIC -Iinclude -Isrc -MMD -MP
+CUDA_SRC := $(sort $(wildcard src/backend/cuda/*.cu))
+CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+ifeq ($(CUDA),1)
+ifeq ($(NVCC),)
+$(error CUDA=1, but no nvcc on PATH or in $(CUDA_HOME)/bin (set NVCC or CUDA_HOME))
+endif
+CUDA_LIB  := $(BUILD)/libnmt-cuda.a
+# -u: backend.c refers to the backend's entry weakly, which alone would not take it from the archive
+CUDA_LINK := -Wl,-u,cuda_backend_open $(CUDA_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+endif
+
 CORE_DIRS := base backend backend/cpu backend/devsim text data nn train decode io
 EVAL_DIRS := eval viz
 SERVE_DIRS := serve
@@ -119,6 +145,14 @@ $(BUILD)/%.o: %.cc | deps
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
+$(BUILD)/%.o: %.cu | deps
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libnmt-cuda.a: $(CUDA_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(MPI_OBJ): src/mpi/comm_mpi.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MPI_CFLAGS) -c $< -o $@
@@ -158,8 +192,9 @@ $(WEB_C:.c=.o): $(WEB_C)
 NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd.h)
 NMT_VPARTS := $(subst ., ,$(NMT_VERSION))
 SOMAJOR := $(if $(filter 0,$(word 1,$(NMT_VPARTS))),0.$(word 2,$(NMT_VPARTS)),$(word 1,$(NMT_VPARTS)))
-$(BUILD)/libnmt.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt.so.$(SOMAJOR) -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+$(BUILD)/libnmt.so: $(LIB_OBJ) $(CUDA_LIB)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt.so.$(SOMAJOR) -o $@ $(LIB_OBJ) $(CUDA_LINK) $(LDFLAGS) \
+	    $(CORE_LIBS)
 	ln -sf libnmt.so $@.$(SOMAJOR)
 
 $(BUILD)/libnmt-eval.so: $(EVAL_OBJ) $(BUILD)/libnmt.so
@@ -171,12 +206,12 @@ $(BUILD)/libnmt-serve.so: $(SERVE_OBJ) $(BUILD)/libnmt.so
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt-serve.so.$(SOMAJOR) -o $@ $(SERVE_OBJ) -L$(BUILD) -lnmt \
 	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) $(SERVE_LIBS) $(CORE_LIBS)
 
-$(NMT_BIN): $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A)
+$(NMT_BIN): $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A) $(CUDA_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
+	$(CC) -o $@ $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A) $(CUDA_LINK) $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A)
-	$(CC) -o $@ $< $(LIBS_A) $(LDFLAGS) $(LDLIBS)
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A) $(CUDA_LIB)
+	$(CC) -o $@ $< $(LIBS_A) $(CUDA_LINK) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/test_fuzz_replay: $(BUILD)/tests/test_fuzz_replay.o $(FUZZ_OBJ) $(LIBS_A)
 	$(CC) -o $@ $< $(FUZZ_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
@@ -325,4 +360,4 @@ bench-serve: all
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
--include $(LIB_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(SERVE_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(MPI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CUDA_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(SERVE_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(MPI_OBJ:.o=.d)

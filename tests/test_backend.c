@@ -13,6 +13,7 @@
 #include "base/rng.h"
 #include "bf16_ref.h"
 #include "test.h"
+#include "device.h"
 
 static const backend_ops *bk;
 static rng R;
@@ -1046,6 +1047,7 @@ static void test_logp_rows(void)
 
 int main(void)
 {
+    if (test_device_missing("test_backend")) return test_done("test_backend");
     bk = backend();
     rng_seed(&R, 2024);
     bk->set_threads(4); /* more threads than rows in some kernels, fewer in others */

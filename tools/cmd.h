@@ -82,7 +82,8 @@ const char *cmd_parse_shortlist(void *dst, const char *val, int nth);
 const char *cmd_parse_device(void *dst, const char *val, int nth);
 #define CMD_DEVICE_OPT \
     OPT_FN("--device", NULL, cmd_parse_device, "NAME", "cpu (default; or NMT_DEVICE) | devsim (the CPU's kernels on memory\n" \
-           "the host cannot touch, every kernel argument checked: for tests)")
+           "the host cannot touch, every kernel argument checked: for tests) |\n"                    \
+           "cuda or cuda:N (GPU N, where nmt was built with CUDA: docs/CUDA.md)")
 #define CMD_SHORTLIST_HELP "per batch, compute the output layer (and its softmax) only over\n" \
     "the K best translations of the batch's source words in FILE (from\n"                      \
     "'nmt lex --top K'), the F most frequent target words, EOS and UNK\n"                      \

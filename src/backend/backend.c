@@ -7,8 +7,13 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
+#include "backend/cuda/cuda.h"
 #include "backend/devsim/devsim.h"
 #include "base/err.h"
+
+/* The CUDA backend, in its own library (src/backend/cuda/, built where nvcc exists): weak, so
+ * that a program linked without it finds NULL here and says so. */
+__attribute__((weak)) const backend_ops *cuda_backend_open(int device, char *why, size_t whylen);
 
 const backend_ops *backend_current = &cpu_backend;
 
@@ -20,6 +25,23 @@ void backend_set(const backend_ops *b) { backend_current = b ? b : &cpu_backend;
 static const backend_ops *const known[] = {&cpu_backend, &devsim_backend};
 enum { NKNOWN = sizeof known / sizeof known[0] };
 
+/* "cuda" or "cuda:N" (device N, default 0) */
+static int select_cuda(const char *name, nmt_err *err)
+{
+    if (!cuda_backend_open)
+        return nmt_fail(err, NMT_ERR_ARG, "device '%s': this nmt was built without CUDA (nvcc was not found "
+                        "when it was built, or make CUDA=0)", name);
+    char *end = NULL;
+    long n = name[4] == ':' ? strtol(name + 5, &end, 10) : 0;
+    if (name[4] == ':' && (end == name + 5 || *end || n < 0 || n > 1024))
+        return nmt_fail(err, NMT_ERR_ARG, "device '%s': expected cuda or cuda:N, N a device number", name);
+    char why[256];
+    const backend_ops *b = cuda_backend_open((int)n, why, sizeof why);
+    if (!b) return nmt_fail(err, NMT_ERR_ARG, "device '%s': %s", name, why);
+    backend_set(b);
+    return NMT_OK;
+}
+
 int backend_select(const char *name, nmt_err *err)
 {
     if (!name || !*name) return nmt_fail(err, NMT_ERR_ARG, "no device named (cpu or devsim)");
@@ -28,10 +50,9 @@ int backend_select(const char *name, nmt_err *err)
             backend_set(known[i]);
             return NMT_OK;
         }
-    if (!strncmp(name, "cuda", 4) && (name[4] == 0 || name[4] == ':'))
-        return nmt_fail(err, NMT_ERR_ARG, "device '%s': this nmt was built without CUDA (nvcc was not found "
-                        "when it was built)", name);
-    return nmt_fail(err, NMT_ERR_ARG, "unknown device '%s' (this build has: cpu, devsim)", name);
+    if (!strncmp(name, "cuda", 4) && (name[4] == 0 || name[4] == ':')) return select_cuda(name, err);
+    return nmt_fail(err, NMT_ERR_ARG, "unknown device '%s' (this build has: cpu, devsim%s)", name,
+                    cuda_backend_open ? ", cuda[:N]" : "");
 }
 
 /* NMT_DEVICE, read once when the library is loaded, so that every program and test built on it

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/vec.h"
+#include "backend/rules.h"
 
 double cpu_sumsq(const real *g, size_t n)
 {
@@ -32,7 +33,7 @@ double cpu_sumsq(const real *g, size_t n)
 }
 
 /* The rule on parameters [lo, hi); g is read and left zero. One loop per rule, so that each
- * vectorises on its own. */
+ * vectorises on its own; the element's expressions are rules.h's. */
 static void update_span(int rule, const bk_hyper *h, real *p, real *g, real *const *s, size_t lo, size_t hi)
 {
     real lr = h->lr, scale = h->scale;
@@ -40,45 +41,24 @@ static void update_span(int rule, const bk_hyper *h, real *p, real *g, real *con
     case BK_ADADELTA: {
         real *s0 = s[0], *s1 = s[1], rho = h->rho, eps = h->eps;
 #pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            s0[i] = rho * s0[i] + (1 - rho) * gi * gi;
-            real d = real_sqrt(s1[i] + eps) / real_sqrt(s0[i] + eps) * gi;
-            s1[i] = rho * s1[i] + (1 - rho) * d * d;
-            p[i] -= lr * d;
-        }
+        for (size_t i = lo; i < hi; i++) rule_adadelta(p, g, s0, s1, i, lr, scale, rho, eps);
         break;
     }
     case BK_ADAGRAD: {
         real *s0 = s[0], eps = h->eps;
 #pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            s0[i] += gi * gi;
-            p[i] -= lr * gi / (real_sqrt(s0[i]) + eps);
-        }
+        for (size_t i = lo; i < hi; i++) rule_adagrad(p, g, s0, i, lr, scale, eps);
         break;
     }
     case BK_ADAM: {
         real *s0 = s[0], *s1 = s[1], b1 = h->b1, b2 = h->b2, c1 = h->c1, c2 = h->c2, eps = h->eps;
 #pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            real gi = g[i] * scale;
-            g[i] = 0;
-            s0[i] = b1 * s0[i] + (1 - b1) * gi;
-            s1[i] = b2 * s1[i] + (1 - b2) * gi * gi;
-            p[i] -= lr * (s0[i] / c1) / (real_sqrt(s1[i] / c2) + eps);
-        }
+        for (size_t i = lo; i < hi; i++) rule_adam(p, g, s0, s1, i, lr, scale, b1, b2, c1, c2, eps);
         break;
     }
     default: /* BK_SGD */
 #pragma omp simd
-        for (size_t i = lo; i < hi; i++) {
-            p[i] -= lr * g[i] * scale;
-            g[i] = 0;
-        }
+        for (size_t i = lo; i < hi; i++) rule_sgd(p, g, i, lr, scale);
     }
 }
 
