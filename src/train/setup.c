@@ -14,8 +14,8 @@
 #include "base/err.h"
 #include "base/paths.h"
 #include "data/vocab.h"
-#include "text/pipeline.h"
-#include "text/subword.h"
+#include "data/pipeline.h"
+#include "data/subword.h"
 #include "train/dist.h"
 #include "train/trainer.h"
 

@@ -14,7 +14,7 @@
 #include "base/atomic.h"
 #include "base/err.h"
 #include "base/paths.h"
-#include "text/pipeline.h"
+#include "data/pipeline.h"
 #include "train/trainer.h"
 
 static const char *const names[] = {"ppl", "bleu", "chrf"};

@@ -11,8 +11,8 @@
 
 #include "base/err.h"
 #include "nn/model.h"
-#include "text/pipeline.h"
-#include "text/subword.h"
+#include "data/pipeline.h"
+#include "data/subword.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 #include "text/words.h"
