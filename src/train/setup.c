@@ -132,23 +132,6 @@ static int check_memory(trainer *t, const nmt_config *c, nmt_err *err)
     return NMT_OK;
 }
 
-/* The files a run reads and writes, for the checks below and for the dev translations, whose
- * names are known only at each validation (valid_metric.c). */
-void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT])
-{
-    const nmt_train_opts *o = t->o;
-    const path_role i[TRAIN_PATHS_IN] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
-                                         {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
-                                         {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
-                                         {o->pretrained, "the pretrained model"}};
-    const path_role w[TRAIN_PATHS_OUT] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"},
-                                          {t->log_path, "the training log"}, {o->batch_log, "the batch log"},
-                                          {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"},
-                                          {o->valid_output, "the dev translations"}};
-    memcpy(in, i, sizeof i);
-    memcpy(out, w, sizeof w);
-}
-
 /* A run that neither resumes nor was told to start over may not replace an earlier run's model or
  * checkpoint (a killed run re-run without --resume lost its best model at the first save). */
 static int check_earlier_run(trainer *t, nmt_err *err)
