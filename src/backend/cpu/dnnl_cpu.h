@@ -14,6 +14,8 @@
 
 /* oneDNN's CPU engine, made on first use; NULL when it cannot be made */
 dnnl_engine_t dnnl_cpu_engine(void);
+/* oneDNN's status when the engine was made: why dnnl_cpu_engine gave NULL */
+dnnl_status_t dnnl_cpu_engine_status(void);
 
 /* The matmul primitive C = A·B (beta 0) or C += A·B (beta 1, a sum post-op) on the engine, with
  * per-column output scales given at run time when scaled (int8); *pd_out, unless NULL, gets its
