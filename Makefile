@@ -122,7 +122,9 @@ endif
 .SECONDARY:
 EXAMPLES := $(BUILD)/examples/translate
 
-all: deps $(NMT_BIN) $(LIBS_A) $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(BUILD)/libnmt-serve.so $(EXAMPLES)
+# `make` only builds: the packages come from `make deps` (or `make test` and
+# `make demo`, which run it first).
+all: $(NMT_BIN) $(LIBS_A) $(BUILD)/libnmt.so $(BUILD)/libnmt-eval.so $(BUILD)/libnmt-serve.so $(EXAMPLES)
 	@cp -f $(BUILD)/libnmt.a libnmt.a 2>/dev/null || true
 
 deps:
@@ -132,8 +134,7 @@ deps:
 deps-test:
 	@sh scripts/install-deps.sh --test
 
-# Order-only on deps: under make -j the compilers must wait for the headers the install brings.
-$(BUILD)/%.o: %.c | deps
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -141,11 +142,11 @@ $(BUILD)/%.o: %.c | deps
 # SentencePiece headers are system headers, so their own warnings stay theirs.
 CXX      ?= g++
 CXXFLAGS := $(OPT) -std=c++17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -fPIC $(ARCHFLAGS) -Iinclude -Isrc -MMD -MP $(SANFLAGS)
-$(BUILD)/%.o: %.cc | deps
+$(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.cu | deps
+$(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
@@ -153,11 +154,11 @@ $(BUILD)/libnmt-cuda.a: $(CUDA_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(MPI_OBJ): src/mpi/comm_mpi.c | deps
+$(MPI_OBJ): src/mpi/comm_mpi.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(MPI_CFLAGS) -c $< -o $@
 
-$(BUILD)/f64/%.o: %.c | deps
+$(BUILD)/f64/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
 
@@ -216,7 +217,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A) $(CUDA_LIB)
 $(BUILD)/tests/test_fuzz_replay: $(BUILD)/tests/test_fuzz_replay.o $(FUZZ_OBJ) $(LIBS_A)
 	$(CC) -o $@ $< $(FUZZ_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%_f64.o: tests/%_f64.c | deps
+$(BUILD)/tests/%_f64.o: tests/%_f64.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(F64FLAGS) -c $< -o $@
 
@@ -290,7 +291,8 @@ asan: deps
 	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    RUNFLAGS=--quick
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh
 
 bench: all

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages that building and testing nmt need; a no-op when all are present.
-# Called by the Makefile before every build, so it must be fast when there is nothing to do.
+# Called by `make deps`, and by `make test` and `make demo` before they build; fast when there is
+# nothing to do.
 # `install-deps.sh --test` also tries the packages only the tests use; those may fail to install
 # (the test that needs one then says so and skips itself), the build's may not.
 set -eu

@@ -17,6 +17,9 @@ export OMP_WAIT_POLICY=PASSIVE
 export NMT_BLAS_AUTOTUNE=0
 # the test programs, for the CLI case that reruns them under other kernel sets (kernels.sh)
 export NMT_TEST_DIR="$build/tests"
+# the models several CLI cases share (tests/cli/lib.sh, model): trained afresh in each run
+export NMT_FIXTURES="$(cd "$build" && pwd)/fixtures"
+rm -rf "$NMT_FIXTURES"
 tally="$build/.tally"
 : > "$tally"
 log="$build/test.log"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "eval/aer.h"
+#include "helpers.h"
 #include "test.h"
 
 static const char *shared_dir;
@@ -31,11 +32,7 @@ static const char *tmp_file(const char *name, const char *content)
     static int k;
     k = (k + 1) % 8;
     snprintf(buf[k], sizeof buf[k], "%s/%s", tmp_dir, name);
-    FILE *f = fopen(buf[k], "w");
-    if (!f || fputs(content, f) == EOF || fclose(f) != 0) {
-        fprintf(stderr, "cannot write %s: %s\n", buf[k], strerror(errno));
-        exit(1);
-    }
+    if (test_write(buf[k], content)) exit(1);
     return buf[k];
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "nmt.h"
+#include "helpers.h"
 #include "test.h"
 
 static char dir[64];
@@ -24,8 +25,7 @@ static char dir[64];
 static void write_file(const char *name, const char *text, char *path, size_t n)
 {
     snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (f) { fputs(text, f); fclose(f); }
+    (void)test_write(path, text); /* a file not written fails the call that reads it */
 }
 
 /* nmt_train with one bad setting: refused with NMT_ERR_ARG and `want` in the message, and no

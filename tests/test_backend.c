@@ -12,6 +12,7 @@
 #include "base/err.h"
 #include "base/rng.h"
 #include "bf16_ref.h"
+#include "helpers.h"
 #include "test.h"
 #include "device.h"
 
@@ -52,15 +53,6 @@ static real *dev_r(const real *h, size_t n) { return dev_copy(h, sizeof(real) * 
 static int *dev_i(const int *h, size_t n) { return dev_copy(h, sizeof(int) * n); }
 static void get(void *host, const void *dev, size_t bytes) { bk->copy_out(host, dev, bytes); }
 static void release(void) { while (npool) bk->free(pool[--npool]); }
-
-/* host arrays of random values in [lo, hi) */
-static real *rnd(size_t n, double lo, double hi)
-{
-    real *x = malloc(sizeof(real) * (n ? n : 1));
-    NMT_ASSERT(x);
-    for (size_t i = 0; i < n; i++) x[i] = (real)(lo + (hi - lo) * rng_uniform(&R));
-    return x;
-}
 
 static double *dbl(const real *x, size_t n)
 {
@@ -189,8 +181,8 @@ static void test_gemm(void)
         for (int tb = 0; tb < 2; tb++)
             for (int bi = 0; bi < 3; bi++) {
                 int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
-                real *A = rnd((size_t)(ta ? K : M) * lda, -1, 1), *B = rnd((size_t)(tb ? N : K) * ldb, -1, 1);
-                real *C = rnd((size_t)M * ldc, -1, 1), *got = malloc(sizeof(real) * M * ldc);
+                real *A = test_rnd(&R, (size_t)(ta ? K : M) * lda, -1, 1), *B = test_rnd(&R, (size_t)(tb ? N : K) * ldb, -1, 1);
+                real *C = test_rnd(&R, (size_t)M * ldc, -1, 1), *got = malloc(sizeof(real) * M * ldc);
                 double *want = dbl(C, (size_t)M * ldc);
                 for (int i = 0; i < M; i++)
                     for (int j = 0; j < N; j++) {
@@ -222,7 +214,7 @@ static void test_gemm(void)
 static void test_colsum(void)
 {
     enum { M = 70, N = 29, LDA = 31 };
-    real *A = rnd((size_t)M * LDA, -1, 1), *C = rnd(N, -1, 1), got[N];
+    real *A = test_rnd(&R, (size_t)M * LDA, -1, 1), *C = test_rnd(&R, N, -1, 1), got[N];
     double want[N];
     for (int j = 0; j < N; j++) {
         want[j] = C[j];
@@ -245,7 +237,7 @@ static void test_elementwise(void)
     struct { const char *name; vf f; double (*ref)(double); double lo, hi; } t[3] = {
         {"vexp", bk->vexp, exp, -80, 80}, {"vtanh", bk->vtanh, tanh, -9, 9}, {"vsigmoid", bk->vsigmoid, sigm, -30, 30}};
     for (int q = 0; q < 3; q++) {
-        real *x = rnd(N, t[q].lo, t[q].hi), *got = malloc(sizeof(real) * N);
+        real *x = test_rnd(&R, N, t[q].lo, t[q].hi), *got = malloc(sizeof(real) * N);
         x[0] = 0;
         x[1] = (real)1e-4;
         double *want = malloc(sizeof(double) * N);
@@ -286,7 +278,7 @@ static const char *fn_name(int f) { return f == BK_TANH ? "tanh" : f == BK_SIGMO
 static void test_act_rows(const rows_shape *s, int f, int with_b)
 {
     int NR = s->R, C = s->cols;
-    real *y0 = rnd((size_t)NR * s->ldy, -1, 1), *x = rnd((size_t)NR * s->lda, -4, 4), *b = rnd(C, -1, 1);
+    real *y0 = test_rnd(&R, (size_t)NR * s->ldy, -1, 1), *x = test_rnd(&R, (size_t)NR * s->lda, -4, 4), *b = test_rnd(&R, C, -1, 1);
     real *got = malloc(sizeof(real) * NR * s->ldy);
     double *want = dbl(y0, (size_t)NR * s->ldy), *want_in = dbl(x, (size_t)NR * s->lda);
     for (int r = 0; r < NR; r++)
@@ -313,8 +305,8 @@ static void test_act_rows(const rows_shape *s, int f, int with_b)
 static void test_act_grad_rows(const rows_shape *s, int f)
 {
     int NR = s->R, C = s->cols;
-    real *dx0 = rnd((size_t)NR * s->ldy, -1, 1), *dy = rnd((size_t)NR * s->lda, -2, 2);
-    real *y = rnd((size_t)NR * s->ldb, f == BK_SIGMOID ? 0 : -1, 1), *got = malloc(sizeof(real) * NR * s->lda);
+    real *dx0 = test_rnd(&R, (size_t)NR * s->ldy, -1, 1), *dy = test_rnd(&R, (size_t)NR * s->lda, -2, 2);
+    real *y = test_rnd(&R, (size_t)NR * s->ldb, f == BK_SIGMOID ? 0 : -1, 1), *got = malloc(sizeof(real) * NR * s->lda);
     double *want = dbl(dx0, (size_t)NR * s->ldy), *want_in = dbl(dy, (size_t)NR * s->lda);
     for (int r = 0; r < NR; r++)
         for (int k = 0; k < C; k++) {
@@ -340,7 +332,7 @@ static void test_rows_basic(const rows_shape *s)
 {
     int NR = s->R, C = s->cols;
     size_t ny = (size_t)NR * s->ldy, na = (size_t)NR * s->lda;
-    real *y0 = rnd(ny, -1, 1), *a = rnd(na, -2, 2), *b = rnd((size_t)NR * s->ldb, -2, 2);
+    real *y0 = test_rnd(&R, ny, -1, 1), *a = test_rnd(&R, na, -2, 2), *b = test_rnd(&R, (size_t)NR * s->ldb, -2, 2);
     real *got = malloc(sizeof(real) * (ny > na ? ny : na));
     double *want = malloc(sizeof(double) * (ny > na ? ny : na));
     const char *names[4] = {"zero_rows", "copy_rows", "add_rows", "mul_rows"};
@@ -384,8 +376,8 @@ static void test_rows_dist(const rows_shape *s)
 {
     int NR = s->R, C = s->cols;
     size_t ny = (size_t)NR * s->ldy;
-    real *y0 = rnd(ny, -1, 1), *x = rnd((size_t)NR * s->lda, -2, 2), *z = rnd((size_t)NR * s->ldb, -2, 2);
-    real *u = rnd(NR, -3, 3), *got = malloc(sizeof(real) * ny);
+    real *y0 = test_rnd(&R, ny, -1, 1), *x = test_rnd(&R, (size_t)NR * s->lda, -2, 2), *z = test_rnd(&R, (size_t)NR * s->ldb, -2, 2);
+    real *u = test_rnd(&R, NR, -3, 3), *got = malloc(sizeof(real) * ny);
     double *want = malloc(sizeof(double) * ny), *wd = malloc(sizeof(double) * NR), *gd = malloc(sizeof(double) * NR);
     u[0] = 0; /* a zero scale leaves its row as it is */
     real *dx = dev_r(x, (size_t)NR * s->lda), *dz = dev_r(z, (size_t)NR * s->ldb), *du = dev_r(u, NR);
@@ -423,8 +415,8 @@ enum { GB = 5, GN = 21, LDA = 3 * GN + 2, LDHP = GN + 3, LDH = GN + 1, LDDA = 3 
 
 static void test_gru_forward(int with_hp)
 {
-    real *a = rnd(GB * LDA, -2, 2), *zr = rnd(GB * 2 * GN, -2, 2), *hp = rnd(GB * LDHP, -1, 1);
-    real *uq = rnd(GB * GN, -2, 2), *h0 = rnd(GB * LDH, -1, 1);
+    real *a = test_rnd(&R, GB * LDA, -2, 2), *zr = test_rnd(&R, GB * 2 * GN, -2, 2), *hp = test_rnd(&R, GB * LDHP, -1, 1);
+    real *uq = test_rnd(&R, GB * GN, -2, 2), *h0 = test_rnd(&R, GB * LDH, -1, 1);
     unsigned char mask[GB] = {1, 0, 1, 1, 0};
     double wz[GB * GN], wr[GB * GN], wrh[GB * GN], whc[GB * GN], *wh = dbl(h0, GB * LDH);
     for (int b = 0; b < GB; b++)
@@ -456,8 +448,8 @@ static void test_gru_forward(int with_hp)
 
 static void test_gru_backward(int with_hp)
 {
-    real *g = rnd(GB * GN, -1, 1), *z = rnd(GB * GN, 0, 1), *hc = rnd(GB * GN, -1, 1), *r = rnd(GB * GN, 0, 1);
-    real *hp = rnd(GB * LDHP, -1, 1), *da0 = rnd(GB * LDDA, -1, 1), *dhp0 = rnd(GB * GN, -1, 1), *dq = rnd(GB * GN, -1, 1);
+    real *g = test_rnd(&R, GB * GN, -1, 1), *z = test_rnd(&R, GB * GN, 0, 1), *hc = test_rnd(&R, GB * GN, -1, 1), *r = test_rnd(&R, GB * GN, 0, 1);
+    real *hp = test_rnd(&R, GB * LDHP, -1, 1), *da0 = test_rnd(&R, GB * LDDA, -1, 1), *dhp0 = test_rnd(&R, GB * GN, -1, 1), *dq = test_rnd(&R, GB * GN, -1, 1);
     unsigned char mask[GB] = {1, 1, 0, 1, 0};
     double *wda = dbl(da0, GB * LDDA), *wdhp = dbl(dhp0, GB * GN);
     for (int b = 0; b < GB; b++)
@@ -533,8 +525,8 @@ static void test_attn_forward(int with_xi)
 {
     enum { B = 6, BS = 3 };
     int src[B] = {0, 2, 1, 1, 0, 2}, xlen[BS] = {9, 4, 7};
-    real *UaH = rnd(AT * BS * ANA, -1, 1), *q = rnd(B * ANA, -1, 1), *v = rnd(ANA, -1, 1);
-    real *H = rnd(AT * BS * ALDH, -1, 1), *M = rnd(AK * ANA, -1, 1), *xi = rnd(B * AT * AK, 0, 1);
+    real *UaH = test_rnd(&R, AT * BS * ANA, -1, 1), *q = test_rnd(&R, B * ANA, -1, 1), *v = test_rnd(&R, ANA, -1, 1);
+    real *H = test_rnd(&R, AT * BS * ALDH, -1, 1), *M = test_rnd(&R, AK * ANA, -1, 1), *xi = test_rnd(&R, B * AT * AK, 0, 1);
     for (int i = 0; i < B * AT * AK; i += 4) xi[i] = 0; /* zero features are skipped: still right */
     double wal[B * AT], wctx[B * AHD];
     att_ref(wal, wctx, UaH, q, v, H, M, with_xi ? xi : NULL, xlen, src, B, BS);
@@ -594,10 +586,10 @@ static void test_attn_backward(int with_xi)
 {
     enum { B = 5, NU = AT * B * ANA, NH = AT * B * ALDH };
     int xlen[B] = {9, 3, 6, 9, 1};
-    real *UaH = rnd(NU, -1, 1), *q = rnd(B * ANA, -1, 1), *v = rnd(ANA, -1, 1), *H = rnd(NH, -1, 1);
-    real *M = rnd(AK * ANA, -1, 1), *xi = rnd(B * AT * AK, 0, 1), *dctx = rnd(B * AHD, -1, 1);
-    real *dalpha = rnd(B * AT, -1, 1), *dU0 = rnd(NU, -1, 1), *dH0 = rnd(NH, -1, 1), *dv0 = rnd(B * ANA, -1, 1);
-    real *dM0 = rnd(B * AK * ANA, -1, 1), al[B * AT], ctx[B * AHD];
+    real *UaH = test_rnd(&R, NU, -1, 1), *q = test_rnd(&R, B * ANA, -1, 1), *v = test_rnd(&R, ANA, -1, 1), *H = test_rnd(&R, NH, -1, 1);
+    real *M = test_rnd(&R, AK * ANA, -1, 1), *xi = test_rnd(&R, B * AT * AK, 0, 1), *dctx = test_rnd(&R, B * AHD, -1, 1);
+    real *dalpha = test_rnd(&R, B * AT, -1, 1), *dU0 = test_rnd(&R, NU, -1, 1), *dH0 = test_rnd(&R, NH, -1, 1), *dv0 = test_rnd(&R, B * ANA, -1, 1);
+    real *dM0 = test_rnd(&R, B * AK * ANA, -1, 1), al[B * AT], ctx[B * AHD];
     const real *xp = with_xi ? xi : NULL;
     double wal[B * AT], wctx[B * AHD];
     att_ref(wal, wctx, UaH, q, v, H, M, xp, xlen, NULL, B, B);
@@ -641,7 +633,7 @@ static void test_attn_window(int k)
     enum { WH = 6, WT = 11, WLD = 14 };
     int len[WH] = {WT, 1, 0, 5, 10, 2}, K = 2 * k + 1;
     size_t nxi = (size_t)WH * WT * K;
-    real *src = rnd(WH * WLD, 0, 1), *dxi = rnd(nxi, -1, 1), *dsrc0 = rnd(WH * WT, -1, 1);
+    real *src = test_rnd(&R, WH * WLD, 0, 1), *dxi = test_rnd(&R, nxi, -1, 1), *dsrc0 = test_rnd(&R, WH * WT, -1, 1);
     real *got = malloc(sizeof(real) * nxi);
     double *want = calloc(nxi, sizeof(double)), *wds = dbl(dsrc0, WH * WT);
     for (int b = 0; b < WH; b++)
@@ -671,7 +663,7 @@ static void test_maxout(void)
 {
     enum { TB = 14, N = 9, L = 13, V = 203, H = 7 };
     int rows[N] = {0, 2, 3, 5, 6, 7, 10, 12, 13};
-    real *tt = rnd(TB * 2 * L, -1, 1), *b = rnd(2 * L, -1, 1), *dt = rnd(N * L, -1, 1), *dtt0 = rnd(TB * 2 * L, -1, 1);
+    real *tt = test_rnd(&R, TB * 2 * L, -1, 1), *b = test_rnd(&R, 2 * L, -1, 1), *dt = test_rnd(&R, N * L, -1, 1), *dtt0 = test_rnd(&R, TB * 2 * L, -1, 1);
     tt[2 * 2 * L + 1] = tt[2 * 2 * L] + b[0] - b[1]; /* a tie: the first of the pair wins */
     double wt[N * L], *wdtt = dbl(dtt0, TB * 2 * L);
     unsigned char wwh[TB * L], wh[TB * L];
@@ -704,7 +696,7 @@ static void test_maxout(void)
             wt[r * L + k] = x1 > x0 ? x1 : x0;
         }
     close_all("maxout, rows NULL", t, wt, N * L, 0);
-    real *row = rnd(V, -1, 1), *Z = malloc(sizeof(real) * H * V), *dZ = dev_junk(sizeof(real) * H * V);
+    real *row = test_rnd(&R, V, -1, 1), *Z = malloc(sizeof(real) * H * V), *dZ = dev_junk(sizeof(real) * H * V);
     double *wZ = malloc(sizeof(double) * H * V);
     for (int i = 0; i < H * V; i++) wZ[i] = row[i % V];
     bk->repeat_row(dZ, dev_r(row, V), H, V);
@@ -718,7 +710,7 @@ static void test_softmax_nll(double ls)
 {
     enum { TB = 8, N = 5, V = 203, BLK = 2, NBLK = (N + BLK - 1) / BLK };
     int rows[N] = {0, 1, 3, 4, 6}, y[TB] = {5, 202, 7, 0, 100, 9, 201, 3};
-    real *z = rnd(N * V, -8, 8), *lp0 = rnd(TB, -1, 1), *dbias0 = rnd(V, -1, 1);
+    real *z = test_rnd(&R, N * V, -8, 8), *lp0 = test_rnd(&R, TB, -1, 1), *dbias0 = test_rnd(&R, V, -1, 1);
     double *wz = malloc(sizeof(double) * N * V), wrinv[N], wnll[N], *wlp = dbl(lp0, TB), *wdb = dbl(dbias0, V);
     double *wg = malloc(sizeof(double) * N * V);
     const double scale = 0.37;
@@ -775,7 +767,7 @@ static void test_embeddings(void)
     enum { ROWS = 20, COLS = 37, N = 11 };
     int ids[N] = {3, 0, 19, 3, 7, -1, 7, 12, 0, 5, 3}; /* -1: a zero row */
     unsigned char mask[N] = {1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1};
-    real *table = rnd(ROWS * COLS, -1, 1), *src = rnd(N * COLS, -1, 1), got[ROWS * COLS];
+    real *table = test_rnd(&R, ROWS * COLS, -1, 1), *src = test_rnd(&R, N * COLS, -1, 1), got[ROWS * COLS];
     double want[ROWS * COLS];
     for (int i = 0; i < N * COLS; i++) want[i] = ids[i / COLS] < 0 ? 0 : table[ids[i / COLS] * COLS + i % COLS];
     real *dtab = dev_r(table, ROWS * COLS), *dst = dev_junk(sizeof(real) * N * COLS);
@@ -859,7 +851,7 @@ static const bk_hyper HYP = {0.01f, 0.95f, 1e-6f, 0.9f, 0.999f, 0.271f, 0.002997
 static void test_sumsq(void)
 {
     enum { N = (1 << 17) + 1005 };
-    real *g = rnd(N, -1, 1);
+    real *g = test_rnd(&R, N, -1, 1);
     double want = 0;
     for (int i = 0; i < N; i++) want += (double)g[i] * g[i];
     double got = bk->sumsq(dev_r(g, N), N);
@@ -871,7 +863,7 @@ static void test_sumsq(void)
 static void test_update(int rule)
 {
     enum { N = (1 << 15) + 37, LO = 5, HI = N - 3 };
-    real *p = rnd(N, -1, 1), *g = rnd(N, -1, 1), *s0 = rnd(N, 0, 1), *s1 = rnd(N, 0, 1), *got = malloc(sizeof(real) * N);
+    real *p = test_rnd(&R, N, -1, 1), *g = test_rnd(&R, N, -1, 1), *s0 = test_rnd(&R, N, 0, 1), *s1 = test_rnd(&R, N, 0, 1), *got = malloc(sizeof(real) * N);
     double *wp = dbl(p, N), *wg = dbl(g, N), *ws0 = dbl(s0, N), *ws1 = dbl(s1, N);
     for (int i = LO; i < HI; i++) {
         rule_ref(rule, &HYP, &wp[i], g[i], &ws0[i], &ws1[i]);
@@ -897,7 +889,7 @@ static void test_update(int rule)
 static void test_update_rows(int rule, int with_lag)
 {
     enum { OFF = 7, ROWS = 40, COLS = 13, N = OFF + ROWS * COLS + 5 };
-    real *p = rnd(N, -1, 1), *g = rnd(N, -1, 1), *s0 = rnd(N, 0, 1), *s1 = rnd(N, 0, 1), *got = malloc(sizeof(real) * N);
+    real *p = test_rnd(&R, N, -1, 1), *g = test_rnd(&R, N, -1, 1), *s0 = test_rnd(&R, N, 0, 1), *s1 = test_rnd(&R, N, 0, 1), *got = malloc(sizeof(real) * N);
     unsigned lag[ROWS], glag[ROWS];
     for (int r = 0; r < ROWS; r++) {
         lag[r] = with_lag ? (unsigned)(r % 3) : 0;

@@ -15,6 +15,7 @@
 #include "backend/cpu/dnnl_cpu.h"
 #include "base/err.h"
 #include "base/rng.h"
+#include "helpers.h"
 #include "test.h"
 
 static const backend_lowp_ops *lp;
@@ -22,14 +23,6 @@ static rng R;
 static int L; /* the largest |q(W)| of an int8 product on this CPU: 127 (VNNI) or 63 (AVX2) */
 
 enum { K = 203, N = 77, LDW = 80, M = 23, LDA = 211, LDC = 81, ROWS = 40 };
-
-static real *rnd(size_t n, double lo, double hi)
-{
-    real *x = malloc(sizeof(real) * n);
-    NMT_ASSERT(x);
-    for (size_t i = 0; i < n; i++) x[i] = (real)(lo + (hi - lo) * rng_uniform(&R));
-    return x;
-}
 
 static float col_absmax(const real *W, int n)
 {
@@ -60,8 +53,8 @@ static double bound(int prec, const real *A, const real *W, int i, int n, double
 static void check_prec(int prec, const char *name, real beta)
 {
     nmt_err err = {0};
-    real *W = rnd((size_t)K * LDW, -0.5, 0.5), *A = rnd((size_t)ROWS * LDA, -2, 2);
-    real *C0 = rnd((size_t)ROWS * LDC, -1, 1), *Cq = malloc(sizeof(real) * ROWS * LDC);
+    real *W = test_rnd(&R, (size_t)K * LDW, -0.5, 0.5), *A = test_rnd(&R, (size_t)ROWS * LDA, -2, 2);
+    real *C0 = test_rnd(&R, (size_t)ROWS * LDC, -1, 1), *Cq = malloc(sizeof(real) * ROWS * LDC);
     real *Cf = malloc(sizeof(real) * ROWS * LDC);
     bk_qmat *qf = NULL, *qq = NULL;
     bk_qws *w = NULL;
@@ -150,7 +143,7 @@ static void check_extremes(void)
 static void check_scales(void)
 {
     nmt_err err = {0};
-    real *W = rnd((size_t)K * LDW, -0.5, 0.5);
+    real *W = test_rnd(&R, (size_t)K * LDW, -0.5, 0.5);
     float *s = malloc(sizeof(float) * N);
     bk_qmat *q = NULL;
     for (int n = 0; n < N; n++) s[n] = col_absmax(W, n) / 127;
@@ -179,7 +172,7 @@ static void check_scales(void)
 static void check_nonfinite(int prec, const char *name)
 {
     nmt_err err = {0};
-    real *W = rnd((size_t)K * LDW, -0.5, 0.5), *A = rnd((size_t)ROWS * LDA, -2, 2);
+    real *W = test_rnd(&R, (size_t)K * LDW, -0.5, 0.5), *A = test_rnd(&R, (size_t)ROWS * LDA, -2, 2);
     real *C = calloc((size_t)ROWS * LDC, sizeof(real));
     bk_qmat *q = NULL;
     bk_qws *w = NULL;

@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "nn/net.h"
 #include "io/safetensors.h"
+#include "helpers.h"
 #include "test.h"
 #include "tiny_model.h"
 #include "data/vocab.h"
@@ -22,13 +23,9 @@ static void test_golden(const char *shared)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.json", shared);
-    FILE *f = fopen(path, "rb");
-    CHECKF(f != NULL, "%s missing", path);
-    if (!f) return;
-    char *js = malloc(1 << 20);
-    size_t n = fread(js, 1, (1 << 20) - 1, f);
-    js[n] = 0;
-    fclose(f);
+    char *js = test_slurp(path, NULL);
+    CHECKF(js != NULL, "%s missing", path);
+    if (!js) return;
     cJSON *J = cJSON_Parse(js), *cf = cJSON_GetObjectItem(J, "config");
     nmt_config c = {NMT_ARCH_RNNSEARCH, cJSON_GetObjectItem(cf, "Vs")->valueint, cJSON_GetObjectItem(cf, "Vt")->valueint,
                     cJSON_GetObjectItem(cf, "m")->valueint, cJSON_GetObjectItem(cf, "n")->valueint,

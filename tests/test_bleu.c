@@ -11,6 +11,7 @@
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "eval/ter.h"
+#include "helpers.h"
 #include "test.h"
 
 /* Python floats printed with repr() round-trip exactly, so the library should reproduce them
@@ -43,23 +44,9 @@ static char **read_lines(const char *rel, size_t *n)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", data_dir(), rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len < 2) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
+    size_t len;
+    char *buf = test_slurp(path, &len);
     if (!buf) return NULL;
-    buf[len] = '\0';
     size_t count = 0;
     for (size_t i = 0; i < len; i++) count += buf[i] == '\n';
     if (len > 0 && buf[len - 1] != '\n') count++;

@@ -21,6 +21,7 @@
 #include "base/err.h"
 #include "base/rng.h"
 #include "nn/net.h"
+#include "helpers.h"
 #include "test.h"
 #include "tiny_model.h"
 
@@ -35,8 +36,7 @@ static const char *write_file(int k, const char *name, const char *text)
 {
     static char path[4][512];
     snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
-    FILE *f = fopen(path[k], "w");
-    NMT_ASSERT(f && fputs(text, f) >= 0 && fclose(f) == 0);
+    NMT_ASSERT(test_write(path[k], text) == 0);
     return path[k];
 }
 

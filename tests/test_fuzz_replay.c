@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../fuzz/fuzz.h"
+#include "helpers.h"
 #include "test.h"
 
 static const struct { const char *name; int (*fn)(const uint8_t *, size_t); } harness[] = {
@@ -15,23 +16,6 @@ static const struct { const char *name; int (*fn)(const uint8_t *, size_t); } ha
     {"tokenize", fuzz_tokenize}, {"detokenize", fuzz_detokenize}, {"alignio", fuzz_alignio},
     {"bleu", fuzz_bleu}, {"request", fuzz_request}, {"http", fuzz_http}, {"api", fuzz_api},
 };
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0, r;
-    unsigned char *b = malloc(cap);
-    while (b && (r = fread(b + len, 1, cap - len, f)) > 0)
-        if ((len += r) == cap) {
-            unsigned char *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; }
-            b = nb;
-        }
-    fclose(f);
-    *n = len;
-    return b;
-}
 
 /* Runs every file of dir through fn; the number of files, -1 when dir is missing. */
 static int replay(const char *dir, int (*fn)(const uint8_t *, size_t))
@@ -44,7 +28,7 @@ static int replay(const char *dir, int (*fn)(const uint8_t *, size_t))
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t n = 0;
-        unsigned char *b = slurp(path, &n);
+        unsigned char *b = (unsigned char *)test_slurp(path, &n);
         CHECKF(b != NULL, "cannot read %s", path);
         if (!b) continue;
         fn(b, n); /* a crash or a sanitizer report ends the program: that is the failure */

@@ -12,18 +12,11 @@
 #include "backend/cpu/cpu.h"
 #include "base/err.h"
 #include "base/rng.h"
+#include "helpers.h"
 #include "test.h"
 
 static const backend_ops *bk;
 static rng R;
-
-static real *rnd(size_t n)
-{
-    real *x = malloc(sizeof(real) * (n ? n : 1));
-    NMT_ASSERT(x);
-    for (size_t i = 0; i < n; i++) x[i] = (real)(2 * rng_uniform(&R) - 1);
-    return x;
-}
 
 typedef struct prod {
     int ta, tb, M, N, K, lda, ldb, ldc;
@@ -33,9 +26,9 @@ typedef struct prod {
 static void prod_make(prod *p, int ta, int tb, int M, int N, int K, real beta)
 {
     *p = (prod){ta, tb, M, N, K, (ta ? M : K) + 3, (tb ? K : N) + 2, N + 5, beta, NULL, NULL, NULL, NULL};
-    p->A = rnd((size_t)(ta ? K : M) * p->lda);
-    p->B = rnd((size_t)(tb ? N : K) * p->ldb);
-    p->C0 = rnd((size_t)M * p->ldc);
+    p->A = test_rnd(&R, (size_t)(ta ? K : M) * p->lda, -1, 1);
+    p->B = test_rnd(&R, (size_t)(tb ? N : K) * p->ldb, -1, 1);
+    p->C0 = test_rnd(&R, (size_t)M * p->ldc, -1, 1);
     p->C = malloc(sizeof(real) * M * p->ldc);
     NMT_ASSERT(p->C);
     memcpy(p->C, p->C0, sizeof(real) * M * p->ldc);

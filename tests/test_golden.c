@@ -11,21 +11,8 @@
 #include "nn/net.h"
 #include "train/optim.h"
 #include "io/safetensors.h"
+#include "helpers.h"
 #include "test.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (fread(s, 1, n, f) != (size_t)n) n = 0;
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static double *read_f64(const st_file *f, const char *name, size_t n)
 {
@@ -65,7 +52,7 @@ static void run(const char *shared, const char *stem)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/golden/%s.json", shared, stem);
-    char *js = slurp(path);
+    char *js = test_slurp(path, NULL);
     CHECKF(js != NULL, "cannot read %s", path);
     if (!js) return;
     cJSON *J = cJSON_Parse(js);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "nmt.h"
+#include "helpers.h"
 #include "test.h"
 
 /* What the log callback received. */
@@ -81,15 +82,6 @@ static void test_decoder_warning(void)
     nmt_model_free(m);
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECKF(f != NULL, "cannot write %s", path);
-    if (!f) return;
-    fputs(text, f);
-    CHECK(fclose(f) == 0);
-}
-
 /* Two updates on three pairs, the TSV log in a folder that does not exist: training goes on and
  * warns at each validation, through both callbacks. */
 static void test_train_warnings(const char *dir)
@@ -99,8 +91,8 @@ static void test_train_warnings(const char *dir)
     snprintf(tgt, sizeof tgt, "%s/t", dir);
     snprintf(model, sizeof model, "%s/m.nmt", dir);
     snprintf(log, sizeof log, "%s/no/such/dir/log.tsv", dir);
-    write_file(src, "a b c\nb c\nc a\n");
-    write_file(tgt, "x y\ny z\nz x y\n");
+    CHECK(test_write(src, "a b c\nb c\nc a\n") == 0);
+    CHECK(test_write(tgt, "x y\ny z\nz x y\n") == 0);
     nmt_train_opts o = nmt_train_default_opts();
     o.src = src;
     o.tgt = tgt;

@@ -13,6 +13,7 @@
 #include "backend/cpu/vec.h"
 #include "nn/net.h"
 #include "io/safetensors.h"
+#include "helpers.h"
 #include "test.h"
 #include "data/vocab.h"
 
@@ -229,18 +230,6 @@ static void test_zero_extras(void)
 }
 
 /* ---------------------------------------------------------------- bad files */
-static unsigned char *slurp(const char *p, size_t *n)
-{
-    FILE *f = fopen(p, "rb");
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*n);
-    if (fread(b, 1, *n, f) != *n) *n = 0;
-    fclose(f);
-    return b;
-}
-
 static void spit(const char *p, const void *b, size_t n)
 {
     FILE *f = fopen(p, "wb");
@@ -278,7 +267,7 @@ static size_t strip_checksums(char *h, size_t len)
 static void patch_header(const char *in, const char *out, const char *from, const char *to)
 {
     size_t n;
-    unsigned char *b = slurp(in, &n);
+    unsigned char *b = (unsigned char *)test_slurp(in, &n);
     uint64_t hl = 0;
     for (int i = 0; i < 8; i++) hl |= (uint64_t)b[i] << (8 * i);
     char *h = malloc(hl + strlen(to) + 1);
@@ -321,7 +310,7 @@ static void test_checksums(const char *good, const nmt_model *m)
     char bad[300];
     snprintf(bad, sizeof bad, "%s/flip.nmt", dir);
     size_t n;
-    unsigned char *b = slurp(good, &n);
+    unsigned char *b = (unsigned char *)test_slurp(good, &n);
     b[n - 3] ^= 0x10; /* inside the last tensor's data */
     spit(bad, b, n);
     expect_bad("flipped weight", bad, NMT_ERR_FORMAT, "flip.nmt: checksum mismatch in tensor ");
@@ -362,7 +351,7 @@ static void test_bad_files(void)
      * they meet each field's own check (as a hostile file with recomputed checksums would) */
     patch_header(good, good, "\"format\"", "\"format\"");
     size_t n;
-    unsigned char *b = slurp(good, &n);
+    unsigned char *b = (unsigned char *)test_slurp(good, &n);
 
     printf("bad model files:\n");
     snprintf(bad, sizeof bad, "%s/missing.nmt", dir);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "test.h"
 #include "viz/canvas.h"
 #include "viz/draw.h"
@@ -30,21 +31,6 @@ static char *tmp_path(const char *name)
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
     return buf[k];
-}
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) { free(b); b = NULL; }
-    if (b) b[len] = 0;
-    fclose(f);
-    if (n) *n = (size_t)len;
-    return b;
 }
 
 static size_t count(const char *s, const char *sub)
@@ -227,7 +213,7 @@ static void test_svg(const draw_fonts *fs)
     nmt_err err;
     const char *path = tmp_path("p.svg");
     CHECKF(plot_write(&s, fs, path, &err) == 0, "%s", err.msg);
-    char *t = slurp(path, NULL);
+    char *t = test_slurp(path, NULL);
     CHECK(t != NULL);
     if (!t) return;
     CHECK(!strncmp(t, "<?xml", 5) && xml_ok(t));
@@ -260,7 +246,7 @@ static void test_pdf(const draw_fonts *fs)
     const char *path = tmp_path("p.pdf");
     CHECKF(plot_write(&s, fs, path, &err) == 0, "%s", err.msg);
     size_t n;
-    char *t = slurp(path, &n);
+    char *t = test_slurp(path, &n);
     CHECK(t != NULL);
     if (!t) return;
     plot_layout l;

@@ -13,6 +13,7 @@
 #include "viz/chart.h"
 #include "viz/draw.h"
 #include "eval/report.h"
+#include "helpers.h"
 #include "test.h"
 #include "data/vocab.h"
 
@@ -33,40 +34,10 @@ static const char *tmp_path(const char *name)
     return buf[k];
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); exit(2); }
-    fputs(text, f);
-    fclose(f);
-}
-
-/* A whole file, NUL-terminated; NULL if unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    for (size_t got; b && (got = fread(b + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (cap - n < 2) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb) { free(b); b = NULL; break; }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (b) b[n] = 0;
-    if (len) *len = n;
-    return b;
-}
-
 /* The lines of a file split at '\n' (a last line without one counts), in place in *buf. */
 static char **lines_of(const char *path, char **buf, long *n)
 {
-    *buf = slurp(path, NULL);
+    *buf = test_slurp(path, NULL);
     *n = 0;
     if (!*buf) return NULL;
     long cnt = 0;
@@ -233,7 +204,7 @@ static void test_vocab_files(void)
     vocab *v;
     nmt_err err;
     const char *p = tmp_path("plain.vocab");
-    write_file(p, "the\ncat\n\nsat\r\n");
+    CHECK(test_write(p, "the\ncat\n\nsat\r\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == 0);
     if (v) {
         CHECK(v->n == 5);
@@ -243,7 +214,7 @@ static void test_vocab_files(void)
         vocab_free(v);
     }
     p = tmp_path("nmt.vocab"); /* `nmt vocab` output */
-    write_file(p, "0\t</s>\t10\n1\t<unk>\t0\n2\tle\t7\n3\tchat\t3\n");
+    CHECK(test_write(p, "0\t</s>\t10\n1\t<unk>\t0\n2\tle\t7\n3\tchat\t3\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == 0);
     if (v) {
         CHECK(v->n == 4);
@@ -251,24 +222,24 @@ static void test_vocab_files(void)
         vocab_free(v);
     }
     p = tmp_path("counts.vocab");
-    write_file(p, "le\t7\nchat\t3\n");
+    CHECK(test_write(p, "le\t7\nchat\t3\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == 0 && v && v->n == 4);
     vocab_free(v);
 
     p = tmp_path("dup.vocab");
-    write_file(p, "a\nb\nc\nb\n");
+    CHECK(test_write(p, "a\nb\nc\nb\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == NMT_ERR_FORMAT && !v);
     CHECKF(strstr(err.msg, "dup.vocab:4") && strstr(err.msg, "line 2"), "%s", err.msg);
     p = tmp_path("space.vocab");
-    write_file(p, "a\nb c\n");
+    CHECK(test_write(p, "a\nb c\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == NMT_ERR_FORMAT);
     CHECKF(strstr(err.msg, "space.vocab:2") != NULL, "%s", err.msg);
     p = tmp_path("fields.vocab");
-    write_file(p, "a\nx\ty\tz\n");
+    CHECK(test_write(p, "a\nx\ty\tz\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == NMT_ERR_FORMAT);
     CHECKF(strstr(err.msg, "fields.vocab:2") != NULL, "%s", err.msg);
     p = tmp_path("utf8.vocab");
-    write_file(p, "a\nb\n\xc3\x28\n");
+    CHECK(test_write(p, "a\nb\n\xc3\x28\n") == 0);
     CHECK(report_vocab_read(&v, p, &err) == NMT_ERR_FORMAT);
     CHECKF(strstr(err.msg, "utf8.vocab:3") != NULL, "%s", err.msg);
     CHECK(report_vocab_read(&v, tmp_path("missing.vocab"), &err) == NMT_ERR_IO);
@@ -365,7 +336,7 @@ static void test_bucket_bleu(report *out, const char ***labels_out)
     /* the TSV: header, one row per non-empty bucket, counts summing to the sentences */
     const char *tsv = tmp_path("r.tsv");
     CHECK(report_write_tsv(r, labels, tsv, &err) == 0);
-    char *t = slurp(tsv, NULL);
+    char *t = test_slurp(tsv, NULL);
     CHECK(t && !strncmp(t, "bucket\tsentences\tPerturbed\tShort & <b>\n", 39));
     if (t) {
         long rows = 0, tot = 0;
@@ -395,7 +366,7 @@ static void test_svg(const report_figure *fig, const draw_fonts *fonts)
     nmt_err err;
     const char *p = tmp_path("fig.svg");
     CHECKF(chart_write(&fig->spec, fonts, p, &err) == 0, "%s", err.msg);
-    char *s = slurp(p, NULL);
+    char *s = test_slurp(p, NULL);
     CHECK(s != NULL);
     if (!s) return;
     CHECK(!strncmp(s, "<?xml", 5));
@@ -437,7 +408,7 @@ static void test_pdf(const report_figure *fig, const draw_fonts *fonts)
     const char *p = tmp_path("fig.pdf");
     CHECKF(chart_write(&fig->spec, fonts, p, &err) == 0, "%s", err.msg);
     size_t n;
-    char *s = slurp(p, &n);
+    char *s = test_slurp(p, &n);
     CHECK(s && n > 1000 && !strncmp(s, "%PDF-", 5));
     size_t pages = 0;
     for (const char *q = s; s && (q = memmem(q, n - (size_t)(q - s), "/Type /Page", 11)); q += 11) pages += q[11] != 's';

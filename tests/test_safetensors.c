@@ -13,6 +13,7 @@
 
 #include "base/atomic.h"
 #include "io/safetensors.h"
+#include "helpers.h"
 #include "test.h"
 
 /* One pass and a code plus a distinctive piece of the message, or one failure saying what came. */
@@ -23,25 +24,6 @@
 static char tmpdir[256];
 
 /* ---------------------------------------------------------------- helpers */
-
-static unsigned char *read_all(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    size_t cap = 1 << 16, n = 0, r;
-    unsigned char *b = malloc(cap);
-    while (b && (r = fread(b + n, 1, cap - n, fp)) > 0) {
-        n += r;
-        if (n == cap) {
-            unsigned char *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; }
-            b = nb;
-        }
-    }
-    fclose(fp);
-    *len = n;
-    return b;
-}
 
 static uint64_t le64(const unsigned char *p)
 {
@@ -192,7 +174,7 @@ static void test_round_trip(void)
 
     /* The raw file, read without the module: alignment, padding and bytes at the offsets. */
     size_t len = 0;
-    unsigned char *raw = read_all(path, &len);
+    unsigned char *raw = (unsigned char *)test_slurp(path, &len);
     CHECK(raw != NULL && len >= 8);
     if (!raw || len < 8) { st_writer_free(w); free(raw); return; }
     uint64_t hn = le64(raw);
@@ -312,7 +294,7 @@ static void test_round_trip(void)
     st_writer_free(w);
     CHECK(st_load(&f, path, &e) == 0 && st_count(f) == 0 && st_meta_count(f) == 1 && st_has_checksums(f));
     st_free(f);
-    raw = read_all(path, &len);
+    raw = (unsigned char *)test_slurp(path, &len);
     static const char empty_hdr[] = "{\"__metadata__\":{\"crc32\":\"{\\\"__metadata__\\\":\\\"00000000\\\"}\"}}";
     CHECK(raw && len >= 8 && le64(raw) == len - 8 && len % 8 == 0 &&
           memcmp(raw + 8, empty_hdr, sizeof empty_hdr - 1) == 0);
@@ -336,7 +318,7 @@ static cJSON *load_json(const char *rel)
 {
     char *p = shared_path(rel);
     size_t len = 0;
-    unsigned char *b = p ? read_all(p, &len) : NULL;
+    unsigned char *b = p ? (unsigned char *)test_slurp(p, &len) : NULL;
     cJSON *j = b ? cJSON_ParseWithLength((const char *)b, len) : NULL;
     CHECKF(j != NULL, "cannot read %s", p ? p : rel);
     free(b);
@@ -844,7 +826,7 @@ static void test_checksums(void)
     CHECK(st_writer_save(w, path, &e) == 0);
     st_writer_free(w);
     size_t len = 0;
-    unsigned char *raw = read_all(path, &len);
+    unsigned char *raw = (unsigned char *)test_slurp(path, &len);
     st_file *f = NULL, *g = NULL;
     CHECK(raw && st_load_mem(&f, raw, len, "m.nmt", &e) == 0 && st_has_checksums(f));
     if (!raw || !f) { free(raw); st_free(f); unlink(path); return; }

@@ -10,7 +10,7 @@
 #include "base/base64.h"
 #include "nn/model.h"
 #include "test.h"
-#include "text/subword.h"
+#include "data/subword.h"
 #include "text/unicode.h"
 
 /* ------------------------------------------------------------------ the merge */

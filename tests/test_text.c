@@ -15,6 +15,7 @@
 
 #include <zlib.h>
 
+#include "helpers.h"
 #include "test.h"
 #include "data/corpus.h"
 #include "text/linereader.h"
@@ -30,8 +31,7 @@ static const char *write_tmp(const char *name, const char *data, size_t n)
 {
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, n, f) != n || fclose(f)) { CHECKF(0, "cannot write %s", path); return path; }
+    CHECKF(test_write_n(path, data, n) == 0, "cannot write %s", path);
     return path;
 }
 

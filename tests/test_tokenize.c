@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "test.h"
 #include "text/tokenize.h"
 
@@ -153,21 +154,8 @@ struct lines {
 static int read_lines(const char *path, struct lines *l)
 {
     memset(l, 0, sizeof *l);
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, n = 0;
-    l->data = malloc(cap);
-    size_t k;
-    while (l->data && (k = fread(l->data + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            char *d = realloc(l->data, cap *= 2);
-            if (!d) { free(l->data); l->data = NULL; }
-            l->data = d;
-        }
-    }
-    fclose(f);
-    if (!l->data) return -1;
+    size_t n;
+    if (!(l->data = test_slurp(path, &n))) return -1;
     size_t nl = 0;
     for (size_t i = 0; i < n; i++) nl += l->data[i] == '\n';
     if (n > 0 && l->data[n - 1] != '\n') nl++;

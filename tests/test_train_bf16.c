@@ -26,6 +26,7 @@
 #include "base/err.h"
 #include "base/rng.h"
 #include "nn/net.h"
+#include "helpers.h"
 #include "test.h"
 
 static rng R;
@@ -61,14 +62,6 @@ static void exact_gemm(int ta, int tb, int M, int N, int K, const real *A, int l
     free(b);
 }
 
-static real *rnd(size_t n, double sd)
-{
-    real *x = malloc(sizeof(real) * n);
-    NMT_ASSERT(x);
-    for (size_t i = 0; i < n; i++) x[i] = (real)(sd * rng_normal(&R));
-    return x;
-}
-
 /* ---------------------------------------------------------------- the kernel alone */
 
 /* C = op(A) op(B) + beta C through the bf16 set, against the exact emulation (the FP32 sums' order:
@@ -79,8 +72,8 @@ static void check_kernel(int ta, int tb, int beta, int weight_kept)
     int lda = (ta ? M : K) + PAD, ldb = (tb ? K : N) + PAD, ldc = N + 3;
     int arows = ta ? K : M, brows = tb ? N : K;
     size_t nb = (size_t)brows * ldb + 64;
-    real *A = rnd((size_t)arows * lda, 1), *P = rnd(nb, 0.5), *B = P + 64; /* B inside the arena P */
-    real *C0 = rnd((size_t)M * ldc, 1), *C16 = malloc(sizeof(real) * M * ldc), *Cx = malloc(sizeof(real) * M * ldc);
+    real *A = test_rnd_normal(&R, (size_t)arows * lda, 1), *P = test_rnd_normal(&R, nb, 0.5), *B = P + 64; /* B inside the arena P */
+    real *C0 = test_rnd_normal(&R, (size_t)M * ldc, 1), *C16 = malloc(sizeof(real) * M * ldc), *Cx = malloc(sizeof(real) * M * ldc);
     real *Cf = malloc(sizeof(real) * M * ldc);
     size_t part[1][2] = {{0, nb}};
     bk_mix *mx = NULL;

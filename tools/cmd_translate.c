@@ -13,7 +13,7 @@
 #include "nmt.h"
 #include "opt.h"
 #include "text/linereader.h"
-#include "text/pipeline.h"
+#include "data/pipeline.h"
 #include "text/tokenize.h"
 
 /* ------------------------------------------------------------------ output */

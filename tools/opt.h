@@ -106,6 +106,12 @@ int opt_given(const opt_cmd *c, const char *name);
  * frees the text; NULL when out of memory. */
 char *opt_dump(const opt_cmd *c, char *lost, size_t size_lost);
 
+/* opt_names.c: lookups by spelling. */
+/* Does one of o's space-separated spellings equal s[0..len)? */
+int opt_has_name(const opt *o, const char *s, size_t len);
+/* The entry of table t (up to OPTK_END) one of whose spellings is s[0..len), or NULL; an old
+ * spelling's entry (OPTK_OLD) is returned as it is. */
+opt *opt_lookup(opt *t, const char *s, size_t len);
 /* The option whose long spelling is "--" + key, or NULL (opt_config.c's check of a file's keys). */
 opt *opt_find_long(opt_cmd *c, const char *key);
 /* The closest long spelling to key, for "did you mean" (NULL when none is close). */

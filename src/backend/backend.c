@@ -17,6 +17,9 @@ __attribute__((weak)) const backend_ops *cuda_backend_open(int device, char *why
 
 const backend_ops *backend_current = &cpu_backend;
 
+/* the precision of the calling thread's products (bk_prec_use): every backend's, so the seam's */
+_Thread_local const bk_precision *bk_prec_current;
+
 const backend_ops *backend_cpu(void) { return &cpu_backend; }
 
 void backend_set(const backend_ops *b) { backend_current = b ? b : &cpu_backend; }

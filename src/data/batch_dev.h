@@ -4,7 +4,7 @@
 #ifndef NMT_BATCH_DEV_H
 #define NMT_BATCH_DEV_H
 
-#include "base/arena.h"
+#include "backend/arena.h"
 #include "data/batch.h"
 
 typedef struct batch_dev {

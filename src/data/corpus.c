@@ -9,7 +9,7 @@
 #include "data/corpus.h"
 #include "base/err.h"
 #include "text/linereader.h"
-#include "text/pipeline.h"
+#include "data/pipeline.h"
 #include "text/words.h"
 
 /* Lines collected one by one: appended to one pool, remembered by offset since the pool moves

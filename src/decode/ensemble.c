@@ -12,8 +12,8 @@
 #include "decode/ensemble.h"
 #include "decode/outlayer.h"
 #include "decode/shortlist.h"
-#include "text/pipeline.h"
-#include "text/subword.h"
+#include "data/pipeline.h"
+#include "data/subword.h"
 
 /* ------------------------------------------------------------------ the models */
 

@@ -15,7 +15,7 @@
 #include "decode/sample.h"
 #include "nn/net.h"
 #include "data/vocab.h"
-#include "text/pipeline.h"
+#include "data/pipeline.h"
 #include "text/words.h"
 
 struct nmt_decoder {

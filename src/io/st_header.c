@@ -41,6 +41,28 @@ int st_ffail(const st_file *f, int code, nmt_err *err, const char *fmt, ...)
     return nmt_fail(err, code, "%s: %s", f->name, msg);
 }
 
+/* The lookups in the tables the header gives (the checksums' check below uses them too). */
+const st_tensor *st_find(const st_file *f, const char *name)
+{
+    if (!f || !name) return NULL;
+    int lo = 0, hi = f->n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const st_tensor *t = f->by_name[mid];
+        int c = strcmp(name, t->name);
+        if (c == 0) return t;
+        if (c < 0) hi = mid - 1; else lo = mid + 1;
+    }
+    return NULL;
+}
+
+const char *st_meta(const st_file *f, const char *key)
+{
+    for (int i = 0; f && key && i < f->nmeta; i++)
+        if (strcmp(f->mkey[i], key) == 0) return f->mval[i];
+    return NULL;
+}
+
 /* The comparators sort pointers into one array, so that ties break by position (file order)
  * and no global state is needed: loading stays thread-safe. */
 static int cmp_name(const void *a, const void *b)

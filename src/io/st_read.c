@@ -187,20 +187,6 @@ const st_tensor *st_get(const st_file *f, int i)
     return f && i >= 0 && i < f->n ? &f->t[i] : NULL;
 }
 
-const st_tensor *st_find(const st_file *f, const char *name)
-{
-    if (!f || !name) return NULL;
-    int lo = 0, hi = f->n - 1;
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        const st_tensor *t = f->by_name[mid];
-        int c = strcmp(name, t->name);
-        if (c == 0) return t;
-        if (c < 0) hi = mid - 1; else lo = mid + 1;
-    }
-    return NULL;
-}
-
 const void *st_data(const st_file *f, const st_tensor *t)
 {
     return f && t && f->fd < 0 ? f->data + t->begin : NULL;
@@ -290,13 +276,6 @@ static int f64_to_f32(const st_file *f, const st_tensor *t, void *dst, const uns
     }
 WIDEN(f32_to_f64, float, double)
 WIDEN(i32_to_i64, int32_t, int64_t)
-
-const char *st_meta(const st_file *f, const char *key)
-{
-    for (int i = 0; f && key && i < f->nmeta; i++)
-        if (strcmp(f->mkey[i], key) == 0) return f->mval[i];
-    return NULL;
-}
 
 int st_meta_get(const st_file *f, int i, const char **key, const char **value)
 {

@@ -1,4 +1,4 @@
-/* subwordmeta.h: a model's subword units (text/subword.h) as the "subwords" entry of a model
+/* subwordmeta.h: a model's subword units (data/subword.h) as the "subwords" entry of a model
  * file's metadata: the serialized SentencePiece model(s) in base64 and the text stages of each
  * side; a raw-text word model's stages as the "text" entry. Both are covered by the file's
  * metadata checksum like every other entry. */
@@ -6,7 +6,7 @@
 #define NMT_SUBWORDMETA_H
 
 #include "nmt.h"
-#include "text/subword.h"
+#include "data/subword.h"
 
 #define SUBWORDS_KEY "subwords"
 #define TEXT_STAGES_KEY "text"

@@ -4,7 +4,7 @@
 #ifndef NMT_DECODER_H
 #define NMT_DECODER_H
 
-#include "base/arena.h"
+#include "backend/arena.h"
 #include "nn/attention.h"
 #include "data/batch.h"
 #include "nn/encoder.h"

@@ -3,7 +3,7 @@
 #ifndef NMT_ENCODER_H
 #define NMT_ENCODER_H
 
-#include "base/arena.h"
+#include "backend/arena.h"
 #include "data/batch.h"
 #include "nn/gru.h"
 #include "nn/model.h"

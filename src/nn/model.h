@@ -88,9 +88,9 @@ struct nmt_model {
     real *P;            /* pt.total parameters, one allocation of the compute backend */
     params p;           /* pointers into P */
     vocab *src, *tgt;
-    struct subwords *sw; /* a subword model's SentencePiece models (text/subword.h), or NULL */
+    struct subwords *sw; /* a subword model's SentencePiece models (data/subword.h), or NULL */
     /* a word model trained on raw text (nmt train --tokenize): the stages its corpus went
-     * through, which it then applies itself (text/pipeline.c); has_text 0 for a model of
+     * through, which it then applies itself (data/pipeline.c); has_text 0 for a model of
      * text tokenized outside, and for a subword model (whose stages are sw->text) */
     int has_text;
     nmt_text_opts text[2];

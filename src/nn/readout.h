@@ -4,7 +4,7 @@
 #ifndef NMT_READOUT_H
 #define NMT_READOUT_H
 
-#include "base/arena.h"
+#include "backend/arena.h"
 #include "data/batch.h"
 #include "nn/decoder.h"
 #include "nn/model.h"

@@ -87,7 +87,7 @@ void detok_unescape_word(char *word);
 int tok_lowercase_line(const char *in, size_t n, tok_buf *out, nmt_err *err);
 int tok_normalize_line(int lang, const char *in, size_t n, tok_buf *out, nmt_err *err);
 
-/* ---- shared by tokenize.c, detokenize.c and normalize.c (not for callers) ---- */
+/* ---- tokbuf.c: shared by tokenize.c, detokenize.c and normalize.c (not for callers) ---- */
 
 /* Decodes in[0..n) into v (replacing invalid sequences by U+FFFD; counts them in *n_invalid). */
 void tok_decode(tok_cpvec *v, const char *in, size_t n, size_t *n_invalid);

@@ -11,7 +11,7 @@
 #include "backend/backend.h"
 #include "base/err.h"
 #include "train/comm.h"
-#include "text/subword.h"
+#include "data/subword.h"
 #include "train/dist.h"
 
 struct dist {

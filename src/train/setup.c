@@ -14,8 +14,8 @@
 #include "base/err.h"
 #include "base/paths.h"
 #include "data/vocab.h"
-#include "text/pipeline.h"
-#include "text/subword.h"
+#include "data/pipeline.h"
+#include "data/subword.h"
 #include "train/dist.h"
 #include "train/trainer.h"
 
@@ -130,23 +130,6 @@ static int check_memory(trainer *t, const nmt_config *c, nmt_err *err)
                         "this configuration needs about %.2f GB (%.2f GB of parameters, gradients and optimizer state, %.2f GB of workspace for batches of %d up to %d x %d tokens) but %.2f GB is available",
                         need / 1e9, pbytes / 1e9, net_ws_bytes(c, o->batch, mx, my) / 1e9, o->batch, mx, my, avail / 1e9);
     return NMT_OK;
-}
-
-/* The files a run reads and writes, for the checks below and for the dev translations, whose
- * names are known only at each validation (valid_metric.c). */
-void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT])
-{
-    const nmt_train_opts *o = t->o;
-    const path_role i[TRAIN_PATHS_IN] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
-                                         {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
-                                         {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
-                                         {o->pretrained, "the pretrained model"}};
-    const path_role w[TRAIN_PATHS_OUT] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"},
-                                          {t->log_path, "the training log"}, {o->batch_log, "the batch log"},
-                                          {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"},
-                                          {o->valid_output, "the dev translations"}};
-    memcpy(in, i, sizeof i);
-    memcpy(out, w, sizeof w);
 }
 
 /* A run that neither resumes nor was told to start over may not replace an earlier run's model or

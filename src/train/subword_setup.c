@@ -9,8 +9,8 @@
 
 #include "base/err.h"
 #include "data/vocab.h"
-#include "text/pipeline.h"
-#include "text/subword.h"
+#include "data/pipeline.h"
+#include "data/subword.h"
 #include "train/trainer.h"
 
 int train_uses_subwords(const nmt_train_opts *o) { return o->subwords || o->spm_src; }

@@ -6,44 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/backend.h"
 #include "base/err.h"
 #include "train/comm.h"
 #include "train/dist.h"
 #include "train/trainer.h"
-
-double train_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double train_elapsed(const trainer *t) { return t->elapsed0 + train_now() - t->t0; }
-
-void train_report(trainer *t, nmt_train_report *r)
-{
-    r->update = t->update;
-    r->epoch = t->bat.epoch;
-    r->epoch_frac = batcher_progress(&t->bat);
-    r->elapsed = train_elapsed(t);
-    if (t->cb) t->cb(r, t->user);
-}
-
-/* A warning goes to the caller's report callback and to the log callback (nmt_set_log), so a
- * program that only logs sees it too; the report first, so a progress line it keeps open on a
- * terminal is closed before the log line comes. */
-void train_warn(trainer *t, const char *msg)
-{
-    nmt_train_report r;
-    memset(&r, 0, sizeof r);
-    r.kind = NMT_REPORT_WARN;
-    r.msg = msg;
-    train_report(t, &r);
-    nmt_log('W', "%s", msg);
-}
 
 /* One line per update, flushed, so that a killed run's log ends with the last update started. */
 static int log_batch(trainer *t, const int *ids, int cnt, nmt_err *err)

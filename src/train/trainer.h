@@ -64,11 +64,17 @@ typedef struct trainer {
     bk_precision prec;          /* the step's precision, made current around it: {NULL, mix} */
 } trainer;
 
-/* train.c: the clock, and the caller's callback */
+/* report.c: the clock, and the caller's callback */
 double train_now(void);
 double train_elapsed(const trainer *t);          /* seconds, earlier processes of a resumed run included */
 void train_report(trainer *t, nmt_train_report *r); /* fills update, epoch and time, then calls back */
 void train_warn(trainer *t, const char *msg);
+
+/* files.c: the files a run reads (the corpus, dev set, SentencePiece and pretrained models) and
+ * writes (model, checkpoint, logs, lock, the dev translations' template), as setup.c checks them */
+#define TRAIN_PATHS_IN 7
+#define TRAIN_PATHS_OUT 7
+void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT]);
 
 /* setup.c: reads and checks every input, builds or loads the model, allocates everything */
 int train_setup(trainer *t, st_file **ck, nmt_err *err);
@@ -128,11 +134,6 @@ int train_log_trim(trainer *t, nmt_err *err);
 
 /* valid_metric.c: validation by BLEU and chrF, the deciding metric, the K best models */
 int valid_metric(const nmt_train_opts *o);        /* the deciding metric: the first asked for, else PPL */
-/* The files a run reads (the corpus, dev set, SentencePiece and pretrained models) and writes
- * (model, checkpoint, logs, lock, the dev translations' template), as setup.c checks them. */
-#define TRAIN_PATHS_IN 7
-#define TRAIN_PATHS_OUT 7
-void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT]);
 int valid_translates(const nmt_train_opts *o);    /* a metric needs the dev set translated */
 int valid_check_opts(const nmt_train_opts *o, nmt_err *err);
 int valid_refs_keep(trainer *t, nmt_err *err);    /* after the dev set's text stages, before subwords */

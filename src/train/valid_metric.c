@@ -14,23 +14,8 @@
 #include "base/atomic.h"
 #include "base/err.h"
 #include "base/paths.h"
-#include "text/pipeline.h"
+#include "data/pipeline.h"
 #include "train/trainer.h"
-
-static const char *const names[] = {"ppl", "bleu", "chrf"};
-
-int nmt_metric_parse(const char *name)
-{
-    if (!name) return -1;
-    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
-        if (!strcmp(name, names[i])) return i;
-    return -1;
-}
-
-const char *nmt_metric_name(int metric)
-{
-    return metric >= 0 && metric < (int)(sizeof names / sizeof *names) ? names[metric] : "?";
-}
 
 int valid_metric(const nmt_train_opts *o) { return o->n_valid_metrics > 0 ? o->valid_metrics[0] : NMT_METRIC_PPL; }
 

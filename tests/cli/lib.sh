@@ -25,6 +25,42 @@ check() {
     if "$@"; then ok; else bad "$name"; fi
 }
 
+# model NAME OUT: a model of one of the recipes below, copied to OUT. Trained once per run of the
+# suite, by the first case that asks, into NMT_FIXTURES (tests/run.sh empties it at each run); a
+# case run alone trains its own under $T. Each recipe is the first 400 pairs of Multi30k
+# (tokenized), vocabularies of 300, batches of 20, Adam at 0.01, one thread:
+#   tiny      RNNsearch, 16-dim (maxout 8), 150 updates
+#   tiny-enc  the same as RNNencdec
+#   tiny600   tiny after 600 updates (fewer leave a model that answers "." to everything)
+#   small600  32-dim (maxout 16) after 600 updates, on OpenBLAS's products whatever NMT_GEMM the
+#             environment holds (the int8 agreement lowp.sh counts depends on the model)
+model() {
+    fx_dir=${NMT_FIXTURES:-$T/fixtures}
+    if [ ! -s "$fx_dir/$1.nmt" ]; then
+        case $1 in
+            tiny) fx_args="--emb 16 --hid 16 --att 16 --maxout 8 --max-updates 150" ;;
+            tiny-enc) fx_args="--emb 16 --hid 16 --att 16 --maxout 8 --max-updates 150 --arch rnnenc" ;;
+            tiny600) fx_args="--emb 16 --hid 16 --att 16 --maxout 8 --max-updates 600" ;;
+            small600) fx_args="--emb 32 --hid 32 --att 32 --maxout 16 --max-updates 600" ;;
+            *) echo "model: no recipe '$1'" >&2; return 1 ;;
+        esac
+        mkdir -p "$fx_dir"
+        fx_tmp=$(mktemp -d "$fx_dir/$1.XXXXXX")
+        head -n 400 "$NMT_SHARED/data/multi30k/tok/train.en" > "$fx_tmp/s"
+        head -n 400 "$NMT_SHARED/data/multi30k/tok/train.fr" > "$fx_tmp/t"
+        fx_env=OMP_WAIT_POLICY=PASSIVE; [ "$1" = small600 ] && fx_env="$fx_env NMT_GEMM=openblas"
+        # shellcheck disable=SC2086
+        if env $fx_env "$NMT_BIN" train --src "$fx_tmp/s" --tgt "$fx_tmp/t" --model "$fx_tmp/m.nmt" \
+            $fx_args --vocab 300 --batch 20 --threads 1 --optimizer adam --lr 0.01 2> "$fx_tmp/train.log"; then
+            mv "$fx_tmp/m.nmt" "$fx_dir/$1.nmt" # whole or not at all: a case run beside may be reading
+        else
+            echo "model $1: training failed: $(tail -n 3 "$fx_tmp/train.log")" >&2
+        fi
+        rm -rf "$fx_tmp"
+    fi
+    cp "$fx_dir/$1.nmt" "$2"
+}
+
 finish() {
     echo "$1: $pass passed, $fail failed"
     [ "$fail" -eq 0 ]

@@ -27,10 +27,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-D=$NMT_SHARED/data/multi30k/tok
-head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
-"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --emb 16 --hid 16 --att 16 --maxout 8 --vocab 300 \
-    --batch 20 --max-updates 600 --threads 1 --optimizer adam --lr 0.01 2> "$T/train.log"
+model tiny600 "$T/m.nmt"
 check "model trained" test -s "$T/m.nmt"
 
 . tests/cli/lib_serve.sh

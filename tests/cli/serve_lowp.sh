@@ -11,8 +11,7 @@ PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 C="$PY tests/cli/serve_client.py"
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
-"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --emb 32 --hid 32 --att 32 --maxout 16 --vocab 300 \
-    --batch 20 --max-updates 600 --threads 1 --optimizer adam --lr 0.01 2> "$T/train.log"
+model small600 "$T/m.nmt"
 check "model trained" test -s "$T/m.nmt"
 "$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --model "$T/m.nmt" --top 5 --threads 1 --out "$T/lex" 2> /dev/null
 check "shortlist table written" test -s "$T/lex"

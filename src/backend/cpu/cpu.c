@@ -42,24 +42,6 @@ static void cpu_copy(void *dst, const void *src, size_t bytes)
     if (bytes) memmove(dst, src, bytes);
 }
 
-static void cpu_set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n > 0 ? n : omp_get_num_procs());
-#else
-    (void)n;
-#endif
-}
-
-static int cpu_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
-
 static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
 {
     if (grain < 1) grain = 1;

@@ -8,6 +8,9 @@
 
 /* cpu.c: the table of the kernels below */
 extern const backend_ops cpu_backend;
+/* threads.c: backend_ops.set_threads and .threads */
+void cpu_set_threads(int n);
+int cpu_threads(void);
 /* gemm_dnnl.c and mix_dnnl.c: its products in int8 and bf16, and bf16 training's (oneDNN) */
 extern const backend_lowp_ops cpu_lowp;
 extern const backend_mix_ops cpu_mix;

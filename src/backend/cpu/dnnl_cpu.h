@@ -14,6 +14,8 @@
 
 /* oneDNN's CPU engine, made on first use; NULL when it cannot be made */
 dnnl_engine_t dnnl_cpu_engine(void);
+/* oneDNN's status when the engine was made: why dnnl_cpu_engine gave NULL */
+dnnl_status_t dnnl_cpu_engine_status(void);
 
 /* The matmul primitive C = A·B (beta 0) or C += A·B (beta 1, a sum post-op) on the engine, with
  * per-column output scales given at run time when scaled (int8) and A's zero point zero (int8 on
@@ -48,6 +50,10 @@ dnnl_status_t dnnl_cpu_mem(dnnl_cpu_mems *c, dnnl_data_type_t dt, int rows, int 
                            dnnl_memory_t *out);
 void dnnl_cpu_mems_free(dnnl_cpu_mems *c);
 #endif
+
+/* int8 on u8 activations (AVX2, no VNNI): q(A) in [-127, 127] stored as q(A) + 128 in [1, 255],
+ * q(W) in [-63, 63], so that the pairwise 16-bit sums of vpmaddubsw (2 x 255 x 63) cannot saturate */
+enum { U8_ZERO = 128, U8_WLEVELS = 63 };
 
 /* 1 when prec (enum bk_prec) runs on this CPU and build (backend_lowp_ops.supported) */
 int dnnl_cpu_supported(int prec);

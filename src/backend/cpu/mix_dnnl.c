@@ -16,8 +16,6 @@
 #include "backend/cpu/dnnl_cpu.h"
 #include "base/err.h"
 
-_Thread_local const bk_precision *bk_prec_current;
-
 /* A thread's own: the rounded operands (grown to the largest seen), oneDNN's stream and
  * primitives, [ta][tb][beta], and the memory objects of A, B and C */
 typedef struct mix_slot {
@@ -103,7 +101,7 @@ static int mix_init(bk_mix **out, const real *P, size_t n, const size_t (*parts)
     if (!m) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     m->P = P;
     m->nparts = nparts;
-    m->nslots = cpu_backend.threads();
+    m->nslots = cpu_threads();
     m->part = malloc(sizeof *m->part * (nparts ? nparts : 1));
     m->slot = calloc((size_t)m->nslots, sizeof *m->slot);
     size_t at = 0;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/arena.h"
 #include "backend/backend.h"
-#include "base/arena.h"
 #include "base/err.h"
 
 static void lay(void *ws, ws_layout_fn layout, const nmt_config *c, ws_block *blk)

@@ -42,6 +42,12 @@ int text_pipe_line(nmt_text *t, const char *line, size_t len, const char **out, 
  * training corpus encoded before its SentencePiece model existed). */
 int text_pipe_init_subwords(nmt_text **out, const struct subwords *sw, int side, const vocab *v, int stages, nmt_err *err);
 
+/* nmt_text_init_model's pipeline from the parts of a model's side (NMT_SOURCE or NMT_TARGET): its vocabulary
+ * v, its subword units sw (NULL for a word model) and the text stages stored in a word model
+ * trained on raw text (stored, NULL for one that stores none), all outliving the pipeline. */
+int text_pipe_init_side(nmt_text **out, const nmt_text_opts *o, const vocab *v, const struct subwords *sw,
+                        const nmt_text_opts *stored, int side, nmt_err *err);
+
 /* Text stages alone, with no vocabulary, where a subword model's text goes through them before
  * its SentencePiece model exists: lowercasing and punctuation normalization may run without
  * the tokenizer. */

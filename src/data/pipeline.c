@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "nn/model.h"
-#include "text/pipeline.h"
-#include "text/subword.h"
+#include "data/pipeline.h"
+#include "data/subword.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 #include "text/words.h"
@@ -143,20 +142,17 @@ static int init_raw_words(nmt_text **out, const nmt_text_opts *o, const nmt_text
     return make(out, &s, v, NULL, 0, 0, err);
 }
 
-int nmt_text_init_model(nmt_text **out, const nmt_text_opts *o, const nmt_model *m, int side, nmt_err *err)
+int text_pipe_init_side(nmt_text **out, const nmt_text_opts *o, const vocab *v, const subwords *sw,
+                        const nmt_text_opts *stored, int side, nmt_err *err)
 {
-    int bad = NMT_ARGS(err, "nmt_text_init_model", out, o, m);
-    if (bad) return bad;
     *out = NULL;
-    if (!m || (side != NMT_SOURCE && side != NMT_TARGET)) return nmt_fail(err, NMT_ERR_ARG, "text pipeline: no model, or side %d is neither source nor target", side);
-    const vocab *v = side == NMT_SOURCE ? m->src : m->tgt;
-    if (m->has_text && !m->sw) return init_raw_words(out, o, &m->text[side], v, side, err);
-    if (!m->sw) return make(out, o, v, NULL, 0, 0, err);
+    if (stored && !sw) return init_raw_words(out, o, stored, v, side, err);
+    if (!sw) return make(out, o, v, NULL, 0, 0, err);
     /* a subword model reads raw text: its stages are the ones its data went through */
     if (o->tokenize || o->lowercase || o->normalize_punct || o->aggressive || o->detokenize)
         return nmt_fail(err, NMT_ERR_ARG, "a subword model reads raw text and writes raw text: its text stages are stored in "
                         "it (leave tokenizing, lowercasing, punctuation normalization and detokenizing to it)");
-    return text_pipe_init_subwords(out, m->sw, side, v, 1, err);
+    return text_pipe_init_subwords(out, sw, side, v, 1, err);
 }
 
 int text_pipe_init_subwords(nmt_text **out, const subwords *sw, int side, const vocab *v, int stages, nmt_err *err)

@@ -7,7 +7,7 @@
 
 #include "base/err.h"
 #include "data/vocab.h"
-#include "text/subword.h"
+#include "data/subword.h"
 #include "text/words.h"
 
 /* Pieces that become vocabulary entries of their own (EOS and UNK come first, always). */

@@ -1,0 +1,71 @@
+/* helpers.h: what several tests/test_*.c programs need beside test.h, written once: a whole file
+ * read, a file written, host arrays of random values. static inline, so that a program that
+ * calls none of them compiles without unused-function warnings. */
+#ifndef NMT_TEST_HELPERS_H
+#define NMT_TEST_HELPERS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/real.h"
+#include "base/rng.h"
+
+/* The whole file at path, NUL-terminated (so text can be read as a string, and binary data has
+ * its length in *n, when n is not NULL); NULL when it cannot be read or memory runs out. Read in
+ * growing blocks, so a pipe or a file that changes size reads whole too. */
+static inline char *test_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *b = malloc(cap);
+    for (size_t got; b && (got = fread(b + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        if (cap - len < 2) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) { free(b); b = NULL; break; }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) { free(b); b = NULL; }
+    fclose(f);
+    if (b) b[len] = 0;
+    if (n) *n = len;
+    return b;
+}
+
+/* data[0..n) written to path (replacing it); 0, or -1 after a message naming the file. */
+static inline int test_write_n(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int rc = f && fwrite(data, 1, n, f) == n ? 0 : -1;
+    if (f && fclose(f) != 0) rc = -1;
+    if (rc) fprintf(stderr, "cannot write %s\n", path);
+    return rc;
+}
+
+/* text written to path (replacing it); as test_write_n. */
+static inline int test_write(const char *path, const char *text) { return test_write_n(path, text, strlen(text)); }
+
+/* n values drawn uniformly from [lo, hi) by r, in a new host array (the caller frees it). */
+static inline real *test_rnd(rng *r, size_t n, double lo, double hi)
+{
+    real *x = malloc(sizeof(real) * (n ? n : 1));
+    NMT_ASSERT(x);
+    for (size_t i = 0; i < n; i++) x[i] = (real)(lo + (hi - lo) * rng_uniform(r));
+    return x;
+}
+
+/* n values drawn from N(0, sd^2) by r, in a new host array (the caller frees it). */
+static inline real *test_rnd_normal(rng *r, size_t n, double sd)
+{
+    real *x = malloc(sizeof(real) * (n ? n : 1));
+    NMT_ASSERT(x);
+    for (size_t i = 0; i < n; i++) x[i] = (real)(sd * rng_normal(r));
+    return x;
+}
+
+#endif
