@@ -80,8 +80,11 @@ ifeq ($(NVCC),)
 $(error CUDA=1, but no nvcc on PATH or in $(CUDA_HOME)/bin (set NVCC or CUDA_HOME))
 endif
 CUDA_LIB  := $(BUILD)/libnmt-cuda.a
-# -u: backend.c refers to the backend's entry weakly, which alone would not take it from the archive
-CUDA_LINK := -Wl,-u,cuda_backend_open $(CUDA_LIB) -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+# -u: backend.c refers to the backend's entry weakly, which alone would not take it from the archive;
+# CUDA_PRE goes before the core's archive, whose functions (backend_cpu) the CUDA objects call, so
+# that a program using no backend of its own (test_aer) still links
+CUDA_PRE  := -Wl,-u,cuda_backend_open $(CUDA_LIB)
+CUDA_LINK := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
 endif
 
 CORE_DIRS := base backend backend/cpu backend/devsim text data nn train decode io
@@ -194,7 +197,7 @@ NMT_VERSION := $(shell sed -n 's/.*NMT_VERSION_STRING "\(.*\)".*/\1/p' tools/cmd
 NMT_VPARTS := $(subst ., ,$(NMT_VERSION))
 SOMAJOR := $(if $(filter 0,$(word 1,$(NMT_VPARTS))),0.$(word 2,$(NMT_VPARTS)),$(word 1,$(NMT_VPARTS)))
 $(BUILD)/libnmt.so: $(LIB_OBJ) $(CUDA_LIB)
-	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt.so.$(SOMAJOR) -o $@ $(LIB_OBJ) $(CUDA_LINK) $(LDFLAGS) \
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libnmt.so.$(SOMAJOR) -o $@ $(LIB_OBJ) $(CUDA_PRE) $(CUDA_LINK) $(LDFLAGS) \
 	    $(CORE_LIBS)
 	ln -sf libnmt.so $@.$(SOMAJOR)
 
@@ -209,10 +212,10 @@ $(BUILD)/libnmt-serve.so: $(SERVE_OBJ) $(BUILD)/libnmt.so
 
 $(NMT_BIN): $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A) $(CUDA_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CMD_OBJ) $(MPI_OBJ) $(LIBS_A) $(CUDA_LINK) $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
+	$(CC) -o $@ $(CMD_OBJ) $(MPI_OBJ) $(CUDA_PRE) $(LIBS_A) $(CUDA_LINK) $(LDFLAGS) $(LDLIBS) $(MPI_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS_A) $(CUDA_LIB)
-	$(CC) -o $@ $< $(LIBS_A) $(CUDA_LINK) $(LDFLAGS) $(LDLIBS)
+	$(CC) -o $@ $< $(CUDA_PRE) $(LIBS_A) $(CUDA_LINK) $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/test_fuzz_replay: $(BUILD)/tests/test_fuzz_replay.o $(FUZZ_OBJ) $(LIBS_A)
 	$(CC) -o $@ $< $(FUZZ_OBJ) $(LIBS_A) $(LDFLAGS) $(LDLIBS)

@@ -110,7 +110,7 @@ out:
 static void check_extremes(void)
 {
     nmt_err err = {0};
-    real *W = rnd((size_t)K * LDW, -1, 1), *A = malloc(sizeof(real) * ROWS * LDA);
+    real *W = test_rnd(&R, (size_t)K * LDW, -1, 1), *A = malloc(sizeof(real) * ROWS * LDA);
     real *C = malloc(sizeof(real) * ROWS * LDC);
     bk_qmat *q = NULL;
     bk_qws *w = NULL;
