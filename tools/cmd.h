@@ -40,8 +40,6 @@ int blas_kernels_choose(char **argv);
  * "FP32 kernels"), else NULL; NULL too under NMT_BLAS_AUTOTUNE=0, which asks nmt to leave the kernels
  * alone. */
 const char *blas_kernels_user_pin(void);
-/* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
-int cmd_vocab_model(const char *path, int side);
 
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);

@@ -1,5 +1,5 @@
-/* cmd_translate.c: `nmt translate` and `nmt score`, by one model or an ensemble (--model given
- * again, or --models A B ...). Input is read in batches for throughput, but a batch is decoded
+/* cmd_translate.c: `nmt translate`, by one model or an ensemble (--model given again, or --models
+ * A B ...; cmd_models.h). Input is read in batches for throughput, but a batch is decoded
  * as soon as no more input is waiting, so that a user or a program driving the command line
  * line by line gets each answer at once. One output line per input line, in order; an empty
  * line gives an empty line. */
@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "cmd.h"
+#include "cmd_models.h"
 #include "data/corpus.h"
 #include "nmt.h"
 #include "opt.h"
@@ -211,97 +212,6 @@ static int run_stream(stream *st)
     return rc;
 }
 
-/* ------------------------------------------------------------------ models */
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define MAX_MODELS 16
-
-/* The models as the options name them (--model repeated, or --models A B ...: more than one is
- * an ensemble) and their --weights. */
-typedef struct model_list {
-    const char *path[MAX_MODELS];
-    int n;
-    double weight[MAX_MODELS];
-    int nweights;
-    nmt_model *m[MAX_MODELS];
-} model_list;
-
-/* --model FILE, and --models, which takes every following argument that is not an option (dst
- * NULL only asks whether it would take val). */
-static const char *add_model(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    model_list *l = dst;
-    if (!*val) return "an empty file name";
-    if (!l) return NULL;
-    if (l->n == MAX_MODELS) return "more than " STR(MAX_MODELS) " models";
-    l->path[l->n++] = val;
-    return NULL;
-}
-
-/* --weights W1,W2,...: positive numbers, one per model */
-static const char *parse_weights(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    model_list *l = dst;
-    l->nweights = 0;
-    for (const char *p = val;; p++) {
-        char *end;
-        double w = strtod(p, &end);
-        if (end == p || (*end && *end != ',')) return "expected positive numbers separated by commas";
-        if (!(w > 0 && w < 1e30)) return "a weight is not a positive number";
-        if (l->nweights == MAX_MODELS) return "more than " STR(MAX_MODELS) " weights";
-        l->weight[l->nweights++] = w;
-        if (!*(p = end)) return NULL;
-    }
-}
-
-/* Loads every model of l into l->m; the second and later must share the first's vocabularies
- * (the message names the files). The exit status. */
-static int load_models(const char *cmd, model_list *l)
-{
-    nmt_err err;
-    if (!l->n) {
-        fprintf(stderr, "nmt %s: error: --model is required (nmt %s --help)\n", cmd, cmd);
-        return CMD_USAGE;
-    }
-    if (l->nweights && l->nweights != l->n) {
-        fprintf(stderr, "nmt %s: error: --weights gives %d weight%s for %d model%s\n", cmd, l->nweights, l->nweights == 1 ? "" : "s",
-                l->n, l->n == 1 ? "" : "s");
-        return CMD_USAGE;
-    }
-    for (int k = 0; k < l->n; k++)
-        if (nmt_model_load(&l->m[k], l->path[k], &err) ||
-            (k && nmt_model_check_vocab(l->m[0], l->path[0], l->m[k], l->path[k], &err))) {
-            fprintf(stderr, "nmt %s: error: %s\n", cmd, err.msg);
-            return CMD_ERR;
-        }
-    return CMD_OK;
-}
-
-static void free_models(model_list *l)
-{
-    for (int k = 0; k < l->n; k++) nmt_model_free(l->m[k]);
-}
-
-/* An ensemble's decoder over l's models (one model: a plain decoder). */
-static int decoder_of(nmt_decoder **d, const model_list *l, const nmt_translate_opts *o, nmt_err *err)
-{
-    return nmt_decoder_init_ensemble(d, (const nmt_model *const *)l->m, l->nweights ? l->weight : NULL, l->n, o, err);
-}
-
-/* The options that name the models, for both commands' tables. */
-#define MODEL_OPTS(l) \
-    {.names = "--model", .kind = OPTK_FN, .dst = l, .fn = add_model, .arg = "FILE", \
-     .help = "the model (required); repeat it for an ensemble: each model keeps its\n" \
-             "own state and a word's score is the mean of the models' log-probabilities\n" \
-             "(the vocabularies must be the same; docs/CLI.md)"}, \
-    {.names = "--models", .kind = OPTK_FN, .dst = l, .fn = add_model, .flags = OPT_MORE, .arg = "FILE...", \
-     .help = "the models of an ensemble in one option (adds to --model)"}, \
-    {.names = "--weights", .kind = OPTK_FN, .dst = l, .fn = parse_weights, .arg = "W1,W2,...", \
-     .help = "the ensemble's weights, one per model in order, normalised to sum\n" \
-             "to 1 (default: equal)"}
 
 static const char translate_usage[] =
     "Usage: nmt translate --model FILE [--model FILE ...] [options] < input > output\n"
@@ -461,71 +371,5 @@ int cmd_translate(int argc, char **argv)
     nmt_lexicon_free(lx);
     nmt_shortlist_free(sl);
     free_models(&args.models);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ nmt score */
-
-int cmd_score(int argc, char **argv)
-{
-    const char *src = NULL, *tgt = NULL;
-    int rc, threads = 0;
-    model_list models = {0};
-    opt table[] = {
-        MODEL_OPTS(&models),
-        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (or raw for a model trained on raw text),\none per line"),
-        OPT_STR("--tgt", &tgt, "FILE", "their translations (the same number of lines)"),
-        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
-        CMD_DEVICE_OPT,
-        OPT_END,
-    };
-    opt_cmd c = {"score", "Usage: nmt score --model FILE [--model FILE ...] --src FILE --tgt FILE [--threads N]\n"
-                 "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source\n"
-                 "(a subword model's raw text is cut into its pieces first, and TOKENS counts pieces); an ensemble's\n"
-                 "is the weighted mean of its models' log-probabilities, the score nmt translate searches with.\n"
-                 "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n"
-                 "Limits: sources are read up to " STR(NMT_MAX_SRC_WORDS) " words; a target over " STR(NMT_MAX_TGT_WORDS) " words is an error.\n\n", NULL, table, 0, NULL};
-    int nargs;
-    if ((rc = opt_parse(&c, argc, argv, NULL, &nargs)) != OPT_GO) return rc;
-    if (threads) nmt_set_threads(threads);
-    if (!src || !tgt) { fprintf(stderr, "nmt score: error: --src and --tgt are required\n"); return CMD_USAGE; }
-    if ((rc = load_models("score", &models))) {
-        free_models(&models);
-        return rc;
-    }
-    const nmt_model *m = models.m[0];
-    textfile S = {0}, T = {0};
-    nmt_err err;
-    rc = CMD_ERR;
-    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err)) {
-        fprintf(stderr, "nmt score: error: %s\n", err.msg);
-        goto out;
-    }
-    long ns = S.nlines;
-    if (ns != T.nlines) {
-        fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, T.nlines);
-        goto out;
-    }
-    if (cmd_model_lines(m, &S, &T, &err)) { /* a subword model reads raw text as its pieces */
-        fprintf(stderr, "nmt score: error: %s\n", err.msg);
-        goto out;
-    }
-    nmt_translate_opts o = nmt_translate_default_opts();
-    nmt_decoder *d = NULL;
-    double *lp = malloc(sizeof(double) * (ns ? ns : 1));
-    int *nt_ = malloc(sizeof(int) * (ns ? ns : 1));
-    if (decoder_of(&d, &models, &o, &err) || nmt_score(d, (const char *const *)S.line, (const char *const *)T.line, (int)ns, lp, nt_, &err)) {
-        fprintf(stderr, "nmt score: error: %s\n", err.msg);
-    } else {
-        for (long i = 0; i < ns; i++) printf("%.6f\t%.6f\t%d\n", lp[i], lp[i] / nt_[i], nt_[i]);
-        rc = CMD_OK;
-    }
-    free(lp);
-    free(nt_);
-    nmt_decoder_free(d);
-out:
-    textfile_free(&S);
-    textfile_free(&T);
-    free_models(&models);
     return rc;
 }
