@@ -43,6 +43,8 @@ const char *blas_kernels_user_pin(void);
 
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);
+/* "H:MM:SS" of s seconds ("?" when negative) */
+void cmd_hms(char *buf, size_t n, double s);
 
 /* The library's log callback (nmt_set_log), user the command's name: "nmt CMD: warning: MSG"
  * for 'W', "nmt CMD: error: MSG" for 'E', "nmt CMD: MSG" for 'M', on stderr. */

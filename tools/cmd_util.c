@@ -17,6 +17,13 @@ int cmd_finish(int rc)
     return rc;
 }
 
+void cmd_hms(char *buf, size_t n, double s)
+{
+    if (s < 0) { snprintf(buf, n, "?"); return; }
+    long t = (long)(s + 0.5);
+    snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
 void cmd_log(char level, const char *msg, void *user)
 {
     const char *cmd = user;
