@@ -1,6 +1,6 @@
 /* cmd_output.h: how `nmt translate` writes its answers: the 1-best line, or n-best lines in the
  * format Marian and Moses tools read (id ||| text ||| features ||| score), with alignments over the
- * printed words and per-token scores (docs/CLI.md, "Output formats"). */
+ * printed words and per-token scores (docs/CLI.md, "What `nmt translate` writes"). */
 #ifndef NMT_CMD_OUTPUT_H
 #define NMT_CMD_OUTPUT_H
 
