@@ -71,7 +71,7 @@ nbest_diff() {
     # a hypothesis cut at the length limit (3 x (source words + 1) words) has no EOS, which forced
     # decoding adds: those are counted apart
     awk -F ' \\|\\|\\| ' -v p="$p" -v src="$DIR/$SET.nbest.$p.src" '
-        NR == FNR { lp[NR] = $3; getline l < src; cut[NR] = split($2, w, " ") == int(3 * (split(l, x, " ") + 1)); next }
+        NR == FNR { lp[NR] = $NF; getline l < src; cut[NR] = split($2, w, " ") == int(3 * (split(l, x, " ") + 1)); next }
         cut[FNR] { c++; next }
         { split($0, f, "\t"); d = lp[FNR] - f[2]; if (d < 0) d = -d; if (d > m) m = d; n++; big += d > 0.01
           t = d * f[3]; if (t > mt) mt = t; sum += d }

@@ -345,6 +345,9 @@ static int retime(tune *t, int force)
         return -1;
     }
     int rc = !force && fd >= 0 && cache_read(t) == 1 ? 0 : -2;
+    if (rc == -2) /* said before the pause, which is otherwise silent */
+        fprintf(stderr, "[M::nmt] timing the FP32 products' kernels on this CPU (%d candidates, a few seconds, once per CPU "
+                        "model)...\n", t->n);
     if (rc == -2 && (rc = measure(t)) == 0) {
         say_timed(t);
         if (t->path[0]) cache_write(t);

@@ -40,11 +40,32 @@ int blas_kernels_choose(char **argv);
  * "FP32 kernels"), else NULL; NULL too under NMT_BLAS_AUTOTUNE=0, which asks nmt to leave the kernels
  * alone. */
 const char *blas_kernels_user_pin(void);
-/* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
-int cmd_vocab_model(const char *path, int side);
 
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);
+/* -o FILE: standard output made FILE (created or emptied; cmd_finish checks its end); the exit
+ * status, after saying why on failure. */
+int cmd_output_to(const char *cmd, const char *path);
+/* whether paths a and b name one existing file */
+int cmd_same_file(const char *a, const char *b);
+#define CMD_OUTPUT_OPT(d) OPT_STR("-o --output", d, "FILE", "write to FILE instead of standard output")
+/* "H:MM:SS" of s seconds ("?" when negative) */
+void cmd_hms(char *buf, size_t n, double s);
+
+/* The progress line of translate, score and align, on stderr when it is a terminal or --progress
+ * is given: sentences done, sentences/s and time, redrawn at most 4 times a second on a terminal,
+ * a line every 10 s elsewhere, and a last line with the totals at the end. */
+typedef struct cmd_progress {
+    const char *cmd;
+    int on, tty, open; /* open: a terminal line to end before the last */
+    long n;
+    double t0, last;
+} cmd_progress;
+void cmd_progress_start(cmd_progress *p, const char *cmd, int asked);
+void cmd_progress_add(cmd_progress *p, long n);
+void cmd_progress_end(cmd_progress *p);
+#define CMD_PROGRESS_OPT(d) OPT_FLAG("--progress", d, 1, "sentences done and sentences/s on stderr (shown anyway when stderr\n" \
+                                     "is a terminal)")
 
 /* The library's log callback (nmt_set_log), user the command's name: "nmt CMD: warning: MSG"
  * for 'W', "nmt CMD: error: MSG" for 'E', "nmt CMD: MSG" for 'M', on stderr. */

@@ -194,8 +194,8 @@ static int chunk_encode(chunk *c, nmt_text *const tp[2], char *const *S, char *c
 
 /* What align's options set. */
 struct align_args {
-    const char *model, *src, *tgt;
-    int soft, json;
+    const char *model, *src, *tgt, *output;
+    int soft, json, progress;
     double thr; /* < 0: no threshold */
     nmt_translate_opts o;
 };
@@ -203,7 +203,7 @@ struct align_args {
 /* Parses align's options into a and checks them together; OPT_GO, or the exit status. */
 static int align_options(int argc, char **argv, struct align_args *a)
 {
-    *a = (struct align_args){NULL, NULL, NULL, 0, 0, -1, nmt_translate_default_opts()};
+    *a = (struct align_args){.thr = -1, .o = nmt_translate_default_opts()};
     int threads = 0;
     opt table[] = {
         OPT_STR("--model", &a->model, "FILE", "the model (required)"),
@@ -226,6 +226,8 @@ static int align_options(int argc, char **argv, struct align_args *a)
                 "and on --threads, only in their last bits (float rounding)"),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         CMD_DEVICE_OPT,
+        CMD_OUTPUT_OPT(&a->output),
+        CMD_PROGRESS_OPT(&a->progress),
         OPT_END,
     };
     opt_cmd cmd = {"align", align_usage, align_after, table, 0, NULL};
@@ -279,7 +281,7 @@ static int check_weights(const nmt_alignment *al, int n, long first)
 
 /* Aligns and prints every pair, CHUNK at a time; 0, or -1 after an error message. */
 static int align_all(nmt_decoder *d, nmt_text *const tp[2], const textfile *S, const textfile *T, const int *nsw,
-                     const int *ntw, int fmt, double thr, const char *model, int arch)
+                     const int *ntw, int fmt, double thr, const char *model, int arch, cmd_progress *prog)
 {
     static chunk c; /* large: kept off the stack */
     nmt_alignment al[CHUNK], w;
@@ -310,6 +312,7 @@ static int align_all(nmt_decoder *d, nmt_text *const tp[2], const textfile *S, c
         }
         nmt_alignment_free(al, n);
         chunk_clear(&c, n);
+        cmd_progress_add(prog, n);
     }
     free(c.att);
     c.att = NULL;
@@ -353,7 +356,11 @@ int cmd_align(int argc, char **argv)
         fprintf(stderr, "nmt align: error: %s\n", err.msg);
         goto out;
     }
-    if (!align_all(d, tp, &S, &T, nsw, ntw, fmt, args.thr, args.model, nmt_model_config(m)->arch)) rc = CMD_OK;
+    if (args.output && cmd_output_to("align", args.output)) goto out;
+    cmd_progress prog;
+    cmd_progress_start(&prog, "align", args.progress);
+    if (!align_all(d, tp, &S, &T, nsw, ntw, fmt, args.thr, args.model, nmt_model_config(m)->arch, &prog)) rc = CMD_OK;
+    cmd_progress_end(&prog);
 out:
     free(nsw);
     free(ntw);

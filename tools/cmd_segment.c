@@ -1,13 +1,10 @@
 /* cmd_segment.c: `nmt segment`, how a model cuts sentences into the tokens it reads (a subword
- * model's SentencePiece pieces, after its text stages), and the model half of `nmt vocab`: a
- * model's vocabulary, one entry a line. Both look at one side of the model. */
+ * model's SentencePiece pieces, after its text stages). It looks at one side of the model. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
-#include "data/vocab.h"
 #include "nmt.h"
-#include "nn/model.h"
 #include "opt.h"
 #include "text/linereader.h"
 
@@ -18,19 +15,6 @@ static int load(const char *cmd, const char *path, nmt_model **m)
         fprintf(stderr, "nmt %s: error: %s\n", cmd, err.msg);
         return CMD_ERR;
     }
-    return CMD_OK;
-}
-
-int cmd_vocab_model(const char *path, int side)
-{
-    nmt_model *m = NULL;
-    int rc = load("vocab", path, &m);
-    if (rc) return rc;
-    const vocab *v = side == NMT_SOURCE ? m->src : m->tgt;
-    for (int id = 0; id < v->n; id++) printf("%d\t%s\n", id, vocab_word(v, id));
-    fprintf(stderr, "nmt vocab: %s: %d %s entries (%s)\n", path, v->n, side == NMT_SOURCE ? "source" : "target",
-            m->sw ? "SentencePiece pieces, with </s> and <unk>" : "words, with </s> and <unk>");
-    nmt_model_free(m);
     return CMD_OK;
 }
 

@@ -1,4 +1,4 @@
-/* cmd_train.c: `nmt train` and `nmt vocab`: option parsing, the live progress line, and
+/* cmd_train.c: `nmt train`: option parsing, the live progress line, and
  * signal handling (SIGINT/SIGTERM/SIGHUP ask the library to checkpoint and stop). */
 #include <pthread.h>
 #include <signal.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/err.h"
 #include "cmd.h"
-#include "data/corpus.h"
 #include "mpi/comm_mpi.h"
 #include "nmt.h"
 #include "opt.h"
@@ -80,21 +80,14 @@ static void catch_stop_signals(void)
                     "threads\n", strerror(rc));
 }
 
-static void hms(char *buf, size_t n, double s)
-{
-    if (s < 0) { snprintf(buf, n, "?"); return; }
-    long t = (long)(s + 0.5);
-    snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-}
-
 struct view { int tty; long log_every, last; int line_open; double lr; };
 
 static void on_report(const nmt_train_report *r, void *user)
 {
     struct view *v = user;
     char el[32], eta[32];
-    hms(el, sizeof el, r->elapsed);
-    hms(eta, sizeof eta, r->eta);
+    cmd_hms(el, sizeof el, r->elapsed);
+    cmd_hms(eta, sizeof eta, r->eta);
     if (r->kind == NMT_REPORT_PROGRESS) {
         if (!v->tty && r->update - v->last < v->log_every) return;
         v->last = r->update;
@@ -247,19 +240,23 @@ static const char train_usage[] =
     "(the stages stored in the model, which then reads and writes raw text), or with subword units\n"
     "(--subwords: SentencePiece, stored in the model likewise; docs/SUBWORDS.md).\n\n";
 
-/* The options of `nmt train` into o, and the options in effect as YAML into *yaml (the caller's
- * to free); OPT_GO, or the exit status (--dump-config prints them and stops). */
-static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv, char **yaml)
+/* What train's options read into values of their own before nmt_train_opts takes them. */
+struct train_vals {
+    long seed, *log_every;
+    int langs[2], text_langs[2], units, dump, bf16;
+    const char *config;
+};
+
+static struct spm_paths spm; /* o keeps pointers into it */
+
+/* The option file, --dump-config and the data options into t; how many. */
+static size_t data_options(opt *t, nmt_train_opts *o, struct train_vals *x)
 {
-    long seed = (long)o->seed;
-    int langs[2] = {-1, -1}, text_langs[2] = {-1, -1}, units = 0, dump = 0, bf16 = 0;
-    const char *config = NULL;
-    static struct spm_paths spm; /* o keeps pointers into it */
-    opt table[] = {
-        {.names = "-c --config", .kind = OPTK_STR, .dst = &config, .arg = "FILE", .flags = OPT_CONFIG | OPT_ONCE | OPT_NONEMPTY,
+    const opt part[] = {
+        {.names = "-c --config", .kind = OPTK_STR, .dst = &x->config, .arg = "FILE", .flags = OPT_CONFIG | OPT_ONCE | OPT_NONEMPTY,
          .help = "options from a YAML file, 'name: value' per line with the long names\n"
          "below (hid: 256, lowercase: true); options given here override it"},
-        {.names = "--dump-config", .kind = OPTK_FLAG, .dst = &dump, .lo = 1, .flags = OPT_DUMP,
+        {.names = "--dump-config", .kind = OPTK_FLAG, .dst = &x->dump, .lo = 1, .flags = OPT_DUMP,
          .help = "print the options in effect as such a file, and stop"},
         OPT_HEAD("Data:"),
         OPT_STR("--src", &o->src, "FILE", "training corpus, source side"),
@@ -283,7 +280,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_STR("--batch-log", &o->batch_log, "FILE", "each update's pairs as corpus line numbers, one line per update"),
         OPT_STR("--cost-log", &o->cost_log, "FILE", "each update's number, cost (NLL per sentence) and gradient norm,\n"
                 "tab-separated, one line per update, all 17 digits"),
-        OPT_FN("--tokenize", langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
+        OPT_FN("--tokenize", x->langs, parse_langs, "SRC,TGT", "the files are raw text: Moses-tokenize them (e.g. en,fr)"),
         OPT_FLAG("--lowercase", &o->tok_lowercase, 1, "with --tokenize (or --subwords): lowercase first"),
         OPT_FLAG("--normalize-punct", &o->tok_normalize, 1, "with --tokenize (or --subwords and --lang): normalize punctuation\n"
                  "first (with --lowercase: the Multi30k preprocessing; stored in the\n"
@@ -295,8 +292,17 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
          "dropout-rnn 0.2, label-smoothing 0.1, tied-embeddings, init\n"
          "glorot-att, lr-decay 0.5, patience 4, max-time 1h) | hour-v1 (hour\n"
          "before those five options); options given beside it override its values"},
+    };
+    memcpy(t, part, sizeof part);
+    return sizeof part / sizeof *part;
+}
+
+/* The subword options into t; how many. */
+static size_t subword_options(opt *t, nmt_train_opts *o, struct train_vals *x)
+{
+    const opt part[] = {
         OPT_HEAD("Subword units (SentencePiece; the model then reads and writes raw text):"),
-        {.names = "--subwords", .kind = OPTK_CHOICE, .dst = &units, .arg = "unigram|bpe", .flags = OPT_IF_GIVEN,
+        {.names = "--subwords", .kind = OPTK_CHOICE, .dst = &x->units, .arg = "unigram|bpe", .flags = OPT_IF_GIVEN,
          .help = "train a SentencePiece model of this kind on the training corpus\n"
                  "(after its text stages) and store it in the model file"},
         {.names = "--subword-vocab", .kind = OPTK_INT, .dst = &o->subword_vocab, .lo = 300, .hi = 1000000, .arg = "N",
@@ -306,8 +312,17 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_FLAG("--joint", &o->subword_joint, 1, "one SentencePiece model for both sides, trained on both"),
         OPT_FN("--spm-model", &spm, parse_spm_paths, "FILE[,FILE]", "existing SentencePiece model(s) instead of --subwords: one joint\n"
                "model, or source and target"),
-        OPT_FN("--lang", text_langs, parse_langs, "SRC,TGT", "the sides' languages, for --normalize-punct on raw text without\n"
+        OPT_FN("--lang", x->text_langs, parse_langs, "SRC,TGT", "the sides' languages, for --normalize-punct on raw text without\n"
                "--tokenize (subword models)"),
+    };
+    memcpy(t, part, sizeof part);
+    return sizeof part / sizeof *part;
+}
+
+/* The model's options into t; how many. */
+static size_t model_options(opt *t, nmt_train_opts *o)
+{
+    const opt part[] = {
         OPT_HEAD("Model:"),
         OPT_ENUM("--arch", &o->cfg.arch, nmt_arch_parse, "NAME",
                  "rnnsearch, rnnenc, recatt, inputfeed, markov, locfer, fertdec or recatt+fertdec", "rnnsearch | rnnenc (Bahdanau et al.) | recatt | inputfeed | markov |\n"
@@ -332,6 +347,15 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
                  "the hour preset's --tied-embeddings)"),
         OPT_CHOICE("--init", &o->init, "paper|glorot-att|glorot", "paper (Appendix B; default) | glorot-att (the attention's weights\n"
                    "Glorot-uniform: it starts attending at once) | glorot (every weight matrix)"),
+    };
+    memcpy(t, part, sizeof part);
+    return sizeof part / sizeof *part;
+}
+
+/* The training loop's options into t; how many. */
+static size_t loop_options(opt *t, nmt_train_opts *o, struct train_vals *x)
+{
+    const opt part[] = {
         OPT_HEAD("Training:"),
         OPT_INT("--max-len", &o->max_len, 0, 100000, "N", "skip pairs with a side over N words (default {}; 0 = none)"),
         OPT_INT("--batch", &o->batch, 1, 100000, "N", "sentence pairs per update (default {})"),
@@ -353,14 +377,23 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_LONG("--lr-warmup", &o->lr_warmup, 0, ANY_LONG, "N", "raise the learning rate linearly over the first N updates: update u\n"
                  "uses lr x u/N (default {}: none)"),
         OPT_LONG("--lr-decay-inv-sqrt", &o->lr_decay_inv_sqrt, 0, ANY_LONG, "N", "after N updates, update u uses lr x sqrt(N/u) (default {}: none)"),
-        OPT_LONG("--seed", &seed, 0, ANY_LONG, "N", "random seed (default {})"),
+        OPT_LONG("--seed", &x->seed, 0, ANY_LONG, "N", "random seed (default {})"),
         OPT_INT("--threads", &o->threads, 1, 1024, "N", "threads (default: all cores)"),
         CMD_DEVICE_OPT,
-        OPT_CHOICE("--precision", &bf16, "fp32|bf16", "the training step's matrix products: fp32 (default), or bf16\n"
+        OPT_CHOICE("--precision", &x->bf16, "fp32|bf16", "the training step's matrix products: fp32 (default), or bf16\n"
                    "with FP32 sums beside FP32 weights, gradients and optimizer\n"
                    "(AVX512_BF16; refused where the CPU lacks it; kept on --resume)"),
         OPT_INT("--max-nonfinite", &o->max_nonfinite, 0, 1000000, "N", "updates in a row with a NaN/Inf cost or gradient that are\n"
                 "skipped before training stops (default {})"),
+    };
+    memcpy(t, part, sizeof part);
+    return sizeof part / sizeof *part;
+}
+
+/* The options of stopping and saving into t; how many. */
+static size_t stop_options(opt *t, nmt_train_opts *o, struct train_vals *x)
+{
+    const opt part[] = {
         OPT_HEAD("Stopping and saving:"),
         OPT_LONG("--max-updates", &o->max_updates, 0, ANY_LONG, "N", "stop after N updates (default {}: no limit)"),
         OPT_INT("--max-epochs", &o->max_epochs, 0, 1000000, "N", "stop after N epochs (default {}: no limit)"),
@@ -380,10 +413,49 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         OPT_INT("--keep-best", &o->keep_best, 0, NMT_MAX_KEEP_BEST, "K", "also keep the K best models by the first metric, as MODEL with\n"
                 ".uUPDATE before its extension, listed in MODEL.best.tsv (for nmt\n"
                 "average; default {})"),
-        OPT_LONG("--log-every", log_every, 1, ANY_LONG, "N", "progress lines every N updates when stderr is not a terminal ({})"),
+        OPT_LONG("--log-every", x->log_every, 1, ANY_LONG, "N", "progress lines every N updates when stderr is not a terminal ({})"),
         OPT_OLD("--normalize", "--normalize-punct"),
-        OPT_END,
     };
+    memcpy(t, part, sizeof part);
+    return sizeof part / sizeof *part;
+}
+
+/* The values train's options read on their own into o, then the subword options checked
+ * together; OPT_GO or CMD_USAGE. */
+static int apply_options(nmt_train_opts *o, const opt_cmd *c, const struct train_vals *x)
+{
+    o->seed = (uint64_t)x->seed;
+    o->valid_scorer = nmt_metric_score; /* libnmt-eval's, which the program links */
+    if (opt_given(c, "--tokenize")) {
+        o->tokenize_src = x->langs[0];
+        o->tokenize_tgt = x->langs[1];
+    }
+    if (opt_given(c, "--lang")) {
+        o->lang_src = x->text_langs[0];
+        o->lang_tgt = x->text_langs[1];
+    }
+    if (opt_given(c, "--subwords")) o->subwords = x->units + 1; /* SPM_UNIGRAM, SPM_BPE */
+    o->precision = x->bf16 ? NMT_PREC_BF16 : NMT_PREC_FP32;
+    o->spm_src = spm.src;
+    o->spm_tgt = spm.tgt;
+    return check_subword_options(o, c);
+}
+
+#define TRAIN_MAX_OPTS 128 /* room for the table: train has about 90 options */
+
+/* The options of `nmt train` into o, and the options in effect as YAML into *yaml (the caller's
+ * to free); OPT_GO, or the exit status (--dump-config prints them and stops). */
+static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv, char **yaml)
+{
+    struct train_vals x = {.seed = (long)o->seed, .log_every = log_every, .langs = {-1, -1}, .text_langs = {-1, -1}};
+    opt table[TRAIN_MAX_OPTS];
+    size_t n = data_options(table, o, &x);
+    n += subword_options(table + n, o, &x);
+    n += model_options(table + n, o);
+    n += loop_options(table + n, o, &x);
+    n += stop_options(table + n, o, &x);
+    NMT_ASSERT(n < TRAIN_MAX_OPTS);
+    table[n] = (opt)OPT_END;
     opt_cmd c = {"train", train_usage,
                  "SIGINT, SIGTERM and SIGHUP (unless started under nohup) write a checkpoint and stop\n"
                  "(exit 130); --resume goes on from it.\n"
@@ -395,33 +467,19 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     if (rc != OPT_GO) return rc;
     char lost[64];
     if (!(*yaml = opt_dump(&c, lost, sizeof lost))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
-    if (dump && *lost) { /* the run itself goes on: its checkpoint keeps the rest of the options */
+    if (x.dump && *lost) { /* the run itself goes on: its checkpoint keeps the rest of the options */
         fprintf(stderr, "nmt train: error: --dump-config: the value of %s is not UTF-8, which a YAML file cannot hold\n", lost);
         return CMD_ERR;
     }
-    if (dump && strlen(*yaml) > OPT_CONFIG_MAX_BYTES) {
+    if (x.dump && strlen(*yaml) > OPT_CONFIG_MAX_BYTES) {
         fprintf(stderr, "nmt train: error: --dump-config: the options make more than 1 MiB of YAML, which -c refuses\n");
         return CMD_ERR;
     }
-    if (dump) {
+    if (x.dump) {
         fputs(*yaml, stdout);
         return CMD_OK;
     }
-    o->seed = (uint64_t)seed;
-    o->valid_scorer = nmt_metric_score; /* libnmt-eval's, which the program links */
-    if (opt_given(&c, "--tokenize")) {
-        o->tokenize_src = langs[0];
-        o->tokenize_tgt = langs[1];
-    }
-    if (opt_given(&c, "--lang")) {
-        o->lang_src = text_langs[0];
-        o->lang_tgt = text_langs[1];
-    }
-    if (opt_given(&c, "--subwords")) o->subwords = units + 1; /* SPM_UNIGRAM, SPM_BPE */
-    o->precision = bf16 ? NMT_PREC_BF16 : NMT_PREC_FP32;
-    o->spm_src = spm.src;
-    o->spm_tgt = spm.tgt;
-    return check_subword_options(o, &c);
+    return apply_options(o, &c, &x);
 }
 
 /* Under mpirun: MPI started, o->comm this rank's, and ranks other than 0 quiet (rank 0 reports
@@ -484,54 +542,4 @@ int cmd_train(int argc, char **argv)
     if (rc == OPT_GO) rc = run_train(&o, log_every);
     free(yaml);
     return rc;
-}
-
-/* ------------------------------------------------------------------ nmt vocab */
-int cmd_vocab(int argc, char **argv)
-{
-    long K = 30002;
-    const char *model = NULL;
-    int side = 0;
-    opt table[] = {
-        OPT_LONG("--size --vocab", &K, 3, 4000000, "K", "entries counting </s> and <unk> (default {}; --vocab as in\n"
-                 "nmt train)"),
-        OPT_STR1("--model", &model, "FILE", "print this model's vocabulary instead: 'id<TAB>entry' lines (a subword\n"
-                 "model's SentencePiece pieces)"),
-        OPT_CHOICE("--side", &side, "src|tgt", "with --model: which side (default src)"),
-        OPT_END,
-    };
-    opt_cmd c = {"vocab", "Usage: nmt vocab [--size K] FILE\n"
-                 "       nmt vocab --model FILE [--side src|tgt]\n"
-                 "Prints the K-entry shortlist vocabulary of a tokenized text (ids 0 </s> and 1 <unk>, then words by\n"
-                 "falling count, ties in byte order), one 'id<TAB>word<TAB>count' line each, and its coverage on stderr.\n"
-                 "FILE may be '-' for standard input.\n\n", NULL, table, 1, "one input file only"};
-    char *args[1];
-    int nargs, rc = opt_parse(&c, argc, argv, args, &nargs);
-    if (rc != OPT_GO) return rc;
-    const char *in = nargs ? args[0] : NULL;
-    if (model && in) { fprintf(stderr, "nmt vocab: error: --model prints the model's vocabulary: no input file\n"); return CMD_USAGE; }
-    if (!model && opt_given(&c, "--side")) { fprintf(stderr, "nmt vocab: error: --side goes with --model\n"); return CMD_USAGE; }
-    if (model) return cmd_vocab_model(model, side);
-    if (!in) { fprintf(stderr, "nmt vocab: error: no input file (nmt vocab --help)\n"); return CMD_USAGE; }
-    textfile t;
-    wordcount wc;
-    nmt_err err;
-    int rc_read = !strcmp(in, "-") ? textfile_read_fd(&t, 0, "<stdin>", &err) : textfile_read(&t, in, &err);
-    if (rc_read || wordcount_build(&wc, &t, &err)) {
-        fprintf(stderr, "nmt vocab: error: %s\n", err.msg);
-        textfile_free(&t);
-        return CMD_ERR;
-    }
-    printf("0\t</s>\t%ld\n1\t<unk>\t0\n", t.nlines);
-    long shown = 0;
-    for (long k = 0; k < wc.ntypes && shown < K - 2; k++) {
-        if (!strcmp(wc.word[k], "</s>") || !strcmp(wc.word[k], "<unk>")) continue;
-        printf("%ld\t%s\t%ld\n", shown + 2, wc.word[k], wc.count[k]);
-        shown++;
-    }
-    fprintf(stderr, "nmt vocab: %ld of %ld word types kept; they cover %.2f%% of the %ld tokens\n", shown, wc.ntypes,
-            100 * wordcount_coverage(&wc, (int)K), wc.ntokens);
-    wordcount_free(&wc);
-    textfile_free(&t);
-    return CMD_OK;
 }

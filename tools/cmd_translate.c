@@ -1,5 +1,5 @@
-/* cmd_translate.c: `nmt translate` and `nmt score`, by one model or an ensemble (--model given
- * again, or --models A B ...). Input is read in batches for throughput, but a batch is decoded
+/* cmd_translate.c: `nmt translate`, by one model or an ensemble (--model given again, or --models
+ * A B ...; cmd_models.h). Input is read in batches for throughput, but a batch is decoded
  * as soon as no more input is waiting, so that a user or a program driving the command line
  * line by line gets each answer at once. One output line per input line, in order; an empty
  * line gives an empty line. */
@@ -8,6 +8,8 @@
 
 #include "base/err.h"
 #include "cmd.h"
+#include "cmd_models.h"
+#include "cmd_output.h"
 #include "data/corpus.h"
 #include "hints.h"
 #include "nmt.h"
@@ -16,87 +18,29 @@
 #include "data/pipeline.h"
 #include "text/tokenize.h"
 
-/* ------------------------------------------------------------------ output */
-enum { ALIGN_NONE, ALIGN_HARD, ALIGN_SOFT };
-
-/* Hard: each target word to its most-attended source word (the source EOS never chosen; ties
- * to the lower index), Pharaoh "src-tgt", 0-based. Soft: one row per target word, weights over
- * the source words and EOS, rows separated by " ; ". EOS rows are left out of both. h's
- * attention is over words already (word_attention). */
-static void print_alignment(const nmt_hypothesis *h, int mode)
-{
-    fputs(" |||", stdout);
-    if (!h->attention) return;
-    int cols = h->attn_cols;
-    for (int i = 0; i < h->n_words; i++) {
-        const float *row = h->attention + (size_t)i * cols;
-        if (mode == ALIGN_HARD) {
-            if (nmt_hard_link(h, i) >= 0) printf(" %d-%d", nmt_hard_link(h, i), i);
-        } else {
-            fputs(i ? " ;" : "", stdout);
-            for (int j = 0; j < cols; j++) printf(" %.4f", row[j]);
-        }
-    }
-}
+#define MAX_INPUTS 256 /* input files as arguments */
 
 /* ------------------------------------------------------------------ the input stream */
 
 /* What one run of `nmt translate` reads, decodes and writes with. */
 typedef struct stream {
     linereader in;
+    const char *const *inputs; /* the input files still to read after in's, in turn */
+    int n_inputs;
     nmt_text *src;   /* input line -> the tokenized text the model reads */
-    nmt_text *tgt;   /* output words -> text */
     nmt_decoder *d;
     int cap;         /* lines gathered at most before decoding */
-    int align, scores, nbest;
+    out_fmt out;     /* how the answers are written (cmd_output.h) */
+    cmd_progress prog;
     nmt_word_map *src_words; /* [cap]: each gathered line's token -> word map (for alignments) */
-    float *att;      /* a hypothesis's attention over words */
-    size_t att_cap;
     int tok_said;    /* input that looks tokenized, for a pipeline that tokenizes: said once */
     cmd_hints *hints; /* each line's prefix and constraints (hints.c) */
 } stream;
 
-/* h with its attention merged from tokens to words (a subword model's pieces; a word model's
- * maps are the identity) into st->att: *w's rows are the output's words, its columns the
- * source's words and EOS. */
-static int word_attention(stream *st, const nmt_hypothesis *h, const nmt_text_line *out, const nmt_word_map *src,
-                          nmt_hypothesis *w, nmt_err *err)
+/* path ("-": standard input) as r */
+static int open_input(linereader *r, const char *path, nmt_err *err)
 {
-    *w = *h;
-    if (!h->attention) return NMT_OK;
-    int finished = h->attn_rows > h->n_words;
-    size_t need = (size_t)(out->n_text_words + finished) * (src->n_words + 1);
-    if (need > st->att_cap) {
-        float *a = realloc(st->att, sizeof *a * need);
-        if (!a) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-        st->att = a;
-        st->att_cap = need;
-    }
-    nmt_word_map tgt = {h->n_words, out->word_of, out->n_text_words};
-    nmt_word_map sm = *src;
-    sm.n_tokens = h->attn_cols - 1; /* the tokens read: a long source is cut */
-    int rc = nmt_attention_to_words(st->att, h->attention, finished, &tgt, &sm, err);
-    w->attention = st->att;
-    w->n_words = out->n_text_words;
-    w->attn_rows = out->n_text_words + finished;
-    w->attn_cols = src->n_words + 1;
-    return rc;
-}
-
-/* One hypothesis: its text through the target pipeline (joined, detokenized if asked), then its
- * score if asked, then its alignment in words if asked. */
-static int print_hyp(stream *st, const nmt_hypothesis *h, const nmt_word_map *src, int score, nmt_err *err)
-{
-    nmt_text_line out;
-    int rc = nmt_text_decode_line(st->tgt, h->words, h->n_words, &out, err);
-    if (rc) return rc;
-    fwrite(out.text, 1, out.len, stdout);
-    if (score) printf(" ||| %.6f", h->score);
-    if (!st->align) return NMT_OK;
-    nmt_hypothesis w;
-    if ((rc = word_attention(st, h, &out, src, &w, err))) return rc;
-    print_alignment(&w, st->align);
-    return NMT_OK;
+    return strcmp(path, "-") ? linereader_init(r, path, 0, err) : linereader_init_fd(r, 0, "stdin", 0, err);
 }
 
 /* The source side reads raw text through the Moses pipeline the model's data went through (with
@@ -112,7 +56,7 @@ static int text_sides(stream *st, const nmt_model *m, int tok_lang, const tok_op
     to.lang = detok_lang;
     to.detokenize = detok_lang >= 0;
     int rc = nmt_text_init_model(&st->src, &so, m, NMT_SOURCE, err);
-    return rc ? rc : nmt_text_init_model(&st->tgt, &to, m, NMT_TARGET, err);
+    return rc ? rc : nmt_text_init_model(&st->out.tgt, &to, m, NMT_TARGET, err);
 }
 
 /* The next input line as the model reads it, in *out (to free): 1; 0 at the end of the input;
@@ -124,6 +68,13 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
     nmt_err err;
     nmt_text_line tl;
     int got = linereader_next(&st->in, &line, &len, &err);
+    while (got == 0 && st->n_inputs > 0) { /* the next file goes on where this one ends */
+        linereader_free(&st->in);
+        st->n_inputs--;
+        got = open_input(&st->in, *st->inputs++, &err);
+        if (!got) got = linereader_next(&st->in, &line, &len, &err);
+        else got = -1;
+    }
     if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
     if (got <= 0) return got < 0 ? -1 : 0;
     if (cmd_hints_line(st->hints, line, &len, st->in.name, st->in.lineno, &err)) {
@@ -145,10 +96,10 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
     if (tl.n_words > NMT_MAX_SRC_WORDS)
         fprintf(stderr, "[W::translate] %s:%ld: %d %s, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words,
                 tl.n_words == tl.n_text_words ? "words" : "pieces", NMT_MAX_SRC_WORDS);
-    int *wof = st->align ? malloc(sizeof *wof * ((size_t)tl.n_words + 1)) : NULL;
+    int *wof = st->out.align ? malloc(sizeof *wof * ((size_t)tl.n_words + 1)) : NULL;
     *map = (nmt_word_map){tl.n_words, wof, tl.n_text_words};
     if (wof) memcpy(wof, tl.word_of, sizeof *wof * (size_t)tl.n_words);
-    if (!(*out = strdup(tl.text)) || (st->align && !wof)) {
+    if (!(*out = strdup(tl.text)) || (st->out.align && !wof)) {
         fprintf(stderr, "nmt translate: error: out of memory\n");
         free(*out);
         free(wof);
@@ -157,24 +108,6 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
         return -1;
     }
     return 1;
-}
-
-/* One input's answer: its 1-best line, or its n-best lines. */
-static int print_translation(stream *st, const nmt_translation *t, const nmt_word_map *src, long index, nmt_err *err)
-{
-    int rc = 0;
-    if (!st->nbest) {
-        if (t->n_hyps) rc = print_hyp(st, &t->hyps[0], src, st->scores, err);
-        putchar('\n');
-        return rc;
-    }
-    for (int h = 0; h < t->n_hyps && !rc; h++) {
-        printf("%ld ||| ", index);
-        rc = print_hyp(st, &t->hyps[h], src, 1, err);
-        putchar('\n');
-    }
-    if (t->n_hyps == 0) printf("%ld |||  ||| 0\n", index);
-    return rc;
 }
 
 /* Gathers lines while more are waiting (up to cap), decodes them together and prints their
@@ -198,11 +131,12 @@ static int run_stream(stream *st)
             fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
             rc = CMD_ERR;
         }
-        for (int i = 0; i < nb && !failed; i++)
-            if ((failed = print_translation(st, &tr[i], &st->src_words[i], index++, &err))) {
-                fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-                rc = CMD_ERR;
-            }
+        if (!failed && (failed = cmd_out_batch(&st->out, batch, tr, st->src_words, nb, index, &err))) {
+            fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+            rc = CMD_ERR;
+        }
+        index += nb;
+        cmd_progress_add(&st->prog, nb);
         fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
         nmt_translation_free(tr, nb); /* a failed nmt_translate has left them empty */
         for (int i = 0; i < nb; i++) {
@@ -213,119 +147,29 @@ static int run_stream(stream *st)
     free(batch);
     free(tr);
     free(st->src_words);
-    free(st->att);
     return rc;
 }
 
-/* ------------------------------------------------------------------ models */
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define MAX_MODELS 16
-
-/* The models as the options name them (--model repeated, or --models A B ...: more than one is
- * an ensemble) and their --weights. */
-typedef struct model_list {
-    const char *path[MAX_MODELS];
-    int n;
-    double weight[MAX_MODELS];
-    int nweights;
-    nmt_model *m[MAX_MODELS];
-} model_list;
-
-/* --model FILE, and --models, which takes every following argument that is not an option (dst
- * NULL only asks whether it would take val). */
-static const char *add_model(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    model_list *l = dst;
-    if (!*val) return "an empty file name";
-    if (!l) return NULL;
-    if (l->n == MAX_MODELS) return "more than " STR(MAX_MODELS) " models";
-    l->path[l->n++] = val;
-    return NULL;
-}
-
-/* --weights W1,W2,...: positive numbers, one per model */
-static const char *parse_weights(void *dst, const char *val, int nth)
-{
-    (void)nth;
-    model_list *l = dst;
-    l->nweights = 0;
-    for (const char *p = val;; p++) {
-        char *end;
-        double w = strtod(p, &end);
-        if (end == p || (*end && *end != ',')) return "expected positive numbers separated by commas";
-        if (!(w > 0 && w < 1e30)) return "a weight is not a positive number";
-        if (l->nweights == MAX_MODELS) return "more than " STR(MAX_MODELS) " weights";
-        l->weight[l->nweights++] = w;
-        if (!*(p = end)) return NULL;
-    }
-}
-
-/* Loads every model of l into l->m; the second and later must share the first's vocabularies
- * (the message names the files). The exit status. */
-static int load_models(const char *cmd, model_list *l)
-{
-    nmt_err err;
-    if (!l->n) {
-        fprintf(stderr, "nmt %s: error: --model is required (nmt %s --help)\n", cmd, cmd);
-        return CMD_USAGE;
-    }
-    if (l->nweights && l->nweights != l->n) {
-        fprintf(stderr, "nmt %s: error: --weights gives %d weight%s for %d model%s\n", cmd, l->nweights, l->nweights == 1 ? "" : "s",
-                l->n, l->n == 1 ? "" : "s");
-        return CMD_USAGE;
-    }
-    for (int k = 0; k < l->n; k++)
-        if (nmt_model_load(&l->m[k], l->path[k], &err) ||
-            (k && nmt_model_check_vocab(l->m[0], l->path[0], l->m[k], l->path[k], &err))) {
-            fprintf(stderr, "nmt %s: error: %s\n", cmd, err.msg);
-            return CMD_ERR;
-        }
-    return CMD_OK;
-}
-
-static void free_models(model_list *l)
-{
-    for (int k = 0; k < l->n; k++) nmt_model_free(l->m[k]);
-}
-
-/* An ensemble's decoder over l's models (one model: a plain decoder). */
-static int decoder_of(nmt_decoder **d, const model_list *l, const nmt_translate_opts *o, nmt_err *err)
-{
-    return nmt_decoder_init_ensemble(d, (const nmt_model *const *)l->m, l->nweights ? l->weight : NULL, l->n, o, err);
-}
-
-/* The options that name the models, for both commands' tables. */
-#define MODEL_OPTS(l) \
-    {.names = "--model", .kind = OPTK_FN, .dst = l, .fn = add_model, .arg = "FILE", \
-     .help = "the model (required); repeat it for an ensemble: each model keeps its\n" \
-             "own state and a word's score is the mean of the models' log-probabilities\n" \
-             "(the vocabularies must be the same; docs/CLI.md)"}, \
-    {.names = "--models", .kind = OPTK_FN, .dst = l, .fn = add_model, .flags = OPT_MORE, .arg = "FILE...", \
-     .help = "the models of an ensemble in one option (adds to --model)"}, \
-    {.names = "--weights", .kind = OPTK_FN, .dst = l, .fn = parse_weights, .arg = "W1,W2,...", \
-     .help = "the ensemble's weights, one per model in order, normalised to sum\n" \
-             "to 1 (default: equal)"}
 
 static const char translate_usage[] =
-    "Usage: nmt translate --model FILE [--model FILE ...] [options] < input > output\n"
+    "Usage: nmt translate --model FILE [--model FILE ...] [options] [FILE...] [< input] [> output]\n"
     "Translates tokenized text (one sentence per line, words separated by spaces) with beam search\n"
     "(or draws translations from the model with --sample); a model trained on raw text (nmt train\n"
     "--tokenize, or --subwords) reads raw text and writes raw text, its text stages being its own,\n"
     "and a subword model's alignments are over words. One output line per input line, in order; an\n"
     "empty line gives an empty line. Several models (with the same vocabularies) decode as an\n"
-    "ensemble.\n\n";
+    "ensemble. It reads the files given, in turn ('-' for standard input), or standard input.\n\n";
 
 /* What translate's options set. */
 struct translate_args {
     nmt_translate_opts o;
     model_list models;
-    const char *input, *lexpath;
+    const char *input, *lexpath, *output;
+    char *files[MAX_INPUTS]; /* input files given as arguments */
+    int n_files;
     cmd_shortlist sl;
     tok_opts topt;
-    int tok_lang, detok_lang, align, scores, nbest_out;
+    int tok_lang, detok_lang, align, scores, nbest_out, word_scores, progress;
     cmd_hints hints;
 };
 
@@ -350,12 +194,13 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
                 "0.6 is common; 0 ranks by log-probability)"),
         OPT_DBL("--max-ratio", &o->max_ratio, 0.01, 100, "R", "at most R x (source words + 1) output tokens (default {})"),
         OPT_FLAG("--no-unk", &o->no_unk, 1, "never generate <unk>"),
-        OPT_INT("--n-best", &o->n_best, 1, 1000, "K", "K lines per input, Moses style: 'INDEX ||| TRANSLATION ||| SCORE'\n"
-                "(INDEX 0-based, SCORE the ranking score)"),
-        OPT_CHOICE("--alignment", &align_kind, "hard|soft", "append ' ||| ' and the attention: hard = Pharaoh src-tgt pairs\n"
-                   "(0-based, each target word to its most-attended source word); soft = the\n"
-                   "rows of weights over the source words and EOS, ' ; ' between rows\n"
-                   "(RNNsearch models only)"),
+        OPT_INT("--n-best", &o->n_best, 1, 1000, "K", "K lines per input in Marian's (and Moses') format:\n"
+                "'INDEX ||| TRANSLATION ||| F0= LOGPROB ||| SCORE' (INDEX 0-based; an\n"
+                "ensemble: F0= F1= ..., each model's log-probability; SCORE the ranking score)"),
+        OPT_CHOICE("--alignment", &align_kind, "hard|soft", "append ' ||| ' and the attention over the printed words: hard =\n"
+                   "Pharaoh src-tgt pairs (0-based, each target word to its most-attended\n"
+                   "source word); soft = the rows of weights over the source words and EOS,\n"
+                   "' ; ' between rows (RNNsearch models only)"),
         OPT_FLAG("--scores", &a->scores, 1, "append ' ||| SCORE' to the 1-best output"),
         OPT_STR("--unk-replace", &a->lexpath, "TABLE", "replace each output <unk> by TABLE's translation (from 'nmt lex') of\n"
                 "the most-attended source word, or by that word when TABLE has none"),
@@ -365,8 +210,8 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_FLAG("--normalize-punct", &a->topt.normalize, 1, "with --tokenize: normalize punctuation first\n"
                  "(normalize-punctuation.perl); --lowercase --normalize-punct is the\n"
                  "Multi30k preprocessing"),
-        OPT_ENUM("--detokenize", &a->detok_lang, tok_lang_parse, "LANG", "en, fr or de", "write detokenized text (Moses detokenizer.perl; alignments still\n"
-               "refer to tokens)"),
+        OPT_ENUM("--detokenize", &a->detok_lang, tok_lang_parse, "LANG", "en, fr or de", "write detokenized text (Moses detokenizer.perl; alignments index\n"
+               "its words)"),
         OPT_FLAG("--sample", &o->sample, 1, "draw each translation from the model's distribution, word by word,\n"
                  "instead of searching (back-translation); --n-best K draws K per line.\n"
                  "A line's draws depend on --seed and its words only"),
@@ -385,13 +230,17 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_FN("--shortlist", &a->sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         CMD_DEVICE_OPT,
-        OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input"),
+        OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input (or give the files as arguments)"),
         OPT_STR("--prefix", &a->hints.prefix_path, "FILE", "line i of FILE is the start of line i's translation (empty: none),\n"
                 "forced, then searched on (target text, as the output is written)"),
         OPT_STR("--constraints", &a->hints.cons_path, "FILE", "line i of FILE holds phrases, separated by tabs, that must appear in\n"
                 "line i's translation (dynamic beam allocation; empty: none)"),
         OPT_FLAG("--hints-in-input", &a->hints.in_input, 1, "input lines are SOURCE<TAB>PREFIX<TAB>PHRASE<TAB>...: a prefix (may be\n"
                  "empty) and constraint phrases after the source"),
+        OPT_FLAG("--word-scores", &a->word_scores, 1, "append ' ||| WordScores= ' and the log-probability of each output\n"
+                 "token (a subword model's pieces) and of the EOS (Marian's --word-scores)"),
+        CMD_OUTPUT_OPT(&a->output),
+        CMD_PROGRESS_OPT(&a->progress),
         OPT_OLD("--normalize", "--length-norm"),
         OPT_OLD("--no-normalize", "--no-length-norm"),
         OPT_END,
@@ -399,9 +248,13 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     opt_cmd c = {"translate", translate_usage,
                  "\nLines over " STR(NMT_MAX_SRC_WORDS) " words are cut to that length with a warning; invalid UTF-8 is replaced\n"
                  "by U+FFFD with a warning; words the model does not know are read as <unk>.\n",
-                 table, 0, "input comes on standard input, or with --input FILE"};
-    int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
+                 table, MAX_INPUTS, "at most " STR(MAX_INPUTS) " input files"};
+    int rc = opt_parse(&c, argc, argv, a->files, &a->n_files);
     if (rc != OPT_GO) return rc;
+    if (a->input && a->n_files) {
+        fprintf(stderr, "nmt translate: error: --input FILE or files as arguments, not both\n");
+        return CMD_USAGE;
+    }
     if (threads) nmt_set_threads(threads);
     if (a->lexpath) o->unk_replace = 1;
     if (opt_given(&c, "--length-penalty") && !o->normalize) {
@@ -429,32 +282,77 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
 }
 
 
+/* The inputs: --input FILE, the files given, or standard input; the first opened in st->in (a
+ * closed standard input is seen before a file opened later takes its number), the others checked
+ * now and left to open in turn. The exit status. */
+static int open_inputs(stream *st, const struct translate_args *a, const char **first)
+{
+    nmt_err err;
+    linereader r = {0};
+    const char *const *files = (const char *const *)a->files;
+    *first = a->input ? a->input : a->n_files ? files[0] : "-";
+    st->inputs = files + 1;
+    st->n_inputs = a->n_files > 1 ? a->n_files - 1 : 0;
+    int rc = open_input(&st->in, *first, &err);
+    for (int i = 0; i < st->n_inputs && !rc; i++) {
+        if (!strcmp(st->inputs[i], "-")) continue;
+        rc = open_input(&r, st->inputs[i], &err);
+        linereader_free(&r);
+    }
+    if (!rc) return CMD_OK;
+    fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+    linereader_free(&st->in);
+    return CMD_ERR;
+}
+
+/* -o FILE: the output, refused when it is one of the inputs (it would be emptied first) */
+static int open_output(const struct translate_args *a, const char *first)
+{
+    if (!a->output) return CMD_OK;
+    for (int i = -1; i < a->n_files; i++)
+        if (cmd_same_file(i < 0 ? first : a->files[i], a->output)) {
+            fprintf(stderr, "nmt translate: error: --output %s is an input file\n", a->output);
+            return CMD_USAGE;
+        }
+    return cmd_output_to("translate", a->output);
+}
+
+/* The decoders the output needs besides the search's: with an n-best list, an ensemble's models
+ * alone (one feature each). */
+static int feature_decoders(stream *st, const model_list *l, const nmt_translate_opts *so, nmt_err *err)
+{
+    nmt_translate_opts o = nmt_translate_default_opts();
+    o.batch = so->batch;
+    st->out.d = st->d;
+    st->out.n_models = l->n;
+    int rc = NMT_OK;
+    for (int k = 0; st->out.nbest && l->n > 1 && k < l->n && !rc; k++) rc = nmt_decoder_init(&st->out.model_d[k], l->m[k], &o, err);
+    return rc;
+}
+
 int cmd_translate(int argc, char **argv)
 {
     struct translate_args args;
     int prc = translate_options(argc, argv, &args);
     if (prc != OPT_GO) return prc;
     nmt_translate_opts o = args.o;
-    const char *input = args.input, *lexpath = args.lexpath;
+    const char *lexpath = args.lexpath, *first;
     tok_opts topt = args.topt;
     int tok_lang = args.tok_lang, detok_lang = args.detok_lang;
-    int align = args.align, scores = args.scores, nbest_out = args.nbest_out;
     if (!o.sample && o.n_best > o.beam) { fprintf(stderr, "nmt translate: error: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
     if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
         fprintf(stderr, "nmt translate: error: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;
     }
-    o.attention = align != ALIGN_NONE;
-    stream st = {.cap = o.batch * 4, .align = align, .scores = scores, .nbest = nbest_out, .hints = &args.hints};
+    o.attention = args.align != ALIGN_NONE;
+    stream st = {.cap = o.batch * 4, .hints = &args.hints};
+    st.out = (out_fmt){.align = args.align, .scores = args.scores, .nbest = args.nbest_out, .word_scores = args.word_scores};
     nmt_err err;
-    /* the input first: a closed standard input is seen before a file opened later takes its number */
-    if (input ? linereader_init(&st.in, input, 0, &err) : linereader_init_fd(&st.in, 0, "stdin", 0, &err)) {
-        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        return CMD_ERR;
-    }
+    int rc = open_inputs(&st, &args, &first);
+    if (rc) return rc;
     nmt_lexicon *lx = NULL;
     nmt_shortlist *sl = NULL;
-    int rc = load_models("translate", &args.models);
+    rc = load_models("translate", &args.models);
     if (!rc && ((lexpath && nmt_lexicon_load(&lx, lexpath, &err)) ||
                 (args.sl.path[0] && nmt_shortlist_load(&sl, args.sl.path, args.models.m[0], args.sl.k, args.sl.f, &err)))) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
@@ -462,7 +360,8 @@ int cmd_translate(int argc, char **argv)
     }
     o.lexicon = lx;
     o.shortlist = sl;
-    if (!rc && decoder_of(&st.d, &args.models, &o, &err)) { /* a CPU without the precision's instructions: a failed run, as train and serve say */
+    if (!rc && (decoder_of(&st.d, &args.models, &o, &err) || feature_decoders(&st, &args.models, &o, &err))) {
+        /* a CPU without the precision's instructions: a failed run, as train and serve say */
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
     }
@@ -474,7 +373,10 @@ int cmd_translate(int argc, char **argv)
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
     }
+    if (!rc) rc = open_output(&args, first);
+    if (!rc) cmd_progress_start(&st.prog, "translate", args.progress);
     if (!rc) rc = run_stream(&st);
+    cmd_progress_end(&st.prog);
     if (!rc && cmd_hints_end(&args.hints, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
@@ -482,76 +384,12 @@ int cmd_translate(int argc, char **argv)
     cmd_hints_free(&args.hints);
     linereader_free(&st.in);
     nmt_text_free(st.src);
-    nmt_text_free(st.tgt);
+    nmt_text_free(st.out.tgt);
+    cmd_out_free(&st.out);
     nmt_decoder_free(st.d);
+    for (int k = 0; k < MAX_MODELS; k++) nmt_decoder_free(st.out.model_d[k]);
     nmt_lexicon_free(lx);
     nmt_shortlist_free(sl);
     free_models(&args.models);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ nmt score */
-
-int cmd_score(int argc, char **argv)
-{
-    const char *src = NULL, *tgt = NULL;
-    int rc, threads = 0;
-    model_list models = {0};
-    opt table[] = {
-        MODEL_OPTS(&models),
-        OPT_STR("--src", &src, "FILE", "source sentences, tokenized (or raw for a model trained on raw text),\none per line"),
-        OPT_STR("--tgt", &tgt, "FILE", "their translations (the same number of lines)"),
-        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
-        CMD_DEVICE_OPT,
-        OPT_END,
-    };
-    opt_cmd c = {"score", "Usage: nmt score --model FILE [--model FILE ...] --src FILE --tgt FILE [--threads N]\n"
-                 "Forced decoding: for each pair, the log-probability of the target (with its EOS) given the source\n"
-                 "(a subword model's raw text is cut into its pieces first, and TOKENS counts pieces); an ensemble's\n"
-                 "is the weighted mean of its models' log-probabilities, the score nmt translate searches with.\n"
-                 "Prints one line per pair: TOTAL<TAB>PER_TOKEN<TAB>TOKENS (tokens count the EOS).\n"
-                 "Limits: sources are read up to " STR(NMT_MAX_SRC_WORDS) " words; a target over " STR(NMT_MAX_TGT_WORDS) " words is an error.\n\n", NULL, table, 0, NULL};
-    int nargs;
-    if ((rc = opt_parse(&c, argc, argv, NULL, &nargs)) != OPT_GO) return rc;
-    if (threads) nmt_set_threads(threads);
-    if (!src || !tgt) { fprintf(stderr, "nmt score: error: --src and --tgt are required\n"); return CMD_USAGE; }
-    if ((rc = load_models("score", &models))) {
-        free_models(&models);
-        return rc;
-    }
-    const nmt_model *m = models.m[0];
-    textfile S = {0}, T = {0};
-    nmt_err err;
-    rc = CMD_ERR;
-    if (textfile_read(&S, src, &err) || textfile_read(&T, tgt, &err)) {
-        fprintf(stderr, "nmt score: error: %s\n", err.msg);
-        goto out;
-    }
-    long ns = S.nlines;
-    if (ns != T.nlines) {
-        fprintf(stderr, "nmt score: error: %s has %ld lines but %s has %ld\n", src, ns, tgt, T.nlines);
-        goto out;
-    }
-    if (cmd_model_lines(m, &S, &T, &err)) { /* a subword model reads raw text as its pieces */
-        fprintf(stderr, "nmt score: error: %s\n", err.msg);
-        goto out;
-    }
-    nmt_translate_opts o = nmt_translate_default_opts();
-    nmt_decoder *d = NULL;
-    double *lp = malloc(sizeof(double) * (ns ? ns : 1));
-    int *nt_ = malloc(sizeof(int) * (ns ? ns : 1));
-    if (decoder_of(&d, &models, &o, &err) || nmt_score(d, (const char *const *)S.line, (const char *const *)T.line, (int)ns, lp, nt_, &err)) {
-        fprintf(stderr, "nmt score: error: %s\n", err.msg);
-    } else {
-        for (long i = 0; i < ns; i++) printf("%.6f\t%.6f\t%d\n", lp[i], lp[i] / nt_[i], nt_[i]);
-        rc = CMD_OK;
-    }
-    free(lp);
-    free(nt_);
-    nmt_decoder_free(d);
-out:
-    textfile_free(&S);
-    textfile_free(&T);
-    free_models(&models);
     return rc;
 }

@@ -1,8 +1,11 @@
 /* cmd_util.c: what the subcommands share beside option parsing (opt.c): the checked end of
- * standard output and the library's log lines on stderr. */
+ * standard output, -o FILE, the progress line and the library's log lines on stderr. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "data/corpus.h"
@@ -15,6 +18,69 @@ int cmd_finish(int rc)
         return CMD_ERR;
     }
     return rc;
+}
+
+int cmd_output_to(const char *cmd, const char *path)
+{
+    if (freopen(path, "w", stdout)) return CMD_OK;
+    fprintf(stderr, "nmt %s: error: --output %s: %s\n", cmd, path, strerror(errno));
+    return CMD_ERR;
+}
+
+int cmd_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void cmd_hms(char *buf, size_t n, double s)
+{
+    if (s < 0) { snprintf(buf, n, "?"); return; }
+    long t = (long)(s + 0.5);
+    snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+/* ------------------------------------------------------------------ the progress line */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void cmd_progress_start(cmd_progress *p, const char *cmd, int asked)
+{
+    int tty = isatty(2);
+    *p = (cmd_progress){cmd, asked || tty, tty, 0, 0, now(), 0};
+    p->last = p->t0;
+}
+
+/* "N sentences | R sentences/s | H:MM:SS" */
+static void progress_say(const cmd_progress *p, double t, const char *lead, const char *end)
+{
+    char el[32];
+    cmd_hms(el, sizeof el, t - p->t0);
+    double rate = t > p->t0 ? (double)p->n / (t - p->t0) : 0;
+    fprintf(stderr, "%s[%s] %ld sentences | %.1f sentences/s | %s%s", lead, p->cmd, p->n, rate, el, end);
+}
+
+void cmd_progress_add(cmd_progress *p, long n)
+{
+    p->n += n;
+    if (!p->on) return;
+    double t = now();
+    if (t - p->last < (p->tty ? 0.25 : 10)) return;
+    p->last = t;
+    progress_say(p, t, p->tty ? "\r\033[K" : "", p->tty ? "" : "\n");
+    p->open = p->tty;
+}
+
+void cmd_progress_end(cmd_progress *p)
+{
+    if (!p->on) return;
+    progress_say(p, now(), p->open ? "\r\033[K" : "", " in all\n");
+    p->on = 0;
 }
 
 void cmd_log(char level, const char *msg, void *user)

@@ -35,6 +35,10 @@ fi
 # first use: timed, cached, obeyed
 c=$(core)
 timed && ok || bad "first run did not time the kernels: $(cat "$T/err")"
+# the pause is said before it starts: the line comes once, before the candidates' processes
+# (each prints its own "Core:" line after the parent's) and before the result
+awk '/^Core: / && ++c == 2 { child = NR } /timing the FP32 products/ { k++; say = NR } /timed once/ { done = NR }
+    END { exit !(k == 1 && say < done && (!child || say < child)) }' "$T/err" && ok || bad "the timing is not announced first: $(cat "$T/err")"
 key=$(sed -n 2p "$F" | cut -f1) best=$(sed -n 2p "$F" | cut -f2)
 cpu="$(grep -m1 '^vendor_id' /proc/cpuinfo | sed 's/.*: //') $(grep -m1 '^cpu family' /proc/cpuinfo | sed 's/.*: //') $(grep -m1 '^model[[:space:]]' /proc/cpuinfo | sed 's/.*: //')"
 [ "$(head -n 1 "$F" | cut -c1-20)" = "$MAGIC" ] && ok || bad "the cache's first line: $(head -n 1 "$F")"
@@ -57,6 +61,7 @@ cp "$F" "$T/hand"
 c=$(core)
 [ "$c" = "$alt" ] && ok || bad "cache says $alt, ran with '$c'"
 timed && bad "timed again with a valid cache" || ok
+grep -q 'timing the FP32 products' "$T/err" && bad "a timing announced with a valid cache" || ok
 cmp -s "$F" "$T/hand" && ok || bad "a valid cache was rewritten"
 XDG_CACHE_HOME="$C" "$NMT_BIN" blas-kernels > "$T/show" 2>&1
 grep -q "^nmt runs    $alt: the fastest in the cache" "$T/show" && ok || bad "nmt blas-kernels: $(cat "$T/show")"

@@ -38,7 +38,12 @@ $TR --model "$A" --model "$A" --n-best 3 --alignment soft < "$T/v8" > "$T/two"
 $TR --models "$A" "$A" --weights 1,1 --n-best 3 --alignment soft < "$T/v8" > "$T/two_m"
 [ -s "$T/one" ] && ok || bad "no output from one model"
 cmp -s "$T/one" "$T/one_m" && cmp -s "$T/one" "$T/one_w" && ok || bad "--models A or --weights 2.5 changes one model's output"
-cmp -s "$T/one" "$T/two" && cmp -s "$T/one" "$T/two_m" && ok || bad "two copies differ from the model: $(diff "$T/one" "$T/two" | head -n 4)"
+# an ensemble's n-best lines have one feature per model (F0= and F1=, here equal): the rest is the model's
+nofeat() { awk -F ' \\|\\|\\| ' -v OFS=' ||| ' '{ $(NF - 1) = "F"; print }' "$1"; }
+nofeat "$T/one" > "$T/one_nf"; nofeat "$T/two" > "$T/two_nf"; nofeat "$T/two_m" > "$T/two_m_nf"
+cmp -s "$T/one_nf" "$T/two_nf" && cmp -s "$T/one_nf" "$T/two_m_nf" && ok || bad "two copies differ from the model: $(diff "$T/one_nf" "$T/two_nf" | head -n 4)"
+awk -F ' \\|\\|\\| ' '{ n = split($(NF - 1), f, " "); if (n != 4 || f[1] != "F0=" || f[3] != "F1=" || f[2] != f[4]) bad = 1 } END { exit bad || NR == 0 }' \
+    "$T/two" && ok || bad "two copies' features are not F0= x F1= x: $(head -n 2 "$T/two")"
 
 # two models: each output's score is the mean of the models' own log-probabilities (raw scores);
 # an output cut at the length limit has no EOS, which forced decoding would add: skipped
@@ -49,10 +54,12 @@ check_mean() { # WA WB: translate with weights WA,WB and compare with WA' a + WB
     "$NMT_BIN" score --model "$B" --src "$T/es" --tgt "$T/eh" --threads 1 > "$T/sb"
     "$NMT_BIN" score --model "$A" --model "$B" --weights "$1,$2" --src "$T/es" --tgt "$T/eh" --threads 1 > "$T/sab"
     paste -d '\t' "$T/ens" "$T/sa" "$T/sb" "$T/sab" "$T/es" | awk -F '\t' -v wa="$1" -v wb="$2" '{
-        split($1, f, " \\|\\|\\| "); nw = split(f[2], w, " "); ns = split($11, s, " ");
-        mean = (wa * $2 + wb * $5) / (wa + wb); d = f[3] - mean; if (d < 0) d = -d;
+        split($1, f, " \\|\\|\\| "); nw = split(f[2], w, " "); ns = split($11, s, " "); split(f[3], F, " ");
+        mean = (wa * $2 + wb * $5) / (wa + wb); d = f[4] - mean; if (d < 0) d = -d;
         e = $8 - mean; if (e < 0) e = -e; if (e > 3e-6) bad = 1;  # nmt score of the ensemble: the same sum
-        if (nw == int(3 * (ns + 1))) next; n++; if (d > 2e-4) bad = 1; if ($2 != $5) differ = 1 }
+        if (nw == int(3 * (ns + 1))) next; n++; if (d > 2e-4) bad = 1; if ($2 != $5) differ = 1
+        da = F[2] - $2; db = F[4] - $5; if (da < 0) da = -da; if (db < 0) db = -db;  # F0= and F1=: each model its own
+        if (F[1] != "F0=" || F[3] != "F1=" || da > 2e-4 || db > 2e-4) bad = 1 }
         END { exit bad || n == 0 || !differ }' \
         && ok || bad "weights $1,$2: scores are not the weighted mean of the models': $(paste "$T/ens" "$T/sa" "$T/sb" | head -n 3)"
 }

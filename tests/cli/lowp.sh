@@ -72,7 +72,7 @@ for p in int8 bf16 avx2; do
     awk -F ' \\|\\|\\| ' -v src="$T/in" 'BEGIN { while ((getline l < src) > 0) s[n++] = l }
         { print s[$1] > "/dev/stderr"; print $2 }' "$T/nb.$p" 2> "$T/nb.$p.src" > "$T/nb.$p.tgt"
     "$NMT_BIN" score --model "$T/m.nmt" --threads 1 --src "$T/nb.$p.src" --tgt "$T/nb.$p.tgt" > "$T/nb.$p.fp32"
-    awk -F ' \\|\\|\\| ' -v src="$T/nb.$p.src" 'NR == FNR { lp[NR] = $3; n = split($2, w, " "); getline l < src
+    awk -F ' \\|\\|\\| ' -v src="$T/nb.$p.src" 'NR == FNR { lp[NR] = $NF; n = split($2, w, " "); getline l < src
                                                    cut[NR] = n == int(3 * (split(l, x, " ") + 1)); next }
         !cut[FNR] { split($0, f, "\t"); d = lp[FNR] - f[2]; if (d < 0) d = -d; if (d > m) m = d; k++ }
         END { printf "%s: %d n-best scores within %.4f per token of fp32 forced decoding (allowed 0.1)\n", p, k, m; exit m > 0.1 || k < 100 }' \

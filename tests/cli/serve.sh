@@ -169,8 +169,8 @@ for i, t in enumerate(r["translations"]):
 }
 # GOT and WANT: N n-best lines, the same texts, scores within 1e-5
 same_nbest() {
-    paste -d '\n' "$1" "$2" | awk -F ' \\|\\|\\| ' -v want="$3" 'NR % 2 { a = $1 FS $2; s = $3; next }
-        { n++; d = s - $3; if (d < 0) d = -d; if (a != $1 FS $2 || d > 1e-5) bad = 1 } END { exit bad || n != want }'
+    paste -d '\n' "$1" "$2" | awk -F ' \\|\\|\\| ' -v want="$3" 'NR % 2 { a = $1 FS $2; s = $NF; next }
+        { n++; d = s - $NF; if (d < 0) d = -d; if (a != $1 FS $2 || d > 1e-5) bad = 1 } END { exit bad || n != want }'
 }
 # "length_penalty": as nmt translate --length-penalty: the same n-best lists, scores within 1e-5
 # (a batch of other sentences sums some products in another order: nmt.h, nmt_translate_opts.batch)

@@ -56,7 +56,7 @@ grep -q "character_coverage" "$T/err" && bad "the message names SentencePiece's 
 # every link's source index is a word of the (lowercased, normalised) source, every target index a word of the output
 awk -F' \\|\\|\\| ' -v src="$T/v.en" '
     { while ((getline s < src) > 0) { n++; w[n - 1] = split(s, x, " ") } }
-    { nt = split($2, y, " "); nl = split($4, l, " ");
+    { nt = split($2, y, " "); nl = split($3, l, " ");
       for (k = 1; k <= nl; k++) { split(l[k], p, "-"); if (p[1] >= w[$1] + 0 || p[2] >= nt) { print "bad link " l[k] " in: " $0; exit 1 } } }
 ' "$T/nbest" && ok || bad "alignment links outside the words"
 "$NMT_BIN" score --model "$T/u.nmt" --src "$T/v.en" --tgt "$T/v.fr" > "$T/score" 2> "$T/score.err"

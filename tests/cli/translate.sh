@@ -1,8 +1,10 @@
 #!/bin/sh
 # translate.sh: the input/output contract of `nmt translate` and `nmt score` on a small trained
 # model: one line out per line in, empty and overlong lines, invalid UTF-8, a missing or damaged
-# model, n-best order, interactive use through a pipe, independence from batch size and thread
-# count, translate's scores equal to score's, and a valgrind run.
+# model, n-best order, Marian's n-best format (read by nbest_reader.py), word scores, alignments
+# over detokenized words, input files as arguments and -o, the progress line, interactive use
+# through a pipe, independence from batch size and thread count, translate's scores equal to
+# score's, and a valgrind run.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 export OMP_WAIT_POLICY=PASSIVE
@@ -52,8 +54,8 @@ expect_fail "n-best over beam" 2 "larger than the beam" "$NMT_BIN" translate --m
 # n-best: K lines per input, indices in order, scores not increasing, hypotheses distinct
 head -n 4 "$D/val.en" | $TR --n-best 4 > "$T/nb"
 [ "$(wc -l < "$T/nb")" -eq 16 ] && ok || bad "n-best line count $(wc -l < "$T/nb")"
-awk -F ' \\|\\|\\| ' '{ if ($1 == last && $3 + 0 > prev + 1e-9) bad = 1; if ($1 == last && seen[$1 FS $2]++) bad = 1;
-    if ($1 != last && $1 != last + 1) bad = 1; last = $1; prev = $3; seen[$1 FS $2]++ } END { exit bad }' "$T/nb" && ok || bad "n-best not sorted/distinct"
+awk -F ' \\|\\|\\| ' '{ if ($1 == last && $NF + 0 > prev + 1e-9) bad = 1; if ($1 == last && seen[$1 FS $2]++) bad = 1;
+    if ($1 != last && $1 != last + 1) bad = 1; last = $1; prev = $NF; seen[$1 FS $2]++ } END { exit bad }' "$T/nb" && ok || bad "n-best not sorted/distinct"
 
 # the score translate prints equals nmt score's on the same output (length-normalised and raw);
 # an output cut at the length limit has no EOS, which forced decoding would add: those are skipped
@@ -132,6 +134,51 @@ echo "a man ." | $TR --alignment soft > "$T/as"
 awk -F ' \\|\\|\\| ' '{ n = split($2, R, " ; "); for (i = 1; i <= n; i++) { k = split(R[i], w, " "); s = 0; for (j = 1; j <= k; j++) s += w[j];
     if (k != 4 || s < 0.99 || s > 1.01) bad = 1 } } END { exit bad }' "$T/as" && ok || bad "soft rows wrong: $(cat "$T/as")"
 
+# Marian's n-best format, read by a reader of the tests' own (nbest_reader.py): the fields and ids,
+# F0= equal to nmt score's log-probability of the same hypothesis (the reader runs it), SCORE =
+# F0 / tokens^ALPHA (EOS counted) or F0, word scores for the tokens and the EOS summing to F0,
+# links within the printed words
+NB="python3 tests/cli/nbest_reader.py"
+nbest_check() { # NAME TRANSLATE_OPTIONS READER_OPTIONS
+    $TR $2 < "$T/v6" > "$T/mnb"
+    $NB check "$T/mnb" "$T/v6" --score "$NMT_BIN score --model $T/m.nmt" $3 > /dev/null 2> "$T/mnb.err" && ok || bad "$1: $(head -n 3 "$T/mnb.err")"
+}
+nbest_check "n-best, raw scores" "--n-best 2 --no-length-norm" "--k 2 --raw"
+nbest_check "n-best, word scores, links" "--n-best 4 --word-scores --alignment hard --length-penalty 0.6" "--k 4 --word-scores --align hard --alpha 0.6"
+# the 1-best line is the n-best's first without index and features
+$TR --word-scores --alignment hard --scores --length-penalty 0.6 < "$T/v6" > "$T/one"
+awk -F ' \\|\\|\\| ' 'NR == 1 || $1 != last { print $2 " ||| " $3 " ||| " $4 " ||| " $6 } { last = $1 }' "$T/mnb" > "$T/one_want"
+cmp -s "$T/one" "$T/one_want" && ok || bad "1-best differs from the n-best's first: $(diff "$T/one" "$T/one_want" | head -n 3)"
+# an empty line: one n-best line with an empty hypothesis and every field
+printf 'a man .\n\n' | $TR --n-best 2 --word-scores > "$T/nbe"
+[ "$(sed -n 3p "$T/nbe")" = "1 |||  ||| WordScores= ||| F0= 0.000000 ||| 0.000000" ] && ok || bad "empty input's n-best line: $(cat "$T/nbe")"
+# --detokenize: alignments index the printed words; each printed word's soft row is the mean of
+# its tokens' rows, the tokens found in the printed line by the reader (drawn translations: this
+# small model's searched ones are too short to hold a join)
+$TS --seed 5 --alignment soft < "$T/v6" > "$T/soft_tok"
+$TS --seed 5 --alignment soft --detokenize fr < "$T/v6" > "$T/soft_det"
+$NB rows "$T/soft_tok" "$T/soft_det" > /dev/null 2> "$T/rows.err" && ok || bad "detokenized soft rows: $(head -n 3 "$T/rows.err")"
+$TS --seed 5 --alignment hard --detokenize fr < "$T/v6" | awk -F ' \\|\\|\\| ' '{ n = split($1, w, " "); k = split($2, L, " ");
+    for (i = 1; i <= k; i++) { split(L[i], p, "-"); if (p[2] >= n) bad = 1; if (p[2] > m) m = p[2] } } END { exit bad || m == 0 }' \
+    && ok || bad "detokenized hard links beyond the printed words"
+
+# input files as arguments, in turn ('-' standard input; the n-best indices run on), and -o FILE;
+# the progress line counts the sentences, and is not there unasked off a terminal
+$TR --scores "$T/v6" -o "$T/o_args" && cmp -s "$T/o_args" "$T/n1" && ok || bad "a file argument with -o differs from standard input's"
+$TR --n-best 2 "$T/v6" - "$T/v5" < "$T/in5" > "$T/o3" 2> "$T/o3.err"
+cat "$T/v6" "$T/in5" "$T/v5" | $TR --n-best 2 > "$T/o3_want"
+cmp -s "$T/o3" "$T/o3_want" && tail -n 1 "$T/o3" | grep -q '^21 ||| ' && ok || bad "three inputs differ from their concatenation"
+[ -s "$T/o3.err" ] && bad "a progress line without --progress off a terminal: $(cat "$T/o3.err")" || ok
+expect_fail "output is an input" 2 "--output .*v6 is an input file" $TR -o "$T/v6" "$T/v6"
+expect_fail "a missing second input" 1 "nope: No such file" $TR "$T/v6" "$T/nope"
+expect_fail "--input and files" 2 "not both" $TR --input "$T/v6" "$T/v5"
+$TR --progress < "$T/in5" > /dev/null 2> "$T/prog"
+tail -n 1 "$T/prog" | grep -Eq "^\\[translate\\] $(wc -l < "$T/in5") sentences \\| [0-9.]+ sentences/s \\| [0-9:]+ in all$" && ok || bad "translate --progress: $(cat "$T/prog")"
+"$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" --progress -o "$T/sc_o" 2> "$T/prog"
+grep -q '^\[score\] 6 sentences' "$T/prog" && [ "$(wc -l < "$T/sc_o")" -eq 6 ] && ok || bad "score --progress -o: $(cat "$T/prog")"
+"$NMT_BIN" align --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" --progress -o "$T/al_o" 2> "$T/prog"
+grep -q '^\[align\] 6 sentences' "$T/prog" && [ "$(wc -l < "$T/al_o")" -eq 6 ] && ok || bad "align --progress -o: $(cat "$T/prog")"
+
 # interactive: a line sent through a pipe is answered before the next is written
 if command -v mkfifo > /dev/null; then
     mkfifo "$T/fin" "$T/fout"
@@ -170,7 +217,8 @@ expect_fail "--lowercase without --tokenize" 2 "go with --tokenize" "$NMT_BIN" t
 if command -v valgrind > /dev/null && [ "${1:-}" != "--quick" ]; then
     head -n 3 "$D/val.en" > "$T/v3"
     OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-        "$NMT_BIN" translate --model "$T/m.nmt" --beam 3 --threads 1 --alignment soft < "$T/v3" > /dev/null 2> "$T/vg"
+        "$NMT_BIN" translate --model "$T/m.nmt" --beam 3 --threads 1 --alignment soft --n-best 2 --word-scores --detokenize fr \
+        < "$T/v3" > /dev/null 2> "$T/vg"
     rc=$?
     [ $rc -eq 0 ] && ok || bad "valgrind (exit $rc): $(head -n 20 "$T/vg")"
 fi

@@ -76,7 +76,7 @@ class Translate(unittest.TestCase):
                   stdin="\n".join(SRC) + "\n")
         got = {}
         for line in out.splitlines():
-            i, text, score = line.split(" ||| ")
+            i, text, features, score = line.split(" ||| ")  # Marian's n-best: features "F0= ..."
             got.setdefault(int(i), []).append((text, float(score)))
         return got
 
