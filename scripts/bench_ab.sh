@@ -4,15 +4,17 @@
 # costs nothing. Each revision is built from its own tree with its own Makefile and runs as a user
 # runs it (its own library path, libgomp's default wait policy). A benchmark, not a test: it exits
 # 0 whatever it measures. Environment: NMT_SHARED (../shared), AB_ROUNDS (3), AB_THREADS (2),
-# AB_CLOCK (wall, or cpu: each run's user + system seconds instead of its throughput, for a machine
-# that other work shares: with AB_THREADS=1 a run's CPU time moves far less with the load than its
-# wall time, though caches and memory bandwidth are still shared).
+# AB_TRAIN (the training shapes: "small paper"; " " for none), AB_CLOCK (wall, or cpu: each run's
+# user + system seconds instead of its throughput, for a machine that other work shares: with
+# AB_THREADS=1 a run's CPU time moves far less with the load than its wall time, though caches
+# and memory bandwidth are still shared).
 set -u
 A=${1:?usage: bench_ab.sh REV_A REV_B}; B=${2:?usage: bench_ab.sh REV_A REV_B}
 SHARED=$(cd "${NMT_SHARED:-../shared}" && pwd) || { echo "bench_ab: no shared folder" >&2; exit 1; }
 ROUNDS=${AB_ROUNDS:-3}
 T=${AB_THREADS:-2}
 CLOCK=${AB_CLOCK:-wall}
+SHAPES=${AB_TRAIN:-small paper}
 OUT=$(pwd)/build/ab
 M30K=$SHARED/data/multi30k/tok
 WMT=$SHARED/data/wmt_enfr
@@ -59,7 +61,7 @@ res=$OUT/results.tsv
 : > "$res"
 for r in $(seq 1 "$ROUNDS"); do
     for rev in "$A" "$B"; do
-        for cfg in small paper; do
+        for cfg in $SHAPES; do
             eval args=\$$cfg
             # shellcheck disable=SC2086
             /usr/bin/time -p "$OUT/$rev/bench_train" $args --threads "$T" > "$OUT/$rev-$cfg-$r.log" 2>&1
