@@ -1,15 +1,15 @@
 #!/bin/sh
-# int8_avx2.sh: int8 decoding on a CPU with AVX2 and without AVX-512 (issue 38): FP32 against int8
+# int8_avx2.sh: int8 decoding on a CPU with AVX2 and without AVX-512: FP32 against int8
 # with a lexical shortlist at beam 12 on Multi30k test_2016_flickr, speed and BLEU, side by side
 # in one run, as an AVX2 machine runs them, and the same on this CPU's own kernels for reference.
 # "As an AVX2 machine": oneDNN held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2: int8 takes its u8 form on
 # oneDNN's AVX2 kernels), OpenBLAS's Haswell kernels for the FP32 products (OPENBLAS_CORETYPE);
 # nmt's own kernels are AVX2 code in every build. Each round runs the four configurations once,
 # in turn, so that a change in the machine's load falls on all of them alike.
-#   lab/int8_avx2.sh MODEL [DIR]   DIR (default /tmp/int8_avx2) keeps the table and the outputs
+#   sh bench/int8_avx2.sh MODEL [DIR]   DIR (default /tmp/int8_avx2) keeps the table and the outputs
 # env: NMT (bin/nmt), NMT_SHARED (../shared), THREADS (1), ROUNDS (2), BEAM (12), SHORTLIST (K,F;
 #      100,100), TABLE (the shortlist's table; default made once in DIR: IBM Model 1 on Multi30k
-#      train, `nmt lex --top 100`, as lab/lowp_bleu.sh makes it)
+#      train, `nmt lex --top 100`)
 # Prints one line per run (configuration, machine form, round, wall seconds, CPU seconds: user +
 # system, which a busy machine disturbs less than the wall clock; BLEU) and a summary: mean
 # seconds, int8 + shortlist's speed against FP32 on the same form (the ratio of the means, and

@@ -1,14 +1,14 @@
 #!/bin/sh
-# constrained_decoding.sh MODEL [DIR]: issue 38's measurement of prefix-constrained and lexically
-# constrained decoding against plain beam search. A terminology set is built from the dev set's
+# constrained.sh MODEL [DIR]: prefix-constrained and lexically constrained decoding against plain
+# beam search: speed, BLEU and the constraints met. A terminology set is built from the dev set's
 # references (scripts/terminology.sh: per line the rarest word the model knows, and a two-word
 # phrase from the next rarest), and the dev set is translated at beam BEAM three ways: plain;
 # with the terminology set as --constraints; with the reference's first two words (those the model has) as --prefix.
 # Each run's seconds, sentences per second, BLEU (sacreBLEU's, tokenize none: the text is
 # tokenized) and the phrases found in the output (scripts/constraints_met.sh) go to DIR/table.tsv
-# (default lab/runs/constrained). Rebuild the terminology set alone with
+# (default build/constrained). Rebuild the terminology set alone with
 #   NMT_BIN=bin/nmt sh scripts/terminology.sh MODEL ../shared/data/multi30k/tok/val.fr 2 > val.terms
-#   THREADS=2 BEAM=5 lab/constrained_decoding.sh /work/models/hour.nmt
+#   THREADS=2 BEAM=5 sh bench/constrained.sh MODEL
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
@@ -19,7 +19,7 @@ SRC=${SRC:-$DATA/val.en}
 REF=${REF:-$DATA/val.fr}
 MODEL=$1
 [ -s "$MODEL" ] || { sed -n '2,11p' "$0"; exit 2; }
-DIR=${2:-$ROOT/lab/runs/constrained}
+DIR=${2:-$ROOT/build/constrained}
 mkdir -p "$DIR"
 export OMP_WAIT_POLICY=PASSIVE
 NMT_BIN=$NMT sh "$ROOT/scripts/terminology.sh" "$MODEL" "$REF" 2 > "$DIR/terms"
