@@ -3,10 +3,10 @@
  * an error bound derived from the quantisation steps; the checks of given scales (a deliberately
  * bad scale is refused, naming its column); non-finite activations; a CPU without the
  * instructions refuses the precision. Odd sizes and row strides leave vector tails. int8 is
- * checked in the form this CPU runs (8-bit weights with VNNI; 7-bit ones and u8 activations on
+ * checked in the form this CPU runs (8-bit weights with VNNI; 6-bit ones and u8 activations on
  * AVX2: run under ONEDNN_MAX_CPU_ISA=AVX2 for the latter, as tests/cli/kernels.sh does), with
- * products at the ends of both ranges, where the AVX2 kernels' 16-bit pair sums would saturate
- * if the weights kept 8 bits, checked exactly. */
+ * products at the ends of both ranges, where the AVX2 kernel's 16-bit sums would saturate if the
+ * weights kept more bits, checked exactly. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@
 
 static const backend_lowp_ops *lp;
 static rng R;
-static int L; /* the largest |q(W)| of an int8 product on this CPU: 127 (VNNI) or 63 (AVX2) */
+static int L; /* the largest |q(W)| of an int8 product on this CPU: 127 (VNNI) or 31 (AVX2) */
 
 enum { K = 203, N = 77, LDW = 80, M = 23, LDA = 211, LDC = 81, ROWS = 40 };
 
@@ -105,8 +105,8 @@ out:
 
 /* Products at the ends of both ranges: W's entries ±0.5 (q(W) = ±L), row i of A the signs of
  * column i mod N times 2 (q(A) = ±127), so that every byte product of C[i, i mod N] is +127 L
- * and the sum K: exact in int8 as in FP32. On AVX2 the kernels add byte products in pairs into
- * 16 bits first: with 8-bit weights (2 · 255 · 127, the activations shifted to u8) that saturates. */
+ * and the sum K: exact in int8 as in FP32. On AVX2 the kernel adds four byte products into 16
+ * bits first: with 8-bit weights (4 · 255 · 127, the activations shifted to u8) that saturates. */
 static void check_extremes(void)
 {
     nmt_err err = {0};
@@ -214,8 +214,8 @@ int main(void)
         check_nonfinite(precs[p].prec, precs[p].name);
     }
     if (lp->supported(BK_PREC_INT8)) {
-        printf("int8 form on this CPU: %s\n", L == 127 ? "s8 activations, weights of 127 levels (AVX512_VNNI)"
-                                                         : "u8 activations with zero point 128, weights of 63 levels (AVX2)");
+        if (L == 127) printf("int8 form on this CPU: s8 activations, weights of 127 levels (AVX512_VNNI)\n");
+        else printf("int8 form on this CPU: u8 activations with zero point 128, weights of %d levels (AVX2)\n", L);
         check_extremes();
         check_scales();
     }

@@ -56,8 +56,8 @@ typedef void (*bk_body)(void *ctx, long lo, long hi, int thread);
  * C[M,N] = A[M,K] · Ŵ + beta C for activations A in real, converted at each call. BK_PREC_F32
  * keeps W as it is and calls the backend's gemm: the default, and the reference the others are
  * tested against. BK_PREC_INT8: W to s8 with one scale per column (per output unit),
- * s_n = max_k |W[k,n]| / L (L = 127 where the CPU has VNNI, 63 on AVX2, whose byte products
- * would saturate: the CPU backend's gemm_dnnl.c); A to 8-bit integers with one scale per call,
+ * s_n = max_k |W[k,n]| / L (L = 127 where the CPU has VNNI, 31 on AVX2, whose 16-bit sums of
+ * byte products would saturate: the CPU backend's gemm_dnnl.c); A to 8-bit integers with one scale per call,
  * s_A = max |A| / 127; the s32 sums times s_A s_n. BK_PREC_BF16: A and W rounded to bf16,
  * sums in FP32. A call whose A holds a NaN or an infinity runs in FP32, so that the value reaches
  * the caller's checks unquantised.
@@ -78,7 +78,7 @@ typedef struct backend_lowp_ops {
      * computed; else N scales to use for INT8, refused (NMT_ERR_NUMERIC, naming the column)
      * unless each is finite and positive, clips no weight by more than half a step
      * (max |w| / s <= 127.5) and leaves at least half the range used (max |w| / s >= 63.5);
-     * where the weights keep L = 63 levels (AVX2) a step is s · 127 / 63. NMT_ERR_ARG for a precision this CPU or build lacks, NMT_ERR_NUMERIC for a non-finite W. */
+     * where the weights keep L = 31 levels (AVX2) a step is s · 127 / 31. NMT_ERR_ARG for a precision this CPU or build lacks, NMT_ERR_NUMERIC for a non-finite W. */
     int (*qmat_init)(bk_qmat **q, int prec, const real *W, int K, int N, int ldw, const float *scales,
                      struct nmt_err *err);
     void (*qmat_free)(bk_qmat *q);                         /* accepts NULL */

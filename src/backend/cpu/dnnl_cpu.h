@@ -52,12 +52,13 @@ void dnnl_cpu_mems_free(dnnl_cpu_mems *c);
 #endif
 
 /* int8 on u8 activations (AVX2, no VNNI): q(A) in [-127, 127] stored as q(A) + 128 in [1, 255],
- * q(W) in [-63, 63], so that the pairwise 16-bit sums of vpmaddubsw (2 x 255 x 63) cannot saturate */
-enum { U8_ZERO = 128, U8_WLEVELS = 63 };
+ * q(W) in [-31, 31], so that two of vpmaddubsw's 16-bit pair sums (4 x 255 x 31) still fit in
+ * 16 bits (qgemm_u8.c) */
+enum { U8_ZERO = 128, U8_WLEVELS = 31 };
 
 /* 1 when prec (enum bk_prec) runs on this CPU and build (backend_lowp_ops.supported) */
 int dnnl_cpu_supported(int prec);
-/* L, the largest |q(W)| of an int8 product's weights here: 127 with AVX512_VNNI, 63 on AVX2
+/* L, the largest |q(W)| of an int8 product's weights here: 127 with AVX512_VNNI, 31 on AVX2
  * (gemm_dnnl.c); the tests' error bounds depend on it */
 int dnnl_cpu_int8_wlevels(void);
 

@@ -6,14 +6,17 @@
  * C = s_A s_n Σ_k q(A)[m,k] q(W)[k,n], applied by oneDNN as per-column output scales. Two forms,
  * by what the CPU (within oneDNN's ceiling ONEDNN_MAX_CPU_ISA) has:
  *   AVX512_VNNI: q(A) in s8, L = 127 (vpdpbusd sums the byte products in s32, exactly);
- *   AVX2 (and AVX-512 without VNNI): q(A) + 128 in u8 with oneDNN's source zero point 128, and
- *   L = 63. There oneDNN's int8 GEMM multiplies with vpmaddubsw, which adds each pair of u8 x s8
+ *   AVX2 (and AVX-512 without VNNI): q(A) + 128 in u8 with a zero point of 128, and L = 31, on
+ *   our own kernel (qgemm_u8.c). AVX2 multiplies with vpmaddubsw, which adds each pair of u8 x s8
  *   products in s16 and saturates: 2 · 255 · 127 would overflow (oneDNN's s8 x s8 product shifts
- *   the activations to u8 the same way: wrong sums, tests/test_backend_lowp.c), 2 · 255 · 63 =
- *   32,130 fits. The weights keep 7 bits rather than the activations: one scale per column costs
- *   less there than one per call does on the activations (n-best scores 0.026 per token off FP32
- *   against 0.053 the other way, tests/cli/lowp.sh's model). The zero point takes
- *   128 Σ_k q(W)[k,n] off the s32 sums, exactly. */
+ *   the activations to u8 the same way: wrong sums, tests/test_backend_lowp.c). With L = 31 the
+ *   kernel adds two such pairs in s16 before widening (4 · 255 · 31 = 31,620 fits): fewer
+ *   instructions on the ports that multiply, for a bit of the weights (docs/results/lowp.md,
+ *   "int8 on AVX2": speed and BLEU against L = 63 and against oneDNN's kernels). The weights lose bits rather than
+ *   the activations: one scale per column costs less there than one per call does on the
+ *   activations (n-best scores 0.026 per token off FP32 against 0.053 the other way at 7 bits,
+ *   tests/cli/lowp.sh's model). The zero point takes 128 Σ_k q(W)[k,n] off the s32 sums,
+ *   exactly. NMT_INT8=onednn runs this form on oneDNN's int8 matmul instead. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,15 +24,17 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/dnnl_cpu.h"
+#include "backend/cpu/qgemm_u8.h"
 #include "base/err.h"
 
 struct bk_qmat {
     int prec, K, N, ldw;
-    int u8;                        /* BK_PREC_INT8: the AVX2 form (u8 activations, 7-bit weights) */
+    int u8;                        /* BK_PREC_INT8: the AVX2 form (u8 activations, 6-bit weights) */
     const real *W;                 /* the caller's FP32 weights: BK_PREC_F32 and non-finite calls */
     float *scale;                  /* BK_PREC_INT8: one per column, the step of q(W) */
 #ifndef NMT_REAL_DOUBLE
-    dnnl_memory_t wei;             /* the converted weights, in oneDNN's packed layout */
+    qu8_weights pk;                /* the u8 form's weights, packed for our kernel (qgemm_u8.c) */
+    dnnl_memory_t wei;             /* the others' converted weights, in oneDNN's packed layout */
     dnnl_primitive_t mm[2];        /* beta 0, beta 1 (a sum post-op); M and the strides at run time */
 #endif
 };
@@ -75,23 +80,25 @@ static float rows_absmax(const real *x, int ld, int R, int cols)
     return bad == 0 ? r : NAN;
 }
 
-/* q = round(x · inv) in [-127, 127], plus zero, R rows of cols from stride ldx into dense rows of
- * bytes: s8 for zero 0 (the byte of a negative q is its two's complement), u8 for zero 128 */
-static void quant_rows(uint8_t *q, const real *x, int ldx, int R, int cols, float inv, int zero)
+/* q = round(x · inv) in [-127, 127], plus zero, R rows of cols from stride ldx into rows of ldq
+ * bytes (a pad past cols holds zero): s8 for zero 0 (the byte of a negative q is its two's
+ * complement), u8 for zero 128 */
+static void quant_rows(uint8_t *q, const real *x, int ldx, int R, int cols, int ldq, float inv, int zero)
 {
     for (int i = 0; i < R; i++) {
         const real *row = x + (size_t)i * ldx;
-        uint8_t *out = q + (size_t)i * cols;
+        uint8_t *out = q + (size_t)i * ldq;
         for (int j = 0; j < cols; j++) {
             float v = nearbyintf(row[j] * inv);
             out[j] = (uint8_t)((int)(v > 127 ? 127 : v < -127 ? -127 : v) + zero);
         }
+        memset(out + cols, zero, (size_t)(ldq - cols));
     }
 }
 
 
 /* the column scales, computed or checked (see backend.h: both in steps of 127 levels), kept as the
- * steps of this form's weights (127 or 63 levels) */
+ * steps of this form's weights (127 or 31 levels) */
 static int scales_set(bk_qmat *q, const real *W, const float *given, struct nmt_err *err)
 {
     for (int n = 0; n < q->N; n++) {
@@ -176,6 +183,24 @@ static dnnl_status_t weights_pack(bk_qmat *q, dnnl_primitive_desc_t pd, void *ho
     return st;
 }
 
+/* NMT_INT8=onednn runs the u8 form on oneDNN's kernels instead of ours (the comparison of
+ * bench/int8_avx2.sh, and a way round ours should it ever misbehave); 1 for ours, 0 for
+ * oneDNN's, -1 for a value that names neither */
+static int u8_ours(void)
+{
+    const char *v = getenv("NMT_INT8");
+    return !v || !*v || !strcmp(v, "nmt") ? 1 : !strcmp(v, "onednn") ? 0 : -1;
+}
+
+/* the u8 form's weights, packed for qgemm_u8.c */
+static int qmat_build_u8(bk_qmat *q, const real *W, struct nmt_err *err)
+{
+    int8_t *host = weights_convert(q, W);
+    int rc = host ? qu8_pack(&q->pk, host, q->K, q->N) : -1;
+    free(host);
+    return rc ? nmt_fail(err, NMT_ERR_NOMEM, "int8 weights: out of memory") : 0;
+}
+
 /* scales, primitives and packed weights of an int8 or bf16 matrix */
 static int qmat_build(bk_qmat *q, const real *W, const float *scales, struct nmt_err *err)
 {
@@ -183,6 +208,9 @@ static int qmat_build(bk_qmat *q, const real *W, const float *scales, struct nmt
         if (!(q->scale = malloc(sizeof(float) * q->N))) return nmt_fail(err, NMT_ERR_NOMEM, "int8 weights: out of memory");
         int rc = scales_set(q, W, scales, err);
         if (rc) return rc;
+        if (q->u8 && u8_ours() < 0)
+            return nmt_fail(err, NMT_ERR_ARG, "NMT_INT8=%s: expected nmt or onednn", getenv("NMT_INT8"));
+        if (q->u8 && u8_ours()) return qmat_build_u8(q, W, err);
     }
     if (!dnnl_cpu_engine())
         return nmt_fail(err, NMT_ERR_ARG, "oneDNN: no CPU engine (status %d)", (int)dnnl_cpu_engine_status());
@@ -231,9 +259,10 @@ static void lowp_qmat_free(bk_qmat *q)
 {
     if (!q) return;
 #ifndef NMT_REAL_DOUBLE
-    dnnl_primitive_destroy(q->mm[0]);
-    dnnl_primitive_destroy(q->mm[1]);
-    dnnl_memory_destroy(q->wei);
+    qu8_free(&q->pk);
+    if (q->mm[0]) dnnl_primitive_destroy(q->mm[0]);
+    if (q->mm[1]) dnnl_primitive_destroy(q->mm[1]);
+    if (q->wei) dnnl_memory_destroy(q->wei);
 #endif
     free(q->scale);
     free(q);
@@ -258,8 +287,8 @@ static int lowp_qws_init(bk_qws **out, int rows, int K, int N, struct nmt_err *e
     bk_qws *w = calloc(1, sizeof *w);
     if (!w) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     *w = (bk_qws){.rows = rows, .K = K, .N = N};
-    /* two bytes an activation: room for bf16, and for s8 */
-    w->a = malloc((size_t)rows * K * 2);
+    /* two bytes an activation: room for bf16, and for u8 rows padded to qu8_kpad(K) */
+    w->a = malloc((size_t)rows * (K + 7) * 2);
     w->osc = malloc(sizeof(float) * N);
     if (!w->a || !w->osc) { lowp_qws_free(w); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
 #ifndef NMT_REAL_DOUBLE
@@ -300,8 +329,13 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
     if (q->prec != BK_PREC_F32 && isfinite(m)) {
         if (q->prec == BK_PREC_INT8) {
             float sa = m > 0 ? m / 127 : 1;
-            quant_rows(w->a, A, lda, M, q->K, 1 / sa, q->u8 ? U8_ZERO : 0);
             for (int n = 0; n < q->N; n++) w->osc[n] = sa * q->scale[n];
+            if (q->pk.w) {
+                quant_rows(w->a, A, lda, M, q->K, q->pk.Kp, 1 / sa, U8_ZERO);
+                qu8_gemm(&q->pk, M, w->a, q->pk.Kp, w->osc, beta != 0, C, ldc);
+                return;
+            }
+            quant_rows(w->a, A, lda, M, q->K, q->K, 1 / sa, q->u8 ? U8_ZERO : 0);
         } else {
             dnnl_cpu_bf16_rows(w->a, A, lda, M, q->K);
         }
