@@ -114,6 +114,17 @@ void nmt_model_free(nmt_model *m);
 int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err *err);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
+/* The vocabulary of one side (enum nmt_side, below) as the model reads or writes it: its size
+ * (ids 0 .. size - 1, with "</s>" 0 and "<unk>" 1; 0 for a NULL m or another side) and the entry
+ * of id, a word or a subword model's SentencePiece piece (valid while m lives; NULL for a NULL m,
+ * another side or an id out of range). */
+int nmt_model_vocab_size(const nmt_model *m, int side);
+const char *nmt_model_vocab_entry(const nmt_model *m, int side, int id);
+/* 1 for a subword model (nmt train --subwords: it reads SentencePiece pieces), else 0. */
+int nmt_model_has_subwords(const nmt_model *m);
+/* 1 for a model that reads raw text through text stages of its own (a subword model, or a word
+ * model trained with nmt train --tokenize), 0 for one that reads tokenized text (or a NULL m). */
+int nmt_model_has_text_stages(const nmt_model *m);
 /* The parameter tensors as the model file stores them, for programs that inspect or convert a
  * model (the Python package's load_tensors): nmt_model_num_tensors of them, in file order. Tensor
  * i's name (valid while m lives), its ndim (1 or 2) and shape[0..ndim), and, where values is not

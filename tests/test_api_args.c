@@ -187,6 +187,15 @@ static int c_model_average(int k)
 }
 static int c_model_config(int k) { (void)k; return nmt_model_config(NULL) == NULL; }
 static int c_model_num_params(int k) { (void)k; return nmt_model_num_params(NULL) == 0; }
+/* no model, a side that is neither, an id out of range */
+static int c_model_vocab_size(int k) { return nmt_model_vocab_size(NUL(0, M), k == 1 ? 2 : NMT_SOURCE) == 0; }
+static int c_model_vocab_entry(int k)
+{
+    static const int side[3] = {NMT_TARGET, -1, NMT_TARGET}, id[3] = {0, 0, 4};
+    return nmt_model_vocab_entry(NUL(0, M), side[k], id[k]) == NULL && nmt_model_vocab_entry(M, NMT_TARGET, -1) == NULL;
+}
+static int c_model_has_subwords(int k) { (void)k; return nmt_model_has_subwords(NULL) == 0; }
+static int c_model_has_text_stages(int k) { (void)k; return nmt_model_has_text_stages(NULL) == 0; }
 static int c_text_init(int k)
 {
     nmt_text *t = NULL;
@@ -353,6 +362,8 @@ static const struct api_case {
     {"nmt_arch_parse", 1, c_arch_parse}, {"nmt_model_create", 6, c_model_create}, {"nmt_model_load", 2, c_model_load},
     {"nmt_model_save", 2, c_model_save}, {"nmt_model_free", 1, c_model_free}, {"nmt_model_average", 3, c_model_average},
     {"nmt_model_config", 1, c_model_config}, {"nmt_model_num_params", 1, c_model_num_params},
+    {"nmt_model_vocab_size", 2, c_model_vocab_size}, {"nmt_model_vocab_entry", 3, c_model_vocab_entry},
+    {"nmt_model_has_subwords", 1, c_model_has_subwords}, {"nmt_model_has_text_stages", 1, c_model_has_text_stages},
     {"nmt_text_default_opts", 1, c_none}, {"nmt_text_init", 3, c_text_init}, {"nmt_text_init_model", 3, c_text_init_model},
     {"nmt_text_free", 1, c_text_free}, {"nmt_text_encode", 3, c_text_encode}, {"nmt_text_decode", 4, c_text_decode},
     {"nmt_text_decode_words", 5, c_text_decode_words}, {"nmt_text_decode_line", 4, c_text_decode_line},

@@ -233,25 +233,20 @@ static void test_colsum(void)
 static void test_elementwise(void)
 {
     enum { N = 1003 };
-    typedef void (*vf)(real *, const real *, int);
-    struct { const char *name; vf f; double (*ref)(double); double lo, hi; } t[3] = {
-        {"vexp", bk->vexp, exp, -80, 80}, {"vtanh", bk->vtanh, tanh, -9, 9}, {"vsigmoid", bk->vsigmoid, sigm, -30, 30}};
-    for (int q = 0; q < 3; q++) {
-        real *x = test_rnd(&R, N, t[q].lo, t[q].hi), *got = malloc(sizeof(real) * N);
-        x[0] = 0;
-        x[1] = (real)1e-4;
-        double *want = malloc(sizeof(double) * N);
-        for (int i = 0; i < N; i++) want[i] = t[q].ref(x[i]);
-        real *dx = dev_r(x, N), *dy = dev_junk(sizeof(real) * N);
-        t[q].f(dy, dx, N);
-        get(got, dy, sizeof(real) * N);
-        close_rel(t[q].name, got, want, N, 4e-7);
-        t[q].f(dx, dx, N); /* in place */
-        get(got, dx, sizeof(real) * N);
-        close_rel(t[q].name, got, want, N, 4e-7);
-        free(x); free(got); free(want);
-        release();
-    }
+    real *x = test_rnd(&R, N, -80, 80), *got = malloc(sizeof(real) * N);
+    x[0] = 0;
+    x[1] = (real)1e-4;
+    double *want = malloc(sizeof(double) * N);
+    for (int i = 0; i < N; i++) want[i] = exp(x[i]);
+    real *dx = dev_r(x, N), *dy = dev_junk(sizeof(real) * N);
+    bk->vexp(dy, dx, N);
+    get(got, dy, sizeof(real) * N);
+    close_rel("vexp", got, want, N, 4e-7);
+    bk->vexp(dx, dx, N); /* in place */
+    get(got, dx, sizeof(real) * N);
+    close_rel("vexp", got, want, N, 4e-7);
+    free(x); free(got); free(want);
+    release();
 }
 
 /* ==== element-wise over strided rows ======================================================== */

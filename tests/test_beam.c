@@ -18,6 +18,14 @@
 
 static rng R;
 
+/* Beam search by the one model m over its workspace w: an ensemble of m alone, whose arithmetic
+ * is the model's own (decode/ensemble.h). */
+static int search_one(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o)
+{
+    infer_ens e = ens_one(&m, w);
+    return beam_search_ens(out, &e, src, o, NULL);
+}
+
 /* ---------------------------------------------------------------- golden */
 static void test_golden(const char *shared)
 {
@@ -57,7 +65,7 @@ static void test_golden(const char *shared)
         for (int K = 3; K >= 1; K -= 2) {
             beam_opts o = {K, 1, 3.0, 0, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL};
             beam_sent out;
-            NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
+            NMT_ASSERT(search_one(&out, &w, m, &b, &o) == 0);
             cJSON *tj = cJSON_GetObjectItem(it, K == 3 ? "beam3_tokens" : "greedy_tokens");
             double want = cJSON_GetObjectItem(it, K == 3 ? "beam3_logprob" : "greedy_logprob")->valuedouble;
             beam_hyp *h = &out.hyp[0];
@@ -105,7 +113,7 @@ static void test_exhaustive(int arch)
         double alpha = mode == 2 ? 0.6 : 1.0;
         beam_opts o = {V * V * V, norm, ratio, 0, 3, 0, alpha, 0, 1.0, NULL, 1.0, NULL};
         beam_sent out;
-        NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
+        NMT_ASSERT(search_one(&out, &w, m, &b, &o) == 0);
         double want = mode == 2 ? best_a : norm ? best : best_raw;
         CHECKF(fabs(out.hyp[0].score - want) <= 1e-5 * fabs(want), "%s: wide beam %.8f, exhaustive best %.8f (mode %d)",
                nmt_arch_name(arch), out.hyp[0].score, want, mode);
@@ -119,7 +127,7 @@ static void test_exhaustive(int arch)
         for (int K = 1; K <= 4; K++) {
             beam_opts o2 = {K, norm, ratio, 0, 1, 0, alpha, 0, 1.0, NULL, 1.0, NULL};
             beam_sent o2out;
-            NMT_ASSERT(beam_search(&o2out, &w, m, &b, &o2, NULL) == 0);
+            NMT_ASSERT(search_one(&o2out, &w, m, &b, &o2) == 0);
             beam_hyp *h = &o2out.hyp[0];
             double lp = forced_logp(m, src, sl, h->tok, h->len);
             CHECKF(fabs(lp - h->logprob) <= 1e-5 * fabs(lp), "beam %d: logprob %.8f, forced decoding %.8f", K, h->logprob, lp);
@@ -147,7 +155,7 @@ static void test_greedy_and_batching(int arch)
     infer_ws w = {0};
     beam_opts o1 = {1, 1, 2.0, 0, 1, 1, 1.0, 0, 1.0, NULL, 1.0, NULL};
     beam_sent g[S];
-    NMT_ASSERT(beam_search(g, &w, m, &all, &o1, NULL) == 0);
+    NMT_ASSERT(search_one(g, &w, m, &all, &o1) == 0);
     /* explicit greedy: argmax at every step, one sentence at a time */
     int same = 1;
     for (int s = 0; s < S; s++) {
@@ -174,14 +182,14 @@ static void test_greedy_and_batching(int arch)
     /* beam 5 in one batch = each sentence alone, and the attention rows sum to 1 */
     beam_opts o5 = {5, 1, 2.0, 1, 5, 1, 1.0, 0, 1.0, NULL, 1.0, NULL};
     beam_sent b5[S];
-    NMT_ASSERT(beam_search(b5, &w, m, &all, &o5, NULL) == 0);
+    NMT_ASSERT(search_one(b5, &w, m, &all, &o5) == 0);
     int indep = 1, no_unk = 1;
     double rowsum_err = 0;
     for (int s = 0; s < S; s++) {
         batch one;
         tiny_batch(&one, &src[s], &lens[s], 1);
         beam_sent a;
-        NMT_ASSERT(beam_search(&a, &w, m, &one, &o5, NULL) == 0);
+        NMT_ASSERT(search_one(&a, &w, m, &one, &o5) == 0);
         indep &= a.n == b5[s].n;
         for (int i = 0; indep && i < a.n; i++)
             indep &= a.hyp[i].len == b5[s].hyp[i].len && !memcmp(a.hyp[i].tok, b5[s].hyp[i].tok, sizeof(int) * a.hyp[i].len) &&
@@ -225,7 +233,7 @@ static void test_ties(int arch)
     for (int K = 3; K <= 5; K += 2) {
         beam_opts o = {K, 0, 0.75, 0, K, 0, 1.0, 0, 1.0, NULL, 1.0, NULL}; /* max length 3 */
         beam_sent out;
-        NMT_ASSERT(beam_search(&out, &w, m, &b, &o, NULL) == 0);
+        NMT_ASSERT(search_one(&out, &w, m, &b, &o) == 0);
         CHECKF(out.n == K, "beam %d: %d hypotheses", K, out.n);
         const beam_hyp *h = &out.hyp[0];
         CHECKF(h->len == 3 && h->tok[0] == 20 && h->tok[1] == 20 && h->tok[2] == 20 && !h->finished,

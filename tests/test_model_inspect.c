@@ -1,7 +1,10 @@
 /* test_model_inspect.c: what the public API adds for programs that inspect a model or score word
  * by word (the Python package's load_tensors and score_batch): nmt_model_tensor gives every
  * tensor's name, shape and values as the file stores them (checked against the file read back by
- * the safetensors reader), and nmt_force_align's token_logprob gives each target token's
+ * the safetensors reader); nmt_model_vocab_size and _entry give each side's vocabulary (checked
+ * against the word lists the model was made from, before and after a save), and
+ * nmt_model_has_text_stages tells a model of raw text (its stages set in the model's fields) from
+ * one of tokenized text; and nmt_force_align's token_logprob gives each target token's
  * log-probability (checked against differences of forced_logp over prefixes, the training
  * forward pass, and for an ensemble against the weighted sum of its models'). */
 #include <math.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include "io/safetensors.h"
+#include "nn/model.h"
 #include "test.h"
 #include "tiny_model.h"
 
@@ -55,6 +59,63 @@ static void test_tensors(int arch)
     CHECK(nmt_model_tensor(m, nmt_model_num_tensors(m), &name, &ndim, shape, NULL, &err) == NMT_ERR_ARG);
     CHECK(nmt_model_tensor(m, -1, &name, &ndim, shape, NULL, &err) == NMT_ERR_ARG);
     st_free(f);
+    unlink(path);
+    nmt_model_free(m);
+}
+
+/* m's vocabularies are src[0..ns) and tgt[0..nt); what is the what in messages */
+static void check_vocab(const nmt_model *m, const char *what, const char *const *src, int ns, const char *const *tgt,
+                        int nt)
+{
+    const char *const *want[2] = {src, tgt};
+    int n[2] = {ns, nt};
+    for (int side = NMT_SOURCE; side <= NMT_TARGET; side++) {
+        CHECKF(nmt_model_vocab_size(m, side) == n[side], "%s side %d: %d entries, made with %d", what, side,
+               nmt_model_vocab_size(m, side), n[side]);
+        for (int id = 0; id < n[side] && id < nmt_model_vocab_size(m, side); id++) {
+            const char *got = nmt_model_vocab_entry(m, side, id);
+            CHECKF(got && !strcmp(got, want[side][id]), "%s side %d id %d: '%s', made with '%s'", what, side, id,
+                   got ? got : "(null)", want[side][id]);
+        }
+        CHECK(nmt_model_vocab_entry(m, side, n[side]) == NULL && nmt_model_vocab_entry(m, side, -1) == NULL);
+    }
+}
+
+/* A word model of tokenized text, then one of raw text (stages set as nmt train --tokenize sets
+ * them), each saved and loaded again: the same entries, no subwords, text stages only for the
+ * second. */
+static void test_vocab_text(void)
+{
+    static const char *const sw[] = {"</s>", "<unk>", "le", "chat", "noir"}, *tw[] = {"</s>", "<unk>", "the", "cat"};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 5, 4, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/nmt-inspect-vocab-%d.nmt", (int)getpid());
+    nmt_err err;
+    nmt_model *m;
+    NMT_ASSERT(nmt_model_create(&m, &c, sw, tw, 1, &err) == 0);
+    for (int raw = 0; raw < 2; raw++) {
+        if (raw) {
+            m->has_text = 1;
+            for (int side = 0; side < 2; side++) {
+                m->text[side] = nmt_text_default_opts();
+                m->text[side].lang = side ? NMT_LANG_FR : NMT_LANG_EN;
+                m->text[side].tokenize = 1;
+                m->text[side].detokenize = side;
+            }
+        }
+        nmt_model *m2 = NULL;
+        NMT_ASSERT(nmt_model_save(m, path, &err) == 0 && nmt_model_load(&m2, path, &err) == 0);
+        const nmt_model *both[2] = {m, m2};
+        for (int k = 0; k < 2; k++) {
+            const char *what = raw ? (k ? "raw-text model, loaded" : "raw-text model")
+                                   : (k ? "tokenized-text model, loaded" : "tokenized-text model");
+            check_vocab(both[k], what, sw, 5, tw, 4);
+            CHECKF(nmt_model_has_subwords(both[k]) == 0, "%s: subwords", what);
+            CHECKF(nmt_model_has_text_stages(both[k]) == raw && both[k]->has_text == raw, "%s: text stages %d, has_text %d",
+                   what, nmt_model_has_text_stages(both[k]), both[k]->has_text);
+        }
+        nmt_model_free(m2);
+    }
     unlink(path);
     nmt_model_free(m);
 }
@@ -139,5 +200,6 @@ int main(void)
         test_token_logprob(arch);
     }
     test_ensemble_tokens();
+    test_vocab_text();
     return test_done("test_model_inspect");
 }

@@ -1,8 +1,9 @@
 /* test_subword.c: subword units. The merge of piece attention into word attention against sums
  * worked out by hand for a known segmentation; the piece -> word map of SentencePiece spans on
  * hand-made spans; base64 against RFC 4648's test vectors; and a model file with an embedded
- * SentencePiece model saved and loaded again: the same pieces, the same segmentation, and raw
- * text that comes back unchanged through encode and decode. */
+ * SentencePiece model saved and loaded again: the same pieces (which the public API gives as its
+ * vocabulary, saying it has subwords), the same segmentation, and raw text that comes back
+ * unchanged through encode and decode. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,10 +163,20 @@ static void test_roundtrip(void)
     unlink(path);
     if (!m2) { nmt_model_free(m); return; }
     CHECK(m2->sw && m2->sw->joint);
+    /* the public API says so: subwords, the model's own text stages, its pieces as entries */
+    CHECK(nmt_model_has_subwords(m2) == 1 && nmt_model_has_text_stages(m2) == 1);
+    CHECK(nmt_model_vocab_size(m2, NMT_SOURCE) == n && nmt_model_vocab_size(m2, NMT_TARGET) == n);
     if (!m2->sw) { nmt_model_free(m); nmt_model_free(m2); return; }
     CHECK(spm_size(m2->sw->sp[0]) == spm_size(sp));
     for (int id = 0; id < spm_size(sp); id++)
         CHECKF(!strcmp(spm_piece(sp, id), spm_piece(m2->sw->sp[0], id)), "piece %d", id);
+    const char **pieces;
+    int np;
+    CHECK(subword_vocab_words(sp, &pieces, &np, &err) == NMT_OK && np == n);
+    for (int id = 0; id < np && id < n; id++)
+        CHECKF(!strcmp(nmt_model_vocab_entry(m2, NMT_TARGET, id), pieces[id]), "entry %d: '%s', piece '%s'", id,
+               nmt_model_vocab_entry(m2, NMT_TARGET, id), pieces[id]);
+    free(pieces);
     /* the same segmentation, words never seen included (byte fallback spells them) */
     static const char *const probe[] = {"a man is riding a bike", "zebras graze near Zürich", "東京 の 猫", "x"};
     for (int k = 0; k < 4; k++) {

@@ -9,7 +9,6 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "decode/lexicon.h"
-#include "nn/model.h"
 #include "nmt.h"
 #include "text/words.h"
 #include "opt.h"
@@ -58,12 +57,12 @@ static int count_attention(lex_counter *lc, textfile *S, textfile *T, const char
     o.batch = 80;
     int bad = nmt_model_load(&m, model, &err) || nmt_decoder_init(&d, m, &o, &err);
     if (bad) fprintf(stderr, "nmt lex: error: %s\n", err.msg);
-    else if (m->sw) { /* its attention is over pieces, and the corpus lines are words: a table of neither */
+    else if (nmt_model_has_subwords(m)) { /* its attention is over pieces, and the corpus lines are words: a table of neither */
         fprintf(stderr, "nmt lex: error: %s is a subword model: --model reads word models' attention over the "
                 "corpus's words; a subword model's table must be of pieces (use --align on text segmented with "
                 "nmt segment)\n", model);
         bad = 1;
-    } else if (m->has_text && cmd_model_lines(m, S, T, &err)) { /* its table is keyed by the words it reads */
+    } else if (nmt_model_has_text_stages(m) && cmd_model_lines(m, S, T, &err)) { /* its table is keyed by the words it reads */
         fprintf(stderr, "nmt lex: error: %s\n", err.msg);
         bad = 1;
     }

@@ -13,7 +13,6 @@
 #include "cmd.h"
 #include "data/corpus.h"
 #include "viz/draw.h"
-#include "nn/model.h"
 #include "nmt.h"
 #include "opt.h"
 #include "eval/report.h"
@@ -345,6 +344,40 @@ static int same_lines(const textfile *t, const char *what, const textfile *src)
                          t->nlines == 1 ? "" : "s", src->path, src->nlines);
 }
 
+/* The vocabulary of m's side as a lookup table, built from its entries as a list file's are. */
+static int model_vocab(vocab **out, const nmt_model *m, int side)
+{
+    int n = nmt_model_vocab_size(m, side);
+    const char **words = malloc(sizeof *words * (size_t)(n ? n : 1));
+    if (!words) return runtime_error("out of memory");
+    for (int id = 0; id < n; id++) words[id] = nmt_model_vocab_entry(m, side, id);
+    nmt_err err;
+    int rc = vocab_from_words(out, words, n, &err) ? runtime_error("--unk-vocab: %s", err.msg) : CMD_OK;
+    free(words);
+    return rc;
+}
+
+/* --unk-vocab MODEL: its two vocabularies into *sv and *tv (the caller frees them). A model with
+ * text stages of its own is refused: the report's files are tokenized text, and it reads raw text. */
+static int unk_vocab(vocab **sv, vocab **tv, const char *path)
+{
+    nmt_model *m = NULL;
+    nmt_err err;
+    int rc, sw;
+    if (nmt_model_load(&m, path, &err)) return runtime_error("--unk-vocab: %s", err.msg);
+    sw = nmt_model_has_subwords(m);
+    if (nmt_model_has_text_stages(m))
+        rc = runtime_error("--unk-vocab: %s reads raw text through its own text stages%s, and the report's files are "
+                           "tokenized text: %s", path, sw ? " and subword units" : "",
+                           sw ? "a subword model has no unknown word"
+                              : "give its vocabularies as lists (nmt vocab --model MODEL --side src | cut -f2, "
+                                "and --side tgt) with --src-vocab-file and --tgt-vocab-file");
+    else if (!(rc = model_vocab(sv, m, NMT_SOURCE)))
+        rc = model_vocab(tv, m, NMT_TARGET);
+    nmt_model_free(m);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     struct args a;
@@ -365,9 +398,7 @@ int cmd_report(int argc, char **argv)
     }
 
     textfile src = {0}, ref = {0}, hyp[MAX_SYSTEMS] = {{0}}, nounk[MAX_SYSTEMS] = {{0}};
-    nmt_model *model = NULL;
-    vocab *own_sv = NULL, *own_tv = NULL;
-    const vocab *sv = NULL, *tv = NULL;
+    vocab *sv = NULL, *tv = NULL; /* --unk-vocab's or the vocabulary files' */
     report r = {0};
     report_system sys[MAX_SYSTEMS];
     draw_fonts *fonts = NULL;
@@ -386,25 +417,9 @@ int cmd_report(int argc, char **argv)
         rc = read_text(&nounk[s], a.nounk[s]);
         if (!rc) rc = same_lines(&nounk[s], "--hyp-nounk", &src);
     }
-    if (!rc && a.unk_vocab) {
-        if (nmt_model_load(&model, a.unk_vocab, &err)) rc = runtime_error("--unk-vocab: %s", err.msg);
-        else if (model->sw || model->has_text) /* the report's files are tokenized text; such a model reads raw text */
-            rc = runtime_error("--unk-vocab: %s reads raw text through its own text stages%s, and the report's files are "
-                               "tokenized text: %s", a.unk_vocab, model->sw ? " and subword units" : "",
-                               model->sw ? "a subword model has no unknown word"
-                                         : "give its vocabularies as lists (nmt vocab --model MODEL --side src | cut -f2, "
-                                           "and --side tgt) with --src-vocab-file and --tgt-vocab-file");
-        else {
-            sv = model->src;
-            tv = model->tgt;
-        }
-    }
-    if (!rc && a.src_vocab) {
-        if (report_vocab_read(&own_sv, a.src_vocab, &err) || report_vocab_read(&own_tv, a.tgt_vocab, &err))
-            rc = runtime_error("%s", err.msg);
-        sv = own_sv;
-        tv = own_tv;
-    }
+    if (!rc && a.unk_vocab) rc = unk_vocab(&sv, &tv, a.unk_vocab);
+    if (!rc && a.src_vocab && (report_vocab_read(&sv, a.src_vocab, &err) || report_vocab_read(&tv, a.tgt_vocab, &err)))
+        rc = runtime_error("%s", err.msg);
     /* a font the user names (--font, $NMT_FONT) must load before anything is printed; when none
      * is named and none is found, only the PNG is given up, at the end */
     nmt_err font_err = {0};
@@ -434,9 +449,8 @@ int cmd_report(int argc, char **argv)
 done:
     report_free(&r);
     draw_fonts_free(fonts);
-    nmt_model_free(model);
-    vocab_free(own_sv);
-    vocab_free(own_tv);
+    vocab_free(sv);
+    vocab_free(tv);
     textfile_free(&src);
     textfile_free(&ref);
     for (int s = 0; s < MAX_SYSTEMS; s++) {

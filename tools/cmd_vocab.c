@@ -5,9 +5,7 @@
 
 #include "cmd.h"
 #include "data/corpus.h"
-#include "data/vocab.h"
 #include "nmt.h"
-#include "nn/model.h"
 #include "opt.h"
 
 /* `nmt vocab --model`: the vocabulary of one side (enum nmt_side) of a model. */
@@ -19,10 +17,10 @@ static int vocab_model(const char *path, int side)
         fprintf(stderr, "nmt vocab: error: %s\n", err.msg);
         return CMD_ERR;
     }
-    const vocab *v = side == NMT_SOURCE ? m->src : m->tgt;
-    for (int id = 0; id < v->n; id++) printf("%d\t%s\n", id, vocab_word(v, id));
-    fprintf(stderr, "nmt vocab: %s: %d %s entries (%s)\n", path, v->n, side == NMT_SOURCE ? "source" : "target",
-            m->sw ? "SentencePiece pieces, with </s> and <unk>" : "words, with </s> and <unk>");
+    int n = nmt_model_vocab_size(m, side);
+    for (int id = 0; id < n; id++) printf("%d\t%s\n", id, nmt_model_vocab_entry(m, side, id));
+    fprintf(stderr, "nmt vocab: %s: %d %s entries (%s)\n", path, n, side == NMT_SOURCE ? "source" : "target",
+            nmt_model_has_subwords(m) ? "SentencePiece pieces, with </s> and <unk>" : "words, with </s> and <unk>");
     nmt_model_free(m);
     return CMD_OK;
 }

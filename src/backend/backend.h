@@ -145,8 +145,6 @@ typedef struct backend_ops {
 
     /* ---- element-wise: y = f(x) over n; y may be x ---- */
     void (*vexp)(real *y, const real *x, int n);
-    void (*vtanh)(real *y, const real *x, int n);
-    void (*vsigmoid)(real *y, const real *x, int n);
 
     /* ---- element-wise over R rows of cols; each buffer has its own row stride (ld*), so that a
      * kernel can read or write one part of wider rows (a state row [s | c | α | d], one direction

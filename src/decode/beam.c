@@ -525,9 +525,3 @@ out:
     search_ws_free(&ws);
     return rc;
 }
-
-int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err)
-{
-    infer_ens e = ens_one(&m, w);
-    return beam_search_ens(out, &e, src, o, err);
-}

@@ -22,12 +22,12 @@ typedef struct beam_opts {
     int nbest;          /* hypotheses returned per sentence (<= K) */
     int attn;           /* keep each hypothesis's attention rows */
     double alpha;       /* with normalize: logprob / length^alpha */
-    /* sample_search's (decode/sample.h); beam_search does not read them */
+    /* sample_search's (decode/sample.h); beam_search_ens does not read them */
     int topk;           /* draw among the topk most probable words (0: all) */
     double temp;        /* draw from p^(1/temp) */
     const uint64_t *seeds; /* [B] each sentence's seed */
     double topp;        /* draw within the nucleus of mass topp (in (0, 1); otherwise all) */
-    /* beam_search's: [B] each sentence's prefix and phrases (decode/constrain.h), NULL entries or
+    /* beam_search_ens's: [B] each sentence's prefix and phrases (decode/constrain.h), NULL entries or
      * a NULL array for none; a prefix fits the length limit (the caller checks). The shortlist's
      * columns are not mapped back: no hints with a shortlist. */
     const beam_hint *const *hints;
@@ -50,8 +50,6 @@ typedef struct beam_sent {
 /* Decodes every sentence of src with the ensemble e; out[0..src->B) receive the results (free
  * with beam_sent_free). */
 int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err);
-/* The same with one model m and its workspace w. */
-int beam_search(beam_sent *out, infer_ws *w, const nmt_model *m, const batch *src, const beam_opts *o, nmt_err *err);
 void beam_sent_free(beam_sent *s);
 /* The length limit of a source of len tokens (EOS included). */
 int beam_max_len(double max_ratio, int len);

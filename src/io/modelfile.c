@@ -61,6 +61,25 @@ void nmt_model_free(nmt_model *m)
 const nmt_config *nmt_model_config(const nmt_model *m) { return m ? &m->cfg : NULL; }
 size_t nmt_model_num_params(const nmt_model *m) { return m ? m->pt.total : 0; }
 int nmt_model_num_tensors(const nmt_model *m) { return m ? m->pt.n : 0; }
+int nmt_model_has_subwords(const nmt_model *m) { return m && m->sw; }
+int nmt_model_has_text_stages(const nmt_model *m) { return m && model_text_stages(m, NMT_SOURCE); }
+
+static const vocab *side_vocab(const nmt_model *m, int side)
+{
+    return !m ? NULL : side == NMT_SOURCE ? m->src : side == NMT_TARGET ? m->tgt : NULL;
+}
+
+int nmt_model_vocab_size(const nmt_model *m, int side)
+{
+    const vocab *v = side_vocab(m, side);
+    return v ? v->n : 0;
+}
+
+const char *nmt_model_vocab_entry(const nmt_model *m, int side, int id)
+{
+    const vocab *v = side_vocab(m, side);
+    return v && id >= 0 && id < v->n ? vocab_word(v, id) : NULL;
+}
 
 /* As model_to_writer stores it: a vector's one dimension is its columns. The values cross from
  * the backend's memory through a host copy of the one tensor. */

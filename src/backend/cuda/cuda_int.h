@@ -88,8 +88,6 @@ __device__ static inline float cu_sigmoid(float x) { return 1.0f / (1.0f + expf(
 void cu_colsum_add(real *C, const real *A, int M, int N, int lda);
 void cu_scale_rows(real *C, int ldc, int M, int N, real beta);
 void cu_vexp(real *y, const real *x, int n);
-void cu_vtanh(real *y, const real *x, int n);
-void cu_vsigmoid(real *y, const real *x, int n);
 void cu_zero_rows(real *y, int ldy, int R, int cols);
 void cu_copy_rows(real *y, int ldy, const real *x, int ldx, int R, int cols);
 void cu_act_rows(int f, real *y, int ldy, const real *x, int ldx, const real *b, int R, int cols);

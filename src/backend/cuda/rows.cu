@@ -32,14 +32,6 @@ void cu_vexp(real *y, const real *x, int n)
 {
     cu_rows("vexp", 1, n, [=] __device__(int, int k) { y[k] = expf(x[k]); });
 }
-void cu_vtanh(real *y, const real *x, int n)
-{
-    cu_rows("vtanh", 1, n, [=] __device__(int, int k) { y[k] = tanhf(x[k]); });
-}
-void cu_vsigmoid(real *y, const real *x, int n)
-{
-    cu_rows("vsigmoid", 1, n, [=] __device__(int, int k) { y[k] = cu_sigmoid(x[k]); });
-}
 
 void cu_zero_rows(real *y, int ldy, int R, int cols)
 {

@@ -229,16 +229,13 @@ static void k_colsum_add(real *C, const real *A, int M, int N, int lda)
     cpu_backend.colsum_add(U(C), U(A), M, N, lda);
 }
 
-static void k_vec(void (*f)(real *, const real *, int), const char *op, real *y, const real *x, int n)
+static void k_vexp(real *y, const real *x, int n)
 {
-    check(y, RB(n), op, "y");
-    check(x, RB(n), op, "x");
+    check(y, RB(n), "vexp", "y");
+    check(x, RB(n), "vexp", "x");
     launch();
-    f(U(y), U(x), n);
+    cpu_backend.vexp(U(y), U(x), n);
 }
-static void k_vexp(real *y, const real *x, int n) { k_vec(cpu_backend.vexp, "vexp", y, x, n); }
-static void k_vtanh(real *y, const real *x, int n) { k_vec(cpu_backend.vtanh, "vtanh", y, x, n); }
-static void k_vsigmoid(real *y, const real *x, int n) { k_vec(cpu_backend.vsigmoid, "vsigmoid", y, x, n); }
 
 static void k_zero_rows(real *y, int ldy, int R, int cols)
 {
@@ -711,8 +708,6 @@ const backend_ops devsim_backend = {
     .gemm = k_gemm,
     .colsum_add = k_colsum_add,
     .vexp = k_vexp,
-    .vtanh = k_vtanh,
-    .vsigmoid = k_vsigmoid,
     .zero_rows = k_zero_rows,
     .copy_rows = k_copy_rows,
     .act_rows = k_act_rows,
