@@ -278,12 +278,14 @@ check-tests: $(NMT_BIN) $(TEST_BIN) $(EXAMPLES)
 	@NMT_SHARED=$(SHARED) NMT_BIN=$(NMT_BIN) NMT_EXAMPLES=$(BUILD)/examples sh tests/run.sh $(BUILD) $(RUNFLAGS)
 
 # The full suite, then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
-# the last line of output sums both passes.
+# the last line of output sums both passes. Both builds compile JOBS files at once (default: the
+# CPUs), and tests/run.sh runs as many tests at once (NMT_TEST_JOBS).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps deps-test
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@rm -f build/.tally build-asan/.tally
-	@$(MAKE) --no-print-directory check-tests BUILD=build RUNFLAGS=--no-total || true
-	@$(MAKE) --no-print-directory check-tests BUILD=build-asan OPT="-O1 -g" \
+	@$(MAKE) --no-print-directory -j$(JOBS) check-tests BUILD=build RUNFLAGS=--no-total || true
+	@$(MAKE) --no-print-directory -j$(JOBS) check-tests BUILD=build-asan OPT="-O1 -g" \
 	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    RUNFLAGS="--quick --no-total" || true
 	@sh tests/total.sh build/.tally build-asan/.tally
