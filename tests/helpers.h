@@ -1,5 +1,5 @@
 /* helpers.h: what several tests/test_*.c programs need beside test.h, written once: a whole file
- * read, a file written, host arrays of random values. static inline, so that a program that
+ * read (or its lines), a file written, host arrays of random values. static inline, so that a program that
  * calls none of them compiles without unused-function warnings. */
 #ifndef NMT_TEST_HELPERS_H
 #define NMT_TEST_HELPERS_H
@@ -35,6 +35,38 @@ static inline char *test_slurp(const char *path, size_t *n)
     if (b) b[len] = 0;
     if (n) *n = len;
     return b;
+}
+
+/* The lines of the file at path, split at '\n' (a last line without one counts), in place in one
+ * buffer: lines[0..*n), NULL at lines[*n]; free with test_free_lines. NULL when it cannot be read
+ * or memory runs out. */
+static inline char **test_read_lines(const char *path, size_t *n)
+{
+    size_t len, count = 0;
+    char *buf = test_slurp(path, &len);
+    if (!buf) return NULL;
+    for (size_t i = 0; i < len; i++) count += buf[i] == '\n';
+    if (len > 0 && buf[len - 1] != '\n') count++;
+    /* lines[count + 1] keeps the buffer, for test_free_lines */
+    char **lines = malloc((count + 2) * sizeof *lines);
+    if (!lines) { free(buf); return NULL; }
+    char *p = buf;
+    for (size_t k = 0; k < count; k++) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        lines[k] = p;
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    lines[count] = NULL;
+    lines[count + 1] = buf;
+    *n = count;
+    return lines;
+}
+
+static inline void test_free_lines(char **lines, size_t n)
+{
+    if (lines) free(lines[n + 1]);
+    free(lines);
 }
 
 /* data[0..n) written to path (replacing it); 0, or -1 after a message naming the file. */

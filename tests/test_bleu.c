@@ -39,38 +39,15 @@ static char *data_dir(void)
     return dir;
 }
 
-/* The lines of a file (split at '\n'; a last line without '\n' counts). NULL if unreadable. */
+/* The lines of a file of the data folder (test_read_lines). NULL if unreadable. */
 static char **read_lines(const char *rel, size_t *n)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", data_dir(), rel);
-    size_t len;
-    char *buf = test_slurp(path, &len);
-    if (!buf) return NULL;
-    size_t count = 0;
-    for (size_t i = 0; i < len; i++) count += buf[i] == '\n';
-    if (len > 0 && buf[len - 1] != '\n') count++;
-    /* lines[count] is NULL; lines[count + 1] keeps the buffer for free_lines. */
-    char **lines = malloc((count + 2) * sizeof *lines);
-    if (!lines) { free(buf); return NULL; }
-    char *p = buf;
-    for (size_t k = 0; k < count; k++) {
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = '\0';
-        lines[k] = p;
-        p = nl ? nl + 1 : p + strlen(p);
-    }
-    lines[count] = NULL;
-    lines[count + 1] = buf;
-    *n = count;
-    return lines;
+    return test_read_lines(path, n);
 }
 
-static void free_lines(char **lines, size_t n)
-{
-    if (lines) free(lines[n + 1]);
-    free(lines);
-}
+static void free_lines(char **lines, size_t n) { test_free_lines(lines, n); }
 
 /* Splits s at tabs in place; returns the field count. */
 static int split_tabs(char *s, char **f, int max)
@@ -331,6 +308,10 @@ static int score_lines(double *score, char *sig, size_t size, const char *metric
 }
 
 /* Every row of one of the two files: hyp, refs, [line,] metric, options, score, signature. */
+/* the sanitizer pass (--quick) scores every third row of the metric vectors: the same code on
+ * other files (the plain pass scores them all) */
+static int quick;
+
 static void test_metrics_file(const char *file, int sentence, int min_rows)
 {
     size_t nrows;
@@ -340,6 +321,7 @@ static void test_metrics_file(const char *file, int sentence, int min_rows)
     CHECKF(nrows >= (size_t)min_rows, "%s: %zu rows", file, nrows);
     int nf_want = sentence ? 7 : 6, counted[3] = {0, 0, 0};
     for (size_t i = 1; i < nrows; i++) { /* row 0 is the header */
+        if (quick && i % 3 != 1) continue;
         char *f[16];
         int nf = split_tabs(rows[i], f, 16);
         CHECKF(nf == nf_want, "%s row %zu has %d fields", file, i + 1, nf);
@@ -703,8 +685,7 @@ static void test_public_args(void)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    quick = argc > 1 && !strcmp(argv[1], "--quick");
     test_corpus_expected();
     test_sentence_expected();
     test_metrics_file("expected_metrics.tsv", 0, 100);

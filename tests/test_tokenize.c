@@ -144,8 +144,8 @@ static void test_edge_detokenize(void)
 
 /* ---------------------------------------------------------------- reference vectors */
 
+/* A file's lines (test_read_lines) and their lengths. */
 struct lines {
-    char *data;
     char **line;
     size_t *len;
     size_t n;
@@ -154,29 +154,15 @@ struct lines {
 static int read_lines(const char *path, struct lines *l)
 {
     memset(l, 0, sizeof *l);
-    size_t n;
-    if (!(l->data = test_slurp(path, &n))) return -1;
-    size_t nl = 0;
-    for (size_t i = 0; i < n; i++) nl += l->data[i] == '\n';
-    if (n > 0 && l->data[n - 1] != '\n') nl++;
-    l->line = malloc((nl + 1) * sizeof *l->line);
-    l->len = malloc((nl + 1) * sizeof *l->len);
-    if (!l->line || !l->len) return -1;
-    size_t s = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n ? s < n : l->data[i] == '\n') {
-            l->line[l->n] = l->data + s;
-            l->len[l->n++] = i - s;
-            s = i + 1;
-        }
-    }
+    if (!(l->line = test_read_lines(path, &l->n))) return -1;
+    if (!(l->len = malloc((l->n + 1) * sizeof *l->len))) return -1;
+    for (size_t i = 0; i < l->n; i++) l->len[i] = strlen(l->line[i]);
     return 0;
 }
 
 static void free_lines(struct lines *l)
 {
-    free(l->data);
-    free(l->line);
+    if (l->line) test_free_lines(l->line, l->n);
     free(l->len);
 }
 

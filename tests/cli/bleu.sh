@@ -17,6 +17,9 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 set -f # the recorded command lines are split into words, never globbed
+# the sanitizer pass (--quick) scores the first rows of each metric and option set only: the
+# same code on other files; the plain pass checks every row
+quick=0; [ "${1:-}" = --quick ] && quick=1
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL cli/bleu: $*" >&2; }
@@ -158,6 +161,7 @@ check "CRLF and no final newline" out_is "100.0000
 n=0
 while IFS='	' read -r name hyp refs options score rest; do
     [ "$options" = default ] || continue
+    [ $quick = 1 ] && [ $n -ge 3 ] && { n=$((n + 1)); continue; }
     want=$(awk -v x="$score" 'BEGIN { printf "%.4f", x }')
     refs=$(echo "$refs" | tr ',' ' ')
     runin "$hyp" -b $refs
@@ -185,8 +189,11 @@ opt_of() {
     esac
 }
 n=0
+# the sanitizer pass: two rows of each metric and option set, the others marked to be skipped
+awk -F '\t' -v q=$quick 'q && c[$3 "|" $4]++ >= 2 { $0 = "SKIP" $0 } 1' expected_metrics.tsv > "$tmp/metrics.tsv"
 while IFS='	' read -r hyp refs metric options score sig; do
     [ "$hyp" = hyp_file ] && continue
+    case $hyp in SKIP*) n=$((n + 1)); continue ;; esac
     o=$(opt_of "$metric" "$options")
     want=$(awk -v x="$score" 'BEGIN { printf "%.4f", x }')
     refs=$(echo "$refs" | tr ',' ' ')
@@ -200,7 +207,7 @@ while IFS='	' read -r hyp refs metric options score sig; do
         check "$hyp $metric $options: '$line' (got '$(cat "$tmp/out")', exit $rc)" out_is_nv "$line"
     fi
     n=$((n + 1))
-done <expected_metrics.tsv
+done <"$tmp/metrics.tsv"
 check "expected_metrics.tsv: at least 100 rows (found $n)" [ "$n" -ge 100 ]
 n=0
 while IFS='	' read -r hyp refs line metric options score sig; do

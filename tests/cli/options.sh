@@ -5,6 +5,9 @@
 # --opt=value is --opt value; a flag given a value, a missing value and an unknown option are
 # usage errors (exit 2) in one format, the unknown one with the closest option suggested.
 . tests/cli/lib.sh
+# the sanitizer pass (--quick) checks each command's first 3 option lines: the parser is one
+# table-driven code path, and every option of every table is checked by the plain pass
+max_labels=1000000; [ "${1:-}" = --quick ] && max_labels=3
 cmds=$("$NMT_BIN" --help | awk '/^Commands:/ { on = 1; next } on && NF { print $1 }')
 check "nmt --help lists the commands" [ "$(echo "$cmds" | wc -w)" -ge 13 ]
 
@@ -31,6 +34,7 @@ for c in $cmds; do
         warned && ok || bad "$c $old: $(head -c 200 "$T/err")"
     done < "$T/olds"
     check "$c --help lists options" test -s "$T/labels"
+    head -n "$max_labels" "$T/labels" > "$T/labels.run"
     while IFS= read -r label; do
         arg=$(echo "$label" | awk -F ', ' '{ n = split($NF, w, " "); print (n > 1 ? w[2] : "") }')
         for name in $(echo "$label" | sed 's/, / /g; s/ [^-][^ ]*$//'); do
@@ -54,7 +58,7 @@ for c in $cmds; do
                     bad "$c $name (no value): exit $rc, $(head -c 200 "$T/err")"
             fi
         done
-    done < "$T/labels"
+    done < "$T/labels.run"
     # an unknown option: exit 2; a near miss names the option meant
     run "$c" --no-such-option-at-all
     [ $rc -eq 2 ] && grep -q "^nmt $c: error: unknown option '--no-such-option-at-all' (nmt $c --help lists them)\$" "$T/err" \
