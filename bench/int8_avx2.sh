@@ -8,7 +8,8 @@
 # nmt's own kernels are AVX2 code in every build. Each round runs the four configurations once,
 # in turn, so that a change in the machine's load falls on all of them alike.
 #   sh bench/int8_avx2.sh MODEL [DIR]   DIR (default /tmp/int8_avx2) keeps the table and the outputs
-# env: NMT (bin/nmt), NMT_SHARED (../shared), THREADS (1), ROUNDS (2), BEAM (12), SHORTLIST (K,F;
+# env: NMT (bin/nmt), NMT_SHARED (../shared), THREADS (1), ROUNDS (2), BEAM (12), BATCH (--batch of
+#      every run; default the program's), SHORTLIST (K,F;
 #      100,100), TABLE (the shortlist's table; default made once in DIR: IBM Model 1 on Multi30k
 #      train, `nmt lex --top 100`)
 # Prints one line per run (configuration, machine form, round, wall seconds, CPU seconds: user +
@@ -41,7 +42,7 @@ conf_env() { case $1 in int8dnn) echo "NMT_INT8=onednn" ;; *) echo "" ;; esac; }
 # the configurations of each form (oneDNN's kernels are nmt's on VNNI: nothing to compare there)
 configs() { case $1 in avx2) echo "fp32 int8sl int8dnn" ;; *) echo "fp32 int8sl" ;; esac; }
 
-echo "# int8_avx2 $(date -u '+%F %H:%M UTC'): $MODEL, beam $BEAM, $THREADS thread(s), shortlist $SL, $ROUNDS rounds"
+echo "# int8_avx2 $(date -u '+%F %H:%M UTC'): $MODEL, beam $BEAM, batch ${BATCH:-default}, $THREADS thread(s), shortlist $SL, $ROUNDS rounds"
 echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for f in avx2 native; do
     # what each form runs: oneDNN's ISA and an int8 product's implementation, OpenBLAS's kernels
@@ -64,7 +65,7 @@ while [ $r -le "$ROUNDS" ]; do
             t0=$(date +%s.%N)
             # shellcheck disable=SC2046
             /usr/bin/time -f '%U %S' -o "$DIR/cpu" env $(form_env $f) $(conf_env $c) "$NMT" translate --model "$MODEL" --beam "$BEAM" \
-                --threads "$THREADS" $(opts $c) < "$TEST.en" > "$out"
+                --threads "$THREADS" ${BATCH:+--batch "$BATCH"} $(opts $c) < "$TEST.en" > "$out"
             t1=$(date +%s.%N)
             printf '%s\t%s\t%d\t%s\t%s\t%s\n' "$c" "$f" "$r" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
                 "$(awk '{ printf "%.2f", $1 + $2 }' "$DIR/cpu")" "$(bleu "$out")"

@@ -12,10 +12,10 @@
  *   the activations to u8 the same way: wrong sums, tests/test_backend_lowp.c). With L = 31 the
  *   kernel adds two such pairs in s16 before widening (4 · 255 · 31 = 31,620 fits): fewer
  *   instructions on the ports that multiply, for a bit of the weights (docs/results/lowp.md,
- *   "int8 on AVX2": speed and BLEU against L = 63 and against oneDNN's kernels). The weights lose bits rather than
- *   the activations: one scale per column costs less there than one per call does on the
- *   activations (n-best scores 0.026 per token off FP32 against 0.053 the other way at 7 bits,
- *   tests/cli/lowp.sh's model). The zero point takes 128 Σ_k q(W)[k,n] off the s32 sums,
+ *   "int8 decoding on an AVX2 CPU": its speed against oneDNN's kernels, BLEU against L = 63). The
+ *   weights lose bits rather than the activations: one scale per column costs less there than
+ *   one per call does on the activations (n-best scores 0.026 per token off FP32 against 0.053
+ *   the other way at 7 bits, tests/cli/lowp.sh's model). The zero point takes 128 Σ_k q(W)[k,n] off the s32 sums,
  *   exactly. NMT_INT8=onednn runs this form on oneDNN's int8 matmul instead. */
 #include <math.h>
 #include <stdint.h>
