@@ -82,6 +82,14 @@ static inline int test_write_n(const char *path, const void *data, size_t n)
 /* text written to path (replacing it); as test_write_n. */
 static inline int test_write(const char *path, const char *text) { return test_write_n(path, text, strlen(text)); }
 
+/* text written to dir/name; the joined path into path[0..n) for the caller to pass on. As
+ * test_write (-1 also when the path does not fit). */
+static inline int test_write_in(const char *dir, const char *name, const char *text, char *path, size_t n)
+{
+    if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n) return -1;
+    return test_write(path, text);
+}
+
 /* n values drawn uniformly from [lo, hi) by r, in a new host array (the caller frees it). */
 static inline real *test_rnd(rng *r, size_t n, double lo, double hi)
 {

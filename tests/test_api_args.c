@@ -22,11 +22,8 @@
 
 static char dir[64];
 
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    (void)test_write(path, text); /* a file not written fails the call that reads it */
-}
+/* a file not written fails the call that reads it */
+#define write_file(name, text, path, n) ((void)test_write_in(dir, name, text, path, n))
 
 /* nmt_train with one bad setting: refused with NMT_ERR_ARG and `want` in the message, and no
  * model written. */

@@ -35,8 +35,7 @@ static char *SRC[NS];
 static const char *write_file(int k, const char *name, const char *text)
 {
     static char path[4][512];
-    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
-    NMT_ASSERT(test_write(path[k], text) == 0);
+    NMT_ASSERT(test_write_in(dir, name, text, path[k], sizeof path[k]) == 0);
     return path[k];
 }
 

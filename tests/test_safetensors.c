@@ -66,12 +66,8 @@ static int count_dir(const char *dir)
     return n;
 }
 
-static uint64_t rs = 0x9e3779b97f4a7c15ull;   /* xorshift64*: the test's own, for corruptions */
-static uint64_t rnd(void)
-{
-    rs ^= rs >> 12; rs ^= rs << 25; rs ^= rs >> 27;
-    return rs * 2685821657736338717ull;
-}
+static rng corrupt_rng;   /* seeded in the fuzz loop, so the corruptions repeat run to run */
+static uint64_t rnd(void) { return rng_u64(&corrupt_rng); }
 
 /* ---------------------------------------------------------------- 0. hand-made bytes */
 
@@ -632,6 +628,7 @@ static void test_fuzz(int quick)
 
     int iters = quick ? 600 : 6000, ok = 0, failed = 0, other = 0;
     unsigned char buf[600];
+    rng_seed(&corrupt_rng, 0x9e3779b97f4a7c15ull);
     for (int it = 0; it < iters; it++) {
         size_t len = n;
         memcpy(buf, base, n);

@@ -357,11 +357,11 @@ static void commit(search_ws *ws, const step_in *in, sent_state *s, int b, int r
     const beam_opts *o = in->o;
     int first_new = *nh, V = in->V;
     for (int k = 0; k < nheap; k++) {
-        int r = r0 + (int)(ws->heap[k].idx / V), v = (int)(ws->heap[k].idx % V);
-        if (in->e->vocab) v = in->e->vocab[v]; /* a shortlist's column to its word */
+        int r = r0 + (int)(ws->heap[k].idx / V), col = (int)(ws->heap[k].idx % V);
+        int v = in->e->vocab ? in->e->vocab[col] : col; /* a shortlist's column to its word */
         int id = s->nn++;
         s->nodes[id] = (node){ws->row_node[r], v, s->nodes[ws->row_node[r]].depth + 1, ws->heap[k].score};
-        if (s->cs) s->cs[id] = cons_next(s->hint, s->cs[ws->row_node[r]], v);
+        if (s->cs) s->cs[id] = cons_next(s->hint, s->cs[ws->row_node[r]], col); /* hints are in columns */
         if (o->attn) memcpy(s->attn + (size_t)id * xlen, ws->hatt + (size_t)r * in->Tx, sizeof(real) * xlen);
         if (v == VOCAB_EOS) {
             s->fin[s->nfin++] = id;
@@ -476,12 +476,81 @@ static void hint_max(const beam_opts *o, int S, int *m)
     }
 }
 
+/* A batch's hints in the scores' columns: with a shortlist the search reads and compares columns,
+ * so each hint word becomes its column, once a batch. */
+typedef struct col_hints {
+    beam_hint *h;          /* [S] */
+    const beam_hint **p;   /* [S] h's entries, NULL where the sentence has no hints */
+    int *tok;              /* every prefix and phrase token of the batch: words, then columns */
+} col_hints;
+
+static void col_hints_free(col_hints *c)
+{
+    free(c->h);
+    free(c->p);
+    free(c->tok);
+}
+
+/* Word w's column in words[0..V), ascending and holding it (ens_select put it there). */
+static int column_of(const int *words, int V, int w)
+{
+    int lo = 0, hi = V - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (words[mid] < w) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The batch's shortlist with every hint word in it (a phrase the set lacked could never be
+ * written), and o's hints in its columns into c; *oc is o with them. 0 or an error. */
+static int hints_select(infer_ens *e, const batch *src, const beam_opts *o, beam_opts *oc, col_hints *c, nmt_err *err)
+{
+    int S = src->B, n = 0;
+    for (int b = 0; b < S; b++)
+        if (o->hints[b]) n += o->hints[b]->plen + (o->hints[b]->nc ? o->hints[b]->off[o->hints[b]->nc] : 0);
+    c->h = calloc(S, sizeof *c->h);
+    c->p = calloc(S, sizeof *c->p);
+    c->tok = malloc(sizeof(int) * (n ? n : 1));
+    if (!c->h || !c->p || !c->tok) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
+    int *t = c->tok;
+    for (int b = 0; b < S; b++) {
+        const beam_hint *h = o->hints[b];
+        if (!h) continue;
+        int nt = h->nc ? h->off[h->nc] : 0;
+        c->h[b] = *h;
+        if (h->plen) memcpy(t, h->prefix, sizeof(int) * h->plen);
+        c->h[b].prefix = t;
+        t += h->plen;
+        if (nt) memcpy(t, h->tok, sizeof(int) * nt);
+        c->h[b].tok = t;
+        t += nt;
+        c->p[b] = &c->h[b];
+    }
+    int rc = ens_select(e, src, c->tok, n, err);
+    for (int i = 0; !rc && i < n; i++) c->tok[i] = column_of(e->vocab, e->V, c->tok[i]);
+    *oc = *o;
+    oc->hints = c->p;
+    return rc;
+}
+
 int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_opts *o, nmt_err *err)
 {
     int S = src->B, K = o->K, Tx = src->Tx, rc = NMT_OK;
     int n = ens_state_dim(e, Tx); /* a hypothesis's whole recurrent state (every model's), copied as one row */
     memset(out, 0, sizeof(beam_sent) * S);
-    if ((rc = ens_reserve(e, S, Tx, S * K, err)) || (rc = ens_select(e, src, err))) return rc;
+    beam_opts oc;
+    col_hints ch = {0};
+    if ((rc = ens_reserve(e, S, Tx, S * K, err))) return rc;
+    if (o->hints && e->sl) {
+        rc = hints_select(e, src, o, &oc, &ch, err);
+        o = &oc;
+    } else rc = ens_select(e, src, NULL, 0, err);
+    if (rc) {
+        col_hints_free(&ch);
+        return rc;
+    }
     /* the scores' columns: the vocabulary, or the batch's shortlist (whose columns 0 and 1 are
      * EOS and UNK too, so that the tests on columns below hold for both) */
     int V = e->V;
@@ -489,10 +558,6 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
     sent_state *st = calloc(S, sizeof *st);
     int maxsteps = 0, hm[2];
     hint_max(o, S, hm);
-    if (o->hints && e->vocab) {
-        rc = nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints do not go with a shortlist");
-        goto out;
-    }
     if (!st || search_ws_alloc(&ws, S * K, n, K, V, Tx) || (o->hints && hint_ws_alloc(&ws, S * K, K, hm)) ||
         sentences_init(st, src, o, &maxsteps)) {
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
@@ -523,5 +588,6 @@ out:
     for (int b = 0; st && b < S; b++) { free(st[b].nodes); free(st[b].fin); free(st[b].attn); free(st[b].cs); }
     free(st);
     search_ws_free(&ws);
+    col_hints_free(&ch);
     return rc;
 }

@@ -28,8 +28,8 @@ typedef struct beam_opts {
     const uint64_t *seeds; /* [B] each sentence's seed */
     double topp;        /* draw within the nucleus of mass topp (in (0, 1); otherwise all) */
     /* beam_search_ens's: [B] each sentence's prefix and phrases (decode/constrain.h), NULL entries or
-     * a NULL array for none; a prefix fits the length limit (the caller checks). The shortlist's
-     * columns are not mapped back: no hints with a shortlist. */
+     * a NULL array for none; a prefix fits the length limit (the caller checks). With a shortlist,
+     * their words join the batch's set. */
     const beam_hint *const *hints;
 } beam_opts;
 

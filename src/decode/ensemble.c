@@ -93,10 +93,10 @@ int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
     return rc;
 }
 
-int ens_select(infer_ens *e, const batch *src, nmt_err *err)
+int ens_select(infer_ens *e, const batch *src, const int *extra, int nextra, nmt_err *err)
 {
     if (!e->sl) return NMT_OK;
-    int n = shortlist_select(e->sl, src, e->ids, e->mark), rc = NMT_OK;
+    int n = shortlist_select(e->sl, src, extra, nextra, e->ids, e->mark), rc = NMT_OK;
     for (int k = 0; k < e->n && !rc; k++) rc = out_select(&e->out[k], e->ids, n, err);
     e->V = n;
     e->vocab = e->ids;

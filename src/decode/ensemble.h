@@ -43,8 +43,9 @@ void ens_free(infer_ens *e);
  * chosen per batch (ens_select); replaces the previous ones. Nothing when prec is FP32 and sl
  * NULL: out_step's layer, as before. NMT_ERR_ARG when the CPU lacks prec, NMT_ERR_NOMEM. */
 int ens_output(infer_ens *e, int prec, const struct nmt_shortlist *sl, nmt_err *err);
-/* With a shortlist: the set of the batch src becomes the scores' columns (e->V, e->vocab). */
-int ens_select(infer_ens *e, const batch *src, nmt_err *err);
+/* With a shortlist: the set of the batch src, with the target words extra[0..nextra), becomes the
+ * scores' columns (e->V, e->vocab, ascending). */
+int ens_select(infer_ens *e, const batch *src, const int *extra, int nextra, nmt_err *err);
 
 /* A hypothesis's state row: the models' rows side by side (infer_state_dim each). */
 int ens_state_dim(const infer_ens *e, int Tx);

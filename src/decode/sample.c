@@ -308,7 +308,7 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
     int S = src->B, K = o->nbest, H = S * K, Tx = src->Tx, rc = NMT_OK;
     int n = ens_state_dim(e, Tx), L = longest_limit(src, o);
     memset(out, 0, sizeof(beam_sent) * S);
-    if ((rc = ens_reserve(e, S, Tx, H, err)) || (rc = ens_select(e, src, err))) return rc;
+    if ((rc = ens_reserve(e, S, Tx, H, err)) || (rc = ens_select(e, src, NULL, 0, err))) return rc;
     int V = e->V;
     draw_ws ws = {0};
     if (draw_ws_alloc(&ws, H, n, L, Tx, V, o)) {

@@ -109,7 +109,8 @@ int nmt_shortlist_load(nmt_shortlist **out, const char *path, const nmt_model *m
     return rc;
 }
 
-int shortlist_select(const nmt_shortlist *sl, const batch *src, int *ids, unsigned char *mark)
+int shortlist_select(const nmt_shortlist *sl, const batch *src, const int *extra, int nextra, int *ids,
+                     unsigned char *mark)
 {
     int V = sl->ntgt, top = sl->f < V - 2 ? sl->f + 2 : V; /* f + 2 could overflow */
     memset(mark, 0, V);
@@ -119,6 +120,7 @@ int shortlist_select(const nmt_shortlist *sl, const batch *src, int *ids, unsign
             int w = src->x[t * src->B + s];
             for (int q = sl->off[w]; q < sl->off[w + 1]; q++) mark[sl->tgt[q]] = 1;
         }
+    for (int i = 0; i < nextra; i++) mark[extra[i]] = 1;
     int n = 0;
     for (int v = 0; v < V; v++)
         if (mark[v]) ids[n++] = v;

@@ -15,8 +15,10 @@ struct nmt_shortlist {
     int *tgt;
 };
 
-/* The batch's set as target ids in ascending order into ids (room for ntgt), its size
- * returned; ids[0] = EOS and ids[1] = UNK always. mark: ntgt bytes of scratch. */
-int shortlist_select(const nmt_shortlist *sl, const batch *src, int *ids, unsigned char *mark);
+/* The batch's set, with the target words extra[0..nextra) (the batch's prefixes and constraint
+ * phrases, which must be in it), as target ids in ascending order into ids (room for ntgt), its
+ * size returned; ids[0] = EOS and ids[1] = UNK always. mark: ntgt bytes of scratch. */
+int shortlist_select(const nmt_shortlist *sl, const batch *src, const int *extra, int nextra, int *ids,
+                     unsigned char *mark);
 
 #endif

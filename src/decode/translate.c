@@ -321,7 +321,6 @@ static int hints_encode(const nmt_decoder *d, const nmt_hint *hints, const int *
     *out = NULL;
     if (!hints) return NMT_OK;
     if (d->o.sample) return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints go with beam search, not with sampling");
-    if (d->o.shortlist) return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints do not go with a shortlist");
     if (!(*out = calloc(n, sizeof **out))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     int rc = NMT_OK;
     for (int i = 0; i < n && !rc; i++)

@@ -4,7 +4,8 @@
 # references (scripts/terminology.sh) appears in every translation, 1-best and n-best, at beams
 # 1, 5 and 12 (counted by scripts/constraints_met.sh); each prefixed translation begins with its
 # prefix and its score is `nmt score`'s of the same pair; no hints (or empty ones) change nothing,
-# byte for byte; hints in the input equal hints in files; bad hints get a message and exit 1.
+# byte for byte; hints in the input equal hints in files; over a shortlist that lacks their words,
+# too; bad hints get a message and exit 1.
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 export OMP_WAIT_POLICY=PASSIVE NMT_BLAS_AUTOTUNE=0
@@ -64,6 +65,30 @@ cmp -s "$T/both" "$T/both.in" && ok || bad "--hints-in-input differs from --pref
 sh scripts/constraints_met.sh "$T/terms" "$T/both" > "$T/metboth"
 read -r _ n _ m _ h _ a < "$T/metboth"
 [ "$m" -eq "$n" ] && ok || bad "prefix and constraints: $(cat "$T/metboth")"
+
+# with a shortlist so small (1 translation a source word, 1 frequent word) that it lacks most
+# phrases: they join the batch's set, so each is still written, in fp32 and in int8; plain
+# decoding over the same set writes fewer; prefixes still begin their lines
+"$NMT_BIN" ibm --src "$T/s" --tgt "$T/t" --sym gdfa --threads 1 > "$T/links" 2> /dev/null
+"$NMT_BIN" lex --src "$T/s" --tgt "$T/t" --align "$T/links" --top 5 --out "$T/lex" 2> /dev/null
+check "shortlist table" test -s "$T/lex"
+for p in fp32 int8; do
+    $TR --beam 5 --precision $p --shortlist "$T/lex,1,1" --constraints "$T/terms" < "$T/in" > "$T/sl$p" 2> "$T/esl$p" ||
+        bad "$p shortlist with constraints: $(cat "$T/esl$p")"
+    sh scripts/constraints_met.sh "$T/terms" "$T/sl$p" > "$T/metsl$p"
+    read -r _ n _ m _ h _ a < "$T/metsl$p"
+    [ "$n" -ge 50 ] && [ "$m" -eq "$n" ] && [ "$h" -eq 40 ] && ok || bad "$p shortlist: $(cat "$T/metsl$p")"
+done
+$TR --beam 5 --shortlist "$T/lex,1,1" < "$T/in" > "$T/slplain"
+sh scripts/constraints_met.sh "$T/terms" "$T/slplain" > "$T/metslplain"
+read -r _ n _ m _ h _ a < "$T/metslplain"
+[ "$m" -lt $((n / 2)) ] && ok || bad "the shortlist holds the phrases already: $(cat "$T/metslplain")"
+$TR --beam 5 --shortlist "$T/lex,1,1" --prefix "$T/pfx" --constraints "$T/terms" < "$T/in" > "$T/slboth"
+awk 'NR == FNR { p[FNR] = $0; next } p[FNR] != "" && index($0 " ", p[FNR] " ") != 1 { bad++ } END { exit bad > 0 }' \
+    "$T/pfx" "$T/slboth" && ok || bad "a translation over the shortlist does not begin with its prefix"
+sh scripts/constraints_met.sh "$T/terms" "$T/slboth" > "$T/metslboth"
+read -r _ n _ m _ h _ a < "$T/metslboth"
+[ "$m" -eq "$n" ] && ok || bad "shortlist, prefix and constraints: $(cat "$T/metslboth")"
 
 # bad hints
 printf 'un chat\n' > "$T/in1"; printf 'a cat .\n' > "$T/src1"

@@ -80,6 +80,7 @@ NMT_BIN=$NMT_BIN sh scripts/terminology.sh "$T/cpu.rnnsearch.nmt" "$T/v.fr" 2 > 
 awk -F'\t' 'NR % 2 { split($1, w, " "); print w[1]; next } { print "" }' "$T/v.terms" > "$T/v.pfx"
 decode "constraints" "$NMT_BIN translate --model $M --beam 4 --n-best 2 --constraints $T/v.terms --prefix $T/v.pfx < $T/v.en"
 decode "constraints greedy" "$NMT_BIN translate --model $M --beam 1 --constraints $T/v.terms < $T/v.en"
+decode "constraints shortlist" "$NMT_BIN translate --model $M --beam 4 --n-best 2 --constraints $T/v.terms --prefix $T/v.pfx --shortlist $T/lex.tsv,2,2 < $T/v.en"
 if $NMT_BIN translate --model "$T/cpu.t.nmt" --precision int8 < /dev/null 2> /dev/null; then
     decode "shortlist int8" "$NMT_BIN translate --model $M --beam 4 --shortlist $T/lex.tsv,20 --precision int8 < $T/v.en"
     decode "tied int8" "$NMT_BIN translate --model OUT.t.nmt --beam 4 --precision int8 < $T/v.en"
