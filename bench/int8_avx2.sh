@@ -9,7 +9,8 @@
 # in turn, so that a change in the machine's load falls on all of them alike.
 #   sh bench/int8_avx2.sh MODEL [DIR]   DIR (default /tmp/int8_avx2) keeps the table and the outputs
 # env: NMT (bin/nmt), NMT_SHARED (../shared), THREADS (1), ROUNDS (2), BEAM (12), BATCH (--batch of
-#      every run; default the program's), SHORTLIST (K,F;
+#      every run; default the program's), INT8_BATCH (--batch of the int8 runs; default BATCH: a
+#      shortlist is a batch's union, so int8 + shortlist may have another best batch), SHORTLIST (K,F;
 #      100,100), TABLE (the shortlist's table; default made once in DIR: IBM Model 1 on Multi30k
 #      train, `nmt lex --top 100`)
 # Prints one line per run (configuration, machine form, round, wall seconds, CPU seconds: user +
@@ -36,13 +37,15 @@ SL="$TABLE,${SHORTLIST:-100,100}"
 
 # FORM: the environment of each machine form (avx2, or native: this CPU's own kernels)
 form_env() { case $1 in avx2) echo "ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell" ;; *) echo "" ;; esac; }
-opts() { case $1 in fp32) echo "--precision fp32" ;; int8*) echo "--precision int8 --shortlist $SL" ;; esac; }
+opts() { case $1 in fp32) echo "--precision fp32${BATCH:+ --batch $BATCH}" ;;
+                   int8*) echo "--precision int8 --shortlist $SL${INT8_BATCH:+ --batch $INT8_BATCH}" ;; esac; }
+INT8_BATCH=${INT8_BATCH:-$BATCH}
 # CONFIG's environment: int8dnn is int8sl on oneDNN's int8 matmul instead of nmt's AVX2 kernel
 conf_env() { case $1 in int8dnn) echo "NMT_INT8=onednn" ;; *) echo "" ;; esac; }
 # the configurations of each form (oneDNN's kernels are nmt's on VNNI: nothing to compare there)
 configs() { case $1 in avx2) echo "fp32 int8sl int8dnn" ;; *) echo "fp32 int8sl" ;; esac; }
 
-echo "# int8_avx2 $(date -u '+%F %H:%M UTC'): $MODEL, beam $BEAM, batch ${BATCH:-default}, $THREADS thread(s), shortlist $SL, $ROUNDS rounds"
+echo "# int8_avx2 $(date -u '+%F %H:%M UTC'): $MODEL, beam $BEAM, batch ${BATCH:-default} (int8: ${INT8_BATCH:-default}), $THREADS thread(s), shortlist $SL, $ROUNDS rounds"
 echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for f in avx2 native; do
     # what each form runs: oneDNN's ISA and an int8 product's implementation, OpenBLAS's kernels
@@ -65,7 +68,7 @@ while [ $r -le "$ROUNDS" ]; do
             t0=$(date +%s.%N)
             # shellcheck disable=SC2046
             /usr/bin/time -f '%U %S' -o "$DIR/cpu" env $(form_env $f) $(conf_env $c) "$NMT" translate --model "$MODEL" --beam "$BEAM" \
-                --threads "$THREADS" ${BATCH:+--batch "$BATCH"} $(opts $c) < "$TEST.en" > "$out"
+                --threads "$THREADS" $(opts $c) < "$TEST.en" > "$out"
             t1=$(date +%s.%N)
             printf '%s\t%s\t%d\t%s\t%s\t%s\n' "$c" "$f" "$r" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
                 "$(awk '{ printf "%.2f", $1 + $2 }' "$DIR/cpu")" "$(bleu "$out")"
