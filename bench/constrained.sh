@@ -9,6 +9,8 @@
 # (default build/constrained). Rebuild the terminology set alone with
 #   NMT_BIN=bin/nmt sh scripts/terminology.sh MODEL ../shared/data/multi30k/tok/val.fr 2 > val.terms
 #   THREADS=2 BEAM=5 sh bench/constrained.sh MODEL
+# SHORTLIST=TABLE[,K[,F]] adds plain and constrained runs in int8 over that shortlist (the
+# phrases' words join each batch's set).
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT:-$ROOT/bin/nmt}
@@ -47,5 +49,9 @@ run() {
     run plain
     run constrained --constraints "$DIR/terms"
     run prefix --prefix "$DIR/prefix"
+    if [ -n "$SHORTLIST" ]; then
+        run int8_shortlist --precision int8 --shortlist "$SHORTLIST"
+        run int8_shortlist_constrained --precision int8 --shortlist "$SHORTLIST" --constraints "$DIR/terms"
+    fi
 } > "$DIR/table.tsv"
 cat "$DIR/table.tsv"

@@ -508,11 +508,12 @@ static int column_of(const int *words, int V, int w)
 static int hints_select(infer_ens *e, const batch *src, const beam_opts *o, beam_opts *oc, col_hints *c, nmt_err *err)
 {
     int S = src->B, n = 0;
+    size_t ns = S > 0 ? (size_t)S : 1;
     for (int b = 0; b < S; b++)
         if (o->hints[b]) n += o->hints[b]->plen + (o->hints[b]->nc ? o->hints[b]->off[o->hints[b]->nc] : 0);
-    c->h = calloc(S, sizeof *c->h);
-    c->p = calloc(S, sizeof *c->p);
-    c->tok = malloc(sizeof(int) * (n ? n : 1));
+    c->h = calloc(ns, sizeof *c->h);
+    c->p = calloc(ns, sizeof *c->p);
+    c->tok = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     if (!c->h || !c->p || !c->tok) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
     int *t = c->tok;
     for (int b = 0; b < S; b++) {
