@@ -29,8 +29,10 @@ library only; 127.0.0.1 only; every socket has a timeout). Subcommands:
   fair PORT FILE BEAM                               three requests of FILE's lines at BEAM, then one
                                                     of its first line at the default beam; prints
                                                     how many of the three ended after the one
-  abandon PORT FILE                                 one request of FILE's lines, its connection
-                                                    closed as soon as it is sent
+  abandon PORT FILE BEAM                            one request of FILE's lines at BEAM; once a
+                                                    decoder has taken it, the same lines again from
+                                                    a client that hangs up as soon as they are
+                                                    sent; prints the first's status
   raw PORT BYTES|@FILE [half]                       sends the bytes (Python escapes such as \\r\\n
                                                     read), with half then shuts its side; prints
                                                     what came back until the server closes
@@ -329,14 +331,36 @@ def cmd_fair(a):
     return 1 if errors else 0
 
 
+def taken(port):
+    """whether a decoder holds the one request in flight (none of its sentences queued)"""
+    _, body = request(port, "GET", "/metrics")
+    lines = body.decode().splitlines()
+    return "nmt_queue_sentences 0" in lines and "nmt_requests_in_flight 1" in lines
+
+
 def cmd_abandon(a):
-    port, lines = int(a[0]), open(a[1], encoding="utf-8").read().splitlines()
+    port, lines, beam = int(a[0]), open(a[1], encoding="utf-8").read().splitlines(), int(a[2])
+    first = {}
+
+    def send_first():
+        first["status"], _ = request(port, "POST", "/translate", "application/json",
+                                     json.dumps({"texts": lines, "beam": beam}))
+    t = threading.Thread(target=send_first)
+    t.start()
+    # in this process, not from the shell: a program's start-up can outlast the first batch.
+    # Twice in a row, as the count of requests rises just before the queue's.
+    seen, end = 0, time.time() + 20
+    while seen < 2 and time.time() < end:
+        seen = seen + 1 if taken(port) else 0
+        time.sleep(0.002)
     body = json.dumps({"texts": lines}).encode()
     s = socket.create_connection((HOST, port), timeout=10)
     s.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n" % len(body) + body)
     time.sleep(0.01)  # the server has read it (an end of stream first could end it unread)
     s.close()
+    t.join()
+    print(first.get("status"))
     return 0
 
 
