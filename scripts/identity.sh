@@ -3,7 +3,8 @@
 # 50-update training (the hour preset at small sizes: Adam, every dropout, label smoothing, tied
 # embeddings; FertDec's costs where it has them) writes its model and cost log, and that model
 # translates test_2016_flickr (beam 5, 5-best with scores, soft alignment of the 1-best). Run it
-# with two builds and compare the folders with `cmp` (make identity A=REV does both).
+# with two builds (another revision in a worktree: `git worktree add /tmp/a REV && make -C /tmp/a`)
+# and compare the folders file by file with `cmp` (the checkpoints' stored elapsed time differs).
 # Environment: NMT_SHARED (../shared), ID_LINES (test lines, 300), ID_ARCHS.
 set -eu
 NMT=$1; OUT=$2
