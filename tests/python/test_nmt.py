@@ -141,6 +141,24 @@ class Translate(unittest.TestCase):
         with self.assertRaises(nmt.ArgumentError):
             self.tr.translate_batch([SRC[0].split()], constraints=[[["xyzzy"]]])
 
+    def test_constraints_over_a_shortlist(self):
+        # one translation a source word and one frequent word: the terms' words join the set
+        if not os.path.exists(path("lex")):
+            with open(path("links"), "w") as f:
+                f.write(run("ibm", "--src", path("s"), "--tgt", path("t"), "--sym", "gdfa", "--threads", "1"))
+            run("lex", "--src", path("s"), "--tgt", path("t"), "--align", path("links"), "--top", "5",
+                "--out", path("lex"))
+        vocab = {line.split("\t")[1] for line in run("vocab", "--model", path("m.nmt"), "--side", "tgt").splitlines()}
+        terms = [t.split()[-2] if len(t.split()) > 2 and t.split()[-2] in vocab else "" for t in TGT]
+        want = run("translate", "--model", path("m.nmt"), "--beam", "4", "--shortlist", path("lex") + ",1,1",
+                   "--constraints", write("slterms", terms), stdin="\n".join(SRC) + "\n").splitlines()
+        tr = nmt.Translator(path("m.nmt"), shortlist=(path("lex"), 1, 1))
+        res = tr.translate_batch([s.split() for s in SRC], beam_size=4, constraints=[[[w]] if w else [] for w in terms])
+        self.assertEqual([" ".join(r.hypotheses[0]) for r in res], want)
+        self.assertGreaterEqual(sum(1 for w in terms if w), 10)
+        for r, w in zip(res, terms):
+            self.assertTrue(not w or w in r.hypotheses[0], f"{w} not in {r.hypotheses[0]}")
+
     def test_max_decoding_length(self):
         res = self.tr.translate_batch([s.split() for s in SRC], beam_size=1, max_decoding_length=4)
         full = self.tr.translate_batch([s.split() for s in SRC], beam_size=1)
