@@ -22,8 +22,10 @@
 
 static char dir[64];
 
-/* a file not written fails the call that reads it */
-#define write_file(name, text, path, n) ((void)test_write_in(dir, name, text, path, n))
+static void write_file(const char *name, const char *text, char *path, size_t n)
+{
+    (void)test_write_in(dir, name, text, path, n); /* a file not written fails the call that reads it */
+}
 
 /* nmt_train with one bad setting: refused with NMT_ERR_ARG and `want` in the message, and no
  * model written. */
