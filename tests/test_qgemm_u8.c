@@ -24,22 +24,23 @@ static int one_case(int M, int K, int N, int beta, int ends)
     int lda = qu8_kpad(K) + (int)(rng_u64(&R) % 3) * 4, ldc = N + 3;
     int8_t *w = malloc((size_t)K * N);
     uint8_t *A = malloc((size_t)M * lda);
-    float *scale = malloc(sizeof(float) * N), *C = malloc(sizeof(float) * M * ldc), *want = malloc(sizeof(float) * M * ldc);
+    float *scale = malloc(sizeof(float) * N), *rscale = malloc(sizeof(float) * M), *C = malloc(sizeof(float) * M * ldc), *want = malloc(sizeof(float) * M * ldc);
     for (size_t i = 0; i < (size_t)K * N; i++) w[i] = (int8_t)pick(-31, 31, ends);
     for (size_t i = 0; i < (size_t)M * lda; i++) A[i] = (uint8_t)pick(1, 255, ends); /* pads too: their weights are 0 */
     for (int n = 0; n < N; n++) scale[n] = (float)(rng_uniform(&R) * 1e-3 + 1e-5);
+    for (int m = 0; m < M; m++) rscale[m] = (float)(rng_uniform(&R) * 2 + 1e-3);
     for (size_t i = 0; i < (size_t)M * ldc; i++) C[i] = want[i] = (float)(rng_uniform(&R) - 0.5);
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
             int64_t s = 0;
             for (int k = 0; k < K; k++) s += ((int64_t)A[(size_t)m * lda + k] - 128) * w[(size_t)k * N + n];
-            float v = (float)s * scale[n];
+            float v = (float)s * scale[n] * rscale[m];
             want[(size_t)m * ldc + n] = beta ? v + want[(size_t)m * ldc + n] : v;
         }
     qu8_weights p;
     int bad = qu8_pack(&p, w, K, N) != 0;
     if (!bad) {
-        qu8_gemm(&p, M, A, lda, scale, beta, C, ldc);
+        qu8_gemm(&p, M, A, lda, scale, rscale, beta, C, ldc);
         /* columns past N (the row stride's slack) must be left alone */
         bad = memcmp(C, want, sizeof(float) * M * ldc) != 0;
         for (int i = 0; bad && i < M * ldc; i++)
@@ -50,7 +51,7 @@ static int one_case(int M, int K, int N, int beta, int ends)
             }
     }
     qu8_free(&p);
-    free(w), free(A), free(scale), free(C), free(want);
+    free(w), free(A), free(scale), free(rscale), free(C), free(want);
     return bad;
 }
 

@@ -135,7 +135,7 @@ static double step(const nmt_model *m, const batch *bt, bk_mix *mx, real *G)
     memset(G, 0, sizeof(real) * m->pt.total);
     net_ws ws = {0};
     NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, bt->B, bt->Tx, bt->Ty, NULL) == 0);
-    bk_precision pr = {NULL, mx};
+    bk_precision pr = {NULL, mx, 0};
     const bk_precision *was = bk_prec_use(&pr);
     double loss = net_forward(&ws, &m->cfg, &m->p, bt, NULL) + net_extra_cost(&ws, &m->cfg);
     net_backward(&ws, &m->cfg, &m->p, &g, bt, (real)1 / bt->B);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "backend/backend.h"
 #include "nn/net.h"
 
 /* A model of c (seed 1) with the vocabularies "</s>", "<unk>", "w2", ...; the target's words from
@@ -68,7 +69,11 @@ static inline double forced_logp(const nmt_model *m, const int *src, int sl, con
     net_ws ws = {0};
     NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
     real lp[64];
+    /* the products as nmt score makes them (each row alone), so that the kernel set's rounding
+     * of a batch of Ty rows does not stand between this and the search */
+    const bk_precision *was = bk_prec_use(&bk_prec_rows);
     net_forward(&ws, &m->cfg, &m->p, &b, lp);
+    bk_prec_use(was);
     double s = 0;
     for (int i = 0; i < tl; i++) s += lp[i];
     net_ws_free(&ws);

@@ -19,6 +19,7 @@ const backend_ops *backend_current = &cpu_backend;
 
 /* the precision of the calling thread's products (bk_prec_use): every backend's, so the seam's */
 _Thread_local const bk_precision *bk_prec_current;
+const bk_precision bk_prec_rows = {NULL, NULL, 1};
 
 const backend_ops *backend_cpu(void) { return &cpu_backend; }
 

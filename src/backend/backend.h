@@ -140,6 +140,11 @@ typedef struct backend_ops {
     /* C[M,N] = op(A)[M,K] · op(B)[K,N] + beta C; ta/tb transpose; ld* are row strides */
     void (*gemm)(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
                  real beta, real *C, int ldc);
+    /* gemm's contract with every row of C computed alone: its bits depend on that row of A and on
+     * B, not on M or on the rows beside it (decoding's products: a sentence is translated the same
+     * in any batch, docs/CLI.md "Batches"). NULL: gemm already is (or the backend cannot be). */
+    void (*gemm_rows)(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                      real beta, real *C, int ldc);
     /* C[N] += the sum of the M rows of A (stride lda) */
     void (*colsum_add)(real *C, const real *A, int M, int N, int lda);
 
@@ -334,9 +339,12 @@ typedef struct bk_qset {
 typedef struct bk_precision {
     const bk_qset *qs;
     bk_mix *mix;
+    int rows; /* FP32 products by gemm_rows (decoding: each row alone) */
 } bk_precision;
 
 extern BK_THREAD_LOCAL const bk_precision *bk_prec_current;
+/* decoding in FP32: every product's rows alone */
+extern const bk_precision bk_prec_rows;
 
 /* Makes p current on this thread (NULL: FP32 again); returns the one it replaces. */
 static inline const bk_precision *bk_prec_use(const bk_precision *p)
@@ -362,6 +370,8 @@ static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int ld
             }
     }
     if (p && p->mix) backend_mix()->gemm(p->mix, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else if (p && p->rows && backend_current->gemm_rows)
+        backend_current->gemm_rows(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
     else backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 

@@ -86,7 +86,7 @@ int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
     for (int k = 0; k < e->n && !rc; k++)
         if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) {
             e->w[k].out = &e->out[k];
-            e->w[k].prec = (bk_precision){&e->out[k].step, NULL};
+            e->w[k].prec = (bk_precision){&e->out[k].step, NULL, 1};
         }
     if (rc) output_free(e);
     else e->sl = sl;

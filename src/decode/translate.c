@@ -484,7 +484,9 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
     const nmt_model *m = d->e.m[k];
     int S = b->B, rc = net_ws_reserve(&d->ws[k], &m->cfg, S, b->Tx, b->Ty, err);
     if (rc) return rc;
+    const bk_precision *was = bk_prec_use(&bk_prec_rows); /* scores as the search computes them */
     net_forward(&d->ws[k], &m->cfg, &m->p, b, lp);
+    bk_prec_use(was);
     double wk = d->e.n == 1 ? 1.0 : d->e.wt[k];
     /* the batch's attention [Ty, S, Tx], read back once */
     size_t na = al && has_attention(&m->cfg) ? (size_t)b->Ty * S * b->Tx : 0;

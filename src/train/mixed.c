@@ -21,7 +21,7 @@ int train_mix_check(const nmt_train_opts *o, nmt_err *err)
 
 int train_mix_init(trainer *t, nmt_err *err)
 {
-    t->prec = (bk_precision){NULL, NULL};
+    t->prec = (bk_precision){NULL, NULL, 0};
     if (t->o->precision != NMT_PREC_BF16) return NMT_OK;
     size_t parts[MAX_TENSORS][2];
     int n = param_table_product_parts(&t->m->pt, &t->m->cfg, parts);

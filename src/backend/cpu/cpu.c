@@ -77,6 +77,7 @@ const backend_ops cpu_backend = {
     .threads = cpu_threads,
     .parallel_for = cpu_parallel_for,
     .gemm = cpu_gemm,
+    .gemm_rows = cpu_gemm_rows,
     .colsum_add = cpu_colsum_add,
     .vexp = vec_exp,
     .zero_rows = cpu_zero_rows,

@@ -19,6 +19,12 @@ extern const backend_mix_ops cpu_mix;
 void cpu_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
               real *C, int ldc);
 void cpu_colsum_add(real *C, const real *A, int M, int N, int lda);
+/* gemm_rows.c: cpu_gemm's contract with each row alone (backend_ops.gemm_rows) */
+void cpu_gemm_rows(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+                   real *C, int ldc);
+/* its AVX-512 form (1) or AVX2's (0), which give the same bits; want < 0 asks, 0 or 1 chooses
+ * (1 only where the CPU has AVX-512; for the tests) */
+int cpu_gemm_rows_wide(int want);
 /* sgemm_dnnl.c: cpu_gemm's contract through oneDNN (beta 0 or 1, M, N, K > 0); 0 when done, -1
  * when oneDNN could not take it (nothing written) */
 int cpu_gemm_dnnl(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,

@@ -2,8 +2,8 @@
  * int8 (8-bit integer sums into s32) and bf16 (-> FP32) matrix products through oneDNN's matmul,
  * for weights converted once at load. bf16 runs only where the CPU has AVX512_BF16 (or AMX);
  * FP32 is the default and goes to the backend's gemm.
- * Scales (int8): s_n = max_k |W[k,n]| / L per column, s_A = max |A| / 127 per call, and
- * C = s_A s_n Σ_k q(A)[m,k] q(W)[k,n], applied by oneDNN as per-column output scales. Two forms,
+ * Scales (int8): s_n = max_k |W[k,n]| / L per column, s_m = max_k |A[m,k]| / 127 per row, and
+ * C = s_n Σ_k q(A)[m,k] q(W)[k,n] · s_m (int8_rows). Two forms,
  * by what the CPU (within oneDNN's ceiling ONEDNN_MAX_CPU_ISA) has:
  *   AVX512_VNNI: q(A) in s8, L = 127 (vpdpbusd sums the byte products in s32, exactly);
  *   AVX2 (and AVX-512 without VNNI): q(A) + 128 in u8 with a zero point of 128, and L = 31, on
@@ -43,6 +43,9 @@ struct bk_qws {
     int rows, K, N;
     void *a;                       /* rows x K converted activations (s8 or bf16) */
     float *osc;                    /* N output scales of one call */
+    float *rsc;                    /* int8: rows scales of the activations, one a row */
+    float *tmp;                    /* int8 on oneDNN: trows x N products before the rows' scales */
+    int trows;
 #ifndef NMT_REAL_DOUBLE
     dnnl_stream_t strm;
     dnnl_cpu_mems mem[3];          /* the activations', outputs' and scales' memory objects */
@@ -277,6 +280,8 @@ static void lowp_qws_free(bk_qws *w)
 #endif
     free(w->a);
     free(w->osc);
+    free(w->rsc);
+    free(w->tmp);
     free(w);
 }
 
@@ -290,7 +295,10 @@ static int lowp_qws_init(bk_qws **out, int rows, int K, int N, struct nmt_err *e
     /* two bytes an activation: room for bf16, and for u8 rows padded to qu8_kpad(K) */
     w->a = malloc((size_t)rows * (K + 7) * 2);
     w->osc = malloc(sizeof(float) * N);
-    if (!w->a || !w->osc) { lowp_qws_free(w); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
+    w->trows = rows < 64 ? rows : 64;
+    w->rsc = malloc(sizeof(float) * rows);
+    w->tmp = malloc(sizeof(float) * w->trows * N);
+    if (!w->a || !w->osc || !w->rsc || !w->tmp) { lowp_qws_free(w); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
 #ifndef NMT_REAL_DOUBLE
     dnnl_engine_t engine = dnnl_cpu_engine();
     if (!engine || dnnl_stream_create(&w->strm, engine, dnnl_stream_default_flags) != dnnl_success) {
@@ -303,11 +311,11 @@ static int lowp_qws_init(bk_qws **out, int rows, int K, int N, struct nmt_err *e
 }
 
 #ifndef NMT_REAL_DOUBLE
-/* runs the matmul on w->a (M dense rows) into C; 0 or oneDNN's status */
-static dnnl_status_t matmul_run(bk_qws *w, int M, const bk_qmat *q, int beta, real *C, int ldc)
+/* runs the matmul on act (M dense rows of converted activations) into C; 0 or oneDNN's status */
+static dnnl_status_t matmul_run(bk_qws *w, const void *act, int M, const bk_qmat *q, int beta, real *C, int ldc)
 {
     dnnl_memory_t a, c, s = NULL;
-    dnnl_status_t st = dnnl_cpu_mem(&w->mem[0], act_type(q), M, q->K, q->K, 1, w->a, &a);
+    dnnl_status_t st = dnnl_cpu_mem(&w->mem[0], act_type(q), M, q->K, q->K, 1, (void *)act, &a);
     if (st == dnnl_success) st = dnnl_cpu_mem(&w->mem[1], dnnl_f32, M, q->N, ldc, 1, C, &c);
     if (st == dnnl_success) st = dnnl_cpu_mem(&w->mem[2], dnnl_f32, 0, q->N, 0, 1, w->osc, &s);
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, q->wei}, {DNNL_ARG_DST, c},
@@ -317,6 +325,35 @@ static dnnl_status_t matmul_run(bk_qws *w, int M, const bk_qmat *q, int beta, re
     return st;
 }
 
+
+/* int8: each row of A in steps of its own s_m = max_k |A[m,k]| / 127, so that a row's product
+ * does not depend on the rows beside it (a sentence translates the same in any batch), and
+ * C = (s_n Σ_k q(A)[m,k] q(W)[k,n]) s_m (+ C), rounded in that order on both kernels. oneDNN
+ * takes scales by column only: its rows get theirs here, a chunk at a time through tmp. */
+static void int8_rows(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, int beta, real *C, int ldc)
+{
+    int ld = q->pk.w ? q->pk.Kp : q->K, zero = q->pk.w || q->u8 ? U8_ZERO : 0;
+    for (int m = 0; m < M; m++) {
+        float a = rows_absmax(A + (size_t)m * lda, lda, 1, q->K);
+        w->rsc[m] = a > 0 ? a / 127 : 1;
+        quant_rows((uint8_t *)w->a + (size_t)m * ld, A + (size_t)m * lda, lda, 1, q->K, ld, 1 / w->rsc[m], zero);
+    }
+    if (q->pk.w) {
+        qu8_gemm(&q->pk, M, w->a, ld, q->scale, w->rsc, beta, C, ldc);
+        return;
+    }
+    for (int n = 0; n < q->N; n++) w->osc[n] = q->scale[n];
+    for (int m0 = 0; m0 < M; m0 += w->trows) {
+        int mc = M - m0 < w->trows ? M - m0 : w->trows;
+        dnnl_status_t st = matmul_run(w, (uint8_t *)w->a + (size_t)m0 * ld, mc, q, 0, w->tmp, q->N);
+        NMT_ASSERT(st == dnnl_success); /* shapes and memory were settled at init */
+        for (int r = 0; r < mc; r++) {
+            const float *t = w->tmp + (size_t)r * q->N;
+            float *c = C + (size_t)(m0 + r) * ldc, s = w->rsc[m0 + r];
+            for (int n = 0; n < q->N; n++) c[n] = beta ? t[n] * s + c[n] : t[n] * s;
+        }
+    }
+}
 #endif
 
 static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, real beta, real *C, int ldc)
@@ -328,26 +365,19 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
     float m = q->prec != BK_PREC_F32 ? rows_absmax(A, lda, M, q->K) : 0;
     if (q->prec != BK_PREC_F32 && isfinite(m)) {
         if (q->prec == BK_PREC_INT8) {
-            float sa = m > 0 ? m / 127 : 1;
-            for (int n = 0; n < q->N; n++) w->osc[n] = sa * q->scale[n];
-            if (q->pk.w) {
-                quant_rows(w->a, A, lda, M, q->K, q->pk.Kp, 1 / sa, U8_ZERO);
-                qu8_gemm(&q->pk, M, w->a, q->pk.Kp, w->osc, beta != 0, C, ldc);
-                return;
-            }
-            quant_rows(w->a, A, lda, M, q->K, q->K, 1 / sa, q->u8 ? U8_ZERO : 0);
-        } else {
-            dnnl_cpu_bf16_rows(w->a, A, lda, M, q->K);
+            int8_rows(w, M, A, lda, q, beta != 0, C, ldc);
+            return;
         }
-        dnnl_status_t st = matmul_run(w, M, q, beta != 0, C, ldc);
+        dnnl_cpu_bf16_rows(w->a, A, lda, M, q->K);
+        dnnl_status_t st = matmul_run(w, w->a, M, q, beta != 0, C, ldc);
         NMT_ASSERT(st == dnnl_success); /* shapes and memory were settled at init */
         return;
     }
 #else
     (void)w;
 #endif
-    /* FP32, or activations that hold a NaN or an infinity: the backend's own product */
-    cpu_gemm(0, 0, M, q->N, q->K, A, lda, q->W, q->ldw, beta, C, ldc);
+    /* FP32, or activations that hold a NaN or an infinity: the backend's own product, row by row */
+    cpu_gemm_rows(0, 0, M, q->N, q->K, A, lda, q->W, q->ldw, beta, C, ldc);
 }
 
 const backend_lowp_ops cpu_lowp = {

@@ -50,17 +50,19 @@ static inline __m256i group4(const uint8_t *row, int g)
 }
 
 /* C rows [0, mr) of one block (cols columns of 16 valid) from the s32 sums: (sum - 128 colsum)
- * converted, times the column's scale, plus C when beta */
-static inline void block_store(__m256i acc[MR][2], int mr, const int32_t *colsum, const float *scale, int beta,
-                               float *C, int ldc, int cols)
+ * converted, times the column's scale, times the row's, plus C when beta */
+static inline void block_store(__m256i acc[MR][2], int mr, const int32_t *colsum, const float *scale,
+                               const float *rscale, int beta, float *C, int ldc, int cols)
 {
     for (int r = 0; r < mr; r++) {
         float *c = C + (size_t)r * ldc;
+        __m256 rs = _mm256_set1_ps(rscale[r]);
         if (cols == NB) {
             for (int h = 0; h < 2; h++) {
                 __m256i comp = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(colsum + 8 * h)), 7);
                 __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(acc[r][h], comp)),
                                          _mm256_loadu_ps(scale + 8 * h));
+                v = _mm256_mul_ps(v, rs);
                 if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(c + 8 * h));
                 _mm256_storeu_ps(c + 8 * h, v);
             }
@@ -70,7 +72,7 @@ static inline void block_store(__m256i acc[MR][2], int mr, const int32_t *colsum
         _mm256_storeu_si256((__m256i *)s, acc[r][0]);
         _mm256_storeu_si256((__m256i *)(s + 8), acc[r][1]);
         for (int j = 0; j < cols; j++) {
-            float v = (float)(s[j] - 128 * colsum[j]) * scale[j];
+            float v = (float)(s[j] - 128 * colsum[j]) * scale[j] * rscale[r];
             c[j] = beta ? v + c[j] : v;
         }
     }
@@ -121,8 +123,8 @@ static void block_sums1(__m256i acc[2], const uint8_t *A, const int8_t *wb, int 
 }
 
 /* one block of 16 columns over all M rows, MR at a time */
-static void column_block(const qu8_weights *p, int b, int M, const uint8_t *A, int lda, const float *scale, int beta,
-                         float *C, int ldc)
+static void column_block(const qu8_weights *p, int b, int M, const uint8_t *A, int lda, const float *scale,
+                         const float *rscale, int beta, float *C, int ldc)
 {
     __m256i acc[MR][2];
     int G = p->Kp / 4, n0 = b * NB, cols = p->N - n0 < NB ? p->N - n0 : NB;
@@ -133,7 +135,7 @@ static void column_block(const qu8_weights *p, int b, int M, const uint8_t *A, i
         if (mr == MR) block_sums4(acc, a, lda, wb, G);
         else
             for (int r = 0; r < mr; r++) block_sums1(acc[r], a + (size_t)r * lda, wb, G);
-        block_store(acc, mr, p->colsum + n0, scale + n0, beta, C + (size_t)m * ldc + n0, ldc, cols);
+        block_store(acc, mr, p->colsum + n0, scale + n0, rscale + m, beta, C + (size_t)m * ldc + n0, ldc, cols);
     }
 }
 
@@ -145,7 +147,8 @@ static void column_block(const qu8_weights *p, int b, int M, const uint8_t *A, i
 #define QU8_TEAM (1L << 18)
 enum { MC = 32 };
 
-void qu8_gemm(const qu8_weights *p, int M, const uint8_t *A, int lda, const float *scale, int beta, float *C, int ldc)
+void qu8_gemm(const qu8_weights *p, int M, const uint8_t *A, int lda, const float *scale, const float *rscale, int beta,
+              float *C, int ldc)
 {
     int blocks = p->Np / NB, team = (long)M * p->Kp * p->Np >= QU8_TEAM && blocks > 1;
 #pragma omp parallel if (team)
@@ -153,6 +156,6 @@ void qu8_gemm(const qu8_weights *p, int M, const uint8_t *A, int lda, const floa
         int mc = M - m < MC ? M - m : MC;
 #pragma omp for schedule(static) nowait
         for (int b = 0; b < blocks; b++)
-            column_block(p, b, mc, A + (size_t)m * lda, lda, scale, beta, C + (size_t)m * ldc, ldc);
+            column_block(p, b, mc, A + (size_t)m * lda, lda, scale, rscale + m, beta, C + (size_t)m * ldc, ldc);
     }
 }

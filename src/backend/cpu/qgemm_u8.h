@@ -20,8 +20,9 @@ static inline int qu8_kpad(int K) { return (K + 7) / 8 * 8; }
 int qu8_pack(qu8_weights *p, const int8_t *w, int K, int N);
 void qu8_free(qu8_weights *p);
 
-/* C[m,n] = scale[n] · (Σ_k A[m,k] w[k,n] - 128 colsum[n]) (+ C[m,n] when beta) for M rows of
- * A (u8, row stride lda >= Kp) and C (row stride ldc) */
-void qu8_gemm(const qu8_weights *p, int M, const uint8_t *A, int lda, const float *scale, int beta, float *C, int ldc);
+/* C[m,n] = scale[n] · (Σ_k A[m,k] w[k,n] - 128 colsum[n]) · rscale[m] (+ C[m,n] when beta), rounded
+ * in that order, for M rows of A (u8, row stride lda >= Kp) and C (row stride ldc) */
+void qu8_gemm(const qu8_weights *p, int M, const uint8_t *A, int lda, const float *scale, const float *rscale, int beta,
+              float *C, int ldc);
 
 #endif

@@ -214,6 +214,7 @@ static const backend_ops cuda_backend = {
     .threads = c_threads,
     .parallel_for = c_parallel_for,
     .gemm = c_gemm,
+    .gemm_rows = nullptr, // cuBLAS decides its own order: not promised (docs/CUDA.md)
     .colsum_add = cu_colsum_add,
     .vexp = cu_vexp,
     .zero_rows = cu_zero_rows,

@@ -221,6 +221,16 @@ static void k_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, 
     cpu_backend.gemm(ta, tb, M, N, K, U(A), lda, U(B), ldb, beta, U(C), ldc);
 }
 
+static void k_gemm_rows(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                        real beta, real *C, int ldc)
+{
+    check(A, RB(span(ta ? K : M, ta ? M : K, lda)), "gemm_rows", "A");
+    check(B, RB(span(tb ? N : K, tb ? K : N, ldb)), "gemm_rows", "B");
+    check(C, RB(span(M, N, ldc)), "gemm_rows", "C");
+    launch();
+    cpu_backend.gemm_rows(ta, tb, M, N, K, U(A), lda, U(B), ldb, beta, U(C), ldc);
+}
+
 static void k_colsum_add(real *C, const real *A, int M, int N, int lda)
 {
     check(C, RB(N), "colsum_add", "C");
@@ -706,6 +716,7 @@ const backend_ops devsim_backend = {
     .threads = t_threads,
     .parallel_for = t_parallel_for,
     .gemm = k_gemm,
+    .gemm_rows = k_gemm_rows,
     .colsum_add = k_colsum_add,
     .vexp = k_vexp,
     .zero_rows = k_zero_rows,
