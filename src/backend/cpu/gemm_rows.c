@@ -82,7 +82,7 @@ static const float *panel_fill(int tb, const float *B, long ldb, int k0, int kc,
 }
 
 /* one block of NR columns, every row, every chunk of k in order */
-static void column_block(int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
+static void rows_block(int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
                          long ldc, int j0, int cols, int beta0)
 {
     for (int k0 = 0; k0 < K; k0 += KC) {
@@ -134,7 +134,7 @@ static T5 void tile5_any(int mr, const float *A, long lda, const float *Bp, int 
     }
 }
 
-static T5 void column_block5(int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
+static T5 void rows_block5(int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
                              long ldc, int j0, int cols, int beta0)
 {
     for (int k0 = 0; k0 < K; k0 += KC5) {
@@ -199,8 +199,8 @@ void cpu_gemm_rows(int ta, int tb, int M, int N, int K, const real *A, int lda, 
 #pragma omp parallel for schedule(static) if (team)
     for (int b = 0; b < blocks; b++) {
         int j0 = b * nr, cols = N - j0 < nr ? N - j0 : nr;
-        if (wide) column_block5(tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
-        else column_block(tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
+        if (wide) rows_block5(tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
+        else rows_block(tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
     }
 #endif
 }
