@@ -7,7 +7,8 @@
 # AB_TRAIN (the training shapes: "small paper"; " " for none), AB_CLOCK (wall, or cpu: each run's
 # user + system seconds instead of its throughput, for a machine that other work shares: with
 # AB_THREADS=1 a run's CPU time moves far less with the load than its wall time, though caches
-# and memory bandwidth are still shared).
+# and memory bandwidth are still shared), AB_PREC (the decoding precisions: "fp32"; "fp32 int8
+# bf16" for all, those the CPU lacks left out).
 set -u
 A=${1:?usage: bench_ab.sh REV_A REV_B}; B=${2:?usage: bench_ab.sh REV_A REV_B}
 SHARED=$(cd "${NMT_SHARED:-../shared}" && pwd) || { echo "bench_ab: no shared folder" >&2; exit 1; }
@@ -15,6 +16,7 @@ ROUNDS=${AB_ROUNDS:-3}
 T=${AB_THREADS:-2}
 CLOCK=${AB_CLOCK:-wall}
 SHAPES=${AB_TRAIN:-small paper}
+PRECS=${AB_PREC:-fp32}
 OUT=$(pwd)/build/ab
 M30K=$SHARED/data/multi30k/tok
 WMT=$SHARED/data/wmt_enfr
@@ -68,12 +70,16 @@ for r in $(seq 1 "$ROUNDS"); do
             v=$(tok_s "$OUT/$rev-$cfg-$r.log"); [ "$CLOCK" = cpu ] && v=$(cpu_s "$OUT/$rev-$cfg-$r.log")
             printf '%s\ttrain_%s\t%s\t%s\n' "$rev" "$cfg" "$r" "$v" >> "$res"
         done
-        for beam in 12 1; do
-            log=$OUT/$rev-beam$beam-$r.log
-            { /usr/bin/time -p "$OUT/$rev/bin/nmt" translate --model "$model" --beam $beam --threads "$T" \
-                < $M30K/test_2016_flickr.en > "$OUT/$rev-beam$beam.out"; } 2> "$log"
-            v=$(sent_s "$log" 1000); [ "$CLOCK" = cpu ] && v=$(cpu_s "$log")
-            printf '%s\tdecode_beam%s\t%s\t%s\n' "$rev" "$beam" "$r" "$v" >> "$res"
+        for p in $PRECS; do
+            "$OUT/$rev/bin/nmt" translate --model "$model" --precision $p < /dev/null > /dev/null 2>&1 || continue
+            tag=$([ $p = fp32 ] || echo "${p}_")
+            for beam in 12 1; do
+                log=$OUT/$rev-$tag""beam$beam-$r.log
+                { /usr/bin/time -p "$OUT/$rev/bin/nmt" translate --model "$model" --beam $beam --threads "$T" \
+                    --precision $p < $M30K/test_2016_flickr.en > "$OUT/$rev-$tag""beam$beam.out"; } 2> "$log"
+                v=$(sent_s "$log" 1000); [ "$CLOCK" = cpu ] && v=$(cpu_s "$log")
+                printf '%s\tdecode_%sbeam%s\t%s\t%s\n' "$rev" "$tag" "$beam" "$r" "$v" >> "$res"
+            done
         done
     done
 done

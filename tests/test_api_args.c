@@ -6,6 +6,7 @@
  * nmt_blas_speed refuses a NaN or negative budget, and leaves the thread count as it found it
  * (it times on one thread). And every public function, each pointer argument NULL in turn: the
  * documented refusal, never a crash (a table the header's declarations are checked against). */
+/* kernel sets: one: argument checks, no numbers compared (tests/cli/kernels.sh) */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

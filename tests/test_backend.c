@@ -3,6 +3,7 @@
  * Buffers go in and out through the table's copy_in/copy_out, so that any later backend can be
  * held to the same tests. Sizes are odd on purpose: rows of 21, 37 or 203 leave vector tails,
  * and the thread count is set above one so that parallel loops split. */
+/* kernel sets: all: each op against plain loops, whatever kernels the products run on (tests/cli/kernels.sh) */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>

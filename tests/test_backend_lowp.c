@@ -7,6 +7,7 @@
  * AVX2: run under ONEDNN_MAX_CPU_ISA=AVX2 for the latter, as tests/cli/kernels.sh does), with
  * products at the ends of both ranges, where the AVX2 kernel's 16-bit sums would saturate if the
  * weights kept more bits, checked exactly. */
+/* kernel sets: all: int8 and bf16 products against FP32 (tests/cli/kernels.sh) */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,6 +2,7 @@
  * greedy outputs in the golden file; exhaustive search over every sequence of a tiny model
  * (scored by forced decoding through the training forward pass); an explicit greedy loop for
  * beam 1; n-best order and distinctness; and independence from batching. */
+/* kernel sets: all: the search against exhaustive search and forced decoding (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -5,6 +5,7 @@
  * their prefix; each one's log-probability against
  * forced decoding through the training forward pass; sentences without hints bit for bit as
  * nmt_translate gives them; and the refusals of bad hints. */
+/* kernel sets: all: hinted sentences beside plain ones in a batch (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

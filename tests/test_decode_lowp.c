@@ -12,6 +12,7 @@
  *     shortlist of another model's vocabularies.
  * The lower precisions are checked only where the CPU has them (nmt_precision_supported), int8
  * in the form this CPU runs (under ONEDNN_MAX_CPU_ISA=AVX2 the AVX2 one: tests/cli/kernels.sh). */
+/* kernel sets: all: low-precision decoding against FP32 (tests/cli/kernels.sh) */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
  * whose scores are the weighted sums of each model's own forced-decoding log-probabilities; the
  * ensemble's attention is the mean of its attention models' forced-alignment rows; models with
  * other vocabularies and bad weights are refused with messages that say why. */
+/* kernel sets: all: an ensemble against its models, alone and in batches (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,6 +2,7 @@
  * element is beta·C plus A[i][k]·B[k][j] fused in k order, so they equal a scalar fmaf loop to
  * the bit, for any row count, shape, stride, transpose, beta, thread count, and in the AVX2 and
  * AVX-512 forms alike; and they agree with OpenBLAS's product within float rounding. */
+/* kernel sets: all: decoding's products against the fmaf loop and OpenBLAS's (tests/cli/kernels.sh) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,6 +2,7 @@
  * (golden/ in the shared reference data): same parameters in, then the annotations, s_0, the
  * decoder states, contexts, attention weights, maxout outputs, per-token log-probabilities, the
  * loss, every parameter gradient, and the parameters after one and two Adadelta updates. */
+/* kernel sets: all: against the PyTorch reference's values (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

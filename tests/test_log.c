@@ -2,6 +2,7 @@
  * alignments of a model without attention, and training's NMT_REPORT_WARN reports (an unwritable
  * TSV log), which also still reach the report callback with the same text, plus a shortlist
  * smaller than asked for. Without a callback nothing is written anywhere. */
+/* kernel sets: one: which warnings reach the log, no numbers compared (tests/cli/kernels.sh) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * (truncated, not a model, wrong shape, offset past the end, bad config, bad vocabulary,
  * NaN weights, missing tensor) are each refused with their own message; the decoding step fed
  * the reference words gives training's log-probabilities (one decoder step serves both). */
+/* kernel sets: quick: a sentence alone and in a padded batch (tests/cli/kernels.sh) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,7 @@
  * one of tokenized text; and nmt_force_align's token_logprob gives each target token's
  * log-probability (checked against differences of forced_logp over prefixes, the training
  * forward pass, and for an ensemble against the weighted sum of its models'). */
+/* kernel sets: one: tensors and vocabularies read back, scores against the program's own path in one process (tests/cli/kernels.sh) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
  * and owes their decay. Parameters must agree bit for bit after every step, and the state after
  * optim_settle, for every optimizer kind, with and without clipping. The gradients are left
  * zero by both. */
+/* kernel sets: all: the optimizers against their equations (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,6 +3,7 @@
  * bit for bit, on sizes with every tail of rows (mod 4), groups of k (mod 4) and columns (mod 16),
  * padded row strides, beta 0 and 1, bytes at the ends of both ranges (where vpmaddubsw's 16-bit
  * pair sums saturate if the weights had 8 bits), and large products (the threaded path). */
+/* kernel sets: one: integer sums of our own kernel, no BLAS in them (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

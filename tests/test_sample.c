@@ -4,6 +4,7 @@
  * cut to the top k and to the nucleus (by sorting) and stripped of UNK as the options say; the
  * nucleus's quickselect against sorting. Also: each draw's log-probability
  * against forced decoding, independence from batching, seeds, and the options' limits. */
+/* kernel sets: all: identical lines sampled in one batch and in several (tests/cli/kernels.sh) */
 #include <stdlib.h>
 #include <string.h>
 

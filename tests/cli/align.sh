@@ -4,6 +4,7 @@
 # the same AER from its own arg-max as from the Pharaoh links; the JSON must parse and agree with
 # both and with `nmt score`; thresholded links must include the arg-max ones; empty lines, batch
 # and thread independence, and every error exit.
+# kernel sets: all: batch and thread independence, links against nmt score (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 H=$NMT_SHARED/data/alignment/en-fr/hansards_naacl2003

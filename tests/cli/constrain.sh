@@ -6,6 +6,7 @@
 # prefix and its score is `nmt score`'s of the same pair; no hints (or empty ones) change nothing,
 # byte for byte; hints in the input equal hints in files; over a shortlist that lacks their words,
 # too; bad hints get a message and exit 1.
+# kernel sets: all: constrained sentences beside plain ones, the server and devsim against the CPU (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 export OMP_WAIT_POLICY=PASSIVE NMT_BLAS_AUTOTUNE=0

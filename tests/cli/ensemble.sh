@@ -6,6 +6,7 @@
 # log-probabilities; models with other vocabularies (sizes, words, word against subword model,
 # text stages), bad weights, and several models given to commands that take one are refused
 # with a message and a non-zero exit.
+# kernel sets: all: ensembles against their models (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"

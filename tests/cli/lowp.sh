@@ -10,6 +10,7 @@
 # kernels for the same form, to the byte); and the
 # refusals: a malformed table (file:line), a bad --shortlist value, a precision the CPU lacks
 # (or that DNNL_MAX_CPU_ISA keeps oneDNN from).
+# kernel sets: all: low precision against FP32 forced decoding, a sentence alone and in a batch (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"

@@ -4,6 +4,7 @@
 # against the nmt program by tests/python/test_nmt.py (unittest). The package links build/'s
 # libnmt.so, so the answers it is compared with are bin/nmt's (the same build) in every pass.
 # Skipped, and counted as passed, only where the python has no development headers.
+# kernel sets: all: the Python package against the program (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 PY=${PYTHON:-/usr/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3 || true)

@@ -6,6 +6,7 @@
 # lines are chosen so that dropping either option would change some answer; constraint phrases
 # over the shortlist as nmt translate writes them, every phrase there; and the refusals (a
 # missing table, a bad --shortlist value, an unknown precision).
+# kernel sets: all: the server against nmt translate (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 export OMP_WAIT_POLICY=PASSIVE
 PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3

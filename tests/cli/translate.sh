@@ -5,6 +5,7 @@
 # over detokenized words, input files as arguments and -o, the progress line, interactive use
 # through a pipe, independence from batch size and thread count, translate's scores equal to
 # score's, and a valgrind run.
+# kernel sets: all: batch sizes and thread counts, translate's scores against score's (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 export OMP_WAIT_POLICY=PASSIVE
