@@ -17,7 +17,7 @@
 dir=${NMT_TEST_DIR:-build/tests}
 quick=0
 [ "${1:-}" = --quick ] && quick=1
-tag() { sed -n 's/.*kernel sets: \([a-z]*\).*/\1/p' "$1" | head -n 1; }
+tag() { sed -n 's,^\(/\*\|#\) kernel sets: \([a-z]*\).*,\2,p' "$1" | head -n 1; }
 
 # the rule: a C test that decodes says which
 decodes='beam_search_ens|sample_|nmt_translate|nmt_score|nmt_align|forced_logp|infer_step|nmt_decoder|qgemm|gemm_rows'
@@ -38,6 +38,7 @@ list() {
     done
     [ $quick = 1 ] && return
     for f in tests/cli/*.sh; do
+        [ "$f" = tests/cli/kernels.sh ] && continue # not itself
         [ "$(tag "$f")" = all ] && echo "cli/$(basename "$f" .sh) sh $f"
     done
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""layers.py ROOT [OBJDIR]: every #include of src/ and tools/ under ROOT, and with OBJDIR every
+"""layers.py ROOT [OBJDIR]: every #include of src/ (C, C++ and CUDA), tools/, python/src/ and
+fuzz/ under ROOT, and with OBJDIR every
 call and variable reference between its objects, runs down the layer table of
 ROOT/docs/ARCHITECTURE.md ("The layers and the data flow"); and no files of one folder call one
 another in a circle. Prints one line per fault (FILE:LINE: what) and exits 1 when there is one.
@@ -13,7 +14,10 @@ import re
 import subprocess
 import sys
 
-ROW = re.compile(r"^\|\s*`(src/[a-z]+|tools)/?`\s*\|([^|]*)\|")
+ROW = re.compile(r"^\|\s*`(src/[a-z]+|tools|python/src|fuzz)/?`\s*\|([^|]*)\|")
+# the folders read besides src/'s layers, and the layer name each has in the table
+CLIENTS = {"tools": "tools", "python/src": "python", "fuzz": "fuzz"}
+SUFFIXES = (".c", ".h", ".cc", ".cu")
 
 
 def read_table(root):
@@ -27,7 +31,7 @@ def read_table(root):
             m = ROW.match(line) if inside else None
             if not m:
                 continue
-            name = m.group(1).split("/")[-1]
+            name = CLIENTS.get(m.group(1), m.group(1).split("/")[-1])
             full, _, public = m.group(2).partition(";")
             public = public.replace("through nmt.h", "")
             table[name] = tuple({w.strip(" `") for w in part.split(",")} - {"", "—"} for part in (full, public))
@@ -50,14 +54,19 @@ def layer_of(rel):
     parts = rel.split(os.sep)
     if parts[0] == "src" and len(parts) > 2:
         return parts[1]
-    return "tools" if parts[0] == "tools" else None
+    for top, name in CLIENTS.items():
+        if rel.startswith(top + os.sep):
+            return name
+    return None
 
 
 def sources(root):
-    for top in ("src", "tools"):
-        for d, _, files in sorted(os.walk(os.path.join(root, top))):
+    for top in ("src",) + tuple(CLIENTS):
+        for d, dirs, files in sorted(os.walk(os.path.join(root, top))):
+            if top == "fuzz":
+                dirs[:] = []  # its corpus and regressions are inputs, not code
             for f in sorted(files):
-                if f.endswith((".c", ".h", ".cc")):
+                if f.endswith(SUFFIXES):
                     yield os.path.relpath(os.path.join(d, f), root)
 
 
