@@ -477,6 +477,7 @@ static PyObject *translator_force(translator *t, PyObject *args)
     nmt_translate_opts o = nmt_translate_default_opts();
     o.precision = t->precision; /* as the worker has it: no conversion of the weights again */
     o.shortlist = t->sl;
+    o.stop = check_signals;
     int n = (int)src.n;
     nmt_alignment *al = calloc((size_t)(n ? n : 1), sizeof *al);
     worker *w = al ? worker_take(t, &o) : (worker *)PyErr_NoMemory();

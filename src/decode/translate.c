@@ -527,6 +527,7 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
     double *sum = malloc(sizeof(double) * B);
     if (!bx || !by || !sx || !sy || !xl || !yl || !lp || !sum) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
     for (int s0 = 0; s0 < n && !rc; s0 += B) {
+        if (d->o.stop && d->o.stop(d->o.stop_user)) { rc = nmt_fail(err, NMT_ERR_INTERRUPTED, "nmt_force_align: interrupted"); break; }
         int S = n - s0 < B ? n - s0 : B, Tx = 0, Ty = 0, kept, unk;
         for (int s = 0; s < S; s++) {
             encode(m->src, src[s0 + s] ? src[s0 + s] : "", sx + (size_t)s * cap, NMT_MAX_SRC_WORDS, &kept, &unk);

@@ -421,38 +421,42 @@ class Robust(unittest.TestCase):
 
     def test_ctrl_c(self):
         """Ctrl-C during a long translate_batch (50,000 sentences in batches of 4: about 20 s here)
-        raises KeyboardInterrupt within a batch, not when the whole call ends."""
-        code = (
-            "import sys, time, nmt\n"
-            "tr = nmt.Translator(sys.argv[1])\n"
-            "src = [l.split() for l in open(sys.argv[2], encoding='utf-8').read().splitlines()] * 2500\n"
-            "print('ready', flush=True)\n"
-            "t0 = time.time()\n"
-            "try:\n"
-            "    tr.translate_batch(src, beam_size=12, batch_size=4)\n"
-            "    print('finished %.1f' % (time.time() - t0), flush=True)\n"
-            "except KeyboardInterrupt:\n"
-            "    print('interrupted', flush=True)\n")
+        or score_batch (50,000 pairs: about 12 s) raises KeyboardInterrupt within a batch, not
+        when the whole call ends."""
         import signal
         import time
-        p = subprocess.Popen([sys.executable, "-c", code, path("m.nmt"), write("cc.en", SRC)], stdout=subprocess.PIPE,
-                             text=True, env=ENV)
-        try:
-            self.assertEqual(p.stdout.readline().strip(), "ready")
-            time.sleep(1.0)  # inside the call by now
-            p.send_signal(signal.SIGINT)
-            t0 = time.time()
+        calls = {"translate_batch": "tr.translate_batch(src, beam_size=12, batch_size=4)",
+                 "score_batch": "tr.score_batch(src, tgt)"}
+        for name, call in calls.items():
+            code = (
+                "import sys, time, nmt\n"
+                "tr = nmt.Translator(sys.argv[1])\n"
+                "src = [l.split() for l in open(sys.argv[2], encoding='utf-8').read().splitlines()] * 2500\n"
+                "tgt = [l.split() for l in open(sys.argv[3], encoding='utf-8').read().splitlines()] * 2500\n"
+                "print('ready', flush=True)\n"
+                "try:\n"
+                f"    {call}\n"
+                "    print('finished', flush=True)\n"
+                "except KeyboardInterrupt:\n"
+                "    print('interrupted', flush=True)\n")
+            p = subprocess.Popen([sys.executable, "-c", code, path("m.nmt"), write("cc.en", SRC), write("cc.fr", TGT)],
+                                 stdout=subprocess.PIPE, text=True, env=ENV)
             try:
-                out, _ = p.communicate(timeout=40)
-            except subprocess.TimeoutExpired:
-                out = "still running 40 s after SIGINT"
-            waited = time.time() - t0
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-        self.assertEqual(out.strip(), "interrupted")
-        self.assertLess(waited, 2.0, f"{waited:.1f} s from SIGINT to the end")
+                self.assertEqual(p.stdout.readline().strip(), "ready")
+                time.sleep(1.0)  # inside the call by now
+                p.send_signal(signal.SIGINT)
+                t0 = time.time()
+                try:
+                    out, _ = p.communicate(timeout=40)
+                except subprocess.TimeoutExpired:
+                    out = "still running 40 s after SIGINT"
+                waited = time.time() - t0
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+            self.assertEqual(out.strip(), "interrupted", name)
+            self.assertLess(waited, 2.0, f"{name}: {waited:.1f} s from SIGINT to the end")
 
     def test_threads(self):
         tr = nmt.Translator(path("m.nmt"))
