@@ -307,6 +307,15 @@ typedef struct nmt_translate_opts {
                             probabilities (tempered, after sample_topk) sum to at least
                             sample_topp, words of equal probability kept together; in (0, 1]
                             (default 1: all) */
+    int max_len;         /* at most this many output tokens, EOS counted (a prefix's tokens too), as
+                            well as max_ratio's limit; 0 (default): max_ratio's alone. In [0, 100000]:
+                            CTranslate2's max_decoding_length */
+    /* Asked before each batch of nmt_translate(_hints) and nmt_force_align with stop_user (NULL,
+     * default: never): a non-zero answer ends the
+     * call with NMT_ERR_INTERRUPTED and no translation (a caller's Ctrl-C, a deadline). A batch
+     * runs to its end first: nmt_translate of a long input stops within one batch's time. */
+    int (*stop)(void *stop_user);
+    void *stop_user;
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);

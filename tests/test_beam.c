@@ -64,7 +64,7 @@ static void test_golden(const char *shared)
         batch b;
         tiny_batch(&b, &sp, &sl, 1);
         for (int K = 3; K >= 1; K -= 2) {
-            beam_opts o = {K, 1, 3.0, 0, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL};
+            beam_opts o = {K, 1, 3.0, 0, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL, 0};
             beam_sent out;
             NMT_ASSERT(search_one(&out, &w, m, &b, &o) == 0);
             cJSON *tj = cJSON_GetObjectItem(it, K == 3 ? "beam3_tokens" : "greedy_tokens");
@@ -112,7 +112,7 @@ static void test_exhaustive(int arch)
     for (int mode = 0; mode < 3; mode++) { /* raw; / length; / length^0.6 */
         int norm = mode > 0;
         double alpha = mode == 2 ? 0.6 : 1.0;
-        beam_opts o = {V * V * V, norm, ratio, 0, 3, 0, alpha, 0, 1.0, NULL, 1.0, NULL};
+        beam_opts o = {V * V * V, norm, ratio, 0, 3, 0, alpha, 0, 1.0, NULL, 1.0, NULL, 0};
         beam_sent out;
         NMT_ASSERT(search_one(&out, &w, m, &b, &o) == 0);
         double want = mode == 2 ? best_a : norm ? best : best_raw;
@@ -126,7 +126,7 @@ static void test_exhaustive(int arch)
         }
         /* every beam's answer is a real sequence's score, and never better than the optimum */
         for (int K = 1; K <= 4; K++) {
-            beam_opts o2 = {K, norm, ratio, 0, 1, 0, alpha, 0, 1.0, NULL, 1.0, NULL};
+            beam_opts o2 = {K, norm, ratio, 0, 1, 0, alpha, 0, 1.0, NULL, 1.0, NULL, 0};
             beam_sent o2out;
             NMT_ASSERT(search_one(&o2out, &w, m, &b, &o2) == 0);
             beam_hyp *h = &o2out.hyp[0];
@@ -154,7 +154,7 @@ static void test_greedy_and_batching(int arch)
     batch all;
     tiny_batch(&all, src, lens, S);
     infer_ws w = {0};
-    beam_opts o1 = {1, 1, 2.0, 0, 1, 1, 1.0, 0, 1.0, NULL, 1.0, NULL};
+    beam_opts o1 = {1, 1, 2.0, 0, 1, 1, 1.0, 0, 1.0, NULL, 1.0, NULL, 0};
     beam_sent g[S];
     NMT_ASSERT(search_one(g, &w, m, &all, &o1) == 0);
     /* explicit greedy: argmax at every step, one sentence at a time */
@@ -181,7 +181,7 @@ static void test_greedy_and_batching(int arch)
     }
     CHECKF(same, "%s: beam 1 differs from step-by-step greedy decoding", nmt_arch_name(arch));
     /* beam 5 in one batch = each sentence alone, and the attention rows sum to 1 */
-    beam_opts o5 = {5, 1, 2.0, 1, 5, 1, 1.0, 0, 1.0, NULL, 1.0, NULL};
+    beam_opts o5 = {5, 1, 2.0, 1, 5, 1, 1.0, 0, 1.0, NULL, 1.0, NULL, 0};
     beam_sent b5[S];
     NMT_ASSERT(search_one(b5, &w, m, &all, &o5) == 0);
     int indep = 1, no_unk = 1;
@@ -232,7 +232,7 @@ static void test_ties(int arch)
     tiny_batch(&b, &sp, &sl, 1);
     double lp1 = 1 - log(20 * exp(1.0) + 20); /* each step's log p of a tied word */
     for (int K = 3; K <= 5; K += 2) {
-        beam_opts o = {K, 0, 0.75, 0, K, 0, 1.0, 0, 1.0, NULL, 1.0, NULL}; /* max length 3 */
+        beam_opts o = {K, 0, 0.75, 0, K, 0, 1.0, 0, 1.0, NULL, 1.0, NULL, 0}; /* max length 3 */
         beam_sent out;
         NMT_ASSERT(search_one(&out, &w, m, &b, &o) == 0);
         CHECKF(out.n == K, "beam %d: %d hypotheses", K, out.n);

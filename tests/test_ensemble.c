@@ -128,14 +128,14 @@ static void test_pair(int arch_a, int arch_b, double wa, double wb)
     const char *pair = nmt_arch_name(arch_b);
     for (int norm = 0; norm < 2; norm++) {
         double want = exhaustive_best(m, w, src, sl, L, norm);
-        beam_opts wide = {125, norm, 1.0, 0, 3, 0, 1.0, 0, 1.0, NULL, 1.0, NULL};
+        beam_opts wide = {125, norm, 1.0, 0, 3, 0, 1.0, 0, 1.0, NULL, 1.0, NULL, 0};
         beam_sent out;
         NMT_ASSERT(beam_search_ens(&out, &e, &b, &wide, NULL) == 0);
         CHECKF(fabs(out.hyp[0].score - want) <= 1e-5 * fabs(want), "%s + %s: wide beam %.8f, exhaustive best %.8f (normalize %d)",
                nmt_arch_name(arch_a), pair, out.hyp[0].score, want, norm);
         beam_sent_free(&out);
         for (int K = 1; K <= 4; K++) { /* each beam's best: its log-probability is the weighted sum of the models' */
-            beam_opts o = {K, norm, 1.0, 0, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL};
+            beam_opts o = {K, norm, 1.0, 0, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL, 0};
             NMT_ASSERT(beam_search_ens(&out, &e, &b, &o, NULL) == 0);
             const beam_hyp *h = &out.hyp[0];
             double lp = w[0] * forced_logp(ma, src, sl, h->tok, h->len) + w[1] * forced_logp(mb, src, sl, h->tok, h->len);

@@ -169,7 +169,7 @@ static void test_distribution(int arch, double T, int topk, double topp, int no_
     int order_ok = 1;
     for (int call = 0; call < CALLS; call++) {
         uint64_t seed = 1000 + (uint64_t)call;
-        beam_opts o = {1, norm, 1.0, no_unk, K, 0, alpha, topk, T, &seed, topp, NULL};
+        beam_opts o = {1, norm, 1.0, no_unk, K, 0, alpha, topk, T, &seed, topp, NULL, 0};
         beam_sent out;
         NMT_ASSERT(sample_search_ens(&out, &e, &b, &o, NULL) == 0);
         for (int i = 0; i < out.n; i++) {
@@ -221,7 +221,7 @@ static void test_batching(int arch, double topp)
     infer_ens e1 = ens_one((const nmt_model **)&m, &w), e2;
     const nmt_model *two[2] = {m, m};
     NMT_ASSERT(ens_init(&e2, two, NULL, 2, NULL) == 0);
-    beam_opts o = {1, 1, 2.0, 0, K, 1, 1.0, 0, 0.8, seeds, topp, NULL};
+    beam_opts o = {1, 1, 2.0, 0, K, 1, 1.0, 0, 0.8, seeds, topp, NULL, 0};
     beam_sent a[S], x[S], y[S];
     NMT_ASSERT(sample_search_ens(a, &e1, &all, &o, NULL) == 0);
     NMT_ASSERT(sample_search_ens(y, &e2, &all, &o, NULL) == 0);
@@ -270,7 +270,7 @@ static void test_cold(void)
     tiny_batch(&all, src, lens, S);
     infer_ws w = {0};
     infer_ens e = ens_one((const nmt_model **)&m, &w);
-    beam_opts g = {1, 1, 2.0, 1, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL}, o = {1, 1, 2.0, 1, 5, 0, 1.0, 0, 0.001, seeds, 1.0, NULL};
+    beam_opts g = {1, 1, 2.0, 1, 1, 0, 1.0, 0, 1.0, NULL, 1.0, NULL, 0}, o = {1, 1, 2.0, 1, 5, 0, 1.0, 0, 0.001, seeds, 1.0, NULL, 0};
     beam_sent a[S], b[S];
     NMT_ASSERT(beam_search_ens(a, &e, &all, &g, NULL) == 0);
     NMT_ASSERT(sample_search_ens(b, &e, &all, &o, NULL) == 0);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "helpers.h"
 #include "test.h"
@@ -120,6 +121,40 @@ static void test_edge_tokenize(void)
     nmt_err e;
     CHECK(tok_line(&o, "x", 1, &buf, &e) == NMT_ERR_ARG);
     CHECK(tok_lang_parse("xx") == -1 && tok_lang_parse("fr") == TOK_LANG_FR);
+}
+
+/* Text that itself contains "DOTMULTI" makes the script's dot rules match the user's letters;
+ * the expected values are Perl's for those rules (the multi-dot loop, then the restore loop, run
+ * in perl on the same lines), and the last one shows the first rule eating its neighbour's "D".
+ * Then the cost: a word and a long run of dots, and "DOTMULTI" and one, must stay linear (the
+ * script's loops scan the line once per dot: at 20,000 dots, seconds; at 300 KB, an hour). */
+static double cpu_seconds(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+static void test_multidot(void)
+{
+    EQ(tok("en", 0, 0, "word DOTMULTI.... end"), "word . .... end");
+    EQ(tok("en", 0, 0, "DOTDOTMULTI a DOTMULTI"), ".. a .");
+    EQ(tok("en", 0, 0, "DOTMULTI..DOTMULTI.MULTI x"), ". .. ..MULTI x");
+    EQ(tok("en", 0, 0, "x..DOTMULTI.DOTMULTI.y"), "x .. .... y");
+    const size_t n = 300000;
+    char *line = malloc(n + 9);
+    CHECK(line != NULL);
+    if (!line) return;
+    for (int form = 0; form < 2; form++) {
+        const char *head = form ? "DOTMULTI" : "word";
+        size_t h = strlen(head), dots = form ? 20000 : n;
+        memcpy(line, head, h);
+        memset(line + h, '.', dots);
+        line[h + dots] = 0;
+        double t0 = cpu_seconds();
+        const char *got = tok("en", 0, 0, line);
+        double t = cpu_seconds() - t0;
+        CHECKF(t < 1.0, "\"%s\" and %zu dots took %.1f s of CPU", head, dots, t);
+        /* "word" + dots: "word" and the dots; "DOTMULTI" + dots: its first rule reads
+         * " DOTMULTI" + dots, so one dot, a space and the dots */
+        CHECKF(strlen(got) == (form ? 1 + 1 + dots : h + 1 + dots), "length %zu", strlen(got));
+    }
+    free(line);
 }
 
 static void test_edge_detokenize(void)
@@ -268,6 +303,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--quick")) quick = 1;
     tok_buf_init(&buf);
     test_edge_tokenize();
+    test_multidot();
     test_edge_detokenize();
     test_vectors();
     tok_buf_free(&buf);

@@ -182,8 +182,9 @@ class Translator:
         num_hypotheses: hypotheses per sentence (at most the beam; with sampling, the draws).
         length_penalty: rank by log-probability / length^length_penalty (EOS counted); 0 ranks by
             log-probability (``nmt translate --no-length-norm``).
-        max_decoding_length: at most this many output tokens, EOS counted (0: only libnmt's limit
-            of 3 x (source tokens + 1), which max_ratio= changes).
+        max_decoding_length: at most this many tokens in each hypothesis, EOS counted and a
+            target_prefix's tokens too (as CTranslate2 counts them), whatever the source's length
+            (0: only libnmt's limit of 3 x (source tokens + 1), which max_ratio= changes).
         sampling_topk, sampling_topp, sampling_temperature: draw translations instead of
             searching (CTranslate2's meaning: sampling_topk 1 is search; 0 draws from the whole
             distribution); seed= fixes the draws (default 1).

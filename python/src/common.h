@@ -12,10 +12,27 @@
 /* nmt.Error (RuntimeError), nmt.ArgumentError (also ValueError), nmt.FileError (also OSError) */
 extern PyObject *nmtpy_error, *nmtpy_arg_error, *nmtpy_file_error;
 
-/* Raises the exception of libnmt's status rc with err's message; returns NULL. */
+/* Raises the exception of libnmt's status rc with err's message; returns NULL. NMT_ERR_INTERRUPTED
+ * with an exception pending (a signal handler's, raised while libnmt asked whether to stop)
+ * leaves that one. */
 PyObject *nmtpy_raise(int rc, const nmt_err *err);
 
-/* n UTF-8 strings s[0..n) that stay valid while keep (a list of bytes objects) lives. */
+/* The UTF-8 of str o, for C, where a NUL would end it early and cut it there unseen (a model path
+ * "x\0.nmt" wrote to "x"): refused with nmt.ArgumentError (a ValueError) naming what, as the nmt
+ * program refuses NUL bytes. A non-str is a TypeError naming what. Borrowed: valid while o lives.
+ * Every str the package hands to C passes here, directly or through nmtpy_str_arg. */
+const char *nmtpy_cstr(PyObject *o, const char *what);
+
+/* A named string argument for PyArg_Parse's "O&" with nmtpy_str_arg: set what (and none_ok for
+ * an argument that may be None, which gives s NULL) before parsing. */
+typedef struct nmtpy_str {
+    const char *what;
+    int none_ok;
+    const char *s;
+} nmtpy_str;
+int nmtpy_str_arg(PyObject *o, void *str);
+
+/* n UTF-8 strings s[0..n) that stay valid while keep (a list of the str objects) lives. */
 typedef struct strv {
     Py_ssize_t n;
     const char **s;

@@ -11,12 +11,39 @@ PyObject *nmtpy_error, *nmtpy_arg_error, *nmtpy_file_error;
 
 PyObject *nmtpy_raise(int rc, const nmt_err *err)
 {
+    if (rc == NMT_ERR_INTERRUPTED && PyErr_Occurred()) return NULL; /* the signal's own exception (KeyboardInterrupt) */
     PyObject *type = rc == NMT_ERR_ARG || rc == NMT_ERR_MISMATCH ? nmtpy_arg_error
                      : rc == NMT_ERR_IO                          ? nmtpy_file_error
                      : rc == NMT_ERR_NOMEM                       ? PyExc_MemoryError
                                                                  : nmtpy_error;
     PyErr_SetString(type, err->msg[0] ? err->msg : nmt_status_str(rc));
     return NULL;
+}
+
+const char *nmtpy_cstr(PyObject *o, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected str, got %s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (s && memchr(s, 0, (size_t)n)) {
+        PyErr_Format(nmtpy_arg_error, "%s holds a NUL character at %zd, which C would read as its end", what,
+                     (Py_ssize_t)((const char *)memchr(s, 0, (size_t)n) - s));
+        return NULL;
+    }
+    return s;
+}
+
+int nmtpy_str_arg(PyObject *o, void *str)
+{
+    nmtpy_str *a = str;
+    if (o == Py_None && a->none_ok) {
+        a->s = NULL;
+        return 1;
+    }
+    return (a->s = nmtpy_cstr(o, a->what)) != NULL;
 }
 
 void strv_free(strv *v)
@@ -26,19 +53,12 @@ void strv_free(strv *v)
     v->s = NULL;
 }
 
-/* Appends the UTF-8 of str o to v (entry i); what and i name it in errors. */
+/* Appends the UTF-8 of str o to v (entry i, o kept alive in v->keep); what and i name it in errors. */
 static int strv_put(strv *v, Py_ssize_t i, PyObject *o, const char *what)
 {
-    if (!PyUnicode_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s[%zd]: expected str, got %s", what, i, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    PyObject *b = PyUnicode_AsUTF8String(o);
-    if (!b) return -1;
-    int rc = PyList_Append(v->keep, b);
-    v->s[i] = PyBytes_AS_STRING(b);
-    Py_DECREF(b);
-    return rc;
+    char name[96];
+    snprintf(name, sizeof name, "%s[%zd]", what, i);
+    return (v->s[i] = nmtpy_cstr(o, name)) ? PyList_Append(v->keep, o) : -1;
 }
 
 /* v sized for seq's items; the fast sequence in *fast (to release). */
@@ -204,10 +224,10 @@ static PyObject *py_score(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *h, *r;
-    const char *metric, *tok;
+    nmtpy_str metric = {"metric", 0, NULL}, tok = {"tokenize", 1, NULL};
     int lc;
-    if (!PyArg_ParseTuple(args, "OOszp", &h, &r, &metric, &tok, &lc)) return NULL;
-    int bleu = !strcmp(metric, "bleu");
+    if (!PyArg_ParseTuple(args, "OOO&O&p", &h, &r, nmtpy_str_arg, &metric, nmtpy_str_arg, &tok, &lc)) return NULL;
+    int bleu = !strcmp(metric.s, "bleu");
     strv hyps, *sets = NULL;
     Py_ssize_t ns = 0;
     if (read_refs(&hyps, &sets, &ns, h, r)) { free_refs(&hyps, sets, ns); return NULL; }
@@ -219,7 +239,7 @@ static PyObject *py_score(PyObject *self, PyObject *args)
     int rc = NMT_ERR_NOMEM;
     if (refs) {
         Py_BEGIN_ALLOW_THREADS
-        rc = bleu ? nmt_bleu_corpus(hyps.s, refs, (int)ns, (int)hyps.n, tok, lc, &b, &err)
+        rc = bleu ? nmt_bleu_corpus(hyps.s, refs, (int)ns, (int)hyps.n, tok.s, lc, &b, &err)
                   : nmt_chrf_corpus(hyps.s, refs, (int)ns, (int)hyps.n, lc, &chrf, &err);
         Py_END_ALLOW_THREADS
     }
@@ -244,12 +264,12 @@ int nmtpy_lang(const char *code)
 static PyObject *py_tokenize(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *text, *lang;
-    Py_ssize_t len;
+    nmtpy_str text = {"text", 0, NULL}, lang = {"lang", 0, NULL};
     nmt_text_opts o = nmt_text_default_opts();
-    if (!PyArg_ParseTuple(args, "s#spppp", &text, &len, &lang, &o.lowercase, &o.normalize_punct, &o.aggressive, &o.escape))
+    if (!PyArg_ParseTuple(args, "O&O&pppp", nmtpy_str_arg, &text, nmtpy_str_arg, &lang, &o.lowercase, &o.normalize_punct,
+                          &o.aggressive, &o.escape))
         return NULL;
-    if ((o.lang = nmtpy_lang(lang)) < 0) return NULL;
+    if ((o.lang = nmtpy_lang(lang.s)) < 0) return NULL;
     o.tokenize = 1;
     nmt_text *t = NULL;
     nmt_text_line l;
@@ -257,7 +277,7 @@ static PyObject *py_tokenize(PyObject *self, PyObject *args)
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = nmt_text_init(&t, &o, NULL, 0, &err);
-    if (!rc) rc = nmt_text_encode(t, text, (size_t)len, &l, &err);
+    if (!rc) rc = nmt_text_encode(t, text.s, strlen(text.s), &l, &err);
     Py_END_ALLOW_THREADS
     PyObject *out = rc ? nmtpy_raise(rc, &err) : PyList_New(l.n_words);
     for (int i = 0; !rc && out && i < l.n_words; i++) {
@@ -274,10 +294,10 @@ static PyObject *py_detokenize(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *tokens;
-    const char *lang;
-    if (!PyArg_ParseTuple(args, "Os", &tokens, &lang)) return NULL;
+    nmtpy_str lang = {"lang", 0, NULL};
+    if (!PyArg_ParseTuple(args, "OO&", &tokens, nmtpy_str_arg, &lang)) return NULL;
     nmt_text_opts o = nmt_text_default_opts();
-    if ((o.lang = nmtpy_lang(lang)) < 0) return NULL;
+    if ((o.lang = nmtpy_lang(lang.s)) < 0) return NULL;
     o.detokenize = 1;
     strv w;
     if (strv_of_texts(&w, tokens, "tokens")) return NULL;
@@ -329,13 +349,13 @@ static PyObject *tensor_tuple(const nmt_model *m, int i)
 static PyObject *py_load_tensors(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *path;
-    if (!PyArg_ParseTuple(args, "s", &path)) return NULL;
+    nmtpy_str path = {"path", 0, NULL};
+    if (!PyArg_ParseTuple(args, "O&", nmtpy_str_arg, &path)) return NULL;
     nmt_model *m = NULL;
     nmt_err err = {0, ""};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = nmt_model_load(&m, path, &err);
+    rc = nmt_model_load(&m, path.s, &err);
     Py_END_ALLOW_THREADS
     if (rc) return nmtpy_raise(rc, &err);
     int n = nmt_model_num_tensors(m);
@@ -355,8 +375,8 @@ static PyObject *py_average(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *paths;
-    const char *out;
-    if (!PyArg_ParseTuple(args, "Os", &paths, &out)) return NULL;
+    nmtpy_str out = {"output", 0, NULL};
+    if (!PyArg_ParseTuple(args, "OO&", &paths, nmtpy_str_arg, &out)) return NULL;
     strv p;
     if (strv_of_texts(&p, paths, "paths")) return NULL;
     nmt_model *m = NULL;
@@ -364,7 +384,7 @@ static PyObject *py_average(PyObject *self, PyObject *args)
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = nmt_model_average(&m, p.s, (int)p.n, &err);
-    if (!rc) rc = nmt_model_save(m, out, &err);
+    if (!rc) rc = nmt_model_save(m, out.s, &err);
     Py_END_ALLOW_THREADS
     nmt_model_free(m);
     strv_free(&p);
@@ -386,10 +406,10 @@ static PyObject *py_set_threads(PyObject *self, PyObject *args)
 static PyObject *py_set_device(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+    nmtpy_str name = {"device", 0, NULL};
+    if (!PyArg_ParseTuple(args, "O&", nmtpy_str_arg, &name)) return NULL;
     nmt_err e = {0};
-    int rc = nmt_set_device(name, &e);
+    int rc = nmt_set_device(name.s, &e);
     if (rc) return nmtpy_raise(rc, &e);
     Py_RETURN_NONE;
 }

@@ -34,16 +34,16 @@ typedef struct key {
 static const char *str_of(opts_in *in, PyObject *v, const char *key)
 {
     PyObject *p = PyOS_FSPath(v);
-    PyObject *b = p && PyUnicode_Check(p) ? PyUnicode_AsUTF8String(p) : NULL;
-    Py_XDECREF(p);
-    if (!b) {
+    if (!p || !PyUnicode_Check(p)) {
+        Py_XDECREF(p);
         PyErr_Clear();
         PyErr_Format(nmtpy_arg_error, "%s: expected a str", key);
         return NULL;
     }
-    int rc = PyList_Append(in->keep, b);
-    Py_DECREF(b);
-    return rc ? NULL : PyBytes_AS_STRING(b);
+    const char *s = nmtpy_cstr(p, key);
+    if (!s || PyList_Append(in->keep, p)) s = NULL;
+    Py_DECREF(p);
+    return s;
 }
 
 /* A list value, or "A,B" as the command line writes it: up to max items into out[]; the count */
@@ -206,7 +206,8 @@ static int set_vocab(opts_in *in, PyObject *v, const char *key)
 static int set_device(opts_in *in, PyObject *v, const char *key)
 {
     (void)in;
-    const char *name = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+    const char *name = PyUnicode_Check(v) ? nmtpy_cstr(v, key) : NULL;
+    if (!name && PyErr_Occurred()) return -1;
     if (!name) return PyErr_Format(nmtpy_arg_error, "%s: expected a device name", key), -1;
     nmt_err e = {0};
     if (nmt_set_device(name, &e)) return PyErr_Format(nmtpy_arg_error, "%s: %s", key, e.msg), -1;
@@ -330,8 +331,9 @@ static int set_key(opts_in *in, const key *k, PyObject *v)
 /* The key of name (its dashes may be underscores), or NULL with an exception naming it */
 static const key *find_key(PyObject *name)
 {
-    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    const char *s = PyUnicode_Check(name) ? nmtpy_cstr(name, "an option name") : NULL;
     char norm[64];
+    if (!s && PyErr_Occurred()) return NULL;
     if (!s || strlen(s) >= sizeof norm) return PyErr_Format(nmtpy_arg_error, "an option name must be a short str"), NULL;
     for (int i = 0; (norm[i] = s[i] == '_' ? '-' : s[i]); i++) {}
     for (int i = 0; i < NKEYS; i++)

@@ -3,6 +3,7 @@
  * text pipeline) belongs to one thread at a time: each call takes an idle worker (a decoder with
  * its source and target pipelines) from the Translator's list, or makes one, and gives it back
  * after, so N threads calling together decode on N workers while the GIL is released. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,27 +104,29 @@ static int translator_init(translator *t, PyObject *args, PyObject *kw)
     static char *kws[] = {"paths", "weights", "precision", "shortlist", "shortlist_k", "shortlist_f", "lexicon", "tokenize",
                           "detokenize", "lowercase", "normalize_punct", NULL};
     PyObject *paths, *weights = Py_None;
-    const char *prec = "fp32", *sl = NULL, *lx = NULL, *tok = NULL, *detok = NULL;
+    nmtpy_str prec = {"precision", 0, "fp32"}, sl = {"shortlist", 1, NULL}, lx = {"lexicon", 1, NULL},
+              tok = {"tokenize", 1, NULL}, detok = {"detokenize", 1, NULL};
     int k = 100, f = 100;
-    t->so = nmt_text_default_opts();
-    t->to = nmt_text_default_opts();
-    if (t->n) {
+    if (t->n) { /* before anything changes: a second call must leave a working Translator as it was */
         PyErr_SetString(PyExc_RuntimeError, "Translator.__init__ called twice");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Osziizzzpp", kws, &paths, &weights, &prec, &sl, &k, &f, &lx, &tok, &detok,
-                                     &t->so.lowercase, &t->so.normalize_punct))
+    t->so = nmt_text_default_opts();
+    t->to = nmt_text_default_opts();
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO&O&iiO&O&O&pp", kws, &paths, &weights, nmtpy_str_arg, &prec,
+                                     nmtpy_str_arg, &sl, &k, &f, nmtpy_str_arg, &lx, nmtpy_str_arg, &tok, nmtpy_str_arg,
+                                     &detok, &t->so.lowercase, &t->so.normalize_punct))
         return -1;
-    if ((t->precision = precision_of(prec)) < 0 || (t->so.lang = nmtpy_lang(tok)) < -1 ||
-        (t->to.lang = nmtpy_lang(detok)) < -1 || load_models(t, paths, weights))
+    if ((t->precision = precision_of(prec.s)) < 0 || (t->so.lang = nmtpy_lang(tok.s)) < -1 ||
+        (t->to.lang = nmtpy_lang(detok.s)) < -1 || load_models(t, paths, weights))
         return -1;
     t->so.tokenize = t->so.lang >= 0;
     t->to.detokenize = t->to.lang >= 0;
     nmt_err err = {0, ""};
     int rc = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (sl) rc = nmt_shortlist_load(&t->sl, sl, t->m[0], k, f, &err);
-    if (!rc && lx) rc = nmt_lexicon_load(&t->lx, lx, &err);
+    if (sl.s) rc = nmt_shortlist_load(&t->sl, sl.s, t->m[0], k, f, &err);
+    if (!rc && lx.s) rc = nmt_lexicon_load(&t->lx, lx.s, &err);
     Py_END_ALLOW_THREADS
     return rc ? (nmtpy_raise(rc, &err), -1) : 0;
 }
@@ -168,9 +171,20 @@ static int worker_text(translator *t, worker *w, nmt_err *err)
 
 /* ------------------------------------------------------------------ decoding options */
 
+/* Asked by libnmt before each batch, without the GIL (nmt_translate_opts.stop): takes it and runs
+ * Python's signal handlers, so that Ctrl-C (KeyboardInterrupt, left pending) stops a long call
+ * within a batch instead of at its end. Non-zero to stop. */
+static int check_signals(void *unused)
+{
+    (void)unused;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() != 0;
+    PyGILState_Release(g);
+    return stop;
+}
+
 /* The translate options of a call's keywords (translate_batch's and translate's). */
-static int decode_opts(translator *t, PyObject *args, PyObject *kw, PyObject **input, nmt_translate_opts *o, int *max_len,
-                       int *links)
+static int decode_opts(translator *t, PyObject *args, PyObject *kw, PyObject **input, nmt_translate_opts *o, int *links)
 {
     static char *kws[] = {"input", "beam_size", "num_hypotheses", "length_penalty", "normalize", "max_ratio",
                           "max_decoding_length", "return_attention", "return_alignment", "sampling", "sampling_topk",
@@ -178,10 +192,9 @@ static int decode_opts(translator *t, PyObject *args, PyObject *kw, PyObject **i
     *o = nmt_translate_default_opts();
     unsigned long long seed = o->seed;
     int attention = 0;
-    *max_len = 0;
     *links = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iidpdipppiddKppi", kws, input, &o->beam, &o->n_best, &o->length_alpha,
-                                     &o->normalize, &o->max_ratio, max_len, &attention, links, &o->sample, &o->sample_topk,
+                                     &o->normalize, &o->max_ratio, &o->max_len, &attention, links, &o->sample, &o->sample_topk,
                                      &o->sample_topp, &o->temperature, &seed, &o->no_unk, &o->unk_replace, &o->batch))
         return -1;
     o->seed = seed;
@@ -189,8 +202,9 @@ static int decode_opts(translator *t, PyObject *args, PyObject *kw, PyObject **i
     o->precision = t->precision;
     o->shortlist = t->sl;
     o->lexicon = t->lx;
-    if (*max_len < 0) {
-        PyErr_Format(nmtpy_arg_error, "max_decoding_length %d: must be positive (0: no limit)", *max_len);
+    o->stop = check_signals;
+    if (o->max_len < 0) {
+        PyErr_Format(nmtpy_arg_error, "max_decoding_length %d: must be positive (0: no limit)", o->max_len);
         return -1;
     }
     if (!o->sample && o->n_best > o->beam) {
@@ -200,57 +214,15 @@ static int decode_opts(translator *t, PyObject *args, PyObject *kw, PyObject **i
     return 0;
 }
 
-/* Source tokens of a line (blank-separated), as libnmt counts them, cut at NMT_MAX_SRC_WORDS. */
-static int count_tokens(const char *s)
+/* A sentence's error from libnmt ("sentence K: ...", K from 1) names it as the caller's list
+ * does: what[K-1] (source[58] for the 59th). */
+static void name_sentence(nmt_err *err, const char *what)
 {
-    int n = 0;
-    for (const char *p = s; *p;) {
-        while (*p && strchr(" \t\n\v\f\r", *p)) p++;
-        if (*p) n++;
-        while (*p && !strchr(" \t\n\v\f\r", *p)) p++;
-    }
-    return n < NMT_MAX_SRC_WORDS ? n : NMT_MAX_SRC_WORDS;
-}
-
-/* nmt_translate with a limit of max_len output tokens (EOS counted) besides the ratio: sentences
- * of one source length share a ratio that gives exactly that limit (a length's limit is
- * floor(ratio x (length + 1))), so each length is translated on its own. The GIL is released. */
-static int translate_limited(nmt_decoder *d, nmt_translate_opts o, int max_len, const char *const *src,
-                             const nmt_hint *hints, int n, nmt_translation *out, nmt_err *err)
-{
-    int *len = malloc(sizeof *len * (size_t)(n ? n : 1));
-    const char **group = malloc(sizeof *group * (size_t)(n ? n : 1));
-    nmt_hint *hgroup = malloc(sizeof *hgroup * (size_t)(n ? n : 1));
-    nmt_translation *got = malloc(sizeof *got * (size_t)(n ? n : 1));
-    int rc = len && group && hgroup && got ? 0 : NMT_ERR_NOMEM;
-    double ratio = o.max_ratio;
-    if (rc) snprintf(err->msg, sizeof err->msg, "out of memory");
-    for (int i = 0; !rc && i < n; i++) len[i] = count_tokens(src[i]);
-    memset(out, 0, sizeof *out * (size_t)n);
-    for (int i = 0; !rc && i < n; i++) {
-        if (len[i] < 0) continue; /* done with its group */
-        int L = len[i], g = 0;
-        for (int j = i; j < n; j++)
-            if (len[j] == L) {
-                if (hints) hgroup[g] = hints[j];
-                group[g++] = src[j];
-            }
-        double limit = (double)max_len / (L + 1);
-        o.max_ratio = limit < ratio ? limit : ratio;
-        if (o.max_ratio < 0.01) o.max_ratio = 0.01;
-        rc = nmt_decoder_set_opts(d, &o, err);
-        if (!rc) rc = hints ? nmt_translate_hints(d, group, hgroup, g, got, err) : nmt_translate(d, group, g, got, err);
-        for (int j = i, k = 0; !rc && j < n; j++)
-            if (len[j] == L) {
-                out[j] = got[k++];
-                len[j] = -1;
-            }
-    }
-    free(len);
-    free(group);
-    free(hgroup);
-    free(got);
-    return rc;
+    int k, used = 0;
+    if (sscanf(err->msg, "sentence %d%n", &k, &used) != 1 || used == 0 || k < 1) return;
+    char rest[sizeof err->msg];
+    snprintf(rest, sizeof rest, "%s", err->msg + used);
+    snprintf(err->msg, sizeof err->msg, "%s[%d]%.990s", what, k - 1, rest); /* room for the name */
 }
 
 /* ------------------------------------------------------------------ prefixes and constraints */
@@ -379,9 +351,9 @@ static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObj
 {
     PyObject *input, *pfx, *cons, *kw_in = kw;
     nmt_translate_opts o;
-    int max_len, links;
+    int links;
     if (hints_take(&kw, &pfx, &cons)) return NULL;
-    int bad = decode_opts(t, args, kw, &input, &o, &max_len, &links);
+    int bad = decode_opts(t, args, kw, &input, &o, &links);
     if (kw != kw_in) Py_DECREF(kw);
     if (bad) return NULL;
     strv src;
@@ -398,11 +370,10 @@ static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObj
     nmt_err err = {0, ""};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = max_len ? translate_limited(w->d, o, max_len, src.s, hs.h, (int)src.n, tr, &err)
-         : hs.h  ? nmt_translate_hints(w->d, src.s, hs.h, (int)src.n, tr, &err)
-                 : nmt_translate(w->d, src.s, (int)src.n, tr, &err);
+    rc = hs.h ? nmt_translate_hints(w->d, src.s, hs.h, (int)src.n, tr, &err) : nmt_translate(w->d, src.s, (int)src.n, tr, &err);
     Py_END_ALLOW_THREADS
     worker_give(t, w);
+    name_sentence(&err, "source");
     PyObject *out = rc ? nmtpy_raise(rc, &err) : translations_list(w, tr, (int)src.n, hyp_tuple, links);
     nmt_translation_free(tr, (int)src.n);
     free(tr);
@@ -441,8 +412,8 @@ static PyObject *translator_translate(translator *t, PyObject *args, PyObject *k
 {
     PyObject *input;
     nmt_translate_opts o;
-    int max_len, links;
-    if (decode_opts(t, args, kw, &input, &o, &max_len, &links)) return NULL;
+    int links;
+    if (decode_opts(t, args, kw, &input, &o, &links)) return NULL;
     o.attention = 0;
     strv texts;
     if (strv_of_texts(&texts, input, "texts")) return NULL;
@@ -456,9 +427,9 @@ static PyObject *translator_translate(translator *t, PyObject *args, PyObject *k
         Py_BEGIN_ALLOW_THREADS
         rc = worker_text(t, w, &err);
         if (!rc) rc = encode_texts(w, texts.s, n, src, &err);
-        if (!rc) rc = max_len ? translate_limited(w->d, o, max_len, (const char *const *)src, NULL, n, tr, &err)
-                              : nmt_translate(w->d, (const char *const *)src, n, tr, &err);
+        if (!rc) rc = nmt_translate(w->d, (const char *const *)src, n, tr, &err);
         Py_END_ALLOW_THREADS
+        name_sentence(&err, "texts");
     }
     PyObject *out = !w ? NULL : rc ? nmtpy_raise(rc, &err) : translations_list(w, tr, n, text_tuple, 0);
     if (w) worker_give(t, w);
@@ -506,6 +477,7 @@ static PyObject *translator_force(translator *t, PyObject *args)
     nmt_translate_opts o = nmt_translate_default_opts();
     o.precision = t->precision; /* as the worker has it: no conversion of the weights again */
     o.shortlist = t->sl;
+    o.stop = check_signals;
     int n = (int)src.n;
     nmt_alignment *al = calloc((size_t)(n ? n : 1), sizeof *al);
     worker *w = al ? worker_take(t, &o) : (worker *)PyErr_NoMemory();

@@ -23,6 +23,12 @@ int beam_max_len(double max_ratio, int len)
     return m < 1 ? 1 : m;
 }
 
+int beam_len_limit(double max_ratio, int max_len, int len)
+{
+    int m = beam_max_len(max_ratio, len);
+    return max_len > 0 && max_len < m ? max_len : m;
+}
+
 typedef topk_item cand;
 
 /* first v >= from with lp[v] >= thr, or -1 (the fallback scan below; the common path is the
@@ -234,7 +240,7 @@ static int sentences_init(sent_state *st, const batch *src, const beam_opts *o, 
     *maxsteps = 0;
     for (int b = 0; b < src->B; b++) {
         sent_state *s = &st[b];
-        s->maxlen = beam_max_len(o->max_ratio, src->xlen[b]);
+        s->maxlen = beam_len_limit(o->max_ratio, o->max_len, src->xlen[b]);
         if (s->maxlen > *maxsteps) *maxsteps = s->maxlen;
         s->cap = K * s->maxlen + 1;
         s->nodes = malloc(sizeof(node) * s->cap);

@@ -31,6 +31,7 @@ typedef struct beam_opts {
      * a NULL array for none; a prefix fits the length limit (the caller checks). With a shortlist,
      * their words join the batch's set. */
     const beam_hint *const *hints;
+    int max_len;        /* a cap on the length limit (tokens, EOS included); 0: none */
 } beam_opts;
 
 typedef struct beam_hyp {
@@ -53,6 +54,8 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
 void beam_sent_free(beam_sent *s);
 /* The length limit of a source of len tokens (EOS included). */
 int beam_max_len(double max_ratio, int len);
+/* The same, capped at max_len tokens when max_len > 0 (nmt_translate_opts.max_len). */
+int beam_len_limit(double max_ratio, int max_len, int len);
 /* What a finished hypothesis of log-probability lp and len tokens is ranked by under o (beam
  * search and sampling rank alike): lp, or with o->normalize lp / len^alpha. */
 double beam_rank_score(const beam_opts *o, double lp, int len);

@@ -272,7 +272,7 @@ static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_o
     backend()->copy_in(ws->dparent, ws->parent, sizeof(int) * S * K);
     backend()->gather_rows(ws->sa, ws->snew, ws->dparent, S * K, n);
     for (int b = 0; b < S; b++) {
-        int lim = beam_max_len(o->max_ratio, src->xlen[b]);
+        int lim = beam_len_limit(o->max_ratio, o->max_len, src->xlen[b]);
         for (int j = 0; j < K; j++) {
             int d = b * K + j;
             ws->row_src[d] = b;
@@ -297,7 +297,7 @@ static int longest_limit(const batch *src, const beam_opts *o)
 {
     int L = 1;
     for (int b = 0; b < src->B; b++) {
-        int lim = beam_max_len(o->max_ratio, src->xlen[b]);
+        int lim = beam_len_limit(o->max_ratio, o->max_len, src->xlen[b]);
         if (lim > L) L = lim;
     }
     return L;

@@ -27,7 +27,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1, 1.0};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1, 1.0, 0, NULL, NULL};
     return o;
 }
 
@@ -55,6 +55,7 @@ static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *
     if (o->sample && !(o->sample_topp > 0 && o->sample_topp <= 1))
         return nmt_fail(err, NMT_ERR_ARG, "nucleus mass (top-p) %g out of range (0, 1]", o->sample_topp);
     if (!(o->max_ratio > 0 && o->max_ratio <= 100)) return nmt_fail(err, NMT_ERR_ARG, "maximum length ratio %g out of range (0, 100]", o->max_ratio);
+    if (o->max_len < 0 || o->max_len > 100000) return nmt_fail(err, NMT_ERR_ARG, "maximum length %d out of range [0, 100000]", o->max_len);
     if (o->batch < 1 || o->batch > 10000) return nmt_fail(err, NMT_ERR_ARG, "batch %d out of range [1, 10000]", o->batch);
     if (!(o->length_alpha >= 0 && o->length_alpha <= 10))
         return nmt_fail(err, NMT_ERR_ARG, "length penalty %g out of range [0, 10]", o->length_alpha);
@@ -304,7 +305,8 @@ static int hint_encode(const vocab *v, const nmt_hint *h, int i, int maxlen, hin
     if (total < 0) return total;
     if (total + 1 > maxlen)
         return nmt_fail(err, NMT_ERR_ARG, "sentence %d: its prefix and constraints take %d tokens, and with the EOS pass the "
-                        "length limit of %d tokens (the maximum length ratio times the source's tokens, EOS included)",
+                        "length limit of %d tokens (the maximum length ratio times the source's tokens, EOS included, or the "
+                        "maximum length when smaller)",
                         i + 1, total, maxlen);
     if (!(out->mem = malloc(sizeof(int) * ((size_t)total + h->n_phrases + 1))))
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
@@ -325,7 +327,7 @@ static int hints_encode(const nmt_decoder *d, const nmt_hint *hints, const int *
     int rc = NMT_OK;
     for (int i = 0; i < n && !rc; i++)
         if (lens[i] > 1 && ((hints[i].prefix && hints[i].prefix[0]) || hints[i].n_phrases))
-            rc = hint_encode(d->m->tgt, &hints[i], i, beam_max_len(d->o.max_ratio, lens[i]), &(*out)[i], err);
+            rc = hint_encode(d->m->tgt, &hints[i], i, beam_len_limit(d->o.max_ratio, d->o.max_len, lens[i]), &(*out)[i], err);
     return rc;
 }
 
@@ -381,8 +383,9 @@ static int translate(nmt_decoder *d, const char *const *sentences, const nmt_hin
     qsort(order, nw, 2 * sizeof(int), by_len);
     beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
                     (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds,
-                    o->sample_topp, hid ? bhint : NULL};
+                    o->sample_topp, hid ? bhint : NULL, o->max_len};
     for (int s0 = 0; s0 < nw && !rc; s0 += B) {
+        if (o->stop && o->stop(o->stop_user)) { rc = nmt_fail(err, NMT_ERR_INTERRUPTED, "%s: interrupted", fn); break; }
         int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
         for (int s = 0; s < S; s++) {
             which[s] = order[2 * (s0 + s) + 1];
@@ -526,6 +529,7 @@ static int forced(nmt_decoder *d, const char *const *src, const char *const *tgt
     double *sum = malloc(sizeof(double) * B);
     if (!bx || !by || !sx || !sy || !xl || !yl || !lp || !sum) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
     for (int s0 = 0; s0 < n && !rc; s0 += B) {
+        if (d->o.stop && d->o.stop(d->o.stop_user)) { rc = nmt_fail(err, NMT_ERR_INTERRUPTED, "nmt_force_align: interrupted"); break; }
         int S = n - s0 < B ? n - s0 : B, Tx = 0, Ty = 0, kept, unk;
         for (int s = 0; s < S; s++) {
             encode(m->src, src[s0 + s] ? src[s0 + s] : "", sx + (size_t)s * cap, NMT_MAX_SRC_WORDS, &kept, &unk);

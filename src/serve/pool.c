@@ -5,6 +5,7 @@
  * the results back under it; a job's done callback runs after the mutex is released. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -195,6 +196,18 @@ static int translate_slots(nmt_decoder *d, const batch_slot *slot, const char **
     return nmt_translate_hints(d, src, h + slot[0].index, n, tr, err);
 }
 
+/* A batch with hints is a run of one job's sentences from slot[0].index on, and the library
+ * names a sentence it refuses by its number in the batch ("sentence 4: ..."): renumbered here
+ * from the job's first sentence, so that the request can name its own entry. */
+static void renumber_sentence(nmt_err *err, int base)
+{
+    int k, used = 0;
+    if (base == 0 || sscanf(err->msg, "sentence %d%n", &k, &used) != 1 || used == 0) return;
+    char rest[sizeof err->msg];
+    snprintf(rest, sizeof rest, "%s", err->msg + used);
+    snprintf(err->msg, sizeof err->msg, "sentence %d%.990s", k + base, rest); /* room for the number */
+}
+
 /* Decodes one batch without the mutex; results go to the jobs under it. Jobs completed are
  * chained through next_job into *done. */
 static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o, pool_job **done)
@@ -214,6 +227,7 @@ static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o,
     if (!rc) rc = nmt_decoder_set_opts(w->d, o, &err);
     if (!rc) rc = translate_slots(w->d, slot, src, n, tr, &err);
     for (int i = 0; i < n && !rc; i++) tw += tr[i].n_hyps ? tr[i].hyps[0].n_words : 0;
+    if (rc && slot[0].job->hints) renumber_sentence(&err, slot[0].index);
     double dt = now_s() - t0;
     if (p->on_batch && !rc) p->on_batch(n, sw, tw, dt, p->user);
     pthread_mutex_lock(&p->mu);

@@ -51,7 +51,8 @@ struct pool_job {
     pool_gone_fn gone;       /* NULL, or asked before each batch: the job's sentences not yet
                                 decoded are dropped and it ends with rc POOL_GONE */
     void *user;
-    /* results: tr[n] (the caller frees them with nmt_translation_free), or rc != 0 and err */
+    /* results: tr[n] (the caller frees them with nmt_translation_free), or rc != 0 and err (for a
+     * job with hints, a "sentence K" there counts from the job's first sentence, 1-based) */
     nmt_translation *tr;
     int rc;
     nmt_err err;

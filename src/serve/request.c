@@ -69,6 +69,11 @@ static int bool_field(const cJSON *it, int *out, char *msg, size_t cap)
 
 #define TEXT_BYTES_PER_WORD 32 /* a text may hold max_words words of this many bytes on average */
 
+/* Bytes bound the text stages' work before any of it runs, as they run on the server's one
+ * request thread: a text, a prefix and the constraint phrases of one text may each hold
+ * max_words words of TEXT_BYTES_PER_WORD bytes (req_total_bytes bounds the request). */
+static size_t entry_bytes(const req_limits *lim) { return (size_t)lim->max_words * TEXT_BYTES_PER_WORD; }
+
 /* "text": "..." or "texts": ["...", ...] into r->text. */
 static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
 {
@@ -84,9 +89,7 @@ static int texts_field(serve_req *r, const cJSON *it, const req_limits *lim, cha
     const cJSON *s = one ? it : it->child;
     for (int i = 0; i < n; i++, s = s->next) {
         if (!cJSON_IsString(s)) return req_refuse(400, msg, cap, "texts[%d] is not a string", i);
-        /* bytes bound the text pipeline's work before any of it runs (Moses' DOTMULTI rule is
-         * quadratic in a run of dots, and runs on the server's one request thread) */
-        size_t bytes = strlen(s->valuestring), most = (size_t)lim->max_words * TEXT_BYTES_PER_WORD;
+        size_t bytes = strlen(s->valuestring), most = entry_bytes(lim);
         if (bytes > most)
             return req_refuse(413, msg, cap, "texts[%d] has %zu bytes; the limit is %zu (%d words of up to %d bytes)", i, bytes,
                           most, lim->max_words, TEXT_BYTES_PER_WORD);
@@ -110,19 +113,34 @@ static int string_list(const cJSON *it, int one, int most, char ***out, int *n, 
     return 0;
 }
 
+/* The bytes of s[0..n) together. */
+static size_t strings_bytes(char *const *s, int n)
+{
+    size_t b = 0;
+    for (int i = 0; s && i < n; i++) b += strlen(s[i]);
+    return b;
+}
+
 /* "prefix": a string (one text) or an array of strings, one per text. */
-static int prefix_field(serve_req *r, const cJSON *it, char *msg, size_t cap)
+static int prefix_field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
 {
     if (!cJSON_IsString(it) && !cJSON_IsArray(it))
         return req_refuse(400, msg, cap, "\"prefix\" must be a string or an array of strings (one per text)");
-    return string_list(it, cJSON_IsString(it), INT_MAX, &r->prefix, &r->n_prefix, "\"prefix\"", msg, cap);
+    int st = string_list(it, cJSON_IsString(it), lim->max_texts, &r->prefix, &r->n_prefix, "\"prefix\"", msg, cap);
+    for (int i = 0; !st && i < r->n_prefix; i++)
+        if (strlen(r->prefix[i]) > entry_bytes(lim))
+            st = req_refuse(413, msg, cap, "\"prefix\"[%d] has %zu bytes; the limit is %zu (%d words of up to %d bytes)", i,
+                            strlen(r->prefix[i]), entry_bytes(lim), lim->max_words, TEXT_BYTES_PER_WORD);
+    return st;
 }
 
 /* "constraints": an array of phrases (one text) or an array of such arrays, one per text. */
-static int constraints_field(serve_req *r, const cJSON *it, char *msg, size_t cap)
+static int constraints_field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg, size_t cap)
 {
     if (!cJSON_IsArray(it)) return req_refuse(400, msg, cap, "\"constraints\" must be an array of phrases, or of arrays of phrases");
     int per_text = it->child && cJSON_IsArray(it->child), k = per_text ? cJSON_GetArraySize(it) : 1;
+    if (k > lim->max_texts)
+        return req_refuse(400, msg, cap, "\"constraints\" has %d lists of phrases; the limit is %d", k, lim->max_texts);
     if (!(r->phrases = calloc(k, sizeof *r->phrases)) || !(r->n_phrases = calloc(k, sizeof(int))))
         return req_refuse(500, msg, cap, "out of memory");
     r->n_cons = k;
@@ -133,6 +151,10 @@ static int constraints_field(serve_req *r, const cJSON *it, char *msg, size_t ca
         if (!cJSON_IsArray(s)) return req_refuse(400, msg, cap, "%s is not an array of phrases", what);
         int st = string_list(s, 0, NMT_MAX_PHRASES, &r->phrases[i], &r->n_phrases[i], what, msg, cap);
         if (st) return st;
+        size_t bytes = strings_bytes(r->phrases[i], r->n_phrases[i]);
+        if (bytes > entry_bytes(lim))
+            return req_refuse(413, msg, cap, "%s has %zu bytes of phrases; the limit is %zu (%d words of up to %d bytes)", what,
+                              bytes, entry_bytes(lim), lim->max_words, TEXT_BYTES_PER_WORD);
     }
     return 0;
 }
@@ -167,8 +189,8 @@ static int field(serve_req *r, const cJSON *it, const req_limits *lim, char *msg
     }
     if (!strcmp(k, "temperature")) return num_field(it, 0.001, 100, &r->o.temperature, msg, cap);
     if (!strcmp(k, "seed")) return seed_field(it, &r->o.seed, msg, cap);
-    if (!strcmp(k, "prefix")) return prefix_field(r, it, msg, cap);
-    if (!strcmp(k, "constraints")) return constraints_field(r, it, msg, cap);
+    if (!strcmp(k, "prefix")) return prefix_field(r, it, lim, msg, cap);
+    if (!strcmp(k, "constraints")) return constraints_field(r, it, lim, msg, cap);
     return req_refuse(400, msg, cap, "unknown field \"%s\" (known: text, texts, beam, n_best, normalize, length_penalty, "
                                  "no_unk, attention, alignment, split, model, sample, sample_topk, sample_topp, temperature, seed, "
                                  "prefix, constraints)", k);
@@ -205,6 +227,20 @@ static int split_texts(serve_req *r, const req_limits *lim, char *msg, size_t ca
     r->first = first;
     r->n = total;
     return 0;
+}
+
+/* The texts, prefixes and constraint phrases together: each is bounded (entry_bytes), and so is
+ * their sum, to what max_texts texts may hold, whatever fields carry it (64 texts of 6,400 bytes
+ * each and as much again in prefixes and phrases once made the text stages' work three times
+ * what the texts alone may ask for). */
+static int total_bytes(const serve_req *r, const req_limits *lim, char *msg, size_t cap)
+{
+    size_t b = strings_bytes(r->text, r->n) + strings_bytes(r->prefix, r->n_prefix);
+    for (int i = 0; r->phrases && i < r->n_cons; i++) b += strings_bytes(r->phrases[i], r->n_phrases[i]);
+    size_t most = (size_t)lim->max_texts * entry_bytes(lim);
+    if (b <= most) return 0;
+    return req_refuse(413, msg, cap, "the texts, prefixes and constraint phrases have %zu bytes together; the limit is %zu per "
+                      "request (%d texts of %zu bytes)", b, most, lim->max_texts, entry_bytes(lim));
 }
 
 /* "prefix" and "constraints" against the texts: one entry per text, no splitting, no sampling. */
@@ -272,6 +308,7 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
         st = req_refuse(400, msg, cap, "\"n_best\" %d is larger than the beam (%d)", r->o.n_best, r->o.beam);
     r->o.attention = r->attention || r->alignment;
     r->n_texts = r->n;
+    if (!st) st = total_bytes(r, lim, msg, cap);
     if (!st) st = hints_check(r, msg, cap);
     if (!st && r->split) st = split_texts(r, lim, msg, cap);
     return st;
@@ -311,8 +348,34 @@ static int attention_budget(const serve_req *r, const req_limits *lim, char *msg
                   "(ask for fewer texts, words or n_best)", r->o.n_best * r->n, r->n, most, lim->max_attention);
 }
 
+void req_where(const serve_req *r, int i, char *buf, size_t cap)
+{
+    int t = i, j = 0, k = 1; /* text t, its sentence j of k */
+    if (r->first) {
+        for (t = 0; t + 1 < r->n_texts && r->first[t + 1] <= i; t++) {}
+        j = i - r->first[t];
+        k = r->first[t + 1] - r->first[t];
+    }
+    char text[32];
+    if (r->n_texts > 1) snprintf(text, sizeof text, "texts[%d]", t);
+    else snprintf(text, sizeof text, "the text");
+    if (k > 1) snprintf(buf, cap, "sentence %d of %s", j + 1, text);
+    else snprintf(buf, cap, "%s", text);
+}
+
+void req_name_sentence(const serve_req *r, char *msg, size_t cap)
+{
+    int k, used = 0;
+    if (sscanf(msg, "sentence %d%n", &k, &used) != 1 || used == 0 || k < 1 || k > r->n) return;
+    char where[64], rest[1024];
+    req_where(r, k - 1, where, sizeof where);
+    snprintf(rest, sizeof rest, "%s", msg + used);
+    snprintf(msg, cap, "%s%s", where, rest);
+}
+
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap)
 {
+    char where[64];
     if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))) ||
         !(r->words = calloc(r->n, sizeof(char *))) || !(r->word_of = calloc(r->n, sizeof(int *))) ||
         !(r->n_text_words = calloc(r->n, sizeof(int))))
@@ -320,13 +383,13 @@ int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, si
     for (int i = 0; i < r->n; i++) {
         nmt_text_line tl;
         nmt_err err;
+        req_where(r, i, where, sizeof where);
         if (nmt_text_encode(src, r->text[i], strlen(r->text[i]), &tl, &err))
-            return req_refuse(500, msg, cap, "text %d: %s", i, err.msg);
-        if (tl.n_words == 0) return req_refuse(400, msg, cap, r->n > 1 ? "texts[%d] is empty" : "the text is empty", i);
-        if (tl.n_words > lim->max_words && r->n > 1)
-            return req_refuse(413, msg, cap, "texts[%d] has %d words; the limit is %d per text", i, tl.n_words, lim->max_words);
+            return req_refuse(500, msg, cap, "%s: %s", where, err.msg);
+        if (tl.n_words == 0) return req_refuse(400, msg, cap, "%s is empty", where);
         if (tl.n_words > lim->max_words)
-            return req_refuse(413, msg, cap, "the text has %d words; the limit is %d", tl.n_words, lim->max_words);
+            return req_refuse(413, msg, cap, "%s has %d words; the limit is %d%s", where, tl.n_words, lim->max_words,
+                              r->split ? " per sentence" : r->n > 1 ? " per text" : "");
         r->n_words[i] = tl.n_words;
         if (!(r->tok[i] = strdup(tl.text)) || keep_words(r, i, &tl)) return req_refuse(500, msg, cap, "out of memory");
     }

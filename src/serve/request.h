@@ -51,6 +51,12 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
  * no words) / 413 (a text over lim->max_words, or attention that could pass
  * lim->max_attention) / 500 with msg. */
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap);
+/* The name of sentence i of r as its sender knows it: "texts[2]", "the text", and with split
+ * "sentence 3 of texts[2]" (a text of one sentence by its own name). */
+void req_where(const serve_req *r, int i, char *buf, size_t cap);
+/* A message that begins "sentence K" (the library's 1-based number of r's sentence K-1) begins
+ * with that sentence's name (req_where) instead; other messages are left as they are. */
+void req_name_sentence(const serve_req *r, char *msg, size_t cap);
 /* The prefixes and constraint phrases through tgt (the model's target side, its text stages):
  * 0, or 400 naming the entry that is empty or holds a token the model does not know, 500. */
 int req_encode_hints(serve_req *r, nmt_text *tgt, char *msg, size_t cap);

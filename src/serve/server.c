@@ -313,6 +313,7 @@ static void job_done(pool_job *j, int worker, void *user)
         x->resp = req_error_json(499, j->err.msg);
     } else if (j->rc) {
         x->status = j->rc == NMT_ERR_ARG ? 400 : 500; /* hints the model cannot follow (a prefix too long) */
+        if (j->hints) req_name_sentence(&x->req, j->err.msg, sizeof j->err.msg);
         x->resp = req_error_json(x->status, j->err.msg);
         nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
     } else {

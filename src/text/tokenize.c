@@ -115,13 +115,44 @@ static int contains(const tok_cpvec *v, const char *lit)
     return 0;
 }
 
+/* The end state of the script's loop while /DOTMULTI\./ {...} (pass_multidot), in one scan.
+ * Only a "site", "DOTMULTI" followed by r >= 1 dots, ever changes: each round moves one of its
+ * dots into a "DOT" before it, so it ends as "DOT" x r + "DOTMULTI". A space follows when, in
+ * its last round, the first rule matched it, i.e. a non-dot X follows and X's match was not
+ * eaten: the first rule consumes its X, so when a site with one dot is followed at once by
+ * another site with one dot, the first rule skips the second, and the second rule ends it
+ * without the space (then the third is matched again). That can happen in the first round
+ * only: by the second, the next site has grown a "DOT" before its own first letter. */
+static void multidot_settle(const tok_cpvec *src, tok_cpvec *dst)
+{
+    dst->n = 0;
+    const uint32_t *v = src->v;
+    size_t n = src->n, i = 0;
+    size_t eaten = (size_t)-1; /* where the first rule's last X was consumed in round one */
+    while (i < n) {
+        if (v[i] == 'D' && i + 8 < n && v[i + 8] == '.' && tok_cv_match(src, i, "DOTMULTI")) {
+            size_t j = i + 8;
+            while (j < n && v[j] == '.') j++;
+            size_t r = j - (i + 8);
+            int spaced = j < n && !(r == 1 && eaten == i);
+            eaten = (r == 1 && spaced) ? j : (size_t)-1;
+            for (size_t k = 0; k < r; k++) tok_cv_push_str(dst, "DOT");
+            tok_cv_push_str(dst, spaced ? "DOTMULTI " : "DOTMULTI");
+            i = j;
+        } else {
+            EMIT(v[i++]);
+        }
+    }
+}
+
 /* "multi-dots stay together": s/\.([\.]+)/ DOTMULTI$1/g, then while /DOTMULTI\./ {
  * s/DOTMULTI\.([^\.])/DOTDOTMULTI $1/g; s/DOTMULTI\./DOTDOTMULTI/g; }. Each loop turns one more
  * dot of every run into a "DOT", so a run of k >= 2 dots ends up as " " + "DOT" x (k-1) +
  * "DOTMULTI", plus a space when anything follows. The rules in between see that marker (as
  * letters), so we produce it too. When the text itself has no "DOTMULTI" (the normal case) we
- * write the final marker at once, in linear time; otherwise the script's loop is run literally,
- * since then its matches can involve the user's text. Returns the buffer with the result. */
+ * write the final marker at once; otherwise the first substitution is written as the script
+ * does and multidot_settle gives the loop's end state in one more scan (running the loop
+ * itself costs one scan of the line per dot: quadratic). Returns the buffer with the result. */
 static tok_cpvec *pass_multidot(tok_cpvec *src, tok_cpvec *dst, int literal)
 {
     dst->n = 0;
@@ -144,76 +175,28 @@ static tok_cpvec *pass_multidot(tok_cpvec *src, tok_cpvec *dst, int literal)
             EMIT(v[i++]);
         }
     }
-    tok_cpvec *cur = dst, *nxt = src;
-    if (!literal) return cur;
-    while (contains(cur, "DOTMULTI.")) {
-        /* s/DOTMULTI\.([^\.])/DOTDOTMULTI $1/g */
-        nxt->n = 0;
-        for (i = 0; i < cur->n;) {
-            if (cur->v[i] == 'D' && i + 9 < cur->n && cur->v[i + 9] != '.' && tok_cv_match(cur, i, "DOTMULTI.")) {
-                tok_cv_push_str(nxt, "DOTDOTMULTI ");
-                tok_cv_push(nxt, cur->v[i + 9]);
-                i += 10;
-            } else {
-                tok_cv_push(nxt, cur->v[i++]);
-            }
-        }
-        /* s/DOTMULTI\./DOTDOTMULTI/g */
-        cur->n = 0;
-        for (i = 0; i < nxt->n;) {
-            if (nxt->v[i] == 'D' && tok_cv_match(nxt, i, "DOTMULTI.")) {
-                tok_cv_push_str(cur, "DOTDOTMULTI");
-                i += 9;
-            } else {
-                tok_cv_push(cur, nxt->v[i++]);
-            }
-        }
-        if (cur->oom || nxt->oom) break;
-    }
-    return cur;
+    if (!literal) return dst;
+    multidot_settle(dst, src);
+    return src;
 }
 
 /* "restore multi-dots": while /DOTDOTMULTI/ { s/DOTDOTMULTI/DOTMULTI./g } s/DOTMULTI/./g. Each
- * marker "DOT" x m + "DOTMULTI" becomes m+1 dots; without user "DOTMULTI" text that is done in
- * one scan, otherwise literally. */
-static tok_cpvec *pass_restore_dots(tok_cpvec *cur, tok_cpvec *nxt, int literal)
+ * round takes the "DOT" just before every "DOTMULTI" and puts a dot after it, so each maximal
+ * chain "DOT" x m + "DOTMULTI" becomes m+1 dots, and one scan gives that for any text, the
+ * user's own "DOTMULTI" included (running the rounds costs a scan per dot: quadratic). A
+ * "DOTMULTI" can only start at a chain's last "DOT": the next three letters are "MUL". */
+static tok_cpvec *pass_restore_dots(tok_cpvec *cur, tok_cpvec *nxt)
 {
     if (!contains(cur, "DOTMULTI")) return cur;
-    if (!literal) {
-        nxt->n = 0;
-        for (size_t i = 0; i < cur->n;) {
-            size_t m = 0;
-            while (tok_cv_match(cur, i + 3 * m, "DOT")) m++;
-            if (m > 0 && tok_cv_match(cur, i + 3 * (m - 1), "DOTMULTI")) {
-                for (size_t k = 0; k < m; k++) tok_cv_push(nxt, '.');
-                i += 3 * (m - 1) + 8;
-            } else if (m > 0) {
-                /* no marker can start inside a "DOT" chain that does not end in "DOTMULTI" */
-                for (size_t k = 0; k < 3 * m; k++) tok_cv_push(nxt, cur->v[i++]);
-            } else {
-                tok_cv_push(nxt, cur->v[i++]);
-            }
-        }
-        return nxt;
-    }
-    while (contains(cur, "DOTDOTMULTI")) {
-        nxt->n = 0;
-        for (size_t i = 0; i < cur->n;) {
-            if (cur->v[i] == 'D' && tok_cv_match(cur, i, "DOTDOTMULTI")) {
-                tok_cv_push_str(nxt, "DOTMULTI.");
-                i += 11;
-            } else {
-                tok_cv_push(nxt, cur->v[i++]);
-            }
-        }
-        tok_cpvec *t = cur; cur = nxt; nxt = t;
-        if (cur->oom) return cur;
-    }
     nxt->n = 0;
     for (size_t i = 0; i < cur->n;) {
-        if (cur->v[i] == 'D' && tok_cv_match(cur, i, "DOTMULTI")) {
-            tok_cv_push(nxt, '.');
-            i += 8;
+        size_t m = 0;
+        while (tok_cv_match(cur, i + 3 * m, "DOT")) m++;
+        if (m > 0 && tok_cv_match(cur, i + 3 * (m - 1), "DOTMULTI")) {
+            for (size_t k = 0; k < m; k++) tok_cv_push(nxt, '.');
+            i += 3 * (m - 1) + 8;
+        } else if (m > 0) {
+            for (size_t k = 0; k < 3 * m; k++) tok_cv_push(nxt, cur->v[i++]);
         } else {
             tok_cv_push(nxt, cur->v[i++]);
         }
@@ -515,7 +498,7 @@ int tok_line(const tok_opts *o, const char *in, size_t n, tok_buf *out, nmt_err 
     SWAP();
     fix_final_quote(cur);
     {
-        tok_cpvec *r = pass_restore_dots(cur, nxt, literal_dots);
+        tok_cpvec *r = pass_restore_dots(cur, nxt);
         if (r != cur) SWAP();
     }
     if (o->escape) { pass_escape(cur, nxt); SWAP(); }

@@ -343,6 +343,12 @@ case $r in *'"sentences"'*) bad "\"split\": false with --split-sentences: $r" ;;
 got=$($C raw $PORT 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n')
 case $got in *Access-Control*) bad "CORS headers without --cors" ;; *) ok ;; esac
 expect "OPTIONS without --cors" 405 'use POST' OPTIONS /translate
+# split texts: an error names the text as sent and the sentence within it (the sentence's index
+# among all the request's sentences once stood as texts[i]: "texts[2] is empty" for two texts)
+expect "split: the empty text named" 400 'texts\[1\] is empty' POST /translate $J '{"texts": ["Two dogs play. A man runs.", " "]}'
+awk 'BEGIN { printf "{\"texts\": [\"a dog .\", \"A man runs. A"; for (i = 0; i < 250; i++) printf " dog"; print " runs.\"]}" }' > "$T/split_long.json"
+expect "split: the long sentence named" 413 'sentence 2 of texts\[1\] has 252 words; the limit is 200 per sentence' \
+    POST /translate $J "@$T/split_long.json"
 stop_server
 expect_fail "a CORS origin with a blank" 2 "no blanks or control characters" "$NMT_BIN" serve --model "$T/m.nmt" --cors "a b"
 
@@ -356,6 +362,23 @@ r=$($C fair $PORT "$T/in40" 64 2>&1)
 # a request that can never fit the queue (150 texts, --max-queue 130) is 413, not "retry" (503)
 $PY -c 'import json; print(json.dumps({"texts": ["a dog ."] * 150}))' > "$T/q150.json"
 expect "over the queue" 413 'at most 130 sentences' POST /translate $J "@$T/q150.json"
+# a hint the decoder refuses names the request's text, not its place in a batch of 8 (texts[35]
+# was "sentence 4")
+$PY -c 'import json; print(json.dumps({"texts": ["a dog ."] * 40, "prefix": [""] * 35 + ["un " * 30] + [""] * 4}))' > "$T/p40.json"
+expect "a refused hint named by its text" 400 '"message":"texts\[35\]: its prefix and constraints take 30 tokens' \
+    POST /translate $J "@$T/p40.json"
+stop_server
+# bytes are bounded before any text stage runs, in every field: a prefix and one text's
+# constraint phrases as a text is (--max-words x 32), and the request's strings together as
+# --max-texts texts (a 300 KB prefix of dots once held the request thread for tens of minutes)
+start_server "$T/log10" --max-texts 2 --max-words 100 --max-body 65536 || { finish serve; exit 1; }
+awk 'BEGIN { printf "{\"text\": \"a dog .\", \"prefix\": \"un"; for (i = 0; i < 5000; i++) printf "."; print "\"}" }' > "$T/pdots.json"
+expect "a prefix over the bytes" 413 '"prefix\\"\[0\] has 5002 bytes; the limit is 3200' POST /translate $J "@$T/pdots.json"
+awk 'BEGIN { printf "{\"text\": \"a dog .\", \"constraints\": [\"un\", \""; for (i = 0; i < 3200; i++) printf "."; print "\"]}" }' > "$T/cdots.json"
+expect "phrases over the bytes" 413 '"constraints\\" has 3202 bytes of phrases; the limit is 3200' POST /translate $J "@$T/cdots.json"
+$PY -c 'import json; t = "a " * 1500; print(json.dumps({"texts": [t, t], "prefix": [t, t], "constraints": [[t], [t]]}))' > "$T/total.json"
+expect "a request over the bytes" 413 'have 18000 bytes together; the limit is 6400 per request' POST /translate $J "@$T/total.json"
+expect "within the bytes" 200 '"translations"' POST /translate $J '{"texts": ["a dog .", "a cat ."], "prefix": ["un", ""]}'
 stop_server
 # a client that hangs up while its request waits costs no decoding: 40 texts are decoding in one
 # batch when a second request of 40 is sent and its connection closed; only the first 40 are

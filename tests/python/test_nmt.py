@@ -350,6 +350,114 @@ class Robust(unittest.TestCase):
         self.assertEqual(tr.translate_batch([]), [])
         self.assertEqual(tr.translate_batch([[]])[0].hypotheses, [])
 
+    def test_nul_refused(self):
+        """A str with a NUL was cut there on its way to C (a model "x\\0.nmt" written to "x"): each is
+        refused, naming the argument, and nothing is written."""
+        tr = nmt.Translator(path("m.nmt"))
+        cases = [
+            ("hypotheses[1]", lambda: nmt.bleu(["a", "b\0c"], [["a", "b"]])),
+            ("references[0]", lambda: nmt.bleu(["a"], [["a\0"]])),
+            ("hypotheses[0]", lambda: nmt.chrf(["a\0b"], [["a"]])),
+            ("tokenize", lambda: nmt.bleu(["a"], [["a"]], tokenize="13a\0x")),
+            ("text", lambda: nmt.tokenize("a man\0 on a bike")),
+            ("tokens[0]", lambda: nmt.detokenize(["a\0", "b"])),
+            ("texts[1]", lambda: tr.translate(["a man", "a dog\0 runs"])),
+            ("paths[0]", lambda: nmt.Translator(path("m.nmt") + "\0x")),
+            ("path", lambda: nmt.load_tensors(path("m.nmt") + "\0x")),
+            ("output", lambda: nmt.average([path("m.nmt")], path("nul") + "\0.nmt")),
+            ("model", lambda: nmt.train({"src": path("s"), "tgt": path("t"), "model": path("nul") + "\0.nmt",
+                                         "max-updates": 1})),
+            ("src", lambda: nmt.train({"src": path("s") + "\0x", "tgt": path("t"), "model": path("nul2.nmt")})),
+        ]
+        for name, call in cases:
+            with self.assertRaises(ValueError, msg=name) as cm:
+                call()
+            self.assertIn(name, str(cm.exception))
+            self.assertIn("NUL", str(cm.exception))
+        self.assertFalse(os.path.exists(path("nul")), "a path cut at its NUL was written")
+        self.assertFalse(os.path.exists(path("nul2.nmt")))
+
+    def test_max_decoding_length_absolute(self):
+        """max_decoding_length caps the tokens of every hypothesis, EOS counted, on sources of any
+        length (it was a ratio clamped at 0.01: 4 words on a 400-word source), a prefix's tokens
+        included, as CTranslate2 counts them."""
+        tr = nmt.Translator(path("m.nmt"))
+        long_src = [" ".join(SRC * 3).split()[:nmt.MAX_SRC_WORDS], SRC[0].split()]
+        self.assertEqual(len(long_src[0]), nmt.MAX_SRC_WORDS)
+        for n in (1, 2, 5):
+            for r in tr.translate_batch(long_src, beam_size=3, num_hypotheses=3, max_decoding_length=n):
+                for h in r.hypotheses:
+                    self.assertLessEqual(len(h), n, f"max_decoding_length={n}: {h}")
+        prefix = tr.translate_batch([long_src[0]], beam_size=1, no_unk=True)[0].hypotheses[0][:2]
+        res = tr.translate_batch([long_src[0]], beam_size=3, max_decoding_length=3, target_prefix=[prefix])
+        h = res[0].hypotheses[0]
+        self.assertEqual(h[:2], prefix)
+        self.assertLessEqual(len(h), 3)
+        with self.assertRaises(nmt.ArgumentError):  # the prefix and the EOS do not fit
+            tr.translate_batch([long_src[0]], max_decoding_length=2, target_prefix=[prefix])
+
+    def test_hint_error_names_the_sentence(self):
+        """An error about one sentence's hints names it by its place in the caller's list, also with
+        max_decoding_length (which once translated each source length apart: "sentence 12" for 58)."""
+        tr = nmt.Translator(path("m.nmt"))
+        src = [s.split() for s in SRC * 3]
+        cons = [[] for _ in src]
+        cons[58] = [["xyzzy"]]
+        for opts in ({}, {"max_decoding_length": 50}):
+            with self.assertRaises(nmt.ArgumentError) as cm:
+                tr.translate_batch(src, beam_size=2, constraints=cons, **opts)
+            self.assertIn("source[58]", str(cm.exception), opts)
+
+    def test_init_twice(self):
+        """A second __init__ is refused before it changes anything: the text stages stay."""
+        m = path("m.nmt")
+        args = ([m], None, "fp32", None, 100, 100, None, "en", "en", True, False)
+        line = ["Two Men, Riding Bikes; Quickly!"]
+        t = nmt._nmt.Translator(*args)
+        with self.assertRaises(RuntimeError):
+            t.__init__([m])
+        self.assertEqual(t.translate(line), nmt._nmt.Translator(*args).translate(line))
+        self.assertNotEqual(t.translate(line), nmt._nmt.Translator([m]).translate(line))
+
+    def test_ctrl_c(self):
+        """Ctrl-C during a long translate_batch (50,000 sentences in batches of 4: about 20 s here)
+        or score_batch (50,000 pairs: about 12 s) raises KeyboardInterrupt within a batch, not
+        when the whole call ends."""
+        import signal
+        import time
+        calls = {"translate_batch": "tr.translate_batch(src, beam_size=12, batch_size=4)",
+                 "score_batch": "tr.score_batch(src, tgt)"}
+        for name, call in calls.items():
+            code = (
+                "import sys, time, nmt\n"
+                "tr = nmt.Translator(sys.argv[1])\n"
+                "src = [l.split() for l in open(sys.argv[2], encoding='utf-8').read().splitlines()] * 2500\n"
+                "tgt = [l.split() for l in open(sys.argv[3], encoding='utf-8').read().splitlines()] * 2500\n"
+                "print('ready', flush=True)\n"
+                "try:\n"
+                f"    {call}\n"
+                "    print('finished', flush=True)\n"
+                "except KeyboardInterrupt:\n"
+                "    print('interrupted', flush=True)\n")
+            p = subprocess.Popen([sys.executable, "-c", code, path("m.nmt"), write("cc.en", SRC), write("cc.fr", TGT)],
+                                 stdout=subprocess.PIPE, text=True, env=ENV)
+            try:
+                self.assertEqual(p.stdout.readline().strip(), "ready")
+                time.sleep(1.0)  # inside the call by now
+                p.send_signal(signal.SIGINT)
+                t0 = time.time()
+                try:
+                    out, _ = p.communicate(timeout=40)
+                except subprocess.TimeoutExpired:
+                    out = "still running 40 s after SIGINT"
+                waited = time.time() - t0
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+            self.assertEqual(out.strip(), "interrupted", name)
+            self.assertLess(waited, 2.0, f"{name}: {waited:.1f} s from SIGINT to the end")
+
     def test_threads(self):
         tr = nmt.Translator(path("m.nmt"))
         batch = [s.split() for s in SRC]
