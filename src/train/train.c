@@ -79,7 +79,7 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     int cnt = B;
     const int *ids = dist_share(t, all, &cnt);
     double s[S_N];
-    /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
+    /* t->G is all zeros here: zeroed when the workspace was made, then by every optim_step */
     const bk_precision *was = bk_prec_use(&t->prec); /* the run's precision for the step's products */
     forward_share(t, ids, cnt, s);
     bk_prec_use(was);
