@@ -284,7 +284,8 @@ enum { AB = 6, ABS = 3, AT = 11, ANA = 45, AHD = 38, ALDH = 41, AKW = 1, AK = 2 
  * 12 dH 13 dv; the rest ride in the forward's slots (dctx in ctx, dalpha in alpha) */
 static double call_attn(const backend_ops *k, void **d, const pcase *c)
 {
-    int K = c->i[1] ? AK : 0, back = c->i[0], B = back ? ABS : AB;
+    /* without src, query row b reads sentence b: no more rows than sentences */
+    int K = c->i[1] ? AK : 0, back = c->i[0], B = back || !c->i[2] ? ABS : AB;
     bk_attn a = {B, AT, ABS, ANA, AHD, ALDH, K, P(8), K ? P(9) : NULL, NULL, NULL};
     if (!back) {
         k->attn_forward(P(0), P(1), P(2), P(3), P(4), P(5), PI(6), c->i[2] ? PI(7) : NULL, &a);
