@@ -304,8 +304,9 @@ static void case_attn(int back, int xi, int third)
     const char *name = back ? (xi ? "attn_backward (ξ)" : "attn_backward") : (xi ? "attn_forward (ξ)" : "attn_forward");
     pcase c = start(name, 1e-5);
     int B = back ? ABS : AB;
-    /* alpha: a real softmax row for backward (it reads α), junk for forward */
-    int ia = reals(&c, B * AT, 0, 1);
+    /* alpha: a real softmax row for backward (it reads α); for forward, junk so large that a read
+     * before the energies are written turns the row into NaN */
+    int ia = back ? reals(&c, B * AT, 0, 1) : reals(&c, B * AT, 1e30, 2e30);
     reals(&c, B * AHD, -1, 1);
     reals(&c, AT * ABS * ANA, -1, 1);
     reals(&c, B * ANA, -1, 1);

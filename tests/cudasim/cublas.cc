@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <vector>
 
 #include <cublas_v2.h>
 
@@ -65,16 +66,22 @@ static void check_operand(const cublasContext *h, char which, const float *p, in
     if (!inside) sim_die("cublasSgemm: %c, %d x %d with ld %d, runs past the end of its block", which, rows, cols, ld);
 }
 
-// C = alpha op(A) op(B) + beta C, column-major; beta 0 does not read C
+// C = alpha op(A) op(B) + beta C, column-major, each entry one double sum in the order of l;
+// beta 0 does not read C. op(A)'s rows and op(B)'s columns are gathered first, so that each sum
+// runs over contiguous memory
 static void sgemm_ref(bool ta, bool tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B,
                       int ldb, float beta, float *C, int ldc)
 {
+    std::vector<double> a((size_t)m * k), b((size_t)n * k);
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l < k; l++) a[(size_t)i * k + l] = ta ? A[l + (long)i * lda] : A[i + (long)l * lda];
+    for (int j = 0; j < n; j++)
+        for (int l = 0; l < k; l++) b[(size_t)j * k + l] = tb ? B[j + (long)l * ldb] : B[l + (long)j * ldb];
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
+            const double *x = &a[(size_t)i * k], *y = &b[(size_t)j * k];
             double s = 0;
-            for (int l = 0; l < k; l++)
-                s += (double)(ta ? A[l + (long)i * lda] : A[i + (long)l * lda]) *
-                     (tb ? B[j + (long)l * ldb] : B[l + (long)j * ldb]);
+            for (int l = 0; l < k; l++) s += x[l] * y[l];
             float *c = &C[i + (long)j * ldc];
             *c = beta == 0 ? (float)(alpha * s) : (float)(alpha * s) + beta * *c;
         }

@@ -12,7 +12,10 @@
 
 #include "simint.h"
 
-#ifdef __SANITIZE_ADDRESS__
+// AddressSanitizer's fiber annotations cost twice the rest of a switch; without them a report
+// from a fiber's stack shows its top frame only (which names the kernel's line): -DSIM_ASAN_FIBERS
+// turns them on for a full trace
+#if defined(__SANITIZE_ADDRESS__) && defined(SIM_ASAN_FIBERS)
 #include <sanitizer/common_interface_defs.h>
 #define SIM_ASAN 1
 #else
@@ -70,6 +73,7 @@ static const size_t STACK = 128 << 10; // bytes per fiber, a guard page below ea
 
 struct fiber {
     void *sp;
+    int stack; // its stack while it has started and not finished, else -1
     sim_ctx ctx;
     int state, kind, pred, lane_mask, width;
     unsigned mask;
@@ -89,6 +93,8 @@ struct block {
 static thread_local block *B;
 static thread_local char *stacks;
 static thread_local size_t nstacks;
+// stacks no started, unfinished fiber holds: a thread that never waits hands its stack to the next
+static thread_local std::vector<int> free_stacks;
 
 [[noreturn]] void sim_die(const char *fmt, ...)
 {
@@ -164,14 +170,23 @@ static void asan_finish(void *fake, const void **bottom, size_t *size)
 }
 static char *stack_of(int i) { return stacks + (size_t)i * (STACK + 4096) + 4096; }
 
-static void resume(fiber *f, int i)
+static void fiber_init(fiber *f, int stack);
+static void resume(fiber *f)
 {
+    if (f->stack < 0) {
+        fiber_init(f, free_stacks.back());
+        free_stacks.pop_back();
+    }
     sim_cur = &f->ctx;
     B->cur = f;
-    asan_start(&B->sched_fake, stack_of(i), STACK);
+    asan_start(&B->sched_fake, stack_of(f->stack), STACK);
     sim_switch(&B->sched_sp, f->sp);
     asan_finish(B->sched_fake, NULL, NULL);
     B->cur = NULL;
+    if (f->state == ST_DONE) {
+        free_stacks.push_back(f->stack);
+        f->stack = -1;
+    }
 }
 static void yield(fiber *f, bool exiting)
 {
@@ -197,12 +212,15 @@ static void stacks_reserve(size_t n)
     if (p == MAP_FAILED) sim_die("no memory for %zu fiber stacks", n);
     stacks = (char *)p;
     nstacks = n;
+    free_stacks.clear();
+    for (size_t i = n; i-- > 0;) free_stacks.push_back((int)i);
     for (size_t i = 0; i < n; i++) mprotect(stacks + i * (STACK + 4096), 4096, PROT_NONE);
 }
 
 static void fiber_init(fiber *f, int i)
 {
     uint64_t *sp = (uint64_t *)(stack_of(i) + STACK) - 10; // after its ret: 16-byte aligned
+    f->stack = i;
     uint32_t csr[2];
     asm volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(csr[0]), "=m"(csr[1]));
     memcpy(&sp[0], csr, 8);
@@ -210,7 +228,6 @@ static void fiber_init(fiber *f, int i)
     sp[4] = (uint64_t)(uintptr_t)f;          // r12
     sp[7] = (uint64_t)(uintptr_t)sim_fiber_start;
     f->sp = sp;
-    f->state = ST_RUN;
     f->fake = NULL;
 }
 
@@ -302,7 +319,7 @@ static void run_warp(int w, int n)
     for (;;) {
         for (int k = 0; k < hi - lo; k++) {
             int i = order_kind == 1 ? hi - 1 - k : lo + k;
-            if (B->f[i].state == ST_RUN) resume(&B->f[i], i);
+            if (B->f[i].state == ST_RUN) resume(&B->f[i]);
         }
         int first = -1;
         for (int i = lo; i < hi && first < 0; i++)
@@ -341,7 +358,8 @@ static void run_block(dim3 bid, dim3 grid, dim3 bd, void *dyn, size_t shared)
     for (int i = 0; i < n; i++) {
         fiber *f = &B->f[i];
         f->ctx = sim_ctx{{i % bd.x, i / bd.x % bd.y, i / (bd.x * bd.y)}, {bid.x, bid.y, bid.z}, bd, grid, dyn};
-        fiber_init(f, i);
+        f->state = ST_RUN;
+        f->stack = -1;
     }
     std::vector<int> order;
     for (uint64_t phase = 0;; phase++) {
