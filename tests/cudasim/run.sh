@@ -8,7 +8,7 @@ D=${1:-build/cudasim}
 BUILD=${2:-build}
 SHARED=${NMT_SHARED:-../shared}
 NMT=$D/nmt
-export ASAN_OPTIONS=detect_leaks=0
+export ASAN_OPTIONS=detect_leaks=0 NMT_BLAS_AUTOTUNE=0
 export LD_LIBRARY_PATH="$D${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/cuda_sim.XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -48,11 +48,11 @@ forced() {
     NMT_CUDASIM_ORDER=$2 NMT_DEVICE=$1 $NMT score --model "$m.nmt" --src "$T/f.en" --tgt "$T/f.fr" --threads 2 \
         > "$m.score" 2>> "$m.log"
 }
-# training DEVICE ORDER: 30 updates of Adam
+# training DEVICE ORDER: 30 updates of the default optimizer (as gpu_check.sh's runs)
 training() {
     m=$T/train.$1.$(echo "$2" | tr : _)
-    NMT_CUDASIM_ORDER=$2 NMT_DEVICE=$1 $NMT train --src "$T/f.en" --tgt "$T/f.fr" $TINY --batch 8 --optimizer adam \
-        --lr 0.01 --max-updates 30 --save-every 100000 --model "$m.nmt" --cost-log "$m.cost" > "$m.log" 2>&1
+    NMT_CUDASIM_ORDER=$2 NMT_DEVICE=$1 $NMT train --src "$T/f.en" --tgt "$T/f.fr" $TINY --batch 8 \
+        --max-updates 30 --save-every 100000 --model "$m.nmt" --cost-log "$m.cost" > "$m.log" 2>&1
 }
 forced cpu forward || bad "forced decoding on the CPU: $(first_err "$T/forced.cpu.forward.log")"
 training cpu forward || bad "training on the CPU: $(first_err "$T/train.cpu.forward.log")"
