@@ -2,6 +2,7 @@
 // opens): handles bound to the device current at their creation, cuBLAS's argument checks on
 // cublasSgemm, and the product by a reference column-major SGEMM (double sums) queued on the
 // handle's stream. NMT_CUDASIM_CUBLAS_FAIL=N makes the N-th product fail (execution failed).
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <atomic>
@@ -16,11 +17,25 @@ struct cublasContext {
     cudaStream_t s;
 };
 
+// A thread's cuBLAS state is torn down by a thread-exit destructor of cuBLAS's own, whose order
+// against other libraries' destructors is unspecified: here its key is made at load, so it runs
+// before those of keys made later, and any cuBLAS call after it on that thread is stopped
+static pthread_key_t teardown_key;
+static thread_local bool torn_down;
+static void teardown(void *) { torn_down = true; }
+__attribute__((constructor)) static void teardown_make(void) { pthread_key_create(&teardown_key, teardown); }
+static void alive(const char *fn)
+{
+    if (torn_down) sim_die("%s on a thread whose cuBLAS state was torn down at its exit (a thread-exit destructor?)", fn);
+    pthread_setspecific(teardown_key, (void *)1);
+}
+
 extern "C" {
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 {
     if (!h) return CUBLAS_STATUS_INVALID_VALUE;
+    alive("cublasCreate");
     *h = new cublasContext{sim_current_device(), NULL};
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -28,6 +43,7 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
 {
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    alive("cublasDestroy");
     delete h;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -35,6 +51,7 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
 {
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    alive("cublasSetStream");
     h->s = s;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -99,6 +116,7 @@ extern "C" cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta,
                                          const float *beta, float *C, int ldc)
 {
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    alive("cublasSgemm");
     bool tA = ta != CUBLAS_OP_N, tB = tb != CUBLAS_OP_N;
     if (!op_ok(ta) || !op_ok(tb) || m < 0 || n < 0 || k < 0 || !alpha || !beta || lda < imax1(tA ? k : m) ||
         ldb < imax1(tB ? n : k) || ldc < imax1(m))

@@ -2,7 +2,7 @@
 # run.sh: what `make test-cuda-sim` checks on the CUDA emulation (docs/CUDA.md): the kernel tests
 # on the emulated GPU under three warp schedules and on device 1, a forced decoding and a
 # 30-update training against the CPU's within scripts/gpu_check.sh's tolerances under two
-# schedules, the injected bugs each caught, and the host side's faults of the review.
+# schedules, the host side's faults of the review, and the injected bugs each caught.
 # usage: run.sh SIMDIR BUILD   (ends with "cuda_sim: N passed, M failed")
 D=${1:-build/cudasim}
 BUILD=${2:-build}
@@ -74,7 +74,18 @@ for order in forward random:11; do
     else bad "training, $order order: $(first_err "$T/train.cuda.$o.log")"; fi
 done
 
-# ---- 3. injected bugs: each kernel file with one bug, test_backend_pair linked with it, run ----
+# ---- 3. the host side: a new thread's first allocation on device 1, threads that end, the
+# norm without device memory (test_cuda_host); a failed product names cuBLAS's status ----
+NMT_DEVICE=cuda:1 "$D/test_cuda_host" > "$T/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -qE '^test_cuda_host: [1-9][0-9]* passed, 0 failed$' "$T/out"; then ok
+else bad "test_cuda_host on cuda:1: exit $rc: $(first_err "$T/out")"; fi
+NMT_CUDASIM_CUBLAS_FAIL=2 NMT_DEVICE=cuda "$D/test_backend" > "$T/out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'cublasSgemm.*CUBLAS_STATUS_EXECUTION_FAILED' "$T/out"; then ok
+else bad "a failed cublasSgemm: exit $rc: $(grep -m1 'nmt: cuda' "$T/out")"; fi
+
+# ---- 4. injected bugs: each kernel file with one bug, test_backend_pair linked with it, run ----
 . "$D/build.env"
 # inject NAME EDITED COMPILED SED EXPECT: a copy of EDITED (a file of src/backend/cuda) gets the
 # sed expression and the launch rewrite, COMPILED.cu is rebuilt with it, and the output must match the pattern EXPECT

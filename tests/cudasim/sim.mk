@@ -12,7 +12,7 @@ SIM_RT    := $(SIM_DIR)/libcudasim.so
 SIM_BLAS  := $(SIM_DIR)/libcublas.so.13
 SIM_LINK  = -Wl,-u,cuda_backend_open $(SIM_CU) $(LIBS_A) -L$(SIM_DIR) -lcudasim -Wl,-rpath,$(SIM_LIBDIR) \
             $(LDFLAGS) $(SIM_SAN) $(LDLIBS) -ldl -lpthread
-SIM_BIN   := $(SIM_DIR)/test_backend $(SIM_DIR)/test_backend_pair $(SIM_DIR)/nmt
+SIM_BIN   := $(SIM_DIR)/test_backend $(SIM_DIR)/test_backend_pair $(SIM_DIR)/test_cuda_host $(SIM_DIR)/nmt
 
 .PHONY: test-cuda-sim cuda-sim
 cuda-sim: $(SIM_BIN) $(SIM_BLAS) $(SIM_DIR)/build.env $(BUILD)/tests/test_backend_pair.o
@@ -42,10 +42,18 @@ $(SIM_BLAS): $(SIM_DIR)/rt/cublas.o $(SIM_RT)
 $(SIM_DIR)/test_%: $(BUILD)/tests/test_%.o $(SIM_CU) $(SIM_RT) $(LIBS_A)
 	$(CXX) -o $@ $< $(SIM_LINK)
 
+# the host side's own test: a C program of the emulation's, not of the plain suite
+$(SIM_DIR)/test_cuda_host.o: tests/cudasim/test_cuda_host.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+$(SIM_DIR)/test_cuda_host: $(SIM_DIR)/test_cuda_host.o $(SIM_CU) $(SIM_RT) $(LIBS_A)
+	$(CXX) -o $@ $< $(SIM_LINK)
+
 $(SIM_DIR)/nmt: $(CMD_OBJ) $(MPI_OBJ) $(SIM_CU) $(SIM_RT) $(LIBS_A)
 	$(CXX) -o $@ $(CMD_OBJ) $(MPI_OBJ) $(SIM_LINK) $(MPI_LIBS)
 
--include $(SIM_CU:.o=.d) $(SIM_DIR)/rt/fiber.d $(SIM_DIR)/rt/runtime.d $(SIM_DIR)/rt/cublas.d
+-include $(SIM_DIR)/test_cuda_host.d $(SIM_CU:.o=.d) $(SIM_DIR)/rt/fiber.d $(SIM_DIR)/rt/runtime.d $(SIM_DIR)/rt/cublas.d
 
 # what tests/cudasim/run.sh needs to build a kernel file with an injected bug: the compiler, the
 # kernels' flags and what a test program links after the kernel objects

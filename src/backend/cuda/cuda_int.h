@@ -13,7 +13,7 @@ static_assert(sizeof(real) == sizeof(float), "the CUDA backend is FP32 (real is 
 // ---- per host thread (cuda.cu) ----
 cudaStream_t cu_stream(void);              // this thread's stream, made at its first use
 // device scratch of this thread, at least bytes, grown (never shrunk) when too small; valid
-// until the next call of this thread
+// until the next call of this thread. NULL when the device has no memory for it (said on stderr)
 void *cu_scratch(size_t bytes);
 // a CUDA failure no caller can recover from (a kernel fault, a lost device): says which op,
 // then aborts, as the simulated device does with a violated seam
