@@ -39,6 +39,7 @@ static const size_t STAGE = 4 << 20; // bytes per staging slot: copies go throug
 
 typedef struct cu_thread {
     cudaStream_t s;
+    cudaStream_t fill; // zero fills of new blocks: waited for alone, not behind the kernels on s
     cublasHandle_t h;
     char *stage[2];        // pinned host memory, two slots so that one fills while one copies
     cudaEvent_t done[2];   // the last copy out of each slot
@@ -128,6 +129,7 @@ static cu_thread *here(void)
     t = (cu_thread *)calloc(1, sizeof *t);
     if (!t) cu_fatal("a thread's context", cudaErrorMemoryAllocation);
     ok("cudaStreamCreate", cudaStreamCreateWithFlags(&t->s, cudaStreamNonBlocking));
+    ok("cudaStreamCreate", cudaStreamCreateWithFlags(&t->fill, cudaStreamNonBlocking));
     for (int i = 0; i < 2; i++) {
         ok("cudaHostAlloc", cudaHostAlloc((void **)&t->stage[i], STAGE, cudaHostAllocDefault));
         ok("cudaEventCreate", cudaEventCreateWithFlags(&t->done[i], cudaEventDisableTiming));
@@ -166,13 +168,15 @@ static void *c_alloc(size_t bytes)
 {
     // the thread's context first: it selects the device, which a new thread's cudaMalloc would
     // otherwise take as device 0 (a serve worker's first call is an allocation)
-    cudaStream_t s = cu_stream();
+    cudaStream_t s = here()->fill;
     void *p = NULL;
     if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
         cudaGetLastError(); // out of memory is the caller's error to report, not a sticky one
         return NULL;
     }
-    // zero-filled, and done before any other thread's stream can be handed the block
+    // zero-filled, and done before any other thread's stream can be handed the block; on a stream
+    // of its own, so that the wait is for the fill only, not for the kernels queued on the
+    // thread's stream (the block is new: none of them can use it)
     ok("alloc: zero fill", cudaMemsetAsync(p, 0, bytes, s));
     ok("alloc: zero fill", cudaStreamSynchronize(s));
     return p;
