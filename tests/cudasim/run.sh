@@ -118,6 +118,8 @@ inject colsum-off-by-one rows.cu rows 's/if (j >= N) return;/if (j > N) return;/
 inject block-too-big output.cu output 's/softmax_nll_kernel<<<N, CU_THREADS \* 2,/softmax_nll_kernel<<<N, CU_THREADS * 8,/' \
     'launch of softmax_nll_kernel: a block of 2048'
 inject scatter-order output.cu output 's/    for (int i = 0; i < n; i++)$/    for (int i = n - 1; i >= 0; i--)/' "$FAILED"
+inject gemm-ld-swapped cuda.cu cuda 's/&one, B, ldb, A, lda,/\&one, B, lda, A, ldb,/' \
+    "CUBLAS_STATUS_INVALID_VALUE|cudasim: cublasSgemm|$FAILED"
 inject mask-disagree cuda_int.h topk 's/fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o))/fmaxf(x, __shfl_xor_sync(threadIdx.x % 2 ? 0xffffffffu : 0x7fffffffu, x, o))/' \
     'cudasim: kernel topk_kernel.*(disagree|leaves out)'
 
