@@ -8,8 +8,9 @@
 B=$(dirname "${NMT_TEST_DIR:-build/tests}")
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 skip() { echo "cuda_sim: SKIP: $1"; finish cuda_sim; exit; }
-[ -f "$CUDA_HOME/include/cuda_runtime_api.h" ] && [ -f "$CUDA_HOME/include/cublas_v2.h" ] ||
+if [ ! -f "$CUDA_HOME/include/cuda_runtime_api.h" ] || [ ! -f "$CUDA_HOME/include/cublas_v2.h" ]; then
     skip "no CUDA toolkit headers in $CUDA_HOME/include (cuda_runtime_api.h, cublas_v2.h)"
+fi
 command -v g++ > /dev/null 2>&1 || skip "no g++"
 [ "$(uname -m)" = x86_64 ] || skip "the emulation's fibers switch stacks on x86-64 only"
 case $B in *asan*|*san*) skip "the sanitizer pass: the emulation runs under its own AddressSanitizer build in the plain pass" ;; esac
@@ -22,6 +23,7 @@ if [ -z "$line" ]; then
     finish cuda_sim
     exit
 fi
+# shellcheck disable=SC2034 # finish (lib.sh) reports them
 pass=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
 fail=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed/\1/')
 [ $rc -ne 0 ] && [ "$fail" -eq 0 ] && bad "make test-cuda-sim: exit $rc"

@@ -41,6 +41,7 @@ head -n 16 "$SHARED/data/multi30k/tok/val.en" > "$T/f.en"
 head -n 16 "$SHARED/data/multi30k/tok/val.fr" > "$T/f.fr"
 # forced DEVICE ORDER: one update at learning rate 1e-12 logs the cost of the weights it saves;
 # nmt score of the same pairs. Markov: attention with the ξ window as well
+# shellcheck disable=SC2086
 forced() {
     m=$T/forced.$1.$(echo "$2" | tr : _)
     NMT_CUDASIM_ORDER=$2 NMT_DEVICE=$1 $NMT train --src "$T/f.en" --tgt "$T/f.fr" --arch markov $TINY --batch 16 \
@@ -49,6 +50,7 @@ forced() {
         > "$m.score" 2>> "$m.log"
 }
 # training DEVICE ORDER: 30 updates of the default optimizer (as gpu_check.sh's runs)
+# shellcheck disable=SC2086
 training() {
     m=$T/train.$1.$(echo "$2" | tr : _)
     NMT_CUDASIM_ORDER=$2 NMT_DEVICE=$1 $NMT train --src "$T/f.en" --tgt "$T/f.fr" $TINY --batch 8 \
@@ -86,6 +88,7 @@ if [ $rc -ne 0 ] && grep -q 'cublasSgemm.*CUBLAS_STATUS_EXECUTION_FAILED' "$T/ou
 else bad "a failed cublasSgemm: exit $rc: $(grep -m1 'nmt: cuda' "$T/out")"; fi
 
 # ---- 4. injected bugs: each kernel file with one bug, test_backend_pair linked with it, run ----
+# shellcheck disable=SC1091
 . "$D/build.env"
 # inject NAME EDITED COMPILED SED EXPECT: a copy of EDITED (a file of src/backend/cuda) gets the
 # sed expression and the launch rewrite, COMPILED.cu is rebuilt with it, and the output must match the pattern EXPECT
@@ -96,8 +99,9 @@ inject() {
     sed -e "$4" "src/backend/cuda/$2" > "$b/$2"
     if cmp -s "src/backend/cuda/$2" "$b/$2"; then bad "$1: the injection no longer applies to $2"; return; fi
     python3 tests/cudasim/rewrite.py "$b/$2" "$b/src/backend/cuda/$2"
-    objs=$(ls "$D"/kern/*.o | grep -v "/$3.o$")
-    # shellcheck disable=SC2086
+    objs=""
+    for o in "$D"/kern/*.o; do [ "$o" = "$D/kern/$3.o" ] || objs="$objs $o"; done
+    # shellcheck disable=SC2086,SC2015
     $SIM_CXX $SIM_KFLAGS -I"$b/src" -Isrc -Iinclude -c "$b/src/backend/cuda/$3.cu" -o "$b/$3.o" > "$b/build.log" 2>&1 &&
     $SIM_CXX -o "$b/test" "$BUILD/tests/test_backend_pair.o" -Wl,-u,cuda_backend_open $objs "$b/$3.o" $SIM_TAIL \
         >> "$b/build.log" 2>&1 || { bad "$1: does not build: $(grep -m1 error "$b/build.log")"; return; }
