@@ -90,8 +90,10 @@ else bad "a failed cublasSgemm: exit $rc: $(grep -m1 'nmt: cuda' "$T/out")"; fi
 # ---- 4. injected bugs: each kernel file with one bug, test_backend_pair linked with it, run ----
 # shellcheck disable=SC1091
 . "$D/build.env"
-# inject NAME EDITED COMPILED SED EXPECT: a copy of EDITED (a file of src/backend/cuda) gets the
-# sed expression and the launch rewrite, COMPILED.cu is rebuilt with it, and the output must match the pattern EXPECT
+# inject NAME EDITED COMPILED SED EXPECT [TEST DEVICE]: a copy of EDITED (a file of
+# src/backend/cuda) gets the sed expression and the launch rewrite, COMPILED.cu is rebuilt with it,
+# the test program's object TEST (test_backend_pair's by default) linked with it and run on
+# DEVICE (cuda), and the output must match the pattern EXPECT
 inject() {
     b=$T/bug-$1
     mkdir -p "$b/src/backend/cuda"
@@ -103,9 +105,9 @@ inject() {
     for o in "$D"/kern/*.o; do [ "$o" = "$D/kern/$3.o" ] || objs="$objs $o"; done
     # shellcheck disable=SC2086,SC2015
     $SIM_CXX $SIM_KFLAGS -I"$b/src" -Isrc -Iinclude -c "$b/src/backend/cuda/$3.cu" -o "$b/$3.o" > "$b/build.log" 2>&1 &&
-    $SIM_CXX -o "$b/test" "$BUILD/tests/test_backend_pair.o" -Wl,-u,cuda_backend_open $objs "$b/$3.o" $SIM_TAIL \
+    $SIM_CXX -o "$b/test" "${6:-$BUILD/tests/test_backend_pair.o}" -Wl,-u,cuda_backend_open $objs "$b/$3.o" $SIM_TAIL \
         >> "$b/build.log" 2>&1 || { bad "$1: does not build: $(grep -m1 error "$b/build.log")"; return; }
-    NMT_DEVICE=cuda "$b/test" > "$b/out" 2>&1
+    NMT_DEVICE=${7:-cuda} "$b/test" > "$b/out" 2>&1
     rc=$?
     if [ $rc -ne 0 ] && grep -qE "$5" "$b/out"; then ok
     else bad "$1: exit $rc, expected /$5/: $(first_err "$b/out")"; fi
@@ -125,6 +127,11 @@ inject block-too-big output.cu output 's/softmax_nll_kernel<<<N, CU_THREADS \* 2
 inject scatter-order output.cu output 's/    for (int i = 0; i < n; i++)$/    for (int i = n - 1; i >= 0; i--)/' "$FAILED"
 inject gemm-ld-swapped cuda.cu cuda 's/&one, B, ldb, A, lda,/\&one, B, lda, A, ldb,/' \
     "CUBLAS_STATUS_INVALID_VALUE|cudasim: cublasSgemm|$FAILED"
+HOST_FAILED='^test_cuda_host: [0-9]+ passed, [1-9][0-9]* failed'
+inject staging-reused-early cuda.cu cuda 's/ok("copy_in", cudaEventSynchronize(t->done\[k\]));/(void)0;/' \
+    "$HOST_FAILED" "$D/test_cuda_host.o" cuda:1
+inject loop-without-wait cuda.cu cuda '0,/ok("parallel_for", cudaStreamSynchronize(cu_stream()));/s//(void)0;/' \
+    "$HOST_FAILED" "$D/test_cuda_host.o" cuda:1
 inject mask-disagree cuda_int.h topk 's/fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o))/fmaxf(x, __shfl_xor_sync(threadIdx.x % 2 ? 0xffffffffu : 0x7fffffffu, x, o))/' \
     'cudasim: kernel topk_kernel.*(disagree|leaves out)'
 

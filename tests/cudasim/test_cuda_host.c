@@ -2,12 +2,15 @@
  * run with NMT_DEVICE=cuda:1): a new thread's first allocation lands on the chosen device; a
  * thread that ends makes no CUDA or cuBLAS call from its exit destructors (the emulated cuBLAS
  * tears its own state down first and stops a later call); out of device memory for the gradient
- * norm's scratch is a NaN norm (which training reports), not an abort. */
+ * norm's scratch is a NaN norm (which training reports), not an abort. And the stream order the
+ * emulation makes visible: a copy larger than the pinned staging (its slots reused only after
+ * their copies ran), a parallel loop whose threads' kernels are done when it returns. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "backend/backend.h"
+#include "base/err.h"
 #include "test.h"
 #include "device.h"
 
@@ -52,6 +55,49 @@ static void *starved(void *arg)
     return NULL;
 }
 
+/* 20 MB in and out through the 4 MiB staging slots */
+static void big_copy(void)
+{
+    const backend_ops *k = backend();
+    size_t n = 5 << 20;
+    real *h = malloc(sizeof(real) * n), *back = malloc(sizeof(real) * n), *d = k->alloc(sizeof(real) * n);
+    NMT_ASSERT(h && back && d);
+    for (size_t i = 0; i < n; i++) h[i] = (real)i;
+    k->copy_in(d, h, sizeof(real) * n);
+    k->copy_out(back, d, sizeof(real) * n);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += back[i] != h[i];
+    CHECKF(!bad, "a copy of %zu floats through the staging: %zu differ", n, bad);
+    k->free(d);
+    free(h);
+    free(back);
+}
+
+static void double_slice(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    real *d = (real *)ctx + lo;
+    backend()->add_rows(d, (int)(hi - lo), d, (int)(hi - lo), d, (int)(hi - lo), 1, (int)(hi - lo));
+}
+
+/* each thread of the loop doubles its slices on its own stream; all done when the loop returns */
+static void loop_order(void)
+{
+    const backend_ops *k = backend();
+    enum { M = 4096 };
+    static real h[M], back[M];
+    for (int i = 0; i < M; i++) h[i] = (real)i;
+    real *d = k->alloc(sizeof h);
+    NMT_ASSERT(d);
+    k->copy_in(d, h, sizeof h);
+    k->parallel_for(M, 256, 2, double_slice, d);
+    k->copy_out(back, d, sizeof back);
+    int bad = 0;
+    for (int i = 0; i < M; i++) bad += back[i] != 2 * h[i];
+    CHECKF(!bad, "after a parallel loop on two threads: %d of %d elements not doubled", bad, M);
+    k->free(d);
+}
+
 int main(void)
 {
     if (test_device_missing("test_cuda_host")) return test_done("test_cuda_host");
@@ -68,5 +114,7 @@ int main(void)
     pthread_join(t, NULL);
     CHECKF(isnan(s[0]), "the norm without memory for its scratch: %g, not NaN", s[0]);
     CHECKF(s[1] == 0, "the norm once memory is back: %g", s[1]);
+    big_copy();
+    loop_order();
     return test_done("test_cuda_host");
 }
