@@ -26,7 +26,8 @@ static void teardown(void *) { torn_down = true; }
 __attribute__((constructor)) static void teardown_make(void) { pthread_key_create(&teardown_key, teardown); }
 static void alive(const char *fn)
 {
-    if (torn_down) sim_die("%s on a thread whose cuBLAS state was torn down at its exit (a thread-exit destructor?)", fn);
+    if (torn_down)
+        sim_die("%s on a thread whose cuBLAS state was torn down at its exit (a thread-exit destructor?)", fn);
     pthread_setspecific(teardown_key, (void *)1);
 }
 

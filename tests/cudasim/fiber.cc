@@ -280,7 +280,8 @@ static void check_group(int lo, int hi, int first)
             sim_die("mask 0x%08x names lane %d, which this warp of %d threads lacks (a partial warp)", m, b, hi - lo);
         if (F[j].state == ST_DONE) sim_die("mask 0x%08x names lane %d, which has exited", m, b);
         if (F[j].state == ST_BAR)
-            sim_die("lane %d waits at __syncthreads while lane %d is at a warp collective (mask 0x%08x)", b, first - lo, m);
+            sim_die("lane %d waits at __syncthreads while lane %d is at a warp collective (mask 0x%08x)", b,
+                    first - lo, m);
         if (F[j].mask != m) sim_die("lanes disagree on the mask: 0x%08x and lane %d's 0x%08x", m, b, F[j].mask);
         if (F[j].kind != F[first].kind) sim_die("lanes %d and %d at different warp collectives", first - lo, b);
     }

@@ -291,7 +291,8 @@ static cudaError_t check_range(const char *op, const void *p, size_t bytes, cuda
     bool inside = false;
     int d = sim_device_of(p, bytes, &inside);
     if (d < 0) return fail(cudaErrorInvalidValue, "%s: %p is not device memory", op, p);
-    if (!inside) return fail(cudaErrorInvalidValue, "%s: %zu bytes at %p run past the end of their block", op, bytes, p);
+    if (!inside)
+        return fail(cudaErrorInvalidValue, "%s: %zu bytes at %p run past the end of their block", op, bytes, p);
     int sd = sim_stream_device(s);
     if (d != sd)
         return fail(cudaErrorInvalidValue, "%s: memory of device %d from a stream of device %d", op, d, sd);
@@ -316,7 +317,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
         return fail(cudaErrorInvalidValue, "cudaMemcpyAsync: copy kind %d is not emulated", (int)kind);
     cudaError_t e = cudaSuccess;
     if (kind != cudaMemcpyHostToDevice) e = check_range("cudaMemcpyAsync (source)", src, bytes, s);
-    if (e == cudaSuccess && kind != cudaMemcpyDeviceToHost) e = check_range("cudaMemcpyAsync (destination)", dst, bytes, s);
+    if (e == cudaSuccess && kind != cudaMemcpyDeviceToHost)
+        e = check_range("cudaMemcpyAsync (destination)", dst, bytes, s);
     if (e != cudaSuccess) return e;
     const void *host = kind == cudaMemcpyHostToDevice ? src : kind == cudaMemcpyDeviceToHost ? dst : NULL;
     sim_enqueue(s, [=] { memcpy(dst, src, bytes); });
@@ -336,13 +338,13 @@ static cudaError_t check_config(const char *name, const sim_cfg &c)
     const dim3 &g = c.grid, &b = c.block;
     unsigned long threads = (unsigned long)b.x * b.y * b.z;
     if (!threads || b.x > 1024 || b.y > 1024 || b.z > 64 || threads > 1024)
-        return fail(cudaErrorInvalidConfiguration, "launch of %s: a block of %ux%ux%u threads (at most 1024)", name, b.x,
-                    b.y, b.z);
+        return fail(cudaErrorInvalidConfiguration, "launch of %s: a block of %ux%ux%u threads (at most 1024)", name,
+                    b.x, b.y, b.z);
     if (!g.x || !g.y || !g.z || g.x > 2147483647u || g.y > 65535 || g.z > 65535)
         return fail(cudaErrorInvalidConfiguration, "launch of %s: a grid of %ux%ux%u blocks", name, g.x, g.y, g.z);
     if (c.shared > MAX_DYN_SHARED)
-        return fail(cudaErrorInvalidConfiguration, "launch of %s: %zu bytes of dynamic shared memory (at most %zu)", name,
-                    c.shared, MAX_DYN_SHARED);
+        return fail(cudaErrorInvalidConfiguration, "launch of %s: %zu bytes of dynamic shared memory (at most %zu)",
+                    name, c.shared, MAX_DYN_SHARED);
     return cudaSuccess;
 }
 
