@@ -77,11 +77,23 @@ for order in forward random:11; do
 done
 
 # ---- 3. the host side: a new thread's first allocation on device 1, threads that end, the
-# norm without device memory (test_cuda_host); a failed product names cuBLAS's status ----
+# norm without device memory (test_cuda_host); nmt serve's workers on device 1; a failed product
+# names cuBLAS's status ----
 NMT_DEVICE=cuda:1 "$D/test_cuda_host" > "$T/out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -qE '^test_cuda_host: [1-9][0-9]* passed, 0 failed$' "$T/out"; then ok
 else bad "test_cuda_host on cuda:1: exit $rc: $(first_err "$T/out")"; fi
+# nmt serve on device 1, two workers: each worker's first call is an allocation
+# shellcheck disable=SC1091
+. tests/cli/lib_serve.sh
+# shellcheck disable=SC2034 # serve_start runs it
+NMT_BIN=$NMT
+if serve_start "$T/serve.log" "$T/train.cpu.forward.nmt" --device cuda:1 --workers 2; then
+    r=$(python3 tests/cli/serve_client.py req "$PORT" POST /translate application/json '{"text": "a man is riding a bike ."}' 2>&1)
+    kill "$PID" 2> /dev/null
+    wait "$PID" 2> /dev/null
+    case $r in 200*) ok ;; *) bad "nmt serve --device cuda:1 --workers 2: $(first_err "$T/serve.log")" ;; esac
+else bad "nmt serve --device cuda:1 did not start: $(first_err "$T/serve.log")"; fi
 NMT_CUDASIM_CUBLAS_FAIL=2 NMT_DEVICE=cuda "$D/test_backend" > "$T/out" 2>&1
 rc=$?
 if [ $rc -ne 0 ] && grep -q 'cublasSgemm.*CUBLAS_STATUS_EXECUTION_FAILED' "$T/out"; then ok
