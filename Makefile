@@ -367,4 +367,5 @@ bench-serve: all
 clean:
 	rm -rf build build-asan build-* bin libnmt.a
 
+include tests/cudasim/sim.mk
 -include $(LIB_OBJ:.o=.d) $(CUDA_OBJ:.o=.d) $(EVAL_OBJ:.o=.d) $(SERVE_OBJ:.o=.d) $(F64_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d) $(MPI_OBJ:.o=.d)

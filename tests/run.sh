@@ -85,7 +85,7 @@ list() {
         echo "cli/$(basename "$c" .sh) sh $c"
     done
 }
-slow="cli/mpi cli/options cli/bleu cli/serve test_gradcheck_f64 cli/blas_tune cli/train_resume test_bleu cli/plot
+slow="cli/cuda_sim cli/mpi cli/options cli/bleu cli/serve test_gradcheck_f64 cli/blas_tune cli/train_resume test_bleu cli/plot
       cli/lowp cli/ibm cli/ensemble cli/devsim cli/kernels cli/python test_model cli/train_raw cli/subword cli/config"
 {
     for s in $slow; do list | awk -v s="$s" '$1 == s'; done

@@ -39,12 +39,14 @@ static const size_t STAGE = 4 << 20; // bytes per staging slot: copies go throug
 
 typedef struct cu_thread {
     cudaStream_t s;
+    cudaStream_t fill; // zero fills of new blocks: waited for alone, not behind the kernels on s
     cublasHandle_t h;
     char *stage[2];        // pinned host memory, two slots so that one fills while one copies
     cudaEvent_t done[2];   // the last copy out of each slot
     int slot;
     void *scratch;
     size_t scratch_bytes;
+    struct cu_thread *next; // in the list of idle contexts
 } cu_thread;
 
 static pthread_key_t key;
@@ -56,23 +58,59 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
     abort();
 }
 
+static const char *blas_status(cublasStatus_t st)
+{
+    switch (st) {
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "an unknown cuBLAS status";
+    }
+}
+
+// a cuBLAS failure, by cuBLAS's own status (and the runtime's last error, where it has one)
+[[noreturn]] static void blas_fatal(const char *op, cublasStatus_t st)
+{
+    cudaError_t e = cudaGetLastError();
+    fprintf(stderr, "nmt: cuda: %s: %s (status %d)%s%s\n", op, blas_status(st), (int)st,
+            e != cudaSuccess ? "; the runtime's last error: " : "", e != cudaSuccess ? cudaGetErrorString(e) : "");
+    abort();
+}
+
 static void ok(const char *op, cudaError_t e)
 {
     if (e != cudaSuccess) cu_fatal(op, e);
 }
 
+// contexts of threads that have ended, handed to the next new thread
+static cu_thread *idle;
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// A thread's exit: its context waits for the next new thread, with its stream's queued work, which
+// runs on in order. No CUDA or cuBLAS call here: the order of thread-exit destructors against
+// the runtime's and cuBLAS's own teardown of the thread is unspecified
 static void thread_end(void *p)
 {
     cu_thread *t = (cu_thread *)p;
-    cudaStreamSynchronize(t->s);
-    blas.destroy(t->h);
-    for (int i = 0; i < 2; i++) {
-        cudaFreeHost(t->stage[i]);
-        cudaEventDestroy(t->done[i]);
-    }
-    cudaFree(t->scratch);
-    cudaStreamDestroy(t->s);
-    free(t);
+    pthread_mutex_lock(&idle_lock);
+    t->next = idle;
+    idle = t;
+    pthread_mutex_unlock(&idle_lock);
+}
+
+static cu_thread *idle_take(void)
+{
+    pthread_mutex_lock(&idle_lock);
+    cu_thread *t = idle;
+    if (t) idle = t->next;
+    pthread_mutex_unlock(&idle_lock);
+    return t;
 }
 
 static void key_make(void) { pthread_key_create(&key, thread_end); }
@@ -82,16 +120,23 @@ static cu_thread *here(void)
     static thread_local cu_thread *mine;
     if (mine) return mine;
     pthread_once(&key_once, key_make);
-    cu_thread *t = (cu_thread *)calloc(1, sizeof *t);
-    if (!t) cu_fatal("a thread's context", cudaErrorMemoryAllocation);
     ok("cudaSetDevice", cudaSetDevice(device)); // a new thread starts on device 0
+    cu_thread *t = idle_take();
+    if (t) {
+        pthread_setspecific(key, t);
+        return mine = t;
+    }
+    t = (cu_thread *)calloc(1, sizeof *t);
+    if (!t) cu_fatal("a thread's context", cudaErrorMemoryAllocation);
     ok("cudaStreamCreate", cudaStreamCreateWithFlags(&t->s, cudaStreamNonBlocking));
+    ok("cudaStreamCreate", cudaStreamCreateWithFlags(&t->fill, cudaStreamNonBlocking));
     for (int i = 0; i < 2; i++) {
         ok("cudaHostAlloc", cudaHostAlloc((void **)&t->stage[i], STAGE, cudaHostAllocDefault));
         ok("cudaEventCreate", cudaEventCreateWithFlags(&t->done[i], cudaEventDisableTiming));
     }
-    if (blas.create(&t->h) != CUBLAS_STATUS_SUCCESS || blas.set_stream(t->h, t->s) != CUBLAS_STATUS_SUCCESS)
-        cu_fatal("cublasCreate", cudaErrorInitializationError);
+    cublasStatus_t st = blas.create(&t->h);
+    if (st != CUBLAS_STATUS_SUCCESS) blas_fatal("cublasCreate", st);
+    if ((st = blas.set_stream(t->h, t->s)) != CUBLAS_STATUS_SUCCESS) blas_fatal("cublasSetStream", st);
     pthread_setspecific(key, t);
     return mine = t;
 }
@@ -107,7 +152,12 @@ void *cu_scratch(size_t bytes)
     t->scratch = NULL;
     t->scratch_bytes = 0;
     size_t want = bytes + bytes / 2;
-    ok("scratch: cudaMalloc", cudaMalloc(&t->scratch, want));
+    if (cudaMalloc(&t->scratch, want) != cudaSuccess) { // the caller's error, as alloc's NULL is
+        cudaGetLastError();
+        t->scratch = NULL;
+        fprintf(stderr, "nmt: cuda: scratch: out of device memory (%zu bytes)\n", want);
+        return NULL;
+    }
     t->scratch_bytes = want;
     return t->scratch;
 }
@@ -116,13 +166,17 @@ void *cu_scratch(size_t bytes)
 
 static void *c_alloc(size_t bytes)
 {
+    // the thread's context first: it selects the device, which a new thread's cudaMalloc would
+    // otherwise take as device 0 (a serve worker's first call is an allocation)
+    cudaStream_t s = here()->fill;
     void *p = NULL;
     if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
         cudaGetLastError(); // out of memory is the caller's error to report, not a sticky one
         return NULL;
     }
-    cudaStream_t s = cu_stream();
-    // zero-filled, and done before any other thread's stream can be handed the block
+    // zero-filled, and done before any other thread's stream can be handed the block; on a stream
+    // of its own, so that the wait is for the fill only, not for the kernels queued on the
+    // thread's stream (the block is new: none of them can use it)
     ok("alloc: zero fill", cudaMemsetAsync(p, 0, bytes, s));
     ok("alloc: zero fill", cudaStreamSynchronize(s));
     return p;
@@ -201,7 +255,7 @@ static void c_gemm(int ta, int tb, int M, int N, int K, const real *A, int lda, 
     const float one = 1;
     cublasStatus_t st = blas.sgemm(here()->h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
                                    &one, B, ldb, A, lda, &beta, C, ldc);
-    if (st != CUBLAS_STATUS_SUCCESS) cu_fatal("gemm (cublasSgemm)", cudaErrorLaunchFailure);
+    if (st != CUBLAS_STATUS_SUCCESS) blas_fatal("gemm (cublasSgemm)", st);
 }
 
 static const backend_ops cuda_backend = {

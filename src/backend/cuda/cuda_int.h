@@ -13,7 +13,7 @@ static_assert(sizeof(real) == sizeof(float), "the CUDA backend is FP32 (real is 
 // ---- per host thread (cuda.cu) ----
 cudaStream_t cu_stream(void);              // this thread's stream, made at its first use
 // device scratch of this thread, at least bytes, grown (never shrunk) when too small; valid
-// until the next call of this thread
+// until the next call of this thread. NULL when the device has no memory for it (said on stderr)
 void *cu_scratch(size_t bytes);
 // a CUDA failure no caller can recover from (a kernel fault, a lost device): says which op,
 // then aborts, as the simulated device does with a violated seam
@@ -35,10 +35,18 @@ static inline unsigned cu_blocks(long n)
     return (unsigned)(b < 1 ? 1 : b > 65535L * 16 ? 65535L * 16 : b);
 }
 
-// f(r, k) for every element of R rows of cols, one thread each (grid-stride)
+// f(r, k) for every element of R rows of cols, one thread each (grid-stride). Below 2^31
+// elements the row and column come from a 32-bit division (a few instructions; a 64-bit one is a
+// long call per element); i + stride stays below 2^32 there
 template <class F> __global__ void cu_rows_kernel(int R, int cols, F f)
 {
     long n = (long)R * cols;
+    if (n <= 0x7fffffffL) {
+        unsigned c = (unsigned)cols, m = (unsigned)n;
+        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x)
+            f((int)(i / c), (int)(i % c));
+        return;
+    }
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
         f((int)(i / cols), (int)(i % cols));
 }

@@ -139,16 +139,20 @@ void cu_scatter_rows(real *table, const real *src, const int *ids, int n, int co
     });
 }
 
-// Rows of one word meet in one destination: one thread per column walks i in order, so each
-// destination sums in the CPU's order, bit for bit, without atomics. Parallel over the columns
-// only (a few hundred threads): correct first; a sort by id would spread it (docs/CUDA.md).
+// Rows of one word meet in one destination: thread (k, p) walks i in order over the rows whose
+// word falls in bucket p (id mod SCATTER_BUCKETS), so each destination sums in the CPU's order,
+// bit for bit, without atomics, and the buckets spread the rows over SCATTER_BUCKETS times more
+// threads than the columns alone (every thread reads every id, which the warp shares)
+enum { SCATTER_BUCKETS = 32 };
 __global__ static void scatter_add_kernel(real *table, const real *src, const int *ids, const unsigned char *mask,
                                           int n, int cols)
 {
     int k = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned p = blockIdx.y;
     if (k >= cols) return;
     for (int i = 0; i < n; i++)
-        if (!mask || mask[i]) table[(long)ids[i] * cols + k] += src[(long)i * cols + k];
+        if ((unsigned)ids[i] % SCATTER_BUCKETS == p && (!mask || mask[i]))
+            table[(long)ids[i] * cols + k] += src[(long)i * cols + k];
 }
 
 void cu_scatter_add_rows(real *table, const real *src, const int *ids, const unsigned char *mask, int n, int cols)
@@ -160,6 +164,7 @@ void cu_scatter_add_rows(real *table, const real *src, const int *ids, const uns
         });
         return;
     }
-    scatter_add_kernel<<<(cols + 63) / 64, 64, 0, cu_stream()>>>(table, src, ids, mask, n, cols);
+    dim3 grid((cols + 63) / 64, SCATTER_BUCKETS);
+    scatter_add_kernel<<<grid, 64, 0, cu_stream()>>>(table, src, ids, mask, n, cols);
     cu_check("scatter_add_rows");
 }

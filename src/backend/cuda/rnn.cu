@@ -123,7 +123,7 @@ __global__ static void attn_backward_kernel(real *dq, real *dUaH, real *dH, real
                                             const real *dalpha, const real *alpha, const real *UaH, const real *q,
                                             const real *v, const real *H, const int *xlen, bk_attn a, real *tmp)
 {
-    extern __shared__ float sdp[]; // na values when K > 0
+    extern __shared__ float sdp[]; // 2 na values when K > 0: position j's dpre in half j & 1
     __shared__ float s_sum;
     int b = blockIdx.x, B = a.B, L = xlen[b], na = a.na, hd = a.hd, Tx = a.Tx, K = a.K;
     int w = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
@@ -149,7 +149,7 @@ __global__ static void attn_backward_kernel(real *dq, real *dUaH, real *dH, real
     __syncthreads();
     real s = s_sum;
     for (int j = 0; j < L; j++) {
-        real dej = al[j] * (de[j] - s);
+        real dej = al[j] * (de[j] - s), *sj = sdp + (j & 1) * na;
         const real *xij = K ? a.xi + ((long)b * Tx + j) * K : NULL;
         for (int k = threadIdx.x; k < na; k += blockDim.x) {
             long u = ((long)j * B + b) * na + k;
@@ -159,17 +159,18 @@ __global__ static void attn_backward_kernel(real *dq, real *dUaH, real *dH, real
             dUaH[u] += dp;
             dq[(long)b * na + k] += dp;
             for (int o = 0; o < K; o++) a.dM_rows[((long)b * K + o) * na + k] += xij[o] * dp;
-            if (K) sdp[k] = dp;
+            if (K) sj[k] = dp;
         }
         if (!K) continue;
-        __syncthreads();
+        __syncthreads(); // sj complete, and every read of the other half (position j - 1) done
         for (int o = w; o < K; o += nw) { // dξ_jo = Σ_k dpre_k M_ok
             real acc = 0;
-            for (int k = lane; k < na; k += 32) acc += sdp[k] * a.M[(long)o * na + k];
+            for (int k = lane; k < na; k += 32) acc += sj[k] * a.M[(long)o * na + k];
             acc = cu_warp_sum(acc);
             if (!lane) a.dxi[((long)b * Tx + j) * K + o] = acc;
         }
-        __syncthreads();
+        // no second barrier: position j + 1 writes the other half, and j + 2 this one only after
+        // j + 1's barrier, which each thread reaches after its reads here
     }
 }
 
@@ -178,7 +179,7 @@ void cu_attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real 
                       const bk_attn *a, real *tmp)
 {
     if (a->B <= 0) return;
-    size_t shared = a->K ? sizeof(real) * a->na : 0;
+    size_t shared = a->K ? 2 * sizeof(real) * a->na : 0; // two halves: one barrier per position
     attn_backward_kernel<<<a->B, CU_THREADS, shared, cu_stream()>>>(dq, dUaH, dH, dv_rows, dctx, dalpha, alpha, UaH,
                                                                      q, v, H, xlen, *a, tmp);
     cu_check("attn_backward");

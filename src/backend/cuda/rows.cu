@@ -16,7 +16,9 @@ __global__ static void colsum_kernel(real *C, const real *A, int M, int N, int l
 void cu_colsum_add(real *C, const real *A, int M, int N, int lda)
 {
     if (N <= 0 || M <= 0) return;
-    colsum_kernel<<<(N + CU_THREADS - 1) / CU_THREADS, CU_THREADS, 0, cu_stream()>>>(C, A, M, N, lda);
+    // blocks of one warp: the columns are few (a bias's width), and spread over as many
+    // multiprocessors as possible each column's serial sum overlaps more loads
+    colsum_kernel<<<(N + 31) / 32, 32, 0, cu_stream()>>>(C, A, M, N, lda);
     cu_check("colsum_add");
 }
 

@@ -23,20 +23,41 @@ __device__ static real row_lse(const real *z, int V, float *shf, double *shd)
     return mx + (real)log(cu_block_sum(s, shd));
 }
 
-// the want-th largest z of the row (v != skip), 8 bits of its key a pass; want <= the words
-__device__ static float row_select(const real *z, int V, int skip, int want)
+// one pass of the radix select: the histogram of the digit at shift among the keys that match
+// prefix under mask (v != skip); fold(z_k) sees every value this thread reads, in the order
+// row_lse reads them, so that the log-normaliser rides on the same passes
+template <class G>
+__device__ static void radix_pass(const real *z, int V, int skip, unsigned prefix, unsigned mask, int shift,
+                                  unsigned *hist, G fold)
+{
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+    for (int k = threadIdx.x; k < V; k += blockDim.x) {
+        real x = z[k];
+        fold(x);
+        unsigned key = key_of(x);
+        if (k != skip && (key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255], 1u);
+    }
+    __syncthreads();
+}
+
+// the want-th largest z of the row (v != skip), 8 bits of its key a pass; want <= the words.
+// With lse, *lse = row_lse's value from the same reads: the maximum in the first pass, the sum
+// of e^{z - max} in the second, each thread's in row_lse's order, the same block reductions
+__device__ static float row_select(const real *z, int V, int skip, int want, real *lse, float *shf, double *shd)
 {
     __shared__ unsigned hist[256], s_prefix;
     __shared__ int s_want;
     unsigned prefix = 0, mask = 0;
+    real mx = -INFINITY;
+    double s = 0;
     for (int shift = 24; shift >= 0; shift -= 8) {
-        for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
-        __syncthreads();
-        for (int k = threadIdx.x; k < V; k += blockDim.x) {
-            unsigned key = key_of(z[k]);
-            if (k != skip && (key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255], 1u);
-        }
-        __syncthreads();
+        radix_pass(z, V, skip, prefix, mask, shift, hist, [&](real x) {
+            if (lse && shift == 24) mx = fmaxf(mx, x);
+            else if (lse && shift == 16) s += expf(x - mx);
+        });
+        if (lse && shift == 24) mx = cu_block_max(mx, shf);
+        if (lse && shift == 16) *lse = mx + (real)log(cu_block_sum(s, shd));
         if (!threadIdx.x) { // the digit holding the want-th largest, counting down from 255
             int d = 255;
             unsigned above = 0;
@@ -60,14 +81,17 @@ __global__ static void topk_kernel(int *n, real *lp, int *v, real *lse, const re
     __shared__ int wcount[32];
     int r = blockIdx.x, nw = blockDim.x / 32, w = threadIdx.x / 32, lane = threadIdx.x % 32;
     const real *zr = z + (long)r * V;
-    real l = logp ? 0 : row_lse(zr, V, shf, shd);
-    if (!threadIdx.x) lse[r] = l;
     int words = V - (skip >= 0 && skip < V), want = need[r] < words ? need[r] : words;
+    real l = 0;
     if (want <= 0) {
-        if (!threadIdx.x) n[r] = 0;
+        if (!logp) l = row_lse(zr, V, shf, shd);
+        if (!threadIdx.x) lse[r] = l, n[r] = 0;
         return;
     }
-    real lpk = row_select(zr, V, skip, want) - l; // the need-th best lp, rounded as each lp is
+    // the need-th best score, and the log-normaliser on the same passes over the row
+    real best = row_select(zr, V, skip, want, logp ? NULL : &l, shf, shd);
+    if (!threadIdx.x) lse[r] = l;
+    real lpk = best - l; // the need-th best lp, rounded as each lp is
     int total = 0;
     for (int base = 0; base < V; base += blockDim.x) { // block-wide compaction, in word order
         int k = base + threadIdx.x;

@@ -28,6 +28,7 @@ double cu_sumsq(const real *g, size_t n)
     if (!n) return 0;
     size_t nch = (n + CH - 1) / CH;
     double *part = (double *)cu_scratch(sizeof(double) * (nch + 1)), total;
+    if (!part) return NAN; // no memory: a norm that is no number, which training reports
     sumsq_chunks<<<(unsigned)nch, CU_THREADS, 0, cu_stream()>>>(part, g, n);
     cu_check("sumsq");
     sumsq_total<<<1, 1, 0, cu_stream()>>>(part + nch, part, nch);
