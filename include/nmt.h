@@ -277,9 +277,8 @@ typedef struct nmt_translate_opts {
     int attention;       /* keep attention matrices */
     int batch;           /* sentences decoded together (default 64), fewer when their hypotheses'
                           * softmax outputs would pass 64 MiB (a 30,000-word vocabulary at beam 12:
-                          * 46); scores depend on it in their last digits (about 1e-6: the
-                          * products sum in another order), so the words only where two
-                          * hypotheses tie that closely (never seen in the tests) */
+                          * 46); with batch_invariant (default) nothing depends on it but the
+                          * speed; without, scores in their last digits (about 1e-6) */
     int unk_replace;     /* replace each output UNK by the lexicon's translation of the most-attended
                             source word, or by that word itself (RNNsearch-family models only) */
     const nmt_lexicon *lexicon; /* for unk_replace; NULL = always copy the source word */
@@ -293,11 +292,10 @@ typedef struct nmt_translate_opts {
      * word from the model's distribution, independently (they may repeat), returned best score
      * first; beam is not used. A draw's random numbers are keyed by seed and the sentence's
      * source words only (not its place in the input), so the same lines in the same batches draw
-     * the same, and identical lines each decoded alone (batch 1) draw identically. Within a batch
-     * the model's probabilities for a row may differ in their last bits by the row's place
-     * (OpenBLAS's AVX2 kernels round a product's rows apart), and a draw that this moves goes
-     * otherwise: identical lines in one batch, or a line in another batch, draw from the same
-     * distribution but not always the same words. */
+     * the same, and with batch_invariant (default) identical lines draw identically in any
+     * batch. Without it the model's probabilities for a row may differ in their last bits by the
+     * row's place (OpenBLAS's AVX2 kernels round a product's rows apart), and a draw that this
+     * moves goes otherwise. */
     int sample;          /* 1: sample; 0 (default): beam search */
     int sample_topk;     /* with sample: draw among the k most probable words only (0, default: all) */
     double temperature;  /* with sample: draw from p^(1/temperature), in [0.001, 100] (default 1) */
@@ -316,6 +314,13 @@ typedef struct nmt_translate_opts {
      * runs to its end first: nmt_translate of a long input stops within one batch's time. */
     int (*stop)(void *stop_user);
     void *stop_user;
+    /* 1 (default): a sentence's tokens, scores and attention do not depend on the other sentences
+     * of its batch, the batch size or the thread count (FP32 and int8; not with a shortlist, whose
+     * words are its batch's): every FP32 product's rows are computed alone (docs/CLI.md, "A
+     * sentence's translation does not depend on its batch"). 0: the BLAS's products, faster on
+     * AVX-512 CPUs (1.15x at beam 12, 1.5x at beam 1 against oneDNN's there; slower than
+     * nmt's own on AVX2-only CPUs), whose last bits depend on the rows beside a row. */
+    int batch_invariant;
 } nmt_translate_opts;
 
 nmt_translate_opts nmt_translate_default_opts(void);

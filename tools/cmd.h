@@ -109,6 +109,12 @@ const char *cmd_parse_device(void *dst, const char *val, int nth);
     "the K best translations of the batch's source words in FILE (from\n"                      \
     "'nmt lex --top K'), the F most frequent target words, EOS and UNK\n"                      \
     "(default K = F = 100)"
+/* --batch-invariant off|on into an int (0, 1), nmt_translate_opts.batch_invariant */
+#define CMD_BATCH_INVARIANT_OPT(dst) \
+    OPT_CHOICE("--batch-invariant", (dst), "off|on", "on (default): a sentence's output (words, scores, attention) is the\n" \
+               "same to the bit in any batch, batch size and thread count; off: the\n"                       \
+               "BLAS's products, faster on AVX-512 CPUs, whose last bits depend on\n"                        \
+               "the batch (docs/CLI.md)")
 #define CMD_PRECISION_HELP "the decoder's matrix products: fp32 (default, the reference), or\n" \
     "the weights converted once to int8 (AVX2) or bf16 (AVX512_BF16);\n"                       \
     "refused where the CPU lacks the instructions"

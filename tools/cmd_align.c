@@ -222,8 +222,9 @@ static int align_options(int argc, char **argv, struct align_args *a)
                  "them: per pair one line per target word with the weights of its source\n"
                  "words, then an empty line (no EOS row or column); weights have 9 digits"),
         OPT_DBL("--threshold", &a->thr, 0, 1, "T", "also every link whose weight is >= T, T in [0, 1] (pharaoh and json)"),
-        OPT_INT("--batch", &a->o.batch, 1, 10000, "N", "sentences decoded together (default {}); the weights depend on it,\n"
-                "and on --threads, only in their last bits (float rounding)"),
+        OPT_INT("--batch", &a->o.batch, 1, 10000, "N", "sentences decoded together (default {}); with --batch-invariant\n"
+                "off the weights depend on it, and on --threads, in their last bits"),
+        CMD_BATCH_INVARIANT_OPT(&a->o.batch_invariant),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         CMD_DEVICE_OPT,
         CMD_OUTPUT_OPT(&a->output),

@@ -16,7 +16,7 @@
 /* What score's options set. */
 struct score_args {
     const char *src, *tgt, *output;
-    int threads, progress;
+    int threads, progress, invariant;
     model_list models;
 };
 
@@ -28,6 +28,7 @@ static int score_options(int argc, char **argv, struct score_args *a)
         OPT_STR("--src", &a->src, "FILE", "source sentences, tokenized (or raw for a model trained on raw text),\none per line"),
         OPT_STR("--tgt", &a->tgt, "FILE", "their translations (the same number of lines)"),
         OPT_INT("--threads", &a->threads, 1, 1024, "N", "threads (default: all cores)"),
+        CMD_BATCH_INVARIANT_OPT(&a->invariant),
         CMD_DEVICE_OPT,
         CMD_OUTPUT_OPT(&a->output),
         CMD_PROGRESS_OPT(&a->progress),
@@ -87,12 +88,13 @@ static int score_all(nmt_decoder *d, const textfile *S, const textfile *T, int p
 
 int cmd_score(int argc, char **argv)
 {
-    struct score_args a = {0};
+    struct score_args a = {.invariant = 1};
     int rc = score_options(argc, argv, &a);
     if (rc != OPT_GO) return rc;
     textfile S = {0}, T = {0};
     nmt_decoder *d = NULL;
     nmt_translate_opts o = nmt_translate_default_opts();
+    o.batch_invariant = a.invariant;
     nmt_err err;
     if (!(rc = load_models("score", &a.models)) && !(rc = read_pairs(&a, &S, &T)) && !(rc = a.output ? cmd_output_to("score", a.output) : 0) &&
         (decoder_of(&d, &a.models, &o, &err) || score_all(d, &S, &T, a.progress, &err))) {

@@ -227,6 +227,7 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_INT("--batch", &o->batch, 1, 10000, "N", "sentences decoded together (default {}; fewer when the beam's\n"
                 "softmax outputs would pass 64 MiB)"),
         OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
+        CMD_BATCH_INVARIANT_OPT(&o->batch_invariant),
         OPT_FN("--shortlist", &a->sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
         OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
         CMD_DEVICE_OPT,

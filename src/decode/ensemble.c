@@ -86,7 +86,7 @@ int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
     for (int k = 0; k < e->n && !rc; k++)
         if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) {
             e->w[k].out = &e->out[k];
-            e->w[k].prec = (bk_precision){&e->out[k].step, NULL, 1};
+            e->w[k].prec = (bk_precision){&e->out[k].step, NULL, !e->w[k].blas};
         }
     if (rc) output_free(e);
     else e->sl = sl;
@@ -145,6 +145,14 @@ int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
     for (int r = 0; r < H; r++) e->hascale[r] = (real)(1.0 / (e->n_att ? e->n_att : 1));
     backend()->copy_in(e->ascale, e->hascale, sizeof(real) * H);
     return NMT_OK;
+}
+
+void ens_rows(infer_ens *e, int on)
+{
+    for (int k = 0; k < e->n; k++) {
+        e->w[k].blas = !on;
+        e->w[k].prec.rows = on;
+    }
 }
 
 void ens_encode(infer_ens *e, const batch *src)

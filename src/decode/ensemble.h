@@ -43,6 +43,8 @@ void ens_free(infer_ens *e);
  * chosen per batch (ens_select); replaces the previous ones. Nothing when prec is FP32 and sl
  * NULL: out_step's layer, as before. NMT_ERR_ARG when the CPU lacks prec, NMT_ERR_NOMEM. */
 int ens_output(infer_ens *e, int prec, const struct nmt_shortlist *sl, nmt_err *err);
+/* on: every model's FP32 products compute each row alone (nmt_translate_opts.batch_invariant) */
+void ens_rows(infer_ens *e, int on);
 /* With a shortlist: the set of the batch src, with the target words extra[0..nextra), becomes the
  * scores' columns (e->V, e->vocab, ascending). */
 int ens_select(infer_ens *e, const batch *src, const int *extra, int nextra, nmt_err *err);

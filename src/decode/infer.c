@@ -64,7 +64,8 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *host_src)
     const nmt_config *c = &m->cfg;
     const params *p = &m->p;
     int S = src->B, Tx = src->Tx, hd = w->enc.ndir * c->hid;
-    const bk_precision *was = bk_prec_use(&bk_prec_rows); /* a sentence's encoding, whatever its batch */
+    /* a sentence's encoding, whatever its batch */
+    const bk_precision *was = bk_prec_use(w->blas ? NULL : &bk_prec_rows);
     enc_forward(&w->enc, c, p, src);
     dec_init_state(w->s0, &w->enc, c, p, S, Tx);
     if (has_fertdec(c)) dec_coverage_init(w->d0, w->enc.ex, w->enc.mask, S, Tx, c->emb);
@@ -105,7 +106,7 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     const backend_ops *bk = backend();
     int n = c->hid, me = c->emb, Tx = src->Tx;
     /* the step's products in the decoder's precision (its converted weights), on this thread */
-    const bk_precision *was = bk_prec_use(w->out && w->out->step.n ? &w->prec : &bk_prec_rows);
+    const bk_precision *was = bk_prec_use(w->out && w->out->step.n ? &w->prec : w->blas ? NULL : &bk_prec_rows);
     /* the rows' sentences, previous words and source lengths, uploaded in one copy */
     int *h = w->hidx;
     for (int r = 0; r < H; r++) {

@@ -29,6 +29,8 @@ typedef struct infer_ws {
     const struct out_layer *out; /* the output layer's precision and columns (decode/outlayer.h), or
                                   * NULL: out_step's, FP32 over the whole vocabulary */
     bk_precision prec;   /* with out in lower precision: its step's converted weights (out->step) */
+    int blas;            /* 1: FP32 products by the backend's gemm (the BLAS, whose rows depend on
+                          * their batch); 0 (zeroed): by gemm_rows, each row alone */
 } infer_ws;
 
 /* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)

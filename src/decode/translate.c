@@ -27,7 +27,7 @@ struct nmt_decoder {
 
 nmt_translate_opts nmt_translate_default_opts(void)
 {
-    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1, 1.0, 0, NULL, NULL};
+    nmt_translate_opts o = {12, 1, 3.0, 0, 1, 0, 64, 0, NULL, NMT_PREC_FP32, NULL, 1.0, 0, 0, 1.0, 1, 1.0, 0, NULL, NULL, 1};
     return o;
 }
 
@@ -87,6 +87,7 @@ int nmt_decoder_init_ensemble(nmt_decoder **out, const nmt_model *const *models,
     if (!rc) rc = check_opts(&d->e, o, err);
     if (!rc && !(d->ws = calloc(n, sizeof *d->ws))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     if (!rc) rc = ens_output(&d->e, bk_prec_of(o->precision), o->shortlist, err);
+    if (!rc) ens_rows(&d->e, o->batch_invariant);
     if (rc) {
         nmt_decoder_free(d);
         return rc;
@@ -118,6 +119,7 @@ int nmt_decoder_set_opts(nmt_decoder *d, const nmt_translate_opts *o, nmt_err *e
         ens_output(&d->e, bk_prec_of(d->o.precision), d->o.shortlist, NULL); /* as it was */
         return rc;
     }
+    if (!rc) ens_rows(&d->e, o->batch_invariant);
     if (!rc) d->o = *o; /* the workspace depends on sizes only: it is kept */
     return rc;
 }
@@ -487,7 +489,8 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
     const nmt_model *m = d->e.m[k];
     int S = b->B, rc = net_ws_reserve(&d->ws[k], &m->cfg, S, b->Tx, b->Ty, err);
     if (rc) return rc;
-    const bk_precision *was = bk_prec_use(&bk_prec_rows); /* scores as the search computes them */
+    /* scores as the search computes them */
+    const bk_precision *was = bk_prec_use(d->o.batch_invariant ? &bk_prec_rows : NULL);
     net_forward(&d->ws[k], &m->cfg, &m->p, b, lp);
     bk_prec_use(was);
     double wk = d->e.n == 1 ? 1.0 : d->e.wt[k];

@@ -5,6 +5,7 @@
  * kernel set, whose products round a row otherwise with the number of rows beside it. */
 #include <immintrin.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "backend/cpu/cpu.h"
 
@@ -70,13 +71,28 @@ static void tile_any(int mr, const float *A, long lda, const float *Bp, long ldp
     }
 }
 
-/* B's chunk [k0, k0+kc) x [j0, j0+cols) into the panel, nr floats a row, zeros past cols */
-static const float *panel_fill(int tb, const float *B, long ldb, int k0, int kc, int j0, int cols, int nr)
+/* B's chunk [k0, k0+kc) x [j0, j0+cols) as the tiles read it, rows *ldp floats apart: where it
+ * lies (B not transposed, a whole block, few row tiles to read it: a copy would cost more than it
+ * saves), else copied into the panel, nr floats a row, zeros past cols */
+static const float *panel_fill(int tb, const float *B, long ldb, int k0, int kc, int j0, int cols, int nr, int M,
+                               long *ldp)
 {
+    if (!tb && cols == nr && M <= 24) {
+        *ldp = ldb;
+        return B + (long)k0 * ldb + j0;
+    }
+    *ldp = nr;
+    if (tb) { /* column j of the chunk is row j0 + j of B: read along it, write across */
+        if (cols < nr) memset(panel, 0, sizeof(float) * kc * nr);
+        for (int j = 0; j < cols; j++) {
+            const float *b = B + (long)(j0 + j) * ldb + k0;
+            for (int k = 0; k < kc; k++) panel[k * nr + j] = b[k];
+        }
+        return panel;
+    }
     for (int k = 0; k < kc; k++) {
-        float *p = panel + k * nr;
-        for (int j = 0; j < nr; j++)
-            p[j] = j >= cols ? 0 : tb ? B[(long)(j0 + j) * ldb + k0 + k] : B[(long)(k0 + k) * ldb + j0 + j];
+        memcpy(panel + k * nr, B + (long)(k0 + k) * ldb + j0, sizeof(float) * cols);
+        memset(panel + k * nr + cols, 0, sizeof(float) * (nr - cols));
     }
     return panel;
 }
@@ -87,9 +103,8 @@ static void rows_block(int tb, int M, int K, const float *A, long lda, const flo
 {
     for (int k0 = 0; k0 < K; k0 += KC) {
         int kc = K - k0 < KC ? K - k0 : KC;
-        /* B's rows lie a row of B apart (pages apart for a vocabulary): the copy is read 1 to M/6 times */
-        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, NR);
-        long ldp = NR;
+        long ldp;
+        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, NR, M, &ldp);
         for (int i = 0; i < M; i += MR)
             tile_any(M - i < MR ? M - i : MR, A + i * lda + k0, lda, Bp, ldp, kc, C + i * ldc + j0, ldc, cols,
                      beta0 && k0 == 0);
@@ -99,7 +114,7 @@ static void rows_block(int tb, int M, int K, const float *A, long lda, const flo
 /* ---- the same products with AVX-512: each element's sum in the same order, so the same bits ---- */
 #define T5 __attribute__((target("avx512f")))
 
-static inline __attribute__((always_inline)) T5 void tile5(int mr, const float *A, long lda, const float *Bp, int kc,
+static inline __attribute__((always_inline)) T5 void tile5(int mr, const float *A, long lda, const float *Bp, long ldp, int kc,
                                                            float *C, long ldc, int cols, int first)
 {
     __m512 acc[MR5][2];
@@ -110,7 +125,7 @@ static inline __attribute__((always_inline)) T5 void tile5(int mr, const float *
         acc[r][1] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m1, C + r * ldc + 16);
     }
     for (int k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_load_ps(Bp + k * NR5), b1 = _mm512_load_ps(Bp + k * NR5 + 16);
+        __m512 b0 = _mm512_loadu_ps(Bp + k * ldp), b1 = _mm512_loadu_ps(Bp + k * ldp + 16);
         for (int r = 0; r < mr; r++) {
             __m512 a = _mm512_set1_ps(A[r * lda + k]);
             acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
@@ -123,14 +138,14 @@ static inline __attribute__((always_inline)) T5 void tile5(int mr, const float *
     }
 }
 
-static T5 void tile5_any(int mr, const float *A, long lda, const float *Bp, int kc, float *C, long ldc, int cols,
+static T5 void tile5_any(int mr, const float *A, long lda, const float *Bp, long ldp, int kc, float *C, long ldc, int cols,
                          int first)
 {
     switch (mr) { /* each row count compiled on its own */
-#define CASE5(n) case n: tile5(n, A, lda, Bp, kc, C, ldc, cols, first); break;
+#define CASE5(n) case n: tile5(n, A, lda, Bp, ldp, kc, C, ldc, cols, first); break;
         CASE5(12) CASE5(11) CASE5(10) CASE5(9) CASE5(8) CASE5(7) CASE5(6) CASE5(5) CASE5(4) CASE5(3) CASE5(2)
 #undef CASE5
-    default: tile5(1, A, lda, Bp, kc, C, ldc, cols, first); break;
+    default: tile5(1, A, lda, Bp, ldp, kc, C, ldc, cols, first); break;
     }
 }
 
@@ -139,9 +154,10 @@ static T5 void rows_block5(int tb, int M, int K, const float *A, long lda, const
 {
     for (int k0 = 0; k0 < K; k0 += KC5) {
         int kc = K - k0 < KC5 ? K - k0 : KC5;
-        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, NR5);
+        long ldp;
+        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, NR5, M, &ldp);
         for (int i = 0; i < M; i += MR5)
-            tile5_any(M - i < MR5 ? M - i : MR5, A + i * lda + k0, lda, Bp, kc, C + i * ldc + j0, ldc, cols,
+            tile5_any(M - i < MR5 ? M - i : MR5, A + i * lda + k0, lda, Bp, ldp, kc, C + i * ldc + j0, ldc, cols,
                       beta0 && k0 == 0);
     }
 }
