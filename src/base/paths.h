@@ -1,5 +1,6 @@
-/* paths.h: guards around the files a command writes: no output may be one of its inputs (nor
- * another output), and one training run at a time per model (a lock file). */
+/* paths.h: guards around the files a command writes and the files it must read whole: no output
+ * may be one of its inputs (nor another output), a model is a regular file (never a FIFO to wait
+ * on), and one training run at a time per model (a lock file). */
 #ifndef NMT_PATHS_H
 #define NMT_PATHS_H
 
