@@ -470,7 +470,9 @@ typedef int (*nmt_scorer_fn)(int metric, const char *const *hyps, const char *co
 int nmt_metric_score(int metric, const char *const *hyps, const char *const *refs, int n, double *score, nmt_err *err);
 /* Corpus BLEU as sacreBLEU's BLEU(tokenize=..., lowercase=...) computes it, with exp smoothing,
  * against n_refs reference sets: refs[r][i] is segment i's reference in set r (NULL entries are
- * skipped: a segment with fewer references). The fields are sacreBLEU's BLEUScore's. tokenize:
+ * skipped: a segment with fewer references, as sacreBLEU drops a None reference; a segment whose
+ * every entry is NULL is NMT_ERR_ARG, as sacreBLEU refuses it; an empty string is a reference of
+ * no words, which sacreBLEU would drop too). The fields are sacreBLEU's BLEUScore's. tokenize:
  * "13a" (NULL: sacreBLEU's default), "intl" or "none"; NMT_ERR_ARG for another, NMT_ERR_FORMAT
  * for invalid UTF-8. In libnmt-eval. */
 typedef struct nmt_bleu_result {

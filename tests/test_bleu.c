@@ -122,6 +122,34 @@ static int load_case(const struct tcase *c, char ***hyp, size_t *nh, char **refs
     return k;
 }
 
+/* The same case with one more reference set and a NULL in every segment, in set i % (k + 1) for
+ * segment i (the real references keep their order): a missing reference is skipped, as sacreBLEU
+ * drops a None one, so sacreBLEU's values for the k sets must come out again. */
+static void check_public_gaps(const char *name, const char *const *hyp, const char *const *const *refs, int k, int n,
+                              const bleu_opts *o, const double *want)
+{
+    const char **set[MAX_REFS + 1];
+    int made = 1;
+    for (int r = 0; r <= k; r++) made &= (set[r] = calloc((size_t)n + 1, sizeof *set[r])) != NULL;
+    for (int i = 0; i < n && made; i++)
+        for (int r = 0, from = 0; r <= k; r++) set[r][i] = r == i % (k + 1) ? NULL : refs[from++][i];
+    nmt_bleu_result b;
+    double chrf = -1;
+    nmt_err err = {0};
+    CHECKF(made && nmt_bleu_corpus(hyp, (const char *const *const *)set, k + 1, n, bleu_tokenize_name(o->tokenize),
+                                   o->lowercase, &b, &err) == 0, "%s with gaps: %s", name, err.msg);
+    CHECKF(made && nmt_chrf_corpus(hyp, (const char *const *const *)set, k + 1, n, 0, &chrf, &err) == 0,
+           "%s with gaps: %s", name, err.msg);
+    char what[128];
+    snprintf(what, sizeof what, "%s with a NULL reference a segment: BLEU", name);
+    check_num(made ? b.score : -1, want[0], what);
+    snprintf(what, sizeof what, "%s with a NULL reference a segment: ref_len", name);
+    check_num(made ? (double)b.ref_len : -1, want[8], what);
+    snprintf(what, sizeof what, "%s with a NULL reference a segment: chrF", name);
+    check_num(chrf, want[17], what);
+    for (int r = 0; r <= k; r++) free(set[r]);
+}
+
 /* The public nmt_bleu_corpus and nmt_chrf_corpus (sacreBLEU's fields) on the same case, where
  * its options are theirs (exp smoothing, no effective order): want as in expected.tsv. */
 static void check_public(const char *name, const char *const *hyp, const char *const *const *refs, int k, int n,
@@ -142,6 +170,7 @@ static void check_public(const char *name, const char *const *hyp, const char *c
         snprintf(what, sizeof what, "%s nmt_bleu_corpus field %d", name, j);
         check_num(got[j], want[j], what);
     }
+    check_public_gaps(name, hyp, refs, k, n, o, want);
 }
 
 static void test_corpus_expected(void)
@@ -681,6 +710,12 @@ static void test_public_args(void)
     CHECK(nmt_bleu_corpus(hyp, refs, 0, 1, NULL, 0, &r, &err) == NMT_ERR_ARG);
     CHECK(nmt_chrf_corpus(hyp, refs, 1, -1, 0, &x, &err) == NMT_ERR_ARG);
     CHECK(nmt_bleu_corpus(hyp, refs, 1, 1, "none", 0, &r, &err) == 0 && r.sys_len == 2 && r.counts[1] == 1 && r.totals[2] == 0);
+    /* a segment whose every reference is missing: refused, as sacreBLEU refuses it */
+    const char *hyp2[] = {"a b", "c d"}, *ra[] = {"a b", NULL}, *rb[] = {NULL, NULL};
+    const char *const *gaps[] = {ra, rb};
+    CHECK(nmt_bleu_corpus(hyp2, gaps, 2, 2, NULL, 0, &r, &err) == NMT_ERR_ARG && strstr(err.msg, "segment 1 has no reference"));
+    CHECK(nmt_chrf_corpus(hyp2, gaps, 2, 2, 0, &x, &err) == NMT_ERR_ARG && strstr(err.msg, "segment 1 has no reference"));
+    CHECK(nmt_bleu_corpus(hyp2, gaps, 2, 1, NULL, 0, &r, &err) == 0 && r.sys_len == 2 && r.ref_len == 2);
 }
 
 int main(int argc, char **argv)

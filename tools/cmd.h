@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "base/paths.h"
 #include "nmt.h"
 
 #define NMT_VERSION_STRING "0.4.0"
@@ -43,11 +44,13 @@ const char *blas_kernels_user_pin(void);
 
 /* Flushes and closes stdout with a check, so that a full disk or a closed pipe is reported. */
 int cmd_finish(int rc);
-/* -o FILE: standard output made FILE (created or emptied; cmd_finish checks its end); the exit
- * status, after saying why on failure. */
-int cmd_output_to(const char *cmd, const char *path);
-/* whether paths a and b name one existing file */
-int cmd_same_file(const char *a, const char *b);
+/* -o FILE: standard output made FILE (created or emptied; cmd_finish checks its end), unless FILE
+ * is one of in[0..nin), every file the command reads ("-": the file behind standard input):
+ * refused by path_check_outputs, the rule of every command that writes, before anything is
+ * emptied (CMD_USAGE). The exit status, after saying why on failure. */
+int cmd_output_to(const char *cmd, const char *path, const path_role *in, int nin);
+/* paths[0..n) as inputs named "a model", into in; n */
+int cmd_model_roles(path_role *in, const char *const *paths, int n);
 #define CMD_OUTPUT_OPT(d) OPT_STR("-o --output", d, "FILE", "write to FILE instead of standard output")
 /* "H:MM:SS" of s seconds ("?" when negative) */
 void cmd_hms(char *buf, size_t n, double s);

@@ -357,7 +357,12 @@ int cmd_align(int argc, char **argv)
         fprintf(stderr, "nmt align: error: %s\n", err.msg);
         goto out;
     }
-    if (args.output && cmd_output_to("align", args.output)) goto out;
+    path_role in[3] = {{args.model, "the model"}, {args.src, "the --src file"}, {args.tgt, "the --tgt file"}};
+    int orc = args.output ? cmd_output_to("align", args.output, in, 3) : CMD_OK;
+    if (orc) {
+        rc = orc;
+        goto out;
+    }
     cmd_progress prog;
     cmd_progress_start(&prog, "align", args.progress);
     if (!align_all(d, tp, &S, &T, nsw, ntw, fmt, args.thr, args.model, nmt_model_config(m)->arch, &prog)) rc = CMD_OK;

@@ -96,7 +96,12 @@ int cmd_score(int argc, char **argv)
     nmt_translate_opts o = nmt_translate_default_opts();
     o.batch_invariant = a.invariant;
     nmt_err err;
-    if (!(rc = load_models("score", &a.models)) && !(rc = read_pairs(&a, &S, &T)) && !(rc = a.output ? cmd_output_to("score", a.output) : 0) &&
+    path_role in[MAX_MODELS + 2];
+    int nin = cmd_model_roles(in, a.models.path, a.models.n);
+    in[nin++] = (path_role){a.src, "the --src file"};
+    in[nin++] = (path_role){a.tgt, "the --tgt file"};
+    if (!(rc = load_models("score", &a.models)) && !(rc = read_pairs(&a, &S, &T)) &&
+        !(rc = a.output ? cmd_output_to("score", a.output, in, nin) : 0) &&
         (decoder_of(&d, &a.models, &o, &err) || score_all(d, &S, &T, a.progress, &err))) {
         fprintf(stderr, "nmt score: error: %s\n", err.msg);
         rc = CMD_ERR;

@@ -249,6 +249,19 @@ struct train_vals {
 
 static struct spm_paths spm; /* o keeps pointers into it */
 
+/* -c FILE is read, so no file the run writes may be it (the library checks the others it reads):
+ * OPT_GO, or the exit status after saying why. */
+static int config_not_written(const char *config, const nmt_train_opts *o)
+{
+    path_role in[1] = {{config, "the option file (-c)"}};
+    path_role out[] = {{o->model, "the model"}, {o->checkpoint, "the checkpoint"}, {o->log_tsv, "the training log"},
+                       {o->batch_log, "the batch log"}, {o->cost_log, "the cost log"}, {o->valid_output, "the dev translations"}};
+    nmt_err err;
+    if (!config || !path_check_outputs(in, 1, out, (int)(sizeof out / sizeof *out), &err)) return OPT_GO;
+    fprintf(stderr, "nmt train: error: %s\n", err.msg);
+    return CMD_ERR;
+}
+
 /* The option file, --dump-config and the data options into t; how many. */
 static size_t data_options(opt *t, nmt_train_opts *o, struct train_vals *x)
 {
@@ -479,7 +492,8 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
         fputs(*yaml, stdout);
         return CMD_OK;
     }
-    return apply_options(o, &c, &x);
+    rc = apply_options(o, &c, &x);
+    return rc == OPT_GO ? config_not_written(x.config, o) : rc;
 }
 
 /* Under mpirun: MPI started, o->comm this rank's, and ranks other than 0 quiet (rank 0 reports

@@ -3,8 +3,11 @@
  * as soon as no more input is waiting, so that a user or a program driving the command line
  * line by line gets each answer at once. One output line per input line, in order; an empty
  * line gives an empty line. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "cmd.h"
@@ -283,39 +286,54 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
 }
 
 
+/* Whether path can be read, checked without opening it ("-": standard input, open already): a
+ * FIFO opened and closed here would kill its writer (SIGPIPE) and lose its data, and the real
+ * open later would wait for a writer that is gone; a FIFO is opened once, when its turn comes. */
+static int check_input(const char *path, nmt_err *err)
+{
+    struct stat sb;
+    if (!strcmp(path, "-")) return NMT_OK;
+    if (stat(path, &sb) != 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(sb.st_mode)) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(EISDIR));
+    if (!S_ISFIFO(sb.st_mode) && access(path, R_OK) != 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    return NMT_OK;
+}
+
 /* The inputs: --input FILE, the files given, or standard input; the first opened in st->in (a
- * closed standard input is seen before a file opened later takes its number), the others checked
- * now and left to open in turn. The exit status. */
+ * closed standard input is seen before a file opened later takes its number; a FIFO's open waits
+ * for its writer, which is where its data comes from anyway), the others checked now without
+ * being opened and left to open in turn. The exit status. */
 static int open_inputs(stream *st, const struct translate_args *a, const char **first)
 {
     nmt_err err;
-    linereader r = {0};
     const char *const *files = (const char *const *)a->files;
     *first = a->input ? a->input : a->n_files ? files[0] : "-";
     st->inputs = files + 1;
     st->n_inputs = a->n_files > 1 ? a->n_files - 1 : 0;
-    int rc = open_input(&st->in, *first, &err);
-    for (int i = 0; i < st->n_inputs && !rc; i++) {
-        if (!strcmp(st->inputs[i], "-")) continue;
-        rc = open_input(&r, st->inputs[i], &err);
-        linereader_free(&r);
-    }
+    int rc = NMT_OK;
+    for (int i = 0; i < st->n_inputs && !rc; i++) rc = check_input(st->inputs[i], &err);
+    if (!rc) rc = open_input(&st->in, *first, &err);
     if (!rc) return CMD_OK;
     fprintf(stderr, "nmt translate: error: %s\n", err.msg);
     linereader_free(&st->in);
     return CMD_ERR;
 }
 
-/* -o FILE: the output, refused when it is one of the inputs (it would be emptied first) */
+/* -o FILE: the output, refused when it is any file the command reads (it would be emptied
+ * first): the inputs, standard input's file, the hints files, the models, the lexicon and the
+ * shortlist */
 static int open_output(const struct translate_args *a, const char *first)
 {
     if (!a->output) return CMD_OK;
-    for (int i = -1; i < a->n_files; i++)
-        if (cmd_same_file(i < 0 ? first : a->files[i], a->output)) {
-            fprintf(stderr, "nmt translate: error: --output %s is an input file\n", a->output);
-            return CMD_USAGE;
-        }
-    return cmd_output_to("translate", a->output);
+    path_role in[MAX_INPUTS + MAX_MODELS + 5];
+    int n = cmd_model_roles(in, a->models.path, a->models.n);
+    in[n++] = (path_role){first, "an input file"};
+    for (int i = 1; i < a->n_files; i++) in[n++] = (path_role){a->files[i], "an input file"};
+    in[n++] = (path_role){a->hints.prefix_path, "the --prefix file"};
+    in[n++] = (path_role){a->hints.cons_path, "the --constraints file"};
+    in[n++] = (path_role){a->lexpath, "the --unk-replace table"};
+    in[n++] = (path_role){a->sl.path[0] ? a->sl.path : NULL, "the --shortlist file"};
+    return cmd_output_to("translate", a->output, in, n);
 }
 
 /* The decoders the output needs besides the search's: with an n-best list, an ensemble's models

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,17 +19,23 @@ int cmd_finish(int rc)
     return rc;
 }
 
-int cmd_output_to(const char *cmd, const char *path)
+int cmd_output_to(const char *cmd, const char *path, const path_role *in, int nin)
 {
+    nmt_err err;
+    path_role out = {path, "--output"};
+    if (path_check_outputs(in, nin, &out, 1, &err)) { /* freopen would empty it before it is read */
+        fprintf(stderr, "nmt %s: error: %s\n", cmd, err.msg);
+        return CMD_USAGE;
+    }
     if (freopen(path, "w", stdout)) return CMD_OK;
     fprintf(stderr, "nmt %s: error: --output %s: %s\n", cmd, path, strerror(errno));
     return CMD_ERR;
 }
 
-int cmd_same_file(const char *a, const char *b)
+int cmd_model_roles(path_role *in, const char *const *paths, int n)
 {
-    struct stat sa, sb;
-    return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    for (int k = 0; k < n; k++) in[k] = (path_role){paths[k], "a model"};
+    return n;
 }
 
 void cmd_hms(char *buf, size_t n, double s)

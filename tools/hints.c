@@ -49,7 +49,8 @@ static long append_encoded(cmd_hints *h, int i, const char *s, size_t len, nmt_e
 }
 
 /* The tab-separated fields of line i's hints: with pfx the first is its prefix (may be empty),
- * the others are phrases (not blank). where:lineno names the line in messages. */
+ * the others are phrases (not blank), unless the one field after the prefix is empty (none).
+ * where:lineno names the line in messages. */
 static int read_fields(cmd_hints *h, int i, const char *fields, int pfx, const char *where, long lineno, nmt_err *err)
 {
     long *at = h->at + (size_t)i * SLOTS;
@@ -57,6 +58,9 @@ static int read_fields(cmd_hints *h, int i, const char *fields, int pfx, const c
         const char *tab = strchr(f, '\t');
         size_t len = tab ? (size_t)(tab - f) : strlen(f);
         int k = h->h[i].n_phrases + 1; /* its slot, when a phrase */
+        /* nothing after the prefix's tab: no phrases, as an empty line of a --constraints file
+         * (what `paste in starts terms` writes for a line without terms) */
+        if (!pfx && k == 1 && !tab && len == 0) break;
         if (!pfx && k > NMT_MAX_PHRASES)
             return nmt_fail(err, NMT_ERR_FORMAT, "%s:%ld: more than %d constraint phrases", where, lineno, NMT_MAX_PHRASES);
         if (!pfx && strspn(f, " ") >= len)

@@ -12,6 +12,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/paths.h"
 
 /* A copy of path's directory part ("." when it has none) into a new string. */
 static char *dir_of(const char *path)
@@ -103,8 +104,7 @@ int atomic_open(atomic_file *a, const char *path, nmt_err *err)
      * a link to the current one stays a link), beside which the temporary then lives. */
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (a %s): refusing to replace it", path,
-                        S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device" : "socket");
+        return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (%s): refusing to replace it", path, path_kind(st.st_mode));
     char *target = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL; /* NULL: dangling */
     if (target) path = target;
     atomic_remove_stale(path);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,28 @@ static int same(const ident *a, const ident *b)
 
 static int skip(const path_role *p) { return !p->path || !*p->path || !strcmp(p->path, "-"); }
 
+/* An input "-" as the file behind standard input, when that is a regular file (a terminal or a
+ * pipe cannot be emptied by writing a file); 0 when there is nothing to compare. */
+static int stdin_ident(ident *id)
+{
+    struct stat sb;
+    memset(id, 0, sizeof *id);
+    if (fstat(0, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    id->exists = 1;
+    id->dev = sb.st_dev;
+    id->ino = sb.st_ino;
+    return 1;
+}
+
+/* Input i's ident in *b; 0 when it names nothing to compare */
+static int input_ident(const path_role *in, ident *b)
+{
+    if (in->path && !strcmp(in->path, "-")) return stdin_ident(b);
+    if (skip(in)) return 0;
+    ident_of(in->path, b);
+    return 1;
+}
+
 int path_check_outputs(const path_role *in, int nin, const path_role *out, int nout, nmt_err *err)
 {
     ident a, b;
@@ -51,11 +74,12 @@ int path_check_outputs(const path_role *in, int nin, const path_role *out, int n
         if (skip(&out[o])) continue;
         ident_of(out[o].path, &a);
         for (int i = 0; i < nin; i++) {
-            if (skip(&in[i])) continue;
-            ident_of(in[i].path, &b);
-            if (same(&a, &b))
-                return nmt_fail(err, NMT_ERR_ARG, "%s is both %s (read) and %s (written): refusing to overwrite an input",
-                                out[o].path, in[i].role, out[o].role);
+            if (!input_ident(&in[i], &b) || !same(&a, &b)) continue;
+            if (!strcmp(in[i].path, "-"))
+                return nmt_fail(err, NMT_ERR_ARG, "%s is both %s (read from standard input) and %s (written): refusing to "
+                                "overwrite an input", out[o].path, in[i].role, out[o].role);
+            return nmt_fail(err, NMT_ERR_ARG, "%s is both %s (read) and %s (written): refusing to overwrite an input",
+                            out[o].path, in[i].role, out[o].role);
         }
         for (int k = 0; k < o; k++) {
             if (skip(&out[k])) continue;
@@ -65,6 +89,44 @@ int path_check_outputs(const path_role *in, int nin, const path_role *out, int n
                                 out[k].role, out[o].role);
         }
     }
+    return NMT_OK;
+}
+
+const char *path_kind(unsigned mode)
+{
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : "a socket";
+}
+
+int path_check_regular(const char *path, nmt_err *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (%s)", path, path_kind(sb.st_mode));
+    return NMT_OK;
+}
+
+int path_open_regular(const char *path, int *fd_out, size_t *size, nmt_err *err)
+{
+    *fd_out = -1;
+    int rc = path_check_regular(path, err);
+    if (rc) return rc;
+    /* O_NONBLOCK: a FIFO swapped in since the check is opened at once, and refused below */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode)) rc = nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (%s)", path, path_kind(sb.st_mode));
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX - 1) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_NOMEM, "%s: file too large to hold in memory", path);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* a regular file's reads never wait anyway */
+    *fd_out = fd;
+    *size = (size_t)sb.st_size;
     return NMT_OK;
 }
 
@@ -106,8 +168,12 @@ void path_resolve(const char *path, char *out, size_t cap)
 int path_lock_inode(const char *path, int *fd_out, nmt_err *err)
 {
     *fd_out = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NMT_OK; /* nothing there yet: nothing another name could share */
+    struct stat sb;
+    if (stat(path, &sb) != 0) return NMT_OK; /* nothing there yet: nothing another name could share */
+    if (!S_ISREG(sb.st_mode)) /* opening a FIFO would wait for a writer; no model is written there */
+        return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file (%s)", path, path_kind(sb.st_mode));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NMT_OK;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(fd);

@@ -9,11 +9,17 @@
 #include "eval/chrf.h"
 #include "base/err.h"
 
-/* Segment i's references across the n_refs sets, into row (n_refs pointers). */
-static const char *const *refs_of(const char **row, const char *const *const *refs, int n_refs, int i)
+/* Segment i's references across the n_refs sets, into row (n_refs pointers), NULL entries left
+ * out (a segment with fewer references), as sacreBLEU drops a None reference; *k how many are
+ * left. NMT_ERR_ARG when none is: sacreBLEU refuses a segment without a reference too. */
+static int refs_of(const char **row, int *k, const char *const *const *refs, int n_refs, int i, const char *fn,
+                   nmt_err *err)
 {
-    for (int r = 0; r < n_refs; r++) row[r] = refs[r][i];
-    return row;
+    *k = 0;
+    for (int r = 0; r < n_refs; r++)
+        if (refs[r][i]) row[(*k)++] = refs[r][i];
+    if (*k) return NMT_OK;
+    return nmt_fail(err, NMT_ERR_ARG, "%s: segment %d has no reference (refs[r][%d] is NULL in every set)", fn, i, i);
 }
 
 /* The common checks of the corpus scorers; a row of n_refs pointers in *row (to free). */
@@ -25,10 +31,8 @@ static int corpus_args(const char ***row, const char *const *hyps, const char *c
     if ((n && !hyps) || !refs) return nmt_fail(err, NMT_ERR_ARG, "no hypotheses or references");
     int bad = NMT_ARGS(err, fn, out);
     if (bad || (bad = nmt_strs_null(err, fn, "hyps", hyps, n))) return bad;
-    for (int r = 0; r < n_refs; r++) {
+    for (int r = 0; r < n_refs; r++) /* a set may miss segments (NULL), but not be missing */
         if (!refs[r]) return nmt_fail(err, NMT_ERR_ARG, "%s: refs[%d] is NULL", fn, r);
-        if ((bad = nmt_strs_null(err, fn, "a reference set", refs[r], n))) return bad;
-    }
     if (!(*row = malloc(sizeof **row * (size_t)n_refs))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     return NMT_OK;
 }
@@ -46,7 +50,8 @@ int nmt_bleu_corpus(const char *const *hyps, const char *const *const *refs, int
     bleu_stats st;
     bleu_score s;
     memset(&st, 0, sizeof st);
-    for (int i = 0; i < n && !rc; i++) rc = bleu_add_sentence(&st, hyps[i], refs_of(row, refs, n_refs, i), n_refs, &o, err);
+    for (int i = 0, k; i < n && !rc; i++)
+        if (!(rc = refs_of(row, &k, refs, n_refs, i, "nmt_bleu_corpus", err))) rc = bleu_add_sentence(&st, hyps[i], row, k, &o, err);
     free(row);
     if (rc || (rc = bleu_compute(&s, &st, &o, err))) return rc;
     out->score = s.score;
@@ -69,7 +74,8 @@ int nmt_chrf_corpus(const char *const *hyps, const char *const *const *refs, int
     chrf_stats st;
     memset(&st, 0, sizeof st);
     chrf_opts o = {lowercase, 0}; /* sacreBLEU's CHRF(): characters only */
-    for (int i = 0; i < n && !rc; i++) rc = chrf_add_sentence(&st, hyps[i], refs_of(row, refs, n_refs, i), n_refs, &o, err);
+    for (int i = 0, k; i < n && !rc; i++)
+        if (!(rc = refs_of(row, &k, refs, n_refs, i, "nmt_chrf_corpus", err))) rc = chrf_add_sentence(&st, hyps[i], row, k, &o, err);
     free(row);
     if (!rc) *score = chrf_compute(&st, &o);
     return rc;

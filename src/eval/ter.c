@@ -11,7 +11,9 @@
  * per segment and reference, and a search that reaches that limit applies no further shift.
  * The edit distance only fills a band of +-25 cells (wider for very unequal lengths) around the
  * length-scaled diagonal, so it is not always the true Levenshtein distance: tercom's and
- * sacreBLEU's are not either, and the band is part of what is reproduced. */
+ * sacreBLEU's are not either, and the band is part of what is reproduced. Only the band is
+ * stored (every other cell is INF by definition), so memory is linear in the line lengths: a
+ * 20,000-word pair once took 1.9 GB for the whole matrix. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +42,11 @@ typedef struct ted {
     const uint32_t *ref;
     int nh, nr, beam;
     double ratio;                  /* nr / nh: the slope of the band's diagonal */
-    int32_t *cost;                 /* (nh+1, nr+1): the last full computation's costs */
-    unsigned char *op;             /* (nh+1, nr+1): and the edits that reached them */
+    int *lo, *hi;                  /* (nh+1): row i's band, columns [lo[i], hi[i]) */
+    size_t *off;                   /* (nh+1): where row i's band starts in cost and op */
+    int32_t *cost;                 /* the bands of the last full computation's rows, one after
+                                      another: what lies outside them is INF, never stored */
+    unsigned char *op;             /* and the edits that reached them (outside: OP_UNDEF) */
     int32_t *prev, *cur;           /* (nr+1) each: the rows of a candidate's computation */
     uint32_t *words, *cand, *best; /* (nh) each: current hypothesis, a candidate, the best one */
     int *align;                    /* (nr): the hypothesis position a reference word aligns to */
@@ -51,6 +56,9 @@ typedef struct ted {
 
 static void ted_free(ted *t)
 {
+    free(t->lo);
+    free(t->hi);
+    free(t->off);
     free(t->cost);
     free(t->op);
     free(t->prev);
@@ -64,6 +72,36 @@ static void ted_free(ted *t)
     free(t->trace);
 }
 
+/* Row i's band: the columns within beam of the length-scaled diagonal; row 0 whole (every
+ * reference word inserted), the last row from its band's start to the end, so that (nh, nr) is
+ * reached. The only cells any computation fills: all others are INF. */
+static void band_of(const ted *t, int i, int *lo, int *hi)
+{
+    if (i == 0) {
+        *lo = 0;
+        *hi = t->nr + 1;
+        return;
+    }
+    int diag = (int)floor((double)i * t->ratio);
+    *lo = diag - t->beam > 0 ? diag - t->beam : 0;
+    *hi = diag + t->beam < t->nr + 1 ? diag + t->beam : t->nr + 1;
+    if (i == t->nh) *hi = t->nr + 1;
+    if (*hi < *lo) *hi = *lo;
+}
+
+/* Every row's band and where it is stored; the cells of all bands, about (nh+1) * 2 * beam + nr:
+ * linear in the lengths, where the whole matrix would be their product. */
+static size_t band_layout(ted *t)
+{
+    size_t cells = 0;
+    for (int i = 0; i <= t->nh; i++) {
+        band_of(t, i, &t->lo[i], &t->hi[i]);
+        t->off[i] = cells;
+        cells += (size_t)(t->hi[i] - t->lo[i]);
+    }
+    return cells;
+}
+
 static int ted_init(ted *t, const uint32_t *hyp, int nh, const uint32_t *ref, int nr)
 {
     memset(t, 0, sizeof *t);
@@ -73,9 +111,13 @@ static int ted_init(ted *t, const uint32_t *hyp, int nh, const uint32_t *ref, in
     t->ratio = nh > 0 ? (double)nr / (double)nh : 1.0;
     /* so that a steep diagonal still overlaps the previous row's band */
     t->beam = BEAM_WIDTH < t->ratio / 2 ? (int)ceil(t->ratio / 2 + BEAM_WIDTH) : BEAM_WIDTH;
-    size_t cells = ((size_t)nh + 1) * ((size_t)nr + 1), h = (size_t)nh + 1, r = (size_t)nr + 1;
-    t->cost = malloc(cells * sizeof *t->cost);
-    t->op = malloc(cells);
+    size_t h = (size_t)nh + 1, r = (size_t)nr + 1;
+    t->lo = malloc(h * sizeof *t->lo);
+    t->hi = malloc(h * sizeof *t->hi);
+    t->off = malloc(h * sizeof *t->off);
+    size_t cells = t->lo && t->hi && t->off ? band_layout(t) : 0;
+    t->cost = malloc((cells ? cells : 1) * sizeof *t->cost);
+    t->op = malloc(cells ? cells : 1);
     t->prev = malloc(r * sizeof *t->prev);
     t->cur = malloc(r * sizeof *t->cur);
     t->words = malloc(h * sizeof *t->words);
@@ -85,7 +127,7 @@ static int ted_init(ted *t, const uint32_t *hyp, int nh, const uint32_t *ref, in
     t->herr = malloc(h);
     t->rerr = malloc(r);
     t->trace = malloc(h + r);
-    if (!t->cost || !t->op || !t->prev || !t->cur || !t->words || !t->cand || !t->best || !t->align ||
+    if (!t->lo || !t->hi || !t->off || !t->cost || !t->op || !t->prev || !t->cur || !t->words || !t->cand || !t->best || !t->align ||
         !t->herr || !t->rerr || !t->trace) {
         ted_free(t);
         return -1;
@@ -96,62 +138,71 @@ static int ted_init(ted *t, const uint32_t *hyp, int nh, const uint32_t *ref, in
 
 /* ======================= banded edit distance ======================= */
 
-/* Row i (1..nh) of the matrix for hypothesis word w, from row i-1 (prev): only the band's cells
- * are computed, the rest stay INF; the last row is computed whole so that (nh, nr) is reached.
- * op may be NULL when only costs are wanted. */
+/* Cell j of a row whose band [lo, hi) is stored from row[0]: INF outside it. */
+static int32_t cell(const int32_t *row, int lo, int hi, int j)
+{
+    return j >= lo && j < hi ? row[j - lo] : INF;
+}
+
+/* Row i (1..nh) of the matrix for hypothesis word w into cur (its band, from cur[0]), from row
+ * i-1 (prev, its band from prev[0]): only the band's cells are computed, every other cell is INF.
+ * op (the same layout as cur) may be NULL when only costs are wanted. */
 static void fill_row(const ted *t, int32_t *cur, unsigned char *op, const int32_t *prev, uint32_t w, int i)
 {
-    int diag = (int)floor((double)i * t->ratio);
-    int lo = diag - t->beam > 0 ? diag - t->beam : 0;
-    int hi = diag + t->beam < t->nr + 1 ? diag + t->beam : t->nr + 1;
-    if (i == t->nh) hi = t->nr + 1;
-    for (int j = 0; j <= t->nr; j++) cur[j] = INF;
-    if (op) memset(op, OP_UNDEF, (size_t)t->nr + 1);
+    int lo = t->lo[i], hi = t->hi[i], plo = t->lo[i - 1], phi = t->hi[i - 1];
     for (int j = lo; j < hi; j++) {
         if (j == 0) {
-            cur[0] = prev[0] + 1;
+            cur[0] = cell(prev, plo, phi, 0) + 1;
             if (op) op[0] = OP_DEL;
             continue;
         }
         int sub = w != t->ref[j - 1];
-        int32_t c[3] = {prev[j - 1] + sub, prev[j] + 1, cur[j - 1] + 1};
+        int32_t c[3] = {cell(prev, plo, phi, j - 1) + sub, cell(prev, plo, phi, j) + 1, (j - 1 >= lo ? cur[j - 1 - lo] : INF) + 1};
         unsigned char o[3] = {sub ? OP_SUB : OP_NOP, OP_DEL, OP_INS};
+        int32_t best = INF;
+        unsigned char bo = OP_UNDEF;
         for (int k = 0; k < 3; k++) {
-            if (cur[j] > c[k]) { /* strictly: the first cheapest in o's order wins */
-                cur[j] = c[k];
-                if (op) op[j] = o[k];
+            if (best > c[k]) { /* strictly: the first cheapest in o's order wins */
+                best = c[k];
+                bo = o[k];
             }
         }
+        cur[j - lo] = best;
+        if (op) op[j - lo] = bo;
     }
 }
 
 /* The matrix for t->words, kept for the alignment and for candidates' shared prefixes. */
 static int32_t full_distance(ted *t)
 {
-    size_t r = (size_t)t->nr + 1;
     for (int j = 0; j <= t->nr; j++) {
         t->cost[j] = j; /* every reference word inserted */
         t->op[j] = OP_INS;
     }
     for (int i = 1; i <= t->nh; i++)
-        fill_row(t, t->cost + (size_t)i * r, t->op + (size_t)i * r, t->cost + (size_t)(i - 1) * r,
-                 t->words[i - 1], i);
-    return t->cost[(size_t)t->nh * r + (size_t)t->nr];
+        fill_row(t, t->cost + t->off[i], t->op + t->off[i], t->cost + t->off[i - 1], t->words[i - 1], i);
+    return cell(t->cost + t->off[t->nh], t->lo[t->nh], t->hi[t->nh], t->nr);
 }
 
 /* The distance of w, whose first p words are t->words' (so rows 0..p are the matrix's). */
 static int32_t candidate_distance(ted *t, const uint32_t *w, int p)
 {
-    size_t r = (size_t)t->nr + 1;
-    if (p == t->nh) return t->cost[(size_t)t->nh * r + (size_t)t->nr];
-    memcpy(t->prev, t->cost + (size_t)p * r, r * sizeof *t->prev);
+    if (p == t->nh) return cell(t->cost + t->off[t->nh], t->lo[t->nh], t->hi[t->nh], t->nr);
+    const int32_t *prev = t->cost + t->off[p];
     for (int i = p + 1; i <= t->nh; i++) {
-        fill_row(t, t->cur, NULL, t->prev, w[i - 1], i);
-        int32_t *x = t->prev;
+        fill_row(t, t->cur, NULL, prev, w[i - 1], i);
+        int32_t *x = t->prev; /* the row just filled becomes the one read */
         t->prev = t->cur;
         t->cur = x;
+        prev = t->prev;
     }
-    return t->prev[t->nr];
+    return cell(t->prev, t->lo[t->nh], t->hi[t->nh], t->nr);
+}
+
+/* The edit that reached cell (i, j): OP_UNDEF outside row i's band */
+static unsigned char op_at(const ted *t, int i, int j)
+{
+    return j >= t->lo[i] && j < t->hi[i] ? t->op[t->off[i] + (size_t)(j - t->lo[i])] : OP_UNDEF;
 }
 
 /* From the matrix's edits: which words are unmatched, and where each reference word aligns
@@ -159,10 +210,10 @@ static int32_t candidate_distance(ted *t, const uint32_t *w, int p)
  * to the hypothesis word before it, -1 at the start). */
 static void align_words(ted *t)
 {
-    size_t r = (size_t)t->nr + 1, k = 0;
+    size_t k = 0;
     int i = t->nh, j = t->nr;
     while (i > 0 || j > 0) {
-        unsigned char o = t->op[(size_t)i * r + (size_t)j];
+        unsigned char o = op_at(t, i, j);
         t->trace[k++] = o;
         if (o == OP_NOP || o == OP_SUB) i--, j--;
         else if (o == OP_INS) j--;
@@ -269,8 +320,9 @@ static shift best_shift(ted *t, int32_t pre, int *checked)
 {
     shift best = {0, 0, 0, 0, 0};
     for (int sh = 0; sh < t->nh; sh++) {
-        for (int sr = 0; sr < t->nr; sr++) {
-            if (abs(sr - sh) > MAX_SHIFT_DIST) continue;
+        /* only reference positions within MAX_SHIFT_DIST, in the same order as a scan of all */
+        int sr_end = sh + MAX_SHIFT_DIST < t->nr - 1 ? sh + MAX_SHIFT_DIST : t->nr - 1;
+        for (int sr = sh - MAX_SHIFT_DIST > 0 ? sh - MAX_SHIFT_DIST : 0; sr <= sr_end; sr++) {
             for (int len = 0; len < MAX_SHIFT_SIZE && t->words[sh + len] == t->ref[sr + len];) {
                 len++;
                 int before = *checked;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/paths.h"
 #include "io/st_internal.h"
 
 void st_free(st_file *f)
@@ -62,30 +63,6 @@ int st_load_mem(st_file **out, const void *buf, size_t len, const char *name_for
     if (len) memcpy(f->buf, buf, len);
     f->len = len;
     return finish_load(out, f, err);
-}
-
-/* Opens path as a regular file no larger than memory can index; *fd and *size on success. */
-static int open_regular(const char *path, int *fd_out, size_t *size, nmt_err *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return nmt_fail(err, NMT_ERR_IO, "%s: not a regular file", path);
-    }
-    if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX - 1) {
-        close(fd);
-        return nmt_fail(err, NMT_ERR_NOMEM, "%s: file too large to hold in memory", path);
-    }
-    *fd_out = fd;
-    *size = (size_t)sb.st_size;
-    return NMT_OK;
 }
 
 /* n bytes at offset at of fd; 0, or -1 with errno (0 when the file ended first) */
@@ -140,7 +117,7 @@ int st_open(st_file **out, const char *path, nmt_err *err)
     *out = NULL;
     int fd = -1, rc;
     size_t size = 0;
-    if ((rc = open_regular(path, &fd, &size, err))) return rc;
+    if ((rc = path_open_regular(path, &fd, &size, err))) return rc;
     /* the header length, then as much of the header as the checks of st_parse_file let it read */
     unsigned char len8[8] = {0};
     if (size >= 8 && read_at(fd, len8, 8, 0)) {
@@ -168,7 +145,7 @@ int st_load(st_file **out, const char *path, nmt_err *err)
     *out = NULL;
     int fd = -1, rc;
     size_t size = 0;
-    if ((rc = open_regular(path, &fd, &size, err))) return rc;
+    if ((rc = path_open_regular(path, &fd, &size, err))) return rc;
     st_file *f = file_read(path, fd, size, &rc, err);
     if (!f) return rc;
     close(f->fd); /* all of it is in memory */

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
+#include "base/paths.h"
 #include "data/vocab.h"
 #include "data/pipeline.h"
 #include "data/subword.h"
@@ -45,8 +47,16 @@ nmt_text_opts train_opts_stages(const nmt_train_opts *o, int side)
 static int load_model_file(spm **out, const char *path, nmt_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    /* a model, read once per side that names it: a FIFO would wait for ever the second time */
+    int fd;
+    size_t size;
+    int rc = path_open_regular(path, &fd, &size, err);
+    if (rc) return rc;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0, got;
     do {
@@ -59,7 +69,7 @@ static int load_model_file(spm **out, const char *path, nmt_err *err)
     } while (got > 0);
     int bad = ferror(f);
     fclose(f);
-    int rc = bad ? nmt_fail(err, NMT_ERR_IO, "%s: read error", path) : spm_load(out, buf, len, path, err);
+    rc = bad ? nmt_fail(err, NMT_ERR_IO, "%s: read error", path) : spm_load(out, buf, len, path, err);
     free(buf);
     return rc;
 }

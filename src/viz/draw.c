@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "base/err.h"
+#include "base/paths.h"
 #include "text/unicode.h"
 #include "viz/canvas.h"
 #include "viz/draw.h"
@@ -29,10 +31,10 @@ static int load_config(FcConfig **out, const char *path, char **family, nmt_err 
 {
     *out = NULL;
     *family = NULL;
-    if (path) { /* fontconfig says only "no": find out why first */
-        FILE *f = fopen(path, "rb");
-        if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-        fclose(f);
+    if (path) { /* fontconfig says only "no": find out why first, without opening (a FIFO would wait) */
+        int rc = path_check_regular(path, err);
+        if (rc) return rc;
+        if (access(path, R_OK) != 0) return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
     }
     FcConfig *cfg = FcInitLoadConfigAndFonts();
     if (!cfg) return nmt_fail(err, NMT_ERR_IO, "fontconfig: cannot load its configuration");

@@ -233,6 +233,15 @@ if command -v python3 >/dev/null 2>&1; then
     check "ter_check.py wrote 6 cases" [ "$(wc -l <"$tmp/tc.want")" -eq 6 ]
 fi
 
+# TER's memory is linear in the line lengths (only the edit distance's band is stored): one
+# 20,000-word pair under an 800 MB data limit (OpenBLAS takes about 150 MB at start-up), where
+# the whole matrix took 2 GB. Every 10th word is one the reference lacks: 2,000 substitutions,
+# no shift can help, TER 10 exactly.
+awk 'BEGIN { for (i = 1; i <= 20000; i++) { e = i < 20000 ? " " : "\n"; printf "w%d%s", i % 997, e
+    printf "%s%s", i % 10 ? "w" i % 997 : "zz", e > "/dev/stderr" } }' >"$tmp/long.ref" 2>"$tmp/long.hyp"
+(ulimit -d 800000 && "$bin" bleu -m ter -b -i "$tmp/long.hyp" "$tmp/long.ref") >"$tmp/out" 2>"$tmp/err" </dev/null
+check "TER of a 20,000-word pair within 800 MB: 10.0000 (got '$(cat "$tmp/out")' $(head -c 200 "$tmp/err"))" out_is 10.0000
+
 # The hypothesis-first order of before: never the same score without a word.
 run -i hyps/perturbed.fr refs/ref.fr
 want=$(cat "$tmp/out")

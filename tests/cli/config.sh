@@ -150,4 +150,12 @@ printf 'valid-metrics:\n  - bogus\n  - bleu\n' > "$T/l3.yaml"
 expect_fail "a bad first metric" 1 "value is from .*l3.yaml:2" "$NMT_BIN" train -c "$T/l3.yaml"
 printf 'valid-metrics:\n  - bleu\n  - bogus\n' > "$T/l2.yaml"
 expect_fail "a bad second metric" 1 "l2.yaml:3: valid-metrics 'bogus': expected ppl" "$NMT_BIN" train -c "$T/l2.yaml"
+# the option file is read: no file the run writes may be it (--cost-log once emptied it)
+printf 'max-updates: 1\nthreads: 1\n' > "$T/self.yaml"
+cp "$T/self.yaml" "$T/self.keep"
+expect_fail "-c FILE as the cost log" 1 "self.yaml is both the option file \(-c\) \(read\) and the cost log" \
+    "$NMT_BIN" train -c "$T/self.yaml" --src "$T/s" --tgt "$T/t" --model "$T/self.nmt" --cost-log "$T/self.yaml"
+expect_fail "-c FILE as the model" 1 "self.yaml is both the option file \(-c\) \(read\) and the model" \
+    "$NMT_BIN" train -c "$T/self.yaml" --src "$T/s" --tgt "$T/t" --model "$T/self.yaml" --overwrite
+check "the option file is whole" cmp -s "$T/self.yaml" "$T/self.keep"
 finish config

@@ -62,6 +62,13 @@ paste -d'\t' "$T/op" "$T/sc" | awk -F'\t' '{ split($1, f, / \|\|\| /); d = f[2] 
 $TR --beam 5 --prefix "$T/pfx" --constraints "$T/terms" < "$T/in" > "$T/both"
 paste "$T/in" "$T/pfx" "$T/terms" | $TR --beam 5 --hints-in-input > "$T/both.in"
 cmp -s "$T/both" "$T/both.in" && ok || bad "--hints-in-input differs from --prefix with --constraints"
+# lines without terms: paste leaves an empty last field, which means none, as the file's empty line
+awk 'NR % 3 { print; next } { print "" }' "$T/terms" > "$T/terms_gap"
+$TR --beam 5 --prefix "$T/pfx" --constraints "$T/terms_gap" < "$T/in" > "$T/gap"
+paste "$T/in" "$T/pfx" "$T/terms_gap" | $TR --beam 5 --hints-in-input > "$T/gap.in" 2> "$T/gap.err"
+[ -s "$T/gap" ] && cmp -s "$T/gap" "$T/gap.in" && ok || bad "paste with lines without terms differs from the files: $(head -c 300 "$T/gap.err")"
+expect_fail "a tab after the last phrase" 1 "stdin:2: constraint phrase 2 is empty" \
+    sh -c "printf 'a man .\\t\\tun\\nthe dog .\\t\\tun\\t\\n' | $TR --hints-in-input"
 sh scripts/constraints_met.sh "$T/terms" "$T/both" > "$T/metboth"
 read -r _ n _ m _ h _ a < "$T/metboth"
 [ "$m" -eq "$n" ] && ok || bad "prefix and constraints: $(cat "$T/metboth")"

@@ -62,5 +62,15 @@ grep -q "clip 1, dropout 0.5," "$T/log" && ! grep -Eq "^(label smoothing|tied|in
 expect_fail "preset hour, sizes apart" 1 "tied embeddings need .*--no-tied-embeddings" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --overwrite --preset hour --emb 16 --maxout 8
 check "preset paper" "$NMT_BIN" train --preset paper --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --overwrite $SMALL 2> "$T/log"
 grep -q "optimizer adadelta (lr 1), clip 1, dropout 0," "$T/log" && ok || bad "preset paper: $(grep optimizer "$T/log")"
+# a FIFO where a model or checkpoint is read (or the model's lock is taken) is refused at once;
+# opening it waited for ever, SIGTERM included
+mkfifo "$T/fifo"
+TINY="--emb 4 --hid 4 --att 4 --maxout 2 --max-updates 2"
+# shellcheck disable=SC2086
+for args in "--model $T/fifo --vocab 10" "--model $T/mf --resume $T/fifo --vocab 10" \
+    "--model $T/mf --pretrained-model $T/fifo --vocab 10" "--model $T/mf --spm-model $T/fifo"; do
+    expect_fail "FIFO: $args" 1 "fifo: not a regular file \(a FIFO\)" timeout -s KILL 30 "$NMT_BIN" train --src "$T/s3" \
+        --tgt "$T/t3" $args $TINY
+done
 check "help" "$NMT_BIN" train --help > /dev/null
 finish train_errors

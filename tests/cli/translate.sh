@@ -170,7 +170,42 @@ $TR --n-best 2 "$T/v6" - "$T/v5" < "$T/in5" > "$T/o3" 2> "$T/o3.err"
 cat "$T/v6" "$T/in5" "$T/v5" | $TR --n-best 2 > "$T/o3_want"
 cmp -s "$T/o3" "$T/o3_want" && tail -n 1 "$T/o3" | grep -q '^21 ||| ' && ok || bad "three inputs differ from their concatenation"
 [ -s "$T/o3.err" ] && bad "a progress line without --progress off a terminal: $(cat "$T/o3.err")" || ok
-expect_fail "output is an input" 2 "--output .*v6 is an input file" $TR -o "$T/v6" "$T/v6"
+expect_fail "output is an input" 2 "v6 is both an input file \(read\) and --output" $TR -o "$T/v6" "$T/v6"
+# -o is refused (exit 2, the file untouched) when it names any file the command reads: the hints
+# files, the model, the file behind standard input, a hard link to an input; score's and align's too
+refused() {
+    rf_file=$1; shift
+    cp "$rf_file" "$T/rf_before"
+    expect_fail "-o over $(basename "$rf_file"): $*" 2 "is both .* refusing to overwrite an input" "$@"
+    cmp -s "$rf_file" "$T/rf_before" && ok || bad "-o over $rf_file changed it: $*"
+}
+printf 'un\n\n\n\n\n\n' > "$T/hint6"
+refused "$T/hint6" $TR --constraints "$T/hint6" -o "$T/hint6" "$T/v6"
+refused "$T/hint6" $TR --prefix "$T/hint6" -o "$T/hint6" "$T/v6"
+refused "$T/m.nmt" $TR -o "$T/m.nmt" "$T/v6"
+refused "$T/v6" sh -c "$TR -o '$T/v6' < '$T/v6'"
+ln "$T/v6" "$T/v6.link"
+refused "$T/v6" $TR -o "$T/v6.link" - "$T/v5" < "$T/v6"
+for f in "$T/v6" "$T/hyp" "$T/m.nmt"; do
+    refused "$f" "$NMT_BIN" score --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" -o "$f"
+    refused "$f" "$NMT_BIN" align --model "$T/m.nmt" --src "$T/v6" --tgt "$T/hyp" -o "$f"
+done
+# a FIFO as the model is refused at once (opening it waited for ever); a FIFO among the inputs is
+# opened once, when its turn comes, and read whole (an early check opened and closed it, which
+# killed its writer and left the real open waiting for ever)
+mkfifo "$T/fifo"
+expect_fail "--model FIFO" 1 "fifo: not a regular file \(a FIFO\)" timeout -s KILL 30 $TR --model "$T/fifo" "$T/v6"
+expect_fail "vocab --model FIFO" 1 "fifo: not a regular file \(a FIFO\)" timeout -s KILL 30 "$NMT_BIN" vocab --model "$T/fifo"
+expect_fail "train --model FIFO" 1 "fifo: not a regular file \(a FIFO\)" timeout -s KILL 30 "$NMT_BIN" train --src "$T/v6" \
+    --tgt "$T/v6" --model "$T/fifo" --max-updates 1
+(cat "$T/v5" > "$T/fifo"; echo "$?" > "$T/fifo.rc") &
+writer=$!
+timeout -s KILL 60 $TR --n-best 2 "$T/v6" "$T/fifo" - < "$T/in5" > "$T/o_fifo" 2> "$T/o_fifo.err"
+kill -0 "$writer" 2> /dev/null && timeout 10 cat "$T/fifo" > /dev/null # a writer left waiting: let it end
+wait "$writer"
+cat "$T/v6" "$T/v5" "$T/in5" | $TR --n-best 2 > "$T/o_fifo_want"
+cmp -s "$T/o_fifo" "$T/o_fifo_want" && [ "$(cat "$T/fifo.rc")" = 0 ] && ok ||
+    bad "a FIFO among the inputs: writer exit $(cat "$T/fifo.rc"), $(head -c 300 "$T/o_fifo.err")"
 expect_fail "a missing second input" 1 "nope: No such file" $TR "$T/v6" "$T/nope"
 expect_fail "--input and files" 2 "not both" $TR --input "$T/v6" "$T/v5"
 $TR --progress < "$T/in5" > /dev/null 2> "$T/prog"
