@@ -318,7 +318,7 @@ typedef struct nmt_translate_opts {
      * of its batch, the batch size or the thread count (FP32 and int8; not with a shortlist, whose
      * words are its batch's): every FP32 product's rows are computed alone (docs/CLI.md, "A
      * sentence's translation does not depend on its batch"). 0: the BLAS's products, faster on
-     * AVX-512 CPUs (1.15x at beam 12, 1.5x at beam 1 against oneDNN's there; slower than
+     * AVX-512 CPUs (on costs 1.16x at beam 12, 1.44x at beam 1 against oneDNN there; off is slower than
      * nmt's own on AVX2-only CPUs), whose last bits depend on the rows beside a row. */
     int batch_invariant;
 } nmt_translate_opts;
