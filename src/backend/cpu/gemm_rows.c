@@ -97,19 +97,6 @@ static const float *panel_fill(int tb, const float *B, long ldb, int k0, int kc,
     return panel;
 }
 
-/* one block of NR columns, every row, every chunk of k in order */
-static void rows_block(int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
-                         long ldc, int j0, int cols, int beta0)
-{
-    for (int k0 = 0; k0 < K; k0 += KC) {
-        int kc = K - k0 < KC ? K - k0 : KC;
-        long ldp;
-        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, NR, M, &ldp);
-        for (int i = 0; i < M; i += MR)
-            tile_any(M - i < MR ? M - i : MR, A + i * lda + k0, lda, Bp, ldp, kc, C + i * ldc + j0, ldc, cols,
-                     beta0 && k0 == 0);
-    }
-}
 
 /* ---- the same products with AVX-512: each element's sum in the same order, so the same bits ---- */
 #define T5 __attribute__((target("avx512f")))
@@ -149,16 +136,20 @@ static T5 void tile5_any(int mr, const float *A, long lda, const float *Bp, long
     }
 }
 
-static T5 void rows_block5(int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
-                             long ldc, int j0, int cols, int beta0)
+/* one block of nr columns (the form's), every row, every chunk of k in order */
+static void rows_block(int wide, int tb, int M, int K, const float *A, long lda, const float *B, long ldb, float *C,
+                       long ldc, int j0, int cols, int beta0)
 {
-    for (int k0 = 0; k0 < K; k0 += KC5) {
-        int kc = K - k0 < KC5 ? K - k0 : KC5;
+    int kcmax = wide ? KC5 : KC, nr = wide ? NR5 : NR, mr = wide ? MR5 : MR;
+    for (int k0 = 0; k0 < K; k0 += kcmax) {
+        int kc = K - k0 < kcmax ? K - k0 : kcmax;
         long ldp;
-        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, NR5, M, &ldp);
-        for (int i = 0; i < M; i += MR5)
-            tile5_any(M - i < MR5 ? M - i : MR5, A + i * lda + k0, lda, Bp, ldp, kc, C + i * ldc + j0, ldc, cols,
-                      beta0 && k0 == 0);
+        const float *Bp = panel_fill(tb, B, ldb, k0, kc, j0, cols, nr, M, &ldp);
+        for (int i = 0; i < M; i += mr) {
+            int r = M - i < mr ? M - i : mr, first = beta0 && k0 == 0;
+            if (wide) tile5_any(r, A + i * lda + k0, lda, Bp, ldp, kc, C + i * ldc + j0, ldc, cols, first);
+            else tile_any(r, A + i * lda + k0, lda, Bp, ldp, kc, C + i * ldc + j0, ldc, cols, first);
+        }
     }
 }
 
@@ -215,8 +206,7 @@ void cpu_gemm_rows(int ta, int tb, int M, int N, int K, const real *A, int lda, 
 #pragma omp parallel for schedule(static) if (team)
     for (int b = 0; b < blocks; b++) {
         int j0 = b * nr, cols = N - j0 < nr ? N - j0 : nr;
-        if (wide) rows_block5(tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
-        else rows_block(tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
+        rows_block(wide, tb, M, K, A, lda, B, ldb, C, ldc, j0, cols, beta == 0);
     }
 #endif
 }
