@@ -229,8 +229,8 @@ static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], do
 {
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
-    /* t->G is all zeros here: calloc'd, then zeroed by every optim_step */
-    bk_precision pr = {NULL, t->mix};
+    /* t->G is all zeros here: zeroed when made, then by every optim_step */
+    bk_precision pr = {NULL, t->mix, 0};
     const bk_precision *was = bk_prec_use(&pr);
     double nll = net_forward(&t->ws, &t->m->cfg, &t->m->p, b, NULL);
     long tok = 0;

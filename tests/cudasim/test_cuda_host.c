@@ -7,7 +7,9 @@
  * their copies ran), a parallel loop whose threads' kernels are done when it returns. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "backend/backend.h"
 #include "base/err.h"
@@ -73,9 +75,14 @@ static void big_copy(void)
     free(back);
 }
 
+static atomic_int seen; /* bit t: the loop's thread t has taken a slice */
+
 static void double_slice(void *ctx, long lo, long hi, int thread)
 {
-    (void)thread;
+    /* a missing wait shows only on the other thread's stream, and on a busy machine the caller
+     * could take every slice before that thread starts: each waits (2 s at most) for the other */
+    atomic_fetch_or(&seen, 1 << (thread & 1));
+    for (int i = 0; i < 2000 && atomic_load(&seen) != 3; i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
     real *d = (real *)ctx + lo;
     backend()->add_rows(d, (int)(hi - lo), d, (int)(hi - lo), d, (int)(hi - lo), 1, (int)(hi - lo));
 }
@@ -90,6 +97,7 @@ static void loop_order(void)
     real *d = k->alloc(sizeof h);
     NMT_ASSERT(d);
     k->copy_in(d, h, sizeof h);
+    atomic_store(&seen, 0);
     k->parallel_for(M, 256, 2, double_slice, d);
     k->copy_out(back, d, sizeof back);
     int bad = 0;
