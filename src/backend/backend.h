@@ -142,7 +142,7 @@ typedef struct backend_ops {
                  real beta, real *C, int ldc);
     /* gemm's contract with every row of C computed alone: its bits depend on that row of A and on
      * B, not on M or on the rows beside it (decoding's products: a sentence is translated the same
-     * in any batch, docs/CLI.md "Batches"). NULL: gemm already is (or the backend cannot be). */
+     * in any batch: docs/CLI.md, "A sentence's translation does not depend on its batch"). NULL: gemm already is (or the backend cannot be). */
     void (*gemm_rows)(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
                       real beta, real *C, int ldc);
     /* C[N] += the sum of the M rows of A (stride lda) */

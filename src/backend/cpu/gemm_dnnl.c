@@ -329,18 +329,21 @@ static dnnl_status_t matmul_run(bk_qws *w, const void *act, int M, const bk_qmat
 /* int8: each row of A in steps of its own s_m = max_k |A[m,k]| / 127, so that a row's product
  * does not depend on the rows beside it (a sentence translates the same in any batch), and
  * C = (s_n Σ_k q(A)[m,k] q(W)[k,n]) s_m (+ C), rounded in that order on both kernels. oneDNN
- * takes scales by column only: its rows get theirs here, a chunk at a time through tmp. */
-static void int8_rows(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, int beta, real *C, int ldc)
+ * takes scales by column only: its rows get theirs here, a chunk at a time through tmp.
+ * -1, nothing written, when a row holds a NaN or an infinity. */
+static int int8_rows(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q, int beta, real *C, int ldc)
 {
     int ld = q->pk.w ? q->pk.Kp : q->K, zero = q->pk.w || q->u8 ? U8_ZERO : 0;
     for (int m = 0; m < M; m++) {
         float a = rows_absmax(A + (size_t)m * lda, lda, 1, q->K);
+        if (!isfinite(a)) return -1;
         w->rsc[m] = a > 0 ? a / 127 : 1;
-        quant_rows((uint8_t *)w->a + (size_t)m * ld, A + (size_t)m * lda, lda, 1, q->K, ld, 1 / w->rsc[m], zero);
     }
+    for (int m = 0; m < M; m++)
+        quant_rows((uint8_t *)w->a + (size_t)m * ld, A + (size_t)m * lda, lda, 1, q->K, ld, 1 / w->rsc[m], zero);
     if (q->pk.w) {
         qu8_gemm(&q->pk, M, w->a, ld, q->scale, w->rsc, beta, C, ldc);
-        return;
+        return 0;
     }
     for (int n = 0; n < q->N; n++) w->osc[n] = q->scale[n];
     for (int m0 = 0; m0 < M; m0 += w->trows) {
@@ -353,6 +356,7 @@ static void int8_rows(bk_qws *w, int M, const real *A, int lda, const bk_qmat *q
             for (int n = 0; n < q->N; n++) c[n] = beta ? t[n] * s + c[n] : t[n] * s;
         }
     }
+    return 0;
 }
 #endif
 
@@ -362,12 +366,8 @@ static void lowp_qgemm(bk_qws *w, int M, const real *A, int lda, const bk_qmat *
     if (M <= 0) return;
 #ifndef NMT_REAL_DOUBLE
     NMT_ASSERT(M <= w->rows && q->K <= w->K && q->N <= w->N);
-    float m = q->prec != BK_PREC_F32 ? rows_absmax(A, lda, M, q->K) : 0;
-    if (q->prec != BK_PREC_F32 && isfinite(m)) {
-        if (q->prec == BK_PREC_INT8) {
-            int8_rows(w, M, A, lda, q, beta != 0, C, ldc);
-            return;
-        }
+    if (q->prec == BK_PREC_INT8 && !int8_rows(w, M, A, lda, q, beta != 0, C, ldc)) return;
+    if (q->prec == BK_PREC_BF16 && isfinite(rows_absmax(A, lda, M, q->K))) {
         dnnl_cpu_bf16_rows(w->a, A, lda, M, q->K);
         dnnl_status_t st = matmul_run(w, w->a, M, q, beta != 0, C, ldc);
         NMT_ASSERT(st == dnnl_success); /* shapes and memory were settled at init */
