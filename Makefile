@@ -80,7 +80,7 @@ ifeq ($(NVCC),)
 $(error CUDA=1, but no nvcc on PATH or in $(CUDA_HOME)/bin (set NVCC or CUDA_HOME))
 endif
 CUDA_LIB  := $(BUILD)/libnmt-cuda.a
-# -u: backend.c refers to the backend's entry weakly, which alone would not take it from the archive;
+# -u: context.c refers to the backend's entry weakly, which alone would not take it from the archive;
 # CUDA_PRE goes before the core's archive, whose functions (backend_cpu) the CUDA objects call, so
 # that a program using no backend of its own (test_aer) still links
 CUDA_PRE  := -Wl,-u,cuda_backend_open $(CUDA_LIB)

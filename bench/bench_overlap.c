@@ -18,6 +18,11 @@
 #include "nn/model.h"
 #include "nn/net.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static int arg(int argc, char **argv, const char *name, int def)
 {
     for (int i = 1; i + 1 < argc; i++)
@@ -43,7 +48,7 @@ int main(int argc, char **argv)
     c.maxout = arg(argc, argv, "--maxout", 256);
     c.src_vocab = c.tgt_vocab = arg(argc, argv, "--vocab", 10000);
     int B = arg(argc, argv, "--batch", 80) / size, L = arg(argc, argv, "--len", 25), iters = arg(argc, argv, "--iters", 10);
-    backend()->set_threads(arg(argc, argv, "--threads", 1));
+    TX->b->set_threads(arg(argc, argv, "--threads", 1));
     param_table pt;
     param_table_build(&pt, &c);
     real *P = calloc(pt.total, sizeof(real)), *G = calloc(pt.total, sizeof(real));
@@ -58,7 +63,7 @@ int main(int argc, char **argv)
     net_ws ws;
     memset(&ws, 0, sizeof ws);
     if (!P || !G || !early || !x || !y || !xl || !yl || params_init(&pt, P, c.hid, &r, NMT_INIT_PAPER) ||
-        net_ws_reserve(&ws, &c, B, L, L, NULL)) {
+        net_ws_reserve(TX, &ws, &c, B, L, L, NULL)) {
         fprintf(stderr, "bench_overlap: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -70,12 +75,12 @@ int main(int argc, char **argv)
     double t[3] = {0, 0, 0}; /* backward alone, blocking, early */
     for (int mode = 0; mode < 3; mode++)
         for (int it = -1; it < iters; it++) { /* one untimed warm-up each */
-            net_forward(&ws, &c, &p, &bt, NULL);
+            net_forward(TX, &ws, &c, &p, &bt, NULL);
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             MPI_Request req;
             if (mode == 2) MPI_Iallreduce(MPI_IN_PLACE, early, (int)nro, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
-            net_backward(&ws, &c, &p, &g, &bt, (real)1 / (B * size));
+            net_backward(TX, &ws, &c, &p, &g, &bt, (real)1 / (B * size));
             if (mode == 1) sum(G + ro, nro);
             if (mode == 2) MPI_Wait(&req, MPI_STATUS_IGNORE);
             if (mode) { sum(G + es_end, et - es_end); sum(G + et_end, ro - et_end); } /* dense rest; rows as in training skipped */

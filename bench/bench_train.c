@@ -23,6 +23,11 @@
 #include "base/prof.h"
 #include "data/vocab.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 typedef struct opts {
     const char *src, *tgt;
     nmt_config cfg;
@@ -230,22 +235,20 @@ static long update(bench *t, const int *ids, int cnt, double fl_useful[PH_N], do
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
     /* t->G is all zeros here: zeroed when made, then by every optim_step */
-    bk_precision pr = {NULL, t->mix, 0};
-    const bk_precision *was = bk_prec_use(&pr);
-    double nll = net_forward(&t->ws, &t->m->cfg, &t->m->p, b, NULL);
+    bk_ctx x = t->m->cx;
+    x.mix = t->mix;
+    double nll = net_forward(&x, &t->ws, &t->m->cfg, &t->m->p, b, NULL);
     long tok = 0;
     for (int i = 0; i < b->B; i++) tok += b->ylen[i];
     if (isfinite(nll)) {
-        net_backward(&t->ws, &t->m->cfg, &t->m->p, &t->g, b, (real)1 / b->B);
-        bk_prec_use(was);
+        net_backward(&x, &t->ws, &t->m->cfg, &t->m->p, &t->g, b, (real)1 / b->B);
         /* the library books no time for the optimizer; it is bracketed here, with the bf16
          * copies of the new weights */
         PROF_BEGIN(to);
         double norm;
-        if (!optim_step(&t->opt, t->m->P, t->G, 1.0, &norm) && t->mix) backend_mix()->sync(t->mix);
+        if (!optim_step(&t->opt, t->m->P, t->G, 1.0, &norm) && t->mix) TX->b->mix->sync(t->mix);
         PROF_END(PROF_OPTIM, to);
     } else {
-        bk_prec_use(was);
         fprintf(stderr, "bench_train: non-finite cost; update skipped\n");
     }
     if (t->first_nll < 0) t->first_nll = nll / tok;
@@ -293,7 +296,7 @@ static int run(const opts *o)
     t.G = calloc(t.m->pt.total, sizeof(real));
     if (!t.G) { rc = nmt_fail(&err, NMT_ERR_NOMEM, "out of memory for gradients"); goto out; }
     params_point(&t.g, &t.m->pt, t.G);
-    if ((rc = optim_init(&t.opt, OPT_ADADELTA, t.m->pt.total, &err))) goto out;
+    if ((rc = optim_init(&t.opt, TX, OPT_ADADELTA, t.m->pt.total, &err))) goto out;
     if ((rc = optim_sparse_embeddings(&t.opt, &t.m->pt, &err))) goto out;
     if ((rc = batcher_init(&bat, &t.train, o->batch, o->sort_blocks, 0, o->seed, &err))) goto out;
     if ((rc = batch_buf_init(&t.bb, &t.train, o->batch, &err))) goto out;
@@ -303,11 +306,11 @@ static int run(const opts *o)
         if (pair_src_len(&t.train, i) > mx) mx = pair_src_len(&t.train, i);
         if (pair_tgt_len(&t.train, i) > my) my = pair_tgt_len(&t.train, i);
     }
-    if ((rc = net_ws_reserve(&t.ws, &t.m->cfg, o->batch, mx, my, &err))) goto out;
+    if ((rc = net_ws_reserve(TX, &t.ws, &t.m->cfg, o->batch, mx, my, &err))) goto out;
     if (o->bf16) {
         size_t parts[MAX_TENSORS][2];
         int np = param_table_product_parts(&t.m->pt, &t.m->cfg, parts);
-        if ((rc = backend_mix()->init(&t.mix, t.m->P, t.m->pt.total, (const size_t (*)[2])parts, np, &err))) goto out;
+        if ((rc = TX->b->mix->init(&t.mix, t.m->P, t.m->pt.total, (const size_t (*)[2])parts, np, &err))) goto out;
     }
     t_setup = now() - t_setup;
 
@@ -425,7 +428,7 @@ static int run(const opts *o)
            f.query_tgt + f.dec_tgt + f.out_tgt + f.soft_tgt, f.pair, f.sent);
 out:
     if (rc) fprintf(stderr, "bench_train: %s\n", err.msg);
-    backend_mix()->free(t.mix);
+    TX->b->mix->free(t.mix);
     nmt_model_free(t.m);
     vocab_free(sv);
     vocab_free(tv);

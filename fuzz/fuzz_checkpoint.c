@@ -26,7 +26,7 @@ static void read_rest(const st_file *f, const ckpt_state *s)
     size_t n = t1 ? st_numel(t1) : 0;
     if (!t1 || n > (1 << 20) || (t2 && st_numel(t2) != n)) return;
     real *s1 = malloc(sizeof(real) * (n ? n : 1)), *s2 = t2 ? malloc(sizeof(real) * (n ? n : 1)) : NULL;
-    if (s1 && (s2 || !t2)) ckpt_read_optim(f, s->optimizer, s1, s2, n, &err);
+    if (s1 && (s2 || !t2)) ckpt_read_optim(backend_cpu(), f, s->optimizer, s1, s2, n, &err);
     free(s1); free(s2);
 }
 

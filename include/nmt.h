@@ -427,16 +427,18 @@ void nmt_alignment_free(nmt_alignment *a, int n);
 #define NMT_MAX_THREADS 1024
 void nmt_set_threads(int n);
 
-/* The device every model, workspace and kernel of this process uses: "cpu" (the default),
- * "devsim" (the simulated device: the CPU's kernels on memory the host cannot touch, every
- * kernel's arguments checked; for testing that nothing reads model memory behind the backend's
- * back) or "cuda[:N]" where built with it. The environment variable NMT_DEVICE names one when
- * the library loads. Call before any model is created or loaded: a model's memory belongs to
- * the device it was made on, and another device is refused (NMT_ERR_ARG) while a model is live.
- * NMT_ERR_ARG, naming the devices this build has, for a name it does not have. */
+/* The device of the models created or loaded from now on: "cpu" (the default), "devsim" (the
+ * simulated device: the CPU's kernels on memory the host cannot touch, every kernel's arguments
+ * checked; for testing that nothing reads model memory behind the backend's back) or
+ * "cuda[:N]" where built with it. The environment variable NMT_DEVICE names one when the library
+ * loads. Each model keeps the device it was made on, with its own compute context, so that
+ * models on different devices live side by side in one process (one ensemble's models share
+ * one). NMT_ERR_ARG, naming the devices this build has, for a name it does not have. */
 int nmt_set_device(const char *name, nmt_err *err);
-/* the current device's name */
+/* the name of the device new models get */
 const char *nmt_device(void);
+/* the name of the device model m lives on */
+const char *nmt_model_device(const nmt_model *m);
 
 /* The speed of the matrix products this process runs (the BLAS kernels it loaded) on the model's
  * own shapes: SMALL's and PAPER's recurrent steps, input projections and output layers, forward

@@ -17,6 +17,11 @@
 #include "test.h"
 #include "device.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static const backend_ops *bk;
 static rng R;
 
@@ -1036,7 +1041,7 @@ static void test_logp_rows(void)
 int main(void)
 {
     if (test_device_missing("test_backend")) return test_done("test_backend");
-    bk = backend();
+    bk = TX->b;
     rng_seed(&R, 2024);
     bk->set_threads(4); /* more threads than rows in some kernels, fewer in others */
     test_memory_threads();

@@ -19,6 +19,11 @@
 #include "helpers.h"
 #include "test.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static const backend_lowp_ops *lp;
 static rng R;
 static int L; /* the largest |q(W)| of an int8 product on this CPU: 127 (VNNI) or 31 (AVX2) */
@@ -196,8 +201,8 @@ static void check_nonfinite(int prec, const char *name)
 int main(void)
 {
     rng_seed(&R, 23);
-    lp = backend_lowp();
-    backend_current->set_threads(2);
+    lp = TX->b->lowp;
+    TX->b->set_threads(2);
     L = dnnl_cpu_int8_wlevels();
     const struct { int prec; const char *name; } precs[] = {{BK_PREC_INT8, "int8"}, {BK_PREC_BF16, "bf16"}};
     for (int p = 0; p < 2; p++) {

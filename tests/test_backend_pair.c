@@ -12,6 +12,11 @@
 #include "test.h"
 #include "device.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static rng R;
 
 /* ==== a case: host buffers, the call, its scalar arguments ================================== */
@@ -569,7 +574,7 @@ int main(void)
 {
     rng_seed(&R, 7);
     if (test_device_missing("test_backend_pair")) return test_done("test_backend_pair");
-    dev = backend() == backend_cpu() ? &devsim_backend : backend();
+    dev = TX->b == backend_cpu() ? &devsim_backend : TX->b;
     printf("test_backend_pair: %s against the CPU\n", dev->name);
     backend_cpu()->set_threads(3);
     for (int ta = 0; ta < 2; ta++)

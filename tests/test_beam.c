@@ -17,6 +17,11 @@
 #include "tiny_model.h"
 #include "data/vocab.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static rng R;
 
 /* Beam search by the one model m over its workspace w: an ensemble of m alone, whose arithmetic
@@ -162,11 +167,11 @@ static void test_greedy_and_batching(int arch)
     for (int s = 0; s < S; s++) {
         batch one;
         tiny_batch(&one, &src[s], &lens[s], 1);
-        NMT_ASSERT(infer_reserve(&w, &m->cfg, 1, one.Tx, 1, NULL) == 0);
+        NMT_ASSERT(infer_reserve(TX, &w, &m->cfg, 1, one.Tx, 1, NULL) == 0);
         infer_encode(&w, m, &one);
         real st[2][64];
         int dim = infer_state_dim(&m->cfg, one.Tx);
-        infer_init_states(&w, &m->cfg, st[0], dim, 1, one.Tx);
+        infer_init_states(TX, &w, &m->cfg, st[0], dim, 1, one.Tx);
         int y = -1, out[64], nout = 0, maxl = beam_max_len(2.0, lens[s]), src0 = 0;
         for (int t = 0; t < maxl; t++) {
             infer_step(&w, m, &one, 1, &src0, &y, st[t & 1], st[(t + 1) & 1], dim);

@@ -26,6 +26,11 @@
 #include "test.h"
 #include "tiny_model.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static rng R;
 static char dir[] = "/tmp/test_decode_lowp.XXXXXX";
 
@@ -79,8 +84,8 @@ static double forced_words(const nmt_model *m, int *src, int sl, const nmt_hypot
     tgt[y->n_words] = 0;
     batch b = {.B = 1, .Tx = sl, .Ty = tl, .x = src, .y = tgt, .xlen = &sl, .ylen = &tl};
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
-    net_forward(&ws, &m->cfg, &m->p, &b, lp);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, 1, sl, tl, NULL) == 0);
+    net_forward(TX, &ws, &m->cfg, &m->p, &b, lp);
     net_ws_free(&ws);
     double s = 0;
     for (int t = 0; t < y->n_words + y->finished; t++) s += lp[t];
@@ -203,8 +208,8 @@ static double set_logp(const nmt_model *m, int *src, int sl, int *tgt, int tl, c
 {
     batch b = {.B = 1, .Tx = sl, .Ty = tl, .x = src, .y = tgt, .xlen = &sl, .ylen = &tl};
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
-    net_forward(&ws, &m->cfg, &m->p, &b, NULL);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, 1, sl, tl, NULL) == 0);
+    net_forward(TX, &ws, &m->cfg, &m->p, &b, NULL);
     double lp = 0;
     for (int t = 0; t < tl; t++) {
         const real *e = ws.out.logits + (size_t)t * KY;

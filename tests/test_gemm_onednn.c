@@ -15,6 +15,11 @@
 #include "helpers.h"
 #include "test.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static const backend_ops *bk;
 static rng R;
 
@@ -159,7 +164,7 @@ static void test_thread_churn(void)
 int main(void)
 {
     setenv("NMT_GEMM", "onednn", 1); /* before the first product: blas.c reads it once */
-    bk = backend();
+    bk = TX->b;
     rng_seed(&R, 77);
     bk->set_threads(4);
     CHECKF(cpu_gemm_onednn() == 1, "NMT_GEMM=onednn was not taken");

@@ -15,6 +15,11 @@
 #include "helpers.h"
 #include "test.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static double *read_f64(const st_file *f, const char *name, size_t n)
 {
     double *d = malloc(sizeof(double) * (n ? n : 1));
@@ -123,9 +128,9 @@ static void run(const char *shared, const char *stem)
 
     net_ws ws;
     memset(&ws, 0, sizeof ws);
-    NMT_ASSERT(net_ws_reserve(&ws, &c, B, Tx, Ty, NULL) == 0);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &c, B, Tx, Ty, NULL) == 0);
     real *logp = malloc(sizeof(real) * Ty * B);
-    double loss = net_forward(&ws, &c, &p, &bt, logp) / B;
+    double loss = net_forward(TX, &ws, &c, &p, &bt, logp) / B;
     const char *mn = nmt_arch_name(c.arch);
 
     /* internals, real positions only (per-row masks expanded over each vector) */
@@ -178,7 +183,7 @@ static void run(const char *shared, const char *stem)
     CHECKF(fabs(loss - want_loss) <= 1e-5 * fabs(want_loss), "%s loss %.10g, reference %.10g", mn, loss, want_loss);
     printf("  %-10s loss %.8f (reference %.8f)\n", mn, loss, want_loss);
 
-    net_backward(&ws, &c, &p, &g, &bt, (real)1 / B);
+    net_backward(TX, &ws, &c, &p, &g, &bt, (real)1 / B);
     double worst_grad = 0;
     for (int i = 0; i < pt.n; i++) {
         const tensor_info *t = &pt.t[i];
@@ -195,12 +200,12 @@ static void run(const char *shared, const char *stem)
 
     /* two Adadelta updates on the same batch, each after clipping to norm 1 */
     optim o;
-    NMT_ASSERT(optim_init(&o, OPT_ADADELTA, pt.total, NULL) == 0);
+    NMT_ASSERT(optim_init(&o, TX, OPT_ADADELTA, pt.total, NULL) == 0);
     for (int step = 1; step <= 2; step++) {
         if (step == 2) {
             memset(G, 0, sizeof(real) * pt.total);
-            net_forward(&ws, &c, &p, &bt, NULL);
-            net_backward(&ws, &c, &p, &g, &bt, (real)1 / B);
+            net_forward(TX, &ws, &c, &p, &bt, NULL);
+            net_backward(TX, &ws, &c, &p, &g, &bt, (real)1 / B);
         }
         double norm;
         optim_step(&o, P, G, 1.0, &norm);

@@ -15,6 +15,11 @@
 #include "nn/net.h"
 #include "test.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 #define EPS 1e-6
 /* float64 central differences with EPS = 1e-6 err by ~1e-10; a wrong term errs by O(|g|). */
 #define ABS_TOL 1e-7
@@ -69,7 +74,7 @@ struct gru_ctx {
 static double gru_loss(void *p)
 {
     struct gru_ctx *g = p;
-    gru_forward(g->h, g->n, g->c, g->a, 3 * g->n, g->hp, g->n, g->U, g->Uh, g->mask, g->dm, g->B, g->n, g->tmp);
+    gru_forward(TX, g->h, g->n, g->c, g->a, 3 * g->n, g->hp, g->n, bk_w32(g->U), bk_w32(g->Uh), g->mask, g->dm, g->B, g->n, g->tmp);
     double L = 0;
     for (int i = 0; i < g->B * g->n; i++) L += g->w[i] * g->h[i];
     return L;
@@ -93,12 +98,12 @@ static void test_gru(int drop)
     g.dm = drop ? dm : NULL;
     gru_loss(&g);
     memset(dhp, 0, sizeof(real) * B * n);
-    gru_backward(da, 3 * n, dhp, g.w, g.c, g.hp, n, g.U, g.Uh, mask, g.dm, B, n, tmp2);
+    gru_backward(TX, da, 3 * n, dhp, g.w, g.c, g.hp, n, g.U, g.Uh, mask, g.dm, B, n, tmp2);
     memset(dU, 0, sizeof(real) * 2 * n * n);
     memset(dUh, 0, sizeof(real) * n * n);
-    if (drop) gru_drop_states(hd, n, g.hp, n, dm, 1, B, n);
-    mm(1, 0, n, 2 * n, B, drop ? hd : g.hp, n, da, 3 * n, 1, dU, 2 * n);
-    mm(1, 0, n, n, B, g.c.rh, n, da + 2 * n, 3 * n, 1, dUh, n);
+    if (drop) gru_drop_states(TX, hd, n, g.hp, n, dm, 1, B, n);
+    mm(TX, 1, 0, n, 2 * n, B, drop ? hd : g.hp, n, da, 3 * n, 1, dU, 2 * n);
+    mm(TX, 1, 0, n, n, B, g.c.rh, n, da + 2 * n, 3 * n, 1, dUh, n);
     double mr = 0;
     CHECK(fd_check("gru.a", g.a, 3 * B * n, da, gru_loss, &g, &mr) == 0);
     CHECK(fd_check("gru.h_prev", g.hp, B * n, dhp, gru_loss, &g, &mr) == 0);
@@ -120,7 +125,7 @@ struct att_ctx {
 static double att_loss(void *p)
 {
     struct att_ctx *a = p;
-    attn_forward(a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, NULL, a->x, a->d);
+    attn_forward(TX, a->alpha, a->ctx, a->UaH, a->q, a->v, a->H, a->xlen, NULL, a->x, a->d);
     double L = 0;
     for (int i = 0; i < a->d.B * a->d.hd; i++) L += a->w[i] * a->ctx[i];
     if (a->wa) for (int i = 0; i < a->d.B * a->d.Tx; i++) L += a->wa[i] * a->alpha[i];
@@ -141,8 +146,8 @@ static void test_attention(void)
     fill(a.UaH, SB * na, 0.7); fill(a.q, B * na, 0.7); fill(a.v, na, 1); fill(a.H, SB * hd, 1);
     fill(a.w, B * hd, 1);
     att_loss(&a);
-    attn_backward(dq, dUaH, dH, dv_rows, a.w, NULL, a.alpha, a.UaH, a.q, a.v, a.H, xlen, NULL, a.d, tmp);
-    colsum_add(dv, dv_rows, B, na, na);
+    attn_backward(TX, dq, dUaH, dH, dv_rows, a.w, NULL, a.alpha, a.UaH, a.q, a.v, a.H, xlen, NULL, a.d, tmp);
+    colsum_add(TX, dv, dv_rows, B, na, na);
     double mr = 0;
     CHECK(fd_check("attn.UaH", a.UaH, SB * na, dUaH, att_loss, &a, &mr) == 0);
     CHECK(fd_check("attn.q", a.q, B * na, dq, att_loss, &a, &mr) == 0);
@@ -166,10 +171,10 @@ static void test_attention(void)
     memset(dH, 0, sizeof(real) * SB * hd);
     memset(dv_rows, 0, sizeof(real) * B * na);
     att_loss(&a);
-    attn_backward(dq, dUaH, dH, dv_rows, a.w, wa, a.alpha, a.UaH, a.q, a.v, a.H, xlen, &x, a.d, tmp);
+    attn_backward(TX, dq, dUaH, dH, dv_rows, a.w, wa, a.alpha, a.UaH, a.q, a.v, a.H, xlen, &x, a.d, tmp);
     memset(dv, 0, sizeof(real) * na);
-    colsum_add(dv, dv_rows, B, na, na);
-    colsum_add(dM, dM_rows, B, K * na, K * na);
+    colsum_add(TX, dv, dv_rows, B, na, na);
+    colsum_add(TX, dM, dM_rows, B, K * na, K * na);
     mr = 0;
     CHECK(fd_check("attn+xi.UaH", a.UaH, SB * na, dUaH, att_loss, &a, &mr) == 0);
     CHECK(fd_check("attn+xi.q", a.q, B * na, dq, att_loss, &a, &mr) == 0);
@@ -210,7 +215,7 @@ static double model_loss(void *p)
     rng_seed(&m->drop, 77);
     net_set_dropout(&m->ws, m->dropout, train ? &m->drop : NULL);
     net_set_reg(&m->ws, &m->reg);
-    double nll = net_forward(&m->ws, &m->c, &m->p, &m->bt, NULL);
+    double nll = net_forward(TX, &m->ws, &m->c, &m->p, &m->bt, NULL);
     return (nll + net_extra_cost(&m->ws, &m->c)) / m->bt.B; /* FertDec's costs included */
 }
 
@@ -253,7 +258,7 @@ static void model_init_with(struct model_ctx *m, nmt_config c, int B)
         xl[2] = 2;
     }
     make_batch(&m->bt, B, xl, yl, c.src_vocab, c.tgt_vocab);
-    NMT_ASSERT(net_ws_reserve(&m->ws, &m->c, B, m->bt.Tx, m->bt.Ty, NULL) == 0);
+    NMT_ASSERT(net_ws_reserve(TX, &m->ws, &m->c, B, m->bt.Tx, m->bt.Ty, NULL) == 0);
 }
 
 /* tied: the target embeddings as the softmax layer's weights (emb = maxout = 4) */
@@ -277,7 +282,7 @@ static int check_model(struct model_ctx *m, double *maxrel)
 {
     memset(m->G, 0, sizeof(real) * m->pt.total);
     model_loss(m);
-    net_backward(&m->ws, &m->c, &m->p, &m->g, &m->bt, (real)1 / m->bt.B);
+    net_backward(TX, &m->ws, &m->c, &m->p, &m->g, &m->bt, (real)1 / m->bt.B);
     int bad = 0;
     for (int i = 0; i < m->pt.n; i++) {
         const tensor_info *t = &m->pt.t[i];
@@ -297,7 +302,7 @@ static int check_model(struct model_ctx *m, double *maxrel)
 static double readout_loss(void *p)
 {
     struct model_ctx *m = p;
-    return out_forward(&m->ws.out, &m->ws.dec, &m->c, &m->p, &m->ws.view, NULL) / m->bt.B;
+    return out_forward(TX, &m->ws.out, &m->ws.dec, &m->c, &m->p, &m->ws.view, NULL) / m->bt.B;
 }
 
 static void test_readout(void)
@@ -310,9 +315,9 @@ static void test_readout(void)
     fill(d->C, (size_t)Ty * B * cd, 1);
     fill(d->Eprev, (size_t)Ty * B * mm_, 1);
     memset(m.G, 0, sizeof(real) * m.pt.total);
-    batch_upload(&m.ws.view, &m.bt, &m.ws.bd); /* what net_forward does first */
+    batch_upload(TX, &m.ws.view, &m.bt, &m.ws.bd); /* what net_forward does first */
     readout_loss(&m);
-    out_backward(&m.ws.out, d, &m.c, &m.p, &m.g, &m.ws.view, (real)1 / B);
+    out_backward(TX, &m.ws.out, d, &m.c, &m.p, &m.g, &m.ws.view, (real)1 / B);
     double mr = 0;
     CHECK(fd_check("readout.s", d->S + (size_t)B * n, (size_t)Ty * B * n, d->dS, readout_loss, &m, &mr) == 0);
     CHECK(fd_check("readout.c", d->C, (size_t)Ty * B * cd, d->dC, readout_loss, &m, &mr) == 0);

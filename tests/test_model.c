@@ -18,6 +18,11 @@
 #include "test.h"
 #include "data/vocab.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static rng R;
 static char dir[256];
 
@@ -109,9 +114,9 @@ static void batch_logp(const nmt_model *m, real out[NS][8])
     batch bt;
     fill_batch(&bt, src, sl, tgt, tl, 0, NS);
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, bt.B, bt.Tx, bt.Ty, NULL) == 0);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, bt.B, bt.Tx, bt.Ty, NULL) == 0);
     real *lp = malloc(sizeof(real) * bt.Ty * bt.B);
-    net_forward(&ws, &m->cfg, &m->p, &bt, lp);
+    net_forward(TX, &ws, &m->cfg, &m->p, &bt, lp);
     for (int b = 0; b < NS; b++)
         for (int t = 0; t < tl[b]; t++) out[b][t] = lp[t * NS + b];
     free(lp);
@@ -127,14 +132,14 @@ static void test_padding(int arch)
     /* one reused workspace for all single-sentence batches: also checks that a workspace laid
      * out for a bigger batch gives the same results */
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, NS, 9, 8, NULL) == 0);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, NS, 9, 8, NULL) == 0);
     double worst = 0;
     for (int s = 0; s < NS; s++) {
         batch bt;
         fill_batch(&bt, src, sl, tgt, tl, s, s + 1);
-        NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, bt.Tx, bt.Ty, NULL) == 0);
+        NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, 1, bt.Tx, bt.Ty, NULL) == 0);
         real lp[8];
-        net_forward(&ws, &m->cfg, &m->p, &bt, lp);
+        net_forward(TX, &ws, &m->cfg, &m->p, &bt, lp);
         for (int t = 0; t < tl[s]; t++) worst = fmax(worst, fabs(lp[t] - together[s][t]) / fabs(together[s][t]));
         free_batch(&bt);
     }
@@ -162,13 +167,13 @@ static void test_sorted_rows(int arch)
     real *la = malloc(sizeof(real) * a.Ty * NS), *lb = malloc(sizeof(real) * b.Ty * NS);
     params g;
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, NS, a.Tx, a.Ty, NULL) == 0);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, NS, a.Tx, a.Ty, NULL) == 0);
     params_point(&g, &m->pt, ga);
-    net_forward(&ws, &m->cfg, &m->p, &a, la);
-    net_backward(&ws, &m->cfg, &m->p, &g, &a, (real)1 / NS);
+    net_forward(TX, &ws, &m->cfg, &m->p, &a, la);
+    net_backward(TX, &ws, &m->cfg, &m->p, &g, &a, (real)1 / NS);
     params_point(&g, &m->pt, gb);
-    net_forward(&ws, &m->cfg, &m->p, &b, lb);
-    net_backward(&ws, &m->cfg, &m->p, &g, &b, (real)1 / NS);
+    net_forward(TX, &ws, &m->cfg, &m->p, &b, lb);
+    net_backward(TX, &ws, &m->cfg, &m->p, &g, &b, (real)1 / NS);
     double worst_lp = 0, num = 0, den = 0;
     for (int i = 0; i < NS; i++)
         for (int t = 0; t < ptl[i]; t++)
@@ -455,11 +460,11 @@ static void test_step_matches_training(int arch)
     batch bt;
     fill_batch(&bt, src, sl, tgt, tl, 0, NS);
     infer_ws w = {0};
-    NMT_ASSERT(infer_reserve(&w, &m->cfg, NS, bt.Tx, NS, NULL) == 0);
+    NMT_ASSERT(infer_reserve(TX, &w, &m->cfg, NS, bt.Tx, NS, NULL) == 0);
     infer_encode(&w, m, &bt);
     int D = infer_state_dim(&m->cfg, bt.Tx), Ky = m->cfg.tgt_vocab, rows[NS], yprev[NS];
     real *sa = malloc(sizeof(real) * NS * D), *sb = malloc(sizeof(real) * NS * D);
-    infer_init_states(&w, &m->cfg, sa, D, NS, bt.Tx);
+    infer_init_states(TX, &w, &m->cfg, sa, D, NS, bt.Tx);
     double worst = 0;
     for (int b = 0; b < NS; b++) { rows[b] = b; yprev[b] = -1; }
     for (int t = 0; t < bt.Ty; t++) {
@@ -544,11 +549,11 @@ static void test_fert_decay(int arch)
     batch bt;
     fill_batch(&bt, src, sl, tgt, tl, 0, NS);
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, bt.B, bt.Tx, bt.Ty, NULL) == 0);
+    NMT_ASSERT(net_ws_reserve(TX, &ws, &m->cfg, bt.B, bt.Tx, bt.Ty, NULL) == 0);
     real *lp = malloc(sizeof(real) * bt.Ty * bt.B), *G = calloc(m->pt.total, sizeof(real));
     params g;
     params_point(&g, &m->pt, G);
-    double nll = net_forward(&ws, &m->cfg, &m->p, &bt, lp), extra = net_extra_cost(&ws, &m->cfg);
+    double nll = net_forward(TX, &ws, &m->cfg, &m->p, &bt, lp), extra = net_extra_cost(&ws, &m->cfg);
     double tiny = INFINITY; /* the smallest non-zero step norm: the test needs one that overflows 1/x */
     int md = m->cfg.emb, ld = NS * md;
     for (int b = 0; b < NS; b++)
@@ -560,7 +565,7 @@ static void test_fert_decay(int arch)
             }
             if (q > 0 && sqrt(q) < tiny) tiny = sqrt(q);
         }
-    net_backward(&ws, &m->cfg, &m->p, &g, &bt, (real)1 / NS);
+    net_backward(TX, &ws, &m->cfg, &m->p, &g, &bt, (real)1 / NS);
     size_t bad = 0;
     for (size_t i = 0; i < m->pt.total; i++) bad += !isfinite(G[i]);
     CHECKF(tiny < 1e-40, "%s: the coverage did not decay far enough to test (smallest step %g)", nmt_arch_name(arch), tiny);

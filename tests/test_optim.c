@@ -13,6 +13,11 @@
 #include "base/rng.h"
 #include "test.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 enum { HEAD = 37, ROWS = 50, COLS = 12, TAIL = 29, N = HEAD + ROWS * COLS + TAIL, STEPS = 40 };
 
 static rng R;
@@ -20,8 +25,8 @@ static rng R;
 static void run(int kind, double clip)
 {
     optim eager, lazy;
-    NMT_ASSERT(optim_init(&eager, kind, N, NULL) == 0);
-    NMT_ASSERT(optim_init(&lazy, kind, N, NULL) == 0);
+    NMT_ASSERT(optim_init(&eager, TX, kind, N, NULL) == 0);
+    NMT_ASSERT(optim_init(&lazy, TX, kind, N, NULL) == 0);
     NMT_ASSERT(optim_sparse_rows(&lazy, HEAD, ROWS, COLS, NULL) == 0);
     real p1[N], p2[N], g1[N], g2[N];
     for (int i = 0; i < N; i++) p1[i] = p2[i] = (real)rng_normal(&R);
@@ -67,7 +72,7 @@ static void test_schedule(void)
                v[i].u, v[i].warmup, v[i].decay, optim_schedule(v[i].u, v[i].warmup, v[i].decay), v[i].want);
     /* SGD moves by lr · lr_scale · g: 1 - 0.1 · 0.25 · 2 */
     optim o;
-    NMT_ASSERT(optim_init(&o, OPT_SGD, 1, NULL) == 0);
+    NMT_ASSERT(optim_init(&o, TX, OPT_SGD, 1, NULL) == 0);
     CHECK(o.lr_scale == 1);
     o.lr = 0.1;
     o.lr_scale = 0.25;
@@ -86,7 +91,7 @@ int main(void)
     }
     /* regions are kept in order whatever order they are given in, and at most four */
     optim o;
-    NMT_ASSERT(optim_init(&o, OPT_ADADELTA, 100, NULL) == 0);
+    NMT_ASSERT(optim_init(&o, TX, OPT_ADADELTA, 100, NULL) == 0);
     NMT_ASSERT(optim_sparse_rows(&o, 60, 4, 10, NULL) == 0);
     NMT_ASSERT(optim_sparse_rows(&o, 10, 2, 5, NULL) == 0);
     CHECK(o.nsparse == 2 && o.sparse[0].off == 10 && o.sparse[1].off == 60);
@@ -96,7 +101,7 @@ int main(void)
     CHECK(optim_sparse_rows(&o, 50, 1, 5, &err) != 0);
     optim_free(&o);
     optim_free(&o); /* a second free is harmless */
-    NMT_ASSERT(optim_init(&o, OPT_ADADELTA, 100, NULL) == 0);
+    NMT_ASSERT(optim_init(&o, TX, OPT_ADADELTA, 100, NULL) == 0);
     NMT_ASSERT(optim_sparse_rows(&o, 20, 3, 10, NULL) == 0);
     CHECK(optim_sparse_rows(&o, 45, 1, 10, &err) != 0 && strstr(err.msg, "overlaps")); /* [45,55) meets [20,50) */
     CHECK(optim_sparse_rows(&o, 95, 1, 10, &err) != 0 && strstr(err.msg, "outside"));  /* past the 100 */
@@ -108,20 +113,20 @@ int main(void)
     for (int kind = 0; kind < 4; kind++) {
         CHECK(optim_parse(names[kind]) == kind && !strcmp(optim_name(kind), names[kind]));
         CHECK(optim_kind_states(kind) == counts[kind]);
-        NMT_ASSERT(optim_init(&o, kind, 10, NULL) == 0);
+        NMT_ASSERT(optim_init(&o, TX, kind, 10, NULL) == 0);
         CHECK(optim_state_count(&o) == counts[kind] && !optim_state(&o, counts[kind]) && !optim_state(&o, -1));
         for (int i = 0; i < counts[kind]; i++) CHECK(optim_state(&o, i) && optim_state(&o, i)[9] == 0);
         optim_free(&o);
     }
     char buf[64];
-    NMT_ASSERT(optim_init(&o, OPT_ADAM, 10, NULL) == 0);
+    NMT_ASSERT(optim_init(&o, TX, OPT_ADAM, 10, NULL) == 0);
     optim_state_name(&o, 1, 0, buf, sizeof buf);
     CHECK(!strcmp(buf, "optim.adam.1"));
     optim_state_name(&o, 1, 1, buf, sizeof buf);
     CHECK(!strcmp(buf, "opt.s2"));
     optim_free(&o);
     CHECK(optim_parse("rmsprop") == -1 && !strcmp(optim_name(4), "unknown") && optim_kind_states(-1) == 0);
-    CHECK(optim_init(&o, 4, 10, &err) != 0 && strstr(err.msg, "unknown optimizer"));
+    CHECK(optim_init(&o, TX, 4, 10, &err) != 0 && strstr(err.msg, "unknown optimizer"));
     optim_free(&o);
     test_schedule();
     return test_done("test_optim");

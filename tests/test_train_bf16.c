@@ -29,6 +29,11 @@
 #include "helpers.h"
 #include "test.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 static rng R;
 static backend_ops exact; /* the CPU backend with products on bf16-rounded operands */
 
@@ -78,13 +83,13 @@ static void check_kernel(int ta, int tb, int beta, int weight_kept)
     size_t part[1][2] = {{0, nb}};
     bk_mix *mx = NULL;
     nmt_err err = {0};
-    int rc = backend_mix()->init(&mx, P, nb, (const size_t (*)[2])part, weight_kept, &err);
+    int rc = TX->b->mix->init(&mx, P, nb, (const size_t (*)[2])part, weight_kept, &err);
     CHECKF(rc == 0, "%s", err.msg);
     if (rc) return;
     memcpy(C16, C0, sizeof(real) * M * ldc);
     memcpy(Cx, C0, sizeof(real) * M * ldc);
     memcpy(Cf, C0, sizeof(real) * M * ldc);
-    backend_mix()->gemm(mx, ta, tb, M, N, K, A, lda, B, ldb, (real)beta, C16, ldc);
+    TX->b->mix->gemm(mx, ta, tb, M, N, K, A, lda, B, ldb, (real)beta, C16, ldc);
     exact_gemm(ta, tb, M, N, K, A, lda, B, ldb, (real)beta, Cx, ldc);
     backend_cpu()->gemm(ta, tb, M, N, K, A, lda, B, ldb, (real)beta, Cf, ldc);
     double worst_x = 0, worst_f = 0, u = 1.0 / 256;
@@ -103,9 +108,9 @@ static void check_kernel(int ta, int tb, int beta, int weight_kept)
            weight_kept, worst_f);
     /* a NaN in A reaches its row of C, as in FP32 (the training step then skips the update) */
     A[0] = NAN;
-    backend_mix()->gemm(mx, ta, tb, M, N, K, A, lda, B, ldb, (real)beta, C16, ldc);
+    TX->b->mix->gemm(mx, ta, tb, M, N, K, A, lda, B, ldb, (real)beta, C16, ldc);
     CHECKF(isnan(C16[0]) && isnan(C16[N - 1]), "ta %d tb %d: a NaN operand gave %g", ta, tb, (double)C16[0]);
-    backend_mix()->free(mx);
+    TX->b->mix->free(mx);
     free(A); free(P); free(C0); free(C16); free(Cx); free(Cf);
 }
 
@@ -127,19 +132,20 @@ static void make_batch(batch *bt, int V)
     }
 }
 
-/* the loss and the gradient G of one step, in FP32 (mx NULL) or through the set mx */
-static double step(const nmt_model *m, const batch *bt, bk_mix *mx, real *G)
+/* the loss and the gradient G of one step, in FP32 (mx NULL) or through the set mx, on the
+ * model's backend or on b (the exact emulation's, a context of its own) */
+static double step(const nmt_model *m, const batch *bt, bk_mix *mx, real *G, const backend_ops *b)
 {
     params g;
     params_point(&g, &m->pt, G);
     memset(G, 0, sizeof(real) * m->pt.total);
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, bt->B, bt->Tx, bt->Ty, NULL) == 0);
-    bk_precision pr = {NULL, mx, 0};
-    const bk_precision *was = bk_prec_use(&pr);
-    double loss = net_forward(&ws, &m->cfg, &m->p, bt, NULL) + net_extra_cost(&ws, &m->cfg);
-    net_backward(&ws, &m->cfg, &m->p, &g, bt, (real)1 / bt->B);
-    bk_prec_use(was);
+    bk_ctx x = m->cx;
+    x.mix = mx;
+    if (b) x.b = b;
+    NMT_ASSERT(net_ws_reserve(&x, &ws, &m->cfg, bt->B, bt->Tx, bt->Ty, NULL) == 0);
+    double loss = net_forward(&x, &ws, &m->cfg, &m->p, bt, NULL) + net_extra_cost(&ws, &m->cfg);
+    net_backward(&x, &ws, &m->cfg, &m->p, &g, bt, (real)1 / bt->B);
     net_ws_free(&ws);
     return loss;
 }
@@ -188,7 +194,7 @@ static bk_mix *mix_of(const nmt_model *m)
     int n = param_table_product_parts(&m->pt, &m->cfg, parts);
     bk_mix *mx = NULL;
     nmt_err err = {0};
-    int rc = backend_mix()->init(&mx, m->P, m->pt.total, (const size_t (*)[2])parts, n, &err);
+    int rc = TX->b->mix->init(&mx, m->P, m->pt.total, (const size_t (*)[2])parts, n, &err);
     CHECKF(rc == 0, "%s", err.msg);
     return mx;
 }
@@ -213,10 +219,8 @@ static void check_step(int arch, int tied)
     size_t n = m->pt.total;
     real *G16 = malloc(sizeof(real) * n), *Gx = malloc(sizeof(real) * n), *Gf = malloc(sizeof(real) * n);
     bk_mix *mx = mix_of(m);
-    double l16 = step(m, &bt, mx, G16), lf = step(m, &bt, NULL, Gf);
-    backend_set(&exact);
-    double lx = step(m, &bt, NULL, Gx);
-    backend_set(NULL);
+    double l16 = step(m, &bt, mx, G16, NULL), lf = step(m, &bt, NULL, Gf, NULL);
+    double lx = step(m, &bt, NULL, Gx, &exact);
     double dx, df, whole, sw = softmax_weights(m, G16, Gf);
     const char *wx = "-", *wf = "-", *name = nmt_arch_name(arch), *how = tied ? " tied" : "";
     compare(m, G16, Gx, &dx, &wx, NULL);
@@ -229,7 +233,7 @@ static void check_step(int arch, int tied)
     printf("%-14s%-5s loss off exact %.1e, FP32 %.1e; gradient off exact %.1e (%s, the worst tensor), FP32: "
            "softmax weights %.1e, whole %.1e (%s %.1e)\n", name, how, fabs(l16 - lx) / fabs(lx), fabs(l16 - lf) / fabs(lf),
            dx, wx, sw, whole, wf, df);
-    backend_mix()->free(mx);
+    TX->b->mix->free(mx);
     free(G16); free(Gx); free(Gf);
     free(bt.x); free(bt.y);
     nmt_model_free(m);
@@ -246,19 +250,17 @@ static void check_sync(void)
     real *G16 = malloc(sizeof(real) * n), *Gx = malloc(sizeof(real) * n);
     bk_mix *mx = mix_of(m);
     for (size_t i = 0; i < n; i++) m->P[i] += (real)(0.1 * rng_normal(&R)); /* an update */
-    backend_set(&exact);
-    step(m, &bt, NULL, Gx);
-    backend_set(NULL);
+    step(m, &bt, NULL, Gx, &exact);
     double stale, fresh;
     const char *w = "-";
-    step(m, &bt, mx, G16);
+    step(m, &bt, mx, G16, NULL);
     compare(m, G16, Gx, &stale, &w, NULL);
-    backend_mix()->sync(mx);
-    step(m, &bt, mx, G16);
+    TX->b->mix->sync(mx);
+    step(m, &bt, mx, G16, NULL);
     compare(m, G16, Gx, &fresh, &w, NULL);
     CHECKF(stale > 1e-2, "before sync the step read the new weights (%.3g off)", stale);
     CHECKF(fresh <= 1e-3, "after sync: %s %.3g off the exact emulation", w, fresh);
-    backend_mix()->free(mx);
+    TX->b->mix->free(mx);
     free(G16); free(Gx);
     free(bt.x); free(bt.y);
     nmt_model_free(m);
@@ -267,16 +269,16 @@ static void check_sync(void)
 int main(void)
 {
     rng_seed(&R, 29);
-    backend_current->set_threads(2);
+    TX->b->set_threads(2);
     exact = *backend_cpu();
     exact.gemm = exact_gemm;
-    if (!backend_lowp()->supported(BK_PREC_BF16)) {
+    if (!TX->b->lowp->supported(BK_PREC_BF16)) {
         /* refused, never run slowly or wrongly (tests/cli/train_bf16.sh refuses the option too) */
         bk_mix *mx = NULL;
         nmt_err err = {0};
         real p = 1;
         size_t part[1][2] = {{0, 1}};
-        CHECK(backend_mix()->init(&mx, &p, 1, (const size_t (*)[2])part, 1, &err) == NMT_ERR_ARG && !mx);
+        CHECK(TX->b->mix->init(&mx, &p, 1, (const size_t (*)[2])part, 1, &err) == NMT_ERR_ARG && !mx);
         CHECK(strstr(err.msg, "AVX512_BF16") != NULL);
         printf("bf16: not on this CPU or build; only its refusal is checked\n");
         return test_done("test_train_bf16");

@@ -13,6 +13,11 @@
 #include "backend/backend.h"
 #include "nn/net.h"
 
+/* the compute context of the models this file makes: the default device's */
+#ifndef TX
+#define TX bk_ctx_default()
+#endif
+
 /* A model of c (seed 1) with the vocabularies "</s>", "<unk>", "w2", ...; the target's words from
  * id rename on are "x<id>" instead when rename >= 2 (a model with other words). */
 static inline nmt_model *tiny_model(nmt_config c, int rename)
@@ -67,13 +72,13 @@ static inline double forced_logp(const nmt_model *m, const int *src, int sl, con
 {
     batch b = {.B = 1, .Tx = sl, .Ty = tl, .x = (int *)src, .y = (int *)tgt, .xlen = &sl, .ylen = &tl};
     net_ws ws = {0};
-    NMT_ASSERT(net_ws_reserve(&ws, &m->cfg, 1, sl, tl, NULL) == 0);
-    real lp[64];
     /* the products as nmt score makes them (each row alone), so that the kernel set's rounding
      * of a batch of Ty rows does not stand between this and the search */
-    const bk_precision *was = bk_prec_use(&bk_prec_rows);
-    net_forward(&ws, &m->cfg, &m->p, &b, lp);
-    bk_prec_use(was);
+    bk_ctx x = m->cx;
+    x.rows = 1;
+    NMT_ASSERT(net_ws_reserve(&x, &ws, &m->cfg, 1, sl, tl, NULL) == 0);
+    real lp[64];
+    net_forward(&x, &ws, &m->cfg, &m->p, &b, lp);
     double s = 0;
     for (int i = 0; i < tl; i++) s += lp[i];
     net_ws_free(&ws);

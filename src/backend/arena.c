@@ -14,7 +14,7 @@ static void lay(void *ws, ws_layout_fn layout, const nmt_config *c, ws_block *bl
     layout(ws, &a, c, blk->cap);
 }
 
-int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
+int ws_reserve(const bk_ctx *x, ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
                nmt_err *err)
 {
     int fits = blk->base != NULL;
@@ -27,7 +27,7 @@ int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, co
     for (int i = 0; i < 3; i++) dims[i] = blk->base && blk->cap[i] > want[i] ? blk->cap[i] : want[i];
     arena size = {0};
     layout(ws, &size, c, dims);
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     void *p = bk->alloc(size.used);
     void *h = calloc(1, size.hused ? size.hused : 1);
     if (!p || !h) {
@@ -36,9 +36,9 @@ int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, co
         return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of %s workspace for %d x %d x %d",
                         (size.used + size.hused) / 1e6, what, dims[0], dims[1], dims[2]);
     }
-    bk->free(blk->base);
+    if (blk->b) blk->b->free(blk->base);
     free(blk->hbase);
-    *blk = (ws_block){p, h, size.used, size.hused, {dims[0], dims[1], dims[2]}};
+    *blk = (ws_block){p, h, size.used, size.hused, {dims[0], dims[1], dims[2]}, bk};
     lay(ws, layout, c, blk);
     return NMT_OK;
 }
@@ -46,7 +46,7 @@ int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, co
 void ws_block_free(ws_block *blk)
 {
     if (!blk) return;
-    backend()->free(blk->base);
+    if (blk->b) blk->b->free(blk->base);
     free(blk->hbase);
     memset(blk, 0, sizeof *blk);
 }

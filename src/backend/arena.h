@@ -28,6 +28,7 @@ static inline void *arena_take_host(arena *a, size_t n)
 }
 
 #include "nmt.h"
+#include "backend/backend.h"
 
 /* A workspace in one device block and one host block, laid out for dimensions up to cap[0..2]
  * by its layout function, which sizes them (a's bases NULL) or points its buffers into them. */
@@ -37,12 +38,13 @@ typedef struct ws_block {
     void *base, *hbase;
     size_t bytes, hbytes;
     int cap[3];
+    const struct backend_ops *b; /* the backend base came from, which frees it */
 } ws_block;
 
 /* Makes blk cover want[0..2]: re-lays out the existing blocks when they are large enough, else
  * allocates ones covering both the old capacity and want (so alternating shapes settle after a
  * few batches). what names the workspace in the error. */
-int ws_reserve(ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
+int ws_reserve(const bk_ctx *x, ws_block *blk, const int *want, ws_layout_fn layout, void *ws, const nmt_config *c, const char *what,
                nmt_err *err);
 void ws_block_free(ws_block *blk);
 

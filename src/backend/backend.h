@@ -2,8 +2,8 @@
  * matrix product and the fused kernels the layers run (GRU gates, attention, readout, embeddings,
  * optimizer updates, the beam's row scan). Layers decide which kernel runs on which buffers in
  * which order; a backend decides how, and owns every thread and vector instruction. The pointer
- * is followed once per kernel call, never per element. One backend is current for the process:
- * the CPU one unless backend_set chose another before any work started. */
+ * is followed once per kernel call, never per element. Which table a layer calls is its compute
+ * context's (bk_ctx, below): each model has its own. */
 #ifndef NMT_BACKEND_H
 #define NMT_BACKEND_H
 
@@ -13,13 +13,9 @@
 #include "base/real.h"
 #include "base/topk.h"
 
-/* Both C11 and C++ (a device backend's .cu files) include this header: the thread-local below is
- * spelled for either, and every name has C linkage. */
+/* Both C11 and C++ (a device backend's .cu files) include this header: every name has C linkage. */
 #ifdef __cplusplus
-#define BK_THREAD_LOCAL thread_local
 extern "C" {
-#else
-#define BK_THREAD_LOCAL _Thread_local
 #endif
 
 /* One decoder step's attention (MODEL.md sections 2, 5): query rows, source layout and the
@@ -93,8 +89,8 @@ typedef struct backend_lowp_ops {
 /* ==== mixed-precision training: bf16 products, FP32 master weights =============================
  * (Micikevicius et al. 2018; docs/TRAINING.md, "bf16 training"). A bk_mix keeps bf16 copies of
  * parts of a parameter arena P (the weight matrices the products read), made again by mix_sync
- * after every change of P (each optimizer step). While a set is current on a thread (bk_prec_use),
- * every product mm makes there, and in the parallel loops that thread starts, runs in bf16 with
+ * after every change of P (each optimizer step). With a set in a context (bk_ctx.mix), every
+ * product mm makes through that context runs in bf16 with
  * FP32 sums: an operand that lies inside a kept part is read from its copy, any other (activations,
  * gradients) is rounded to bf16 at the call (to nearest even; NaN and infinities kept), and C,
  * beta 0 or 1, stays FP32, so that gradients accumulate in FP32. Every other kernel (the
@@ -278,101 +274,87 @@ typedef struct backend_ops {
     void (*mark)(int what);
 } backend_ops;
 
-/* the current backend: read on every kernel call, so kept in a plain variable */
-extern const backend_ops *backend_current;
-static inline const backend_ops *backend(void) { return backend_current; }
+/* ==== the compute context (context.c) ===========================================================
+ * Where and how a model's kernels run: the backend table, its device, and the precision of the
+ * products. A model owns one (nn/model.h); a decoder or a trainer works on a copy of it that adds
+ * its own precision (rows, bf16 training's copies, the scratch of lower-precision products), so
+ * that two models on two devices, or a model and a host-side aligner, live side by side in one
+ * process. The layers receive it as their first argument and never look for a current one. A
+ * context with rows, mix or qws set belongs to one thread at a time (its workspaces do). */
+typedef struct bk_ctx {
+    const backend_ops *b; /* every kernel call follows this table */
+    int device;           /* the backend's device number (cuda:N); 0 for the CPU and the simulator */
+    int rows;             /* FP32 products by gemm_rows, each row alone (decoding: a sentence's
+                           * translation does not depend on its batch) */
+    bk_mix *mix;          /* bf16 training: every product in bf16 with FP32 sums */
+    bk_qws *qws;          /* lower-precision decoding: room for the typed weights' products */
+} bk_ctx;
 
-/* Makes b current (NULL: the CPU backend). Call before any work: buffers of one backend are not
- * another's. */
-void backend_set(const backend_ops *b);
+/* The context new models get: the CPU unless NMT_DEVICE or nmt_set_device named another.
+ * Only model construction and the tests read it; the layers never do. */
+const bk_ctx *bk_ctx_default(void);
+/* The host's context: for work that runs on the CPU whatever device the models use (the IBM
+ * aligner, host-side tests). */
+const bk_ctx *bk_ctx_cpu(void);
+/* Makes b the default for models made afterwards (NULL: the CPU). */
+void bk_ctx_set_default(const backend_ops *b, int device);
 const backend_ops *backend_cpu(void);
-/* Makes the backend called name current ("cpu", "devsim"; "cuda" where built with it):
+/* Makes the backend called name the default ("cpu", "devsim"; "cuda[:N]" where built with it):
  * NMT_ERR_ARG naming what this build has when there is none by that name. */
 int backend_select(const char *name, struct nmt_err *err);
 /* NMT_ERR_ARG when NMT_DEVICE named no backend of this build (read when the library loaded) */
 int backend_env_check(struct nmt_err *err);
-/* a model's parameters were made (+1) or freed (-1) on the current device, which nmt_set_device
- * then keeps */
-void backend_models(int delta);
 
-/* the products every layer calls, by their historical names; mm runs in the precision current
- * on the calling thread (bk_prec_use, below) */
-static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-                      real beta, real *C, int ldc);
+/* ==== typed weights ===============================================================================
+ * A weight matrix as a product reads it: its FP32 data [K, N] (dense, on the context's device)
+ * and, where a model made one (nn/weights.h), a converted form in another precision with its
+ * scales. mmw chooses the kernel from the weight: its converted form when it has one, else FP32. */
+typedef struct bk_weight {
+    const real *data;   /* FP32 [K, N] */
+    int K, N;           /* the shape; 0 when only data is known (a training view) */
+    int dtype;          /* enum bk_prec of q */
+    const bk_qmat *q;   /* the converted form, NULL for FP32 */
+} bk_weight;
 
-static inline void colsum_add(real *C, const real *A, int M, int N, int lda)
+/* a weight known only by its FP32 data */
+static inline bk_weight bk_w32(const real *W)
 {
-    backend_current->colsum_add(C, A, M, N, lda);
+    bk_weight w = {W, 0, 0, BK_PREC_F32, NULL};
+    return w;
 }
 
+/* C[M,N] = op(A)[M,K] · op(B)[K,N] + beta C in the context's precision: bf16 training's, or FP32
+ * by gemm_rows (each row alone) or by the backend's gemm. */
+static inline void mm(const bk_ctx *x, int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B,
+                      int ldb, real beta, real *C, int ldc)
+{
+    if (x->mix) x->b->mix->gemm(x->mix, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else if (x->rows && x->b->gemm_rows) x->b->gemm_rows(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else x->b->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
 
-/* the current backend's products in lower precision and in bf16 training (NULL: it has none) */
-static inline const backend_lowp_ops *backend_lowp(void) { return backend_current->lowp; }
-static inline const backend_mix_ops *backend_mix(void) { return backend_current->mix; }
+/* C[M,N] = A[M,K] · W + beta C (beta 0 or 1) by a weight of shape [K, N]: in its own precision
+ * when it carries a converted form of that shape (the context then has the scratch), else as mm. */
+static inline void mmw(const bk_ctx *x, int M, int N, int K, const real *A, int lda, bk_weight w, real beta, real *C,
+                       int ldc)
+{
+    if (w.q && w.K == K && w.N == N) {
+        x->b->lowp->qgemm(x->qws, M, A, lda, w.q, beta, C, ldc);
+        return;
+    }
+    mm(x, 0, 0, M, N, K, A, lda, w.data, N, beta, C, ldc);
+}
+
+static inline void colsum_add(const bk_ctx *x, real *C, const real *A, int M, int N, int lda)
+{
+    x->b->colsum_add(C, A, M, N, lda);
+}
 
 /* the layers' milestones, for backend_ops.mark */
 enum bk_mark { BK_MARK_UPDATE, BK_MARK_STEP, BK_MARK_COUNT };
-static inline void backend_mark(int what)
+static inline void backend_mark(const bk_ctx *x, int what)
 {
-    if (backend_current->mark) backend_current->mark(what);
-}
-
-
-/* A decoder's weight matrices converted once (decode/outlayer.c), by their FP32 pointers. A set
- * and its workspace ws (room for every product it serves) belong to one decoder, used by one
- * thread at a time. */
-#define BK_QSET_MAX 20
-typedef struct bk_qset {
-    int n;
-    const real *W[BK_QSET_MAX];   /* the FP32 weights [K,N], dense */
-    int K[BK_QSET_MAX], N[BK_QSET_MAX];
-    bk_qmat *q[BK_QSET_MAX];
-    bk_qws *ws;
-} bk_qset;
-
-/* The one way to say in which precision a layer's products run, for training and decoding
- * alike: a thread's current bk_precision (NULL: FP32). With qs (decoding in int8 or bf16), a
- * product by one of its weights, recognised by the FP32 pointer and shape (no transpose, beta 0
- * or 1), runs in their precision and any other in FP32; with mix (bf16 training), every product
- * runs in bf16 with FP32 sums. The layers never name the precision: they call mm. The CPU
- * backend's parallel_for hands the caller's on to the threads of its loop. */
-typedef struct bk_precision {
-    const bk_qset *qs;
-    bk_mix *mix;
-    int rows; /* FP32 products by gemm_rows (decoding: each row alone) */
-} bk_precision;
-
-extern BK_THREAD_LOCAL const bk_precision *bk_prec_current;
-/* decoding in FP32: every product's rows alone */
-extern const bk_precision bk_prec_rows;
-
-/* Makes p current on this thread (NULL: FP32 again); returns the one it replaces. */
-static inline const bk_precision *bk_prec_use(const bk_precision *p)
-{
-    const bk_precision *was = bk_prec_current;
-    bk_prec_current = p;
-    return was;
-}
-
-/* the bf16 training set current on this thread, or NULL */
-static inline bk_mix *bk_mix_now(void) { return bk_prec_current ? bk_prec_current->mix : NULL; }
-
-static inline void mm(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
-                      real beta, real *C, int ldc)
-{
-    const bk_precision *p = bk_prec_current;
-    if (p && p->qs && !ta && !tb) {
-        const bk_qset *s = p->qs;
-        for (int i = 0; i < s->n; i++)
-            if (s->W[i] == B && s->K[i] == K && s->N[i] == N && ldb == N) {
-                backend_lowp()->qgemm(s->ws, M, A, lda, s->q[i], beta, C, ldc);
-                return;
-            }
-    }
-    if (p && p->mix) backend_mix()->gemm(p->mix, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    else if (p && p->rows && backend_current->gemm_rows)
-        backend_current->gemm_rows(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    else backend_current->gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (x->b->mark) x->b->mark(what);
 }
 
 #ifdef __cplusplus

@@ -42,7 +42,7 @@ static double time_shape(int s, real *A, real *B, real *C, double seconds)
     double best = INFINITY, t_end = now() + seconds;
     for (int calls = 0; calls < 1 || now() < t_end; calls++) {
         double t0 = now();
-        mm(ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, 0, C, N);
+        mm(bk_ctx_cpu(), ta, tb, M, N, K, A, ta ? M : K, B, tb ? K : N, 0, C, N);
         double dt = now() - t0;
         if (dt < best) best = dt;
     }
@@ -62,7 +62,7 @@ int nmt_blas_speed(double seconds, double *gflops, nmt_err *err)
         if (K * N > b) b = K * N;
         if (M * N > c) c = M * N;
     }
-    const backend_ops *bk = backend();
+    const backend_ops *bk = backend_cpu(); /* the host's BLAS, whose buffers the host fills */
     real *A = bk->alloc(a * sizeof(real)), *B = bk->alloc(b * sizeof(real)), *C = bk->alloc(c * sizeof(real));
     int rc = A && B && C ? NMT_OK : nmt_fail(err, NMT_ERR_NOMEM, "BLAS timing: out of memory");
     if (!rc) {

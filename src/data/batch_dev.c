@@ -13,7 +13,7 @@ void batch_dev_layout(batch_dev *d, arena *a, int B, int Tx, int Ty)
     d->with_y = Ty > 0;
 }
 
-void batch_upload(batch *view, const batch *bt, const batch_dev *d)
+void batch_upload(const bk_ctx *x, batch *view, const batch *bt, const batch_dev *d)
 {
     int B = bt->B;
     int ys = d->with_y && bt->y, yl = d->with_y && bt->ylen; /* the targets where there is room */
@@ -26,7 +26,7 @@ void batch_upload(batch *view, const batch *bt, const batch_dev *d)
     if (yl) memcpy(s + nx + ny + B, bt->ylen, sizeof(int) * B);
     size_t n = nx + ny + (size_t)B * (yl ? 2 : 1);
     int *dev = d->dev;
-    backend()->copy_in(dev, s, sizeof(int) * n);
+    x->b->copy_in(dev, s, sizeof(int) * n);
     *view = *bt;
     view->dev_x = dev;
     view->dev_y = ny ? dev + nx : NULL;

@@ -16,6 +16,6 @@ typedef struct batch_dev {
 /* Room for batches of up to B sentences, Tx and Ty long (Ty 0: source only, for decoding). */
 void batch_dev_layout(batch_dev *d, arena *a, int B, int Tx, int Ty);
 /* *view = *bt with its dev_* fields pointing at d's copies of bt's arrays, uploaded in one copy. */
-void batch_upload(batch *view, const batch *bt, const batch_dev *d);
+void batch_upload(const bk_ctx *x, batch *view, const batch *bt, const batch_dev *d);
 
 #endif

@@ -152,6 +152,7 @@ static int collect(beam_sent *out, sent_state *st, const beam_opts *o, int xlen)
  * the device: the state rows, the kernel's scratch and the same lists, which one copy brings
  * back per step. */
 typedef struct search_ws {
+    const backend_ops *b; /* the ensemble's backend, where the device buffers live */
     int *row_src, *row_node, *yprev, *nrow_src, *nrow_node, *nyprev, *rneed, *parent;
     cand *heap;
     int cap;             /* candidates kept per row (more only on ties) */
@@ -191,10 +192,11 @@ static void search_ws_free(search_ws *s)
 {
     free(s->row_src); free(s->row_node); free(s->yprev); free(s->nrow_src); free(s->nrow_node); free(s->nyprev);
     free(s->rneed); free(s->parent); free(s->heap); free(s->htop); free(s->hz); free(s->hatt);
-    const backend_ops *bk = backend();
+    free(s->poff); free(s->pword); free(s->pflat); free(s->pbank); free(s->bcnt); free(s->plp); free(s->pool);
+    const backend_ops *bk = s->b;
+    if (!bk) return; /* nothing was allocated on the device */
     bk->free(s->sa); bk->free(s->sb); bk->free(s->snew); bk->free(s->dheap); bk->free(s->dneed); bk->free(s->dparent);
     bk->free(s->dtop);
-    free(s->poff); free(s->pword); free(s->pflat); free(s->pbank); free(s->bcnt); free(s->plp); free(s->pool);
     bk->free(s->dflat); bk->free(s->dz);
 }
 
@@ -202,7 +204,7 @@ static void search_ws_free(search_ws *s)
  * when out of memory */
 static int hint_ws_alloc(search_ws *s, int Hmax, int K, const int *hint_max)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = s->b;
     size_t pairs = (size_t)Hmax * (hint_max[0] + 1), pool = (size_t)K * (hint_max[0] + 3);
     s->poff = malloc(sizeof(int) * (Hmax + 1)); s->pword = malloc(sizeof(int) * pairs);
     s->pflat = malloc(sizeof(int) * pairs); s->plp = malloc(sizeof(real) * pairs);
@@ -213,9 +215,9 @@ static int hint_ws_alloc(search_ws *s, int Hmax, int K, const int *hint_max)
 }
 
 /* 0, or -1 when out of memory (what was allocated is freed by search_ws_free) */
-static int search_ws_alloc(search_ws *s, int Hmax, int n, int K, int V, int Tx)
+static int search_ws_alloc(search_ws *s, const backend_ops *bk, int Hmax, int n, int K, int V, int Tx)
 {
-    const backend_ops *bk = backend();
+    s->b = bk;
     s->cap = K + 16;
     size_t ih = sizeof(int) * Hmax, top = top_views(NULL, Hmax, s->cap, NULL, NULL, NULL, NULL);
     s->row_src = malloc(ih); s->row_node = malloc(ih); s->yprev = malloc(ih);
@@ -277,7 +279,7 @@ static int best_candidates(search_ws *ws, const step_in *in, const sent_state *s
         double base = s->nodes[ws->row_node[r]].logprob;
         long off = (long)(r - r0) * V;
         if (tp->cn[r] < 0) { /* ties overflowed the list: the whole row, read back */
-            backend()->copy_out(ws->hz, in->e->scores + (size_t)r * V, sizeof(real) * V);
+            ws->b->copy_out(ws->hz, in->e->scores + (size_t)r * V, sizeof(real) * V);
             push_row(ws->heap, &nheap, need, ws->hz, V, tp->lse[r], base, off, in->o->no_unk);
             continue;
         }
@@ -429,7 +431,7 @@ static void hint_scores(search_ws *ws, const sent_state *st, const infer_ens *e,
     if (!np) return;
     for (int r = 0; r < H; r++)
         for (int i = ws->poff[r]; i < ws->poff[r + 1]; i++) ws->pflat[i] = r * V + ws->pword[i];
-    const backend_ops *bk = backend();
+    const backend_ops *bk = ws->b;
     bk->copy_in(ws->dflat, ws->pflat, sizeof(int) * np);
     bk->gather_cols(ws->dz, e->scores, ws->dflat, np, 1, 1, 0);
     bk->copy_out(ws->plp, ws->dz, sizeof(real) * np);
@@ -444,7 +446,7 @@ static void hint_scores(search_ws *ws, const sent_state *st, const infer_ens *e,
 static void nh_step(search_ws *ws, sent_state *st, const infer_ens *e, const beam_opts *o, int *H, int t, int V, int Tx,
                     int n, const batch *src)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = ws->b;
     int h = *H, K = o->K;
     step_top hp, dp;
     size_t top = top_views(ws->htop, h, ws->cap, &hp.cn, &hp.lse, &hp.clp, &hp.cv);
@@ -565,7 +567,7 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
     sent_state *st = calloc(S, sizeof *st);
     int maxsteps = 0, hm[2];
     hint_max(o, S, hm);
-    if (!st || search_ws_alloc(&ws, S * K, n, K, V, Tx) || (o->hints && hint_ws_alloc(&ws, S * K, K, hm)) ||
+    if (!st || search_ws_alloc(&ws, ens_ctx(e)->b, S * K, n, K, V, Tx) || (o->hints && hint_ws_alloc(&ws, S * K, K, hm)) ||
         sentences_init(st, src, o, &maxsteps)) {
         rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in beam search");
         goto out;
@@ -582,7 +584,7 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
         ens_step(e, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
         nh_step(&ws, st, e, o, &H, t, V, Tx, n, src);
         search_swap(&ws);
-        backend_mark(BK_MARK_STEP);
+        backend_mark(ens_ctx(e), BK_MARK_STEP);
     }
     for (int b = 0; b < S; b++)
         if (collect(&out[b], &st[b], o, src->xlen[b])) {

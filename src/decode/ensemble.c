@@ -40,6 +40,11 @@ int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int
     }
     e->V = m[0]->cfg.tgt_vocab;
     for (int k = 0; k < n; k++) {
+        if (m[k]->cx.b != m[0]->cx.b || m[k]->cx.device != m[0]->cx.device) {
+            ens_free(e);
+            return nmt_fail(err, NMT_ERR_ARG, "model %d of the ensemble lives on device '%s' and model 1 on '%s': an "
+                            "ensemble's models share one device", k + 1, m[k]->cx.b->name, m[0]->cx.b->name);
+        }
         e->m[k] = m[k];
         e->wt[k] = (real)(weights ? weights[k] / sum : 1.0 / n);
         e->n_att += has_attention(&m[k]->cfg);
@@ -84,10 +89,7 @@ int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
         rc = nmt_fail(err, NMT_ERR_ARG, "the shortlist was loaded for other vocabularies (%d source, %d target words; "
                       "the model has %d and %d)", sl->nsrc, sl->ntgt, e->m[0]->cfg.src_vocab, V);
     for (int k = 0; k < e->n && !rc; k++)
-        if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) {
-            e->w[k].out = &e->out[k];
-            e->w[k].prec = (bk_precision){&e->out[k].step, NULL, !e->w[k].blas};
-        }
+        if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) e->w[k].out = &e->out[k];
     if (rc) output_free(e);
     else e->sl = sl;
     return rc;
@@ -138,21 +140,18 @@ static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
 int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
 {
     int rc = NMT_OK, want[3] = {1, Tx, H};
-    for (int k = 0; k < e->n && !rc; k++) rc = infer_reserve(&e->w[k], &e->m[k]->cfg, S, Tx, H, err);
+    for (int k = 0; k < e->n && !rc; k++) rc = infer_reserve(&e->m[k]->cx, &e->w[k], &e->m[k]->cfg, S, Tx, H, err);
     for (int k = 0; e->out && k < e->n && !rc; k++) rc = out_reserve(&e->out[k], H, err);
     if (rc || e->n == 1) return rc;
-    if ((rc = ws_reserve(&e->blk, want, layout, e, &e->m[0]->cfg, "ensemble decoding", err))) return rc;
+    if ((rc = ws_reserve(&e->m[0]->cx, &e->blk, want, layout, e, &e->m[0]->cfg, "ensemble decoding", err))) return rc;
     for (int r = 0; r < H; r++) e->hascale[r] = (real)(1.0 / (e->n_att ? e->n_att : 1));
-    backend()->copy_in(e->ascale, e->hascale, sizeof(real) * H);
+    e->m[0]->cx.b->copy_in(e->ascale, e->hascale, sizeof(real) * H);
     return NMT_OK;
 }
 
 void ens_rows(infer_ens *e, int on)
 {
-    for (int k = 0; k < e->n; k++) {
-        e->w[k].blas = !on;
-        e->w[k].prec.rows = on;
-    }
+    for (int k = 0; k < e->n; k++) e->w[k].blas = !on;
 }
 
 void ens_encode(infer_ens *e, const batch *src)
@@ -164,7 +163,7 @@ void ens_init_states(infer_ens *e, real *state, int S, int Tx)
 {
     int ld = ens_state_dim(e, Tx);
     for (int k = 0, off = 0; k < e->n; off += infer_state_dim(&e->m[k]->cfg, Tx), k++)
-        infer_init_states(&e->w[k], &e->m[k]->cfg, state + off, ld, S, Tx);
+        infer_init_states(&e->m[k]->cx, &e->w[k], &e->m[k]->cfg, state + off, ld, S, Tx);
 }
 
 /* The attention an ensemble reports: the mean of the rows of its models that have attention
@@ -172,7 +171,7 @@ void ens_init_states(infer_ens *e, real *state, int S, int Tx)
  * the first model's rows of zeros. */
 static void mean_attention(infer_ens *e, int H, int Tx)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = e->m[0]->cx.b;
     e->att = NULL;
     if (e->n_att == 0) {
         e->att = e->w[0].alpha;
@@ -196,7 +195,7 @@ void ens_step(infer_ens *e, const batch *src, int H, const int *src_of, const in
     int Tx = src->Tx, ld = ens_state_dim(e, Tx), V = e->V;
     for (int k = 0, off = 0; k < e->n; off += infer_state_dim(&e->m[k]->cfg, Tx), k++) {
         infer_step(&e->w[k], e->m[k], src, H, src_of, yprev, st_prev + off, st_new + off, ld);
-        if (e->n > 1) backend()->logp_acc_rows(e->z, e->w[k].logits, H, V, e->wt[k], k == 0);
+        if (e->n > 1) e->m[0]->cx.b->logp_acc_rows(e->z, e->w[k].logits, H, V, e->wt[k], k == 0);
     }
     e->scores = e->n == 1 ? e->w[0].logits : e->z;
     e->logp = e->n > 1;

@@ -33,6 +33,9 @@ typedef struct infer_ens {
     const real *att;        /* [H, Tx]: attention rows (zero when no model has attention) */
 } infer_ens;
 
+/* the context every model of e shares (ens_init checks that they do) */
+static inline const bk_ctx *ens_ctx(const infer_ens *e) { return &e->m[0]->cx; }
+
 /* An ensemble of m[0..n): weights NULL (equal) or n positive finite numbers, normalised to sum
  * to 1. The models must outlive it. NMT_ERR_ARG for a bad weight, NMT_ERR_NOMEM. */
 int ens_init(infer_ens *e, const nmt_model *const *m, const double *weights, int n, nmt_err *err);

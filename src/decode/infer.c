@@ -44,10 +44,10 @@ static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
     w->th = has_fertdec(c) ? arena_take(ap, sizeof(real) * H * n) : NULL;
 }
 
-int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err)
+int infer_reserve(const bk_ctx *x, infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err)
 {
     int want[3] = {S, Tx, H};
-    return ws_reserve(&w->blk, want, layout, w, c, "decoding", err);
+    return ws_reserve(x, &w->blk, want, layout, w, c, "decoding", err);
 }
 
 void infer_free(infer_ws *w)
@@ -57,20 +57,29 @@ void infer_free(infer_ws *w)
     memset(w, 0, sizeof *w);
 }
 
+/* The context of w's products on m: the model's, each row alone unless w->blas, and in lower
+ * precision the scratch of the output layer's products, which the step's share. */
+static bk_ctx decode_ctx(const infer_ws *w, const nmt_model *m)
+{
+    bk_ctx x = m->cx;
+    x.rows = !w->blas;
+    if (w->out && w->out->lw) x.qws = w->out->qws;
+    return x;
+}
+
 void infer_encode(infer_ws *w, const nmt_model *m, const batch *host_src)
 {
-    batch_upload(&w->view, host_src, &w->bd);
+    bk_ctx x0 = decode_ctx(w, m);
+    const bk_ctx *x = &x0;
+    batch_upload(x, &w->view, host_src, &w->bd);
     const batch *src = &w->view;
     const nmt_config *c = &m->cfg;
-    const params *p = &m->p;
+    const params *p = &m->p; /* FP32: the encoder's weights have no other form */
     int S = src->B, Tx = src->Tx, hd = w->enc.ndir * c->hid;
-    /* a sentence's encoding, whatever its batch */
-    const bk_precision *was = bk_prec_use(w->blas ? NULL : &bk_prec_rows);
-    enc_forward(&w->enc, c, p, src);
-    dec_init_state(w->s0, &w->enc, c, p, S, Tx);
-    if (has_fertdec(c)) dec_coverage_init(w->d0, w->enc.ex, w->enc.mask, S, Tx, c->emb);
-    if (has_attention(c)) dec_project_annotations(w->UaH, w->enc.H, p, c, Tx * S, hd);
-    bk_prec_use(was);
+    enc_forward(x, &w->enc, c, p, src);
+    dec_init_state(x, w->s0, &w->enc, c, p, S, Tx);
+    if (has_fertdec(c)) dec_coverage_init(x, w->d0, w->enc.ex, w->enc.mask, S, Tx, c->emb);
+    if (has_attention(c)) dec_project_annotations(x, w->UaH, w->enc.H, p, c, Tx * S, hd);
 }
 
 int infer_state_dim(const nmt_config *c, int Tx)
@@ -81,9 +90,9 @@ int infer_state_dim(const nmt_config *c, int Tx)
 /* offset of d_i in a state row: it comes last */
 static int d_offset(const nmt_config *c, int Tx) { return infer_state_dim(c, Tx) - c->emb; }
 
-void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx)
+void infer_init_states(const bk_ctx *x, const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int dim = infer_state_dim(c, Tx);
     bk->zero_rows(state, ld, S, dim);
     bk->copy_rows(state, ld, w->s0, c->hid, S, c->hid);
@@ -102,11 +111,13 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
                 const real *st_prev, real *st_new, int ld)
 {
     const nmt_config *c = &m->cfg;
-    const params *p = &m->p;
-    const backend_ops *bk = backend();
+    bk_ctx x0 = decode_ctx(w, m);
+    const bk_ctx *x = &x0;
+    params pv = m->p; /* the step's weights in the decoder's precision: the model's converted ones */
+    if (w->out && w->out->lw) pv.tw = w->out->lw->tw;
+    const params *p = &pv;
+    const backend_ops *bk = x->b;
     int n = c->hid, me = c->emb, Tx = src->Tx;
-    /* the step's products in the decoder's precision (its converted weights), on this thread */
-    const bk_precision *was = bk_prec_use(w->out && w->out->step.n ? &w->prec : w->blas ? NULL : &bk_prec_rows);
     /* the rows' sentences, previous words and source lengths, uploaded in one copy */
     int *h = w->hidx;
     for (int r = 0; r < H; r++) {
@@ -117,19 +128,18 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     bk->copy_in(w->idx, h, sizeof(int) * 3 * H);
     const int *d_src_of = w->idx, *d_yprev = w->idx + H, *d_rowlen = w->idx + 2 * H;
     bk->gather_rows(w->E, p->Et, d_yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
-    dec_input_terms(w->pre, w->E, p->dec_W, p->dec_b, H, me, 3 * n);
-    if (has_fertdec(c)) dec_input_terms(w->g, w->E, p->fer_Wg, p->fer_bg, H, me, me);
+    dec_input_terms(x, w->pre, w->E, PW(p, dec_W), p->dec_b, H, me, 3 * n);
+    if (has_fertdec(c)) dec_input_terms(x, w->g, w->E, PW(p, fer_Wg), p->fer_bg, H, me, me);
     dec_src ds = {w->enc.H, w->UaH, w->view.dev_xlen, src->B, Tx, w->enc.ndir * n};
     dec_bufs bf = {w->pre, w->g, w->Q, w->alpha, w->ctx, w->xi, w->th, w->tmp, w->cache, d_rowlen, NULL}; /* no dropout */
     dec_rows prev = state_rows(c, (real *)st_prev, Tx, ld), next = state_rows(c, st_new, Tx, ld);
-    dec_step(&bf, c, p, &ds, H, d_src_of, &prev, &next);
+    dec_step(x, &bf, c, p, &ds, H, d_src_of, &prev, &next);
     /* s_new has stride ld: gather it for the readout's product */
     real *s_dense = w->tmp;
     bk->copy_rows(s_dense, n, st_new, ld, H, n);
-    if (!w->out) out_step(w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
+    if (!w->out) out_step(x, w->logits, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
     else {
-        out_step_hidden(w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
-        out_logits(w->out, w->logits, w->t, H);
+        out_step_hidden(x, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
+        out_logits(x, w->out, w->logits, w->t, H);
     }
-    bk_prec_use(was);
 }

@@ -27,8 +27,8 @@ typedef struct infer_ws {
     real *d0;            /* [S, m] FertDec: d_1 of each sentence */
     real *g, *th;        /* [H, m], [H, n] FertDec's extract gate and tanh(V_h d) */
     const struct out_layer *out; /* the output layer's precision and columns (decode/outlayer.h), or
-                                  * NULL: out_step's, FP32 over the whole vocabulary */
-    bk_precision prec;   /* with out in lower precision: its step's converted weights (out->step) */
+                                  * NULL: out_step's, FP32 over the whole vocabulary; in lower
+                                  * precision its weights (out->lw) serve the step's products too */
     int blas;            /* 1: FP32 products by the backend's gemm (the BLAS, whose rows depend on
                           * their batch); 0 (zeroed): by gemm_rows, each row alone */
 } infer_ws;
@@ -38,9 +38,9 @@ typedef struct infer_ws {
  * without knowing what the variant keeps. The initial row is [s_0 | 0 ... | d_1]. */
 int infer_state_dim(const nmt_config *c, int Tx);
 /* Fills S rows, ld apart (ld >= dim), with each sentence's initial state (after infer_encode). */
-void infer_init_states(const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx);
+void infer_init_states(const bk_ctx *x, const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx);
 
-int infer_reserve(infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
+int infer_reserve(const bk_ctx *x, infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
 void infer_free(infer_ws *w);
 
 /* Encodes src (its y fields are not read) and computes s_0 of each sentence into w->s0. */

@@ -36,6 +36,7 @@ typedef struct draw_ws {
     real *sa, *sb, *snew;  /* device: the states */
     real *dw;              /* device: [H0, V] where the weights are exponentiated */
     int *dparent;          /* device: parent, uploaded */
+    const backend_ops *b;  /* the ensemble's backend, where the device buffers live */
 } draw_ws;
 
 static void draw_ws_free(draw_ws *s)
@@ -44,13 +45,14 @@ static void draw_ws_free(draw_ws *s)
     free(s->parent); free(s->stream); free(s->tok); free(s->len); free(s->maxlen); free(s->lp); free(s->attn);
     free(s->z); free(s->w); free(s->w2); free(s->hatt); free(s->mx); free(s->top); free(s->best); free(s->tw);
     free(s->sel);
-    const backend_ops *bk = backend();
+    const backend_ops *bk = s->b;
+    if (!bk) return; /* nothing was allocated on the device */
     bk->free(s->sa); bk->free(s->sb); bk->free(s->snew); bk->free(s->dw); bk->free(s->dparent);
 }
 
-static int draw_ws_alloc(draw_ws *s, int H0, int n, int L, int Tx, int V, const beam_opts *o)
+static int draw_ws_alloc(draw_ws *s, const backend_ops *bk, int H0, int n, int L, int Tx, int V, const beam_opts *o)
 {
-    const backend_ops *bk = backend();
+    s->b = bk;
     size_t h = (size_t)H0, hv = h * V;
     s->row_src = malloc(sizeof(int) * h); s->row_draw = malloc(sizeof(int) * h); s->yprev = malloc(sizeof(int) * h);
     s->nrow_src = malloc(sizeof(int) * h); s->nrow_draw = malloc(sizeof(int) * h); s->nyprev = malloc(sizeof(int) * h);
@@ -128,7 +130,7 @@ static double floor_of(draw_ws *ws, const real *e, const double *w, int n, int s
  * search has always drawn with), in one round trip. */
 static void exp_rows(draw_ws *ws, real *x, int H, int V)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = ws->b;
     size_t bytes = sizeof(real) * H * V;
     bk->copy_in(ws->dw, x, bytes);
     bk->vexp(ws->dw, ws->dw, H * V);
@@ -269,8 +271,8 @@ static void draws_init(draw_ws *ws, infer_ens *e, const batch *src, const beam_o
     int S = src->B, K = o->nbest;
     ens_init_states(e, ws->snew, S, src->Tx);
     for (int d = 0; d < S * K; d++) ws->parent[d] = d / K;
-    backend()->copy_in(ws->dparent, ws->parent, sizeof(int) * S * K);
-    backend()->gather_rows(ws->sa, ws->snew, ws->dparent, S * K, n);
+    ws->b->copy_in(ws->dparent, ws->parent, sizeof(int) * S * K);
+    ws->b->gather_rows(ws->sa, ws->snew, ws->dparent, S * K, n);
     for (int b = 0; b < S; b++) {
         int lim = beam_len_limit(o->max_ratio, o->max_len, src->xlen[b]);
         for (int j = 0; j < K; j++) {
@@ -311,13 +313,13 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
     if ((rc = ens_reserve(e, S, Tx, H, err)) || (rc = ens_select(e, src, NULL, 0, err))) return rc;
     int V = e->V;
     draw_ws ws = {0};
-    if (draw_ws_alloc(&ws, H, n, L, Tx, V, o)) {
+    if (draw_ws_alloc(&ws, ens_ctx(e)->b, H, n, L, Tx, V, o)) {
         draw_ws_free(&ws);
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory in sampling");
     }
     ens_encode(e, src);
     draws_init(&ws, e, src, o, n);
-    const backend_ops *bk = backend();
+    const backend_ops *bk = ws.b;
     for (int t = 0; t < L && H > 0; t++) {
         ens_step(e, src, H, ws.row_src, ws.yprev, ws.sa, ws.snew);
         bk->copy_out(ws.z, e->scores, sizeof(real) * H * V); /* the step's scores, drawn from on the host */
@@ -338,7 +340,7 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
         }
         H = nh;
         swap_rows(&ws);
-        backend_mark(BK_MARK_STEP);
+        backend_mark(ens_ctx(e), BK_MARK_STEP);
     }
     for (int b = 0; b < S && !rc; b++)
         if (collect(&out[b], &ws, b, o, L, Tx, src->xlen[b])) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory in sampling");

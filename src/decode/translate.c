@@ -37,11 +37,12 @@ static int bk_prec_of(int p) { return p == NMT_PREC_INT8 ? BK_PREC_INT8 : p == N
 int nmt_precision_supported(int p)
 {
     if (p == NMT_PREC_FP32) return 1;
-    const backend_lowp_ops *lp = backend_lowp(); /* NULL: the backend has no other precision */
+    /* the device new models get; NULL: its backend has no other precision */
+    const backend_lowp_ops *lp = bk_ctx_default()->b->lowp;
     return p > NMT_PREC_FP32 && p <= NMT_PREC_BF16 && lp && lp->supported(bk_prec_of(p));
 }
 
-void nmt_set_threads(int n) { backend()->set_threads(n > NMT_MAX_THREADS ? NMT_MAX_THREADS : n); }
+void nmt_set_threads(int n) { bk_ctx_default()->b->set_threads(n > NMT_MAX_THREADS ? NMT_MAX_THREADS : n); }
 
 /* The options a decoder can run with on the models of e: 0 or NMT_ERR_ARG with a message. */
 static int check_opts(const infer_ens *e, const nmt_translate_opts *o, nmt_err *err)
@@ -487,18 +488,17 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
                         nmt_err *err)
 {
     const nmt_model *m = d->e.m[k];
-    int S = b->B, rc = net_ws_reserve(&d->ws[k], &m->cfg, S, b->Tx, b->Ty, err);
+    bk_ctx x = m->cx;
+    x.rows = d->o.batch_invariant; /* scores as the search computes them */
+    int S = b->B, rc = net_ws_reserve(&x, &d->ws[k], &m->cfg, S, b->Tx, b->Ty, err);
     if (rc) return rc;
-    /* scores as the search computes them */
-    const bk_precision *was = bk_prec_use(d->o.batch_invariant ? &bk_prec_rows : NULL);
-    net_forward(&d->ws[k], &m->cfg, &m->p, b, lp);
-    bk_prec_use(was);
+    net_forward(&x, &d->ws[k], &m->cfg, &m->p, b, lp);
     double wk = d->e.n == 1 ? 1.0 : d->e.wt[k];
     /* the batch's attention [Ty, S, Tx], read back once */
     size_t na = al && has_attention(&m->cfg) ? (size_t)b->Ty * S * b->Tx : 0;
     real *alpha = na ? malloc(sizeof(real) * na) : NULL;
     if (na && !alpha) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    if (na) backend()->copy_out(alpha, d->ws[k].dec.alpha, sizeof(real) * na);
+    if (na) x.b->copy_out(alpha, d->ws[k].dec.alpha, sizeof(real) * na);
     for (int s = 0; s < S && !rc; s++) {
         double one = 0;
         for (int t = 0; t < b->ylen[s]; t++) one += lp[t * S + s];

@@ -104,7 +104,7 @@ void ibm_model_free(ibm_model *m)
     free(m);
 }
 
-static int threads_of(const ibm_opts *o) { return o->threads > 0 ? o->threads : backend()->threads(); }
+static int threads_of(const ibm_opts *o) { return o->threads > 0 ? o->threads : backend_cpu()->threads(); }
 
 static inline int pair_trained(const ibm_corpus *c, long k)
 {
@@ -439,7 +439,7 @@ static void mstep_body(void *ctx, long lo, long hi, int thread)
 int ibm_model_em(ibm_model *m, ibm_iter_stats *st, nmt_err *err)
 {
     const ibm_corpus *c = m->c;
-    const backend_ops *bk = backend();
+    const backend_ops *bk = backend_cpu();
     int diag = m->o.favor_diagonal && m->iter >= m->o.model1_iterations, nt = m->nthreads;
     em_job job = {m, diag, 0, (size_t)m->c->max_len[m->cond] + 1, NULL, 0};
     memset(m->count, 0, sizeof(double) * m->npairs);
@@ -523,6 +523,6 @@ int ibm_model_viterbi(const ibm_model *m, long first, long count, int *a, nmt_er
         return nmt_fail(err, NMT_ERR_ARG, "pairs %ld..%ld: outside the corpus of %ld", first + 1,
                         first + count, c->n);
     em_job job = {m, m->diag, 0, 0, a, first};
-    backend()->parallel_for(count, 16, m->nthreads, viterbi_body, &job);
+    backend_cpu()->parallel_for(count, 16, m->nthreads, viterbi_body, &job);
     return NMT_OK;
 }

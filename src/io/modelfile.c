@@ -13,6 +13,7 @@
 #include "nn/model.h"
 #include "io/safetensors.h"
 #include "io/subwordmeta.h"
+#include "nn/weights.h"
 #include "data/vocab.h"
 
 #define FORMAT_NAME "nmt-model"
@@ -32,15 +33,17 @@ int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nm
     nmt_model *m = calloc(1, sizeof *m);
     if (!m) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     m->cfg = *c;
+    m->cx = *bk_ctx_default();
+    pthread_mutex_init(&m->lowp_lock, NULL);
     param_table_build(&m->pt, c);
-    m->P = backend()->alloc(sizeof(real) * m->pt.total);
+    m->P = m->cx.b->alloc(sizeof(real) * m->pt.total);
     if (!m->P) {
         double mb = sizeof(real) * m->pt.total / 1e6;
+        pthread_mutex_destroy(&m->lowp_lock);
         free(m);
         return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of parameters", mb);
     }
     params_point(&m->p, &m->pt, m->P);
-    backend_models(1);
     m->src = src;
     m->tgt = tgt;
     *out = m;
@@ -50,8 +53,9 @@ int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nm
 void nmt_model_free(nmt_model *m)
 {
     if (!m) return;
-    backend()->free(m->P);
-    backend_models(-1);
+    model_lowp_free(m);
+    pthread_mutex_destroy(&m->lowp_lock);
+    m->cx.b->free(m->P);
     vocab_free(m->src);
     vocab_free(m->tgt);
     subwords_free(m->sw);
@@ -97,7 +101,7 @@ int nmt_model_tensor(const nmt_model *m, int i, const char **name, int *ndim, in
     if (!values) return NMT_OK;
     real *h = malloc(sizeof(real) * (n ? n : 1));
     if (!h) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for tensor '%s'", t->name);
-    backend()->copy_out(h, m->P + t->offset, sizeof(real) * n);
+    m->cx.b->copy_out(h, m->P + t->offset, sizeof(real) * n);
     for (size_t k = 0; k < n; k++) values[k] = (float)h[k];
     free(h);
     return NMT_OK;
@@ -348,7 +352,7 @@ static int read_params(nmt_model *m, const st_file *f, const char *file, nmt_err
         for (size_t k = 0; k < cnt && !rc; k++)
             if (!isfinite(h[k]))
                 rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: tensor '%s' holds a non-finite value at element %zu", file, t->name, k);
-        if (!rc) backend()->copy_in(m->P + t->offset, h, sizeof(real) * cnt);
+        if (!rc) m->cx.b->copy_in(m->P + t->offset, h, sizeof(real) * cnt);
     }
     free(h);
     return rc;
@@ -402,3 +406,5 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_err *err)
     st_free(f);
     return rc;
 }
+
+const char *nmt_model_device(const nmt_model *m) { return m->cx.b->name; }

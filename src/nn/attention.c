@@ -22,17 +22,17 @@ static bk_attn shape(attn_dims d, const attn_xi *x)
     return a;
 }
 
-void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
-                  const real *H, const int *xlen, const int *src, const attn_xi *x, attn_dims d)
+void attn_forward(const bk_ctx *x, real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
+                  const real *H, const int *xlen, const int *src, const attn_xi *xf, attn_dims d)
 {
-    bk_attn a = shape(d, x);
-    backend()->attn_forward(alpha, ctx, UaH, q, v, H, xlen, src, &a);
+    bk_attn a = shape(d, xf);
+    x->b->attn_forward(alpha, ctx, UaH, q, v, H, xlen, src, &a);
 }
 
-void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
+void attn_backward(const bk_ctx *x, real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
                    const real *alpha, const real *UaH, const real *q, const real *v,
-                   const real *H, const int *xlen, const attn_xi *x, attn_dims d, real *tmp)
+                   const real *H, const int *xlen, const attn_xi *xf, attn_dims d, real *tmp)
 {
-    bk_attn a = shape(d, x);
-    backend()->attn_backward(dq, dUaH, dH, dv_rows, dctx, dalpha, alpha, UaH, q, v, H, xlen, &a, tmp);
+    bk_attn a = shape(d, xf);
+    x->b->attn_backward(dq, dUaH, dH, dv_rows, dctx, dalpha, alpha, UaH, q, v, H, xlen, &a, tmp);
 }

@@ -7,6 +7,7 @@
 #ifndef NMT_ATTENTION_H
 #define NMT_ATTENTION_H
 
+#include "backend/backend.h"
 #include "base/real.h"
 
 typedef struct attn_dims {
@@ -28,18 +29,18 @@ typedef struct attn_xi {
 
 /* UaH [Tx,Bs,na] (row j*Bs+s); H [Tx,Bs,*] stride ldH; q [B,na]; xlen[Bs] real source lengths;
  * src[b] the source sentence of query row b (NULL: row b reads sentence b, training's case; in
- * beam search several hypotheses read one sentence); x NULL or the ξ features. Writes alpha
+ * beam search several hypotheses read one sentence); xf NULL or the ξ features. Writes alpha
  * [B,Tx] (zeros past the sentence's length) and ctx [B,hd]. */
-void attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
-                  const real *H, const int *xlen, const int *src, const attn_xi *x, attn_dims d);
+void attn_forward(const bk_ctx *x, real *alpha, real *ctx, const real *UaH, const real *q, const real *v,
+                  const real *H, const int *xlen, const int *src, const attn_xi *xf, attn_dims d);
 
 /* From dctx [B,hd] (and dalpha [B,Tx], gradient reaching α_i directly from later steps, or
  * NULL): writes dq [B,na]; ADDS into dUaH [Tx,B,na], dH [Tx,B,*] (stride ldH) and dv_rows
  * [B,na] (each row's share of dv, summed by the caller once per batch, so that rows never write
- * to shared memory); fills x->dxi and x->dM_rows when x is given. Recomputes tanh rather than
+ * to shared memory); fills xf->dxi and xf->dM_rows when xf is given. Recomputes tanh rather than
  * storing a [Tx,B,na] cache per step. tmp: scratch of B*Tx reals. */
-void attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
+void attn_backward(const bk_ctx *x, real *dq, real *dUaH, real *dH, real *dv_rows, const real *dctx, const real *dalpha,
                    const real *alpha, const real *UaH, const real *q, const real *v,
-                   const real *H, const int *xlen, const attn_xi *x, attn_dims d, real *tmp);
+                   const real *H, const int *xlen, const attn_xi *xf, attn_dims d, real *tmp);
 
 #endif

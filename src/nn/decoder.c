@@ -82,11 +82,11 @@ static size_t s0_source(const nmt_config *c, int B, int Tx, int hd)
     return has_attention(c) ? (size_t)c->hid : (size_t)(Tx - 1) * B * hd;
 }
 
-void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
+void dec_init_state(const bk_ctx *x, real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx)
 {
     int n = c->hid, hd = e->ndir * n;
-    mm(0, 0, B, n, n, e->H + s0_source(c, B, Tx, hd), hd, p->init_W, n, 0, s0, n);
-    backend()->act_rows(BK_TANH, s0, n, s0, n, p->init_b, B, n);
+    mm(x, 0, 0, B, n, n, e->H + s0_source(c, B, Tx, hd), hd, p->init_W, n, 0, s0, n);
+    x->b->act_rows(BK_TANH, s0, n, s0, n, p->init_b, B, n);
 }
 
 /* The pointers of step i into the stored sequences (training keeps every step for backward). */
@@ -117,9 +117,9 @@ static double fert_norm(double r) { return r >= FERT_EPS ? r : r * r / (2 * FERT
 
 /* Every sentence's norms ||d_{i+1} - d_i|| (i < L) and ||d_{L+1}|| into nrm, sentence b's from
  * b·(Ty+1) on, read back into hnrm in one copy. One sentence's steps are rows B·m apart. */
-static void fert_norms(dec_ws *w, const nmt_config *c, const batch *bt)
+static void fert_norms(const bk_ctx *x, dec_ws *w, const nmt_config *c, const batch *bt)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, m = c->emb, ld = B * m, T1 = bt->Ty + 1;
     for (int b = 0; b < B; b++) {
         int L = bt->ylen[b];
@@ -132,10 +132,10 @@ static void fert_norms(dec_ws *w, const nmt_config *c, const batch *bt)
 
 /* FertDec's costs over each sentence's own steps: (1/Ty) Σ h(d_{i+1} - d_i) and h(d_{Ty+1}),
  * summed in order on the host. */
-static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
+static void fert_costs(const bk_ctx *x, dec_ws *w, const nmt_config *c, const batch *bt)
 {
     int T1 = bt->Ty + 1;
-    fert_norms(w, c, bt);
+    fert_norms(x, w, c, bt);
     for (int b = 0; b < bt->B; b++) {
         int L = bt->ylen[b];
         const double *nb = w->hnrm + (size_t)b * T1;
@@ -146,9 +146,9 @@ static void fert_costs(dec_ws *w, const nmt_config *c, const batch *bt)
     }
 }
 
-void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
+void dec_forward(const bk_ctx *x, dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, hd = e->ndir * c->hid;
     size_t TB = (size_t)Ty * B;
 
@@ -157,14 +157,14 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
     if (w->drop_emb) /* one sentence's mask at every position: row stride 0 over rows of B·m */
         bk->mul_rows(w->Eprev + (size_t)B * m, B * m, w->Eprev + (size_t)B * m, B * m, w->drop_emb, 0, Ty - 1, B * m);
     /* teacher forcing: the input-side terms of every step in one product */
-    dec_input_terms(w->Y, w->Eprev, p->dec_W, p->dec_b, (int)TB, m, 3 * n);
-    dec_init_state(w->S, e, c, p, B, Tx);
-    if (has_attention(c)) dec_project_annotations(w->UaH, e->H, p, c, Tx * B, hd);
+    dec_input_terms(x, w->Y, w->Eprev, PW(p, dec_W), p->dec_b, (int)TB, m, 3 * n);
+    dec_init_state(x, w->S, e, c, p, B, Tx);
+    if (has_attention(c)) dec_project_annotations(x, w->UaH, e->H, p, c, Tx * B, hd);
     if (xi_kind(c) == XI_LOCFER) bk->zero_rows(w->cum, Tx, B, Tx);
     int fd = has_fertdec(c);
     if (fd) {
-        dec_coverage_init(w->cov, e->ex, e->mask, B, Tx, m);
-        dec_input_terms(w->YG, w->Eprev, p->fer_Wg, p->fer_bg, (int)TB, m, m);
+        dec_coverage_init(x, w->cov, e->ex, e->mask, B, Tx, m);
+        dec_input_terms(x, w->YG, w->Eprev, PW(p, fer_Wg), p->fer_bg, (int)TB, m, m);
     }
     dec_src src = {e->H, w->UaH, bt->dev_xlen, B, Tx, hd};
     for (int i = 0; i < Ty; i++) {
@@ -173,22 +173,22 @@ void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *
         step_views(w, c, B, Tx, i, &bf, &prev, &next);
         bk->copy_rows(w->pre, 3 * n, w->Y + (size_t)i * B * 3 * n, 3 * n, B, 3 * n);
         if (fd) bk->copy_rows(bf.g, m, w->YG + (size_t)i * B * m, m, B, m);
-        dec_step(&bf, c, p, &src, B, NULL, &prev, &next);
+        dec_step(x, &bf, c, p, &src, B, NULL, &prev, &next);
     }
     w->cost_step = w->cost_left = 0;
-    if (fd) fert_costs(w, c, bt);
+    if (fd) fert_costs(x, w, c, bt);
 }
 
 /* Gradients of FertDec's costs w.r.t. each d_i into dDc (0 where a norm is 0), and
  * dL/dd_{Ty+1} into ddc, where the backward loop starts. */
-static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, real scale)
+static void fert_cost_grads(const bk_ctx *x, dec_ws *w, const nmt_config *c, const batch *bt, real scale)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, m = c->emb, ld = B * m;
     size_t TB = (size_t)bt->Ty * B;
     int T1 = bt->Ty + 1;
     bk->zero_rows(w->dDc, m, (int)(TB + B), m);
-    fert_norms(w, c, bt);
+    fert_norms(x, w, c, bt);
     /* the scales on the host, sentence b's at hu + 2·T1·b: +u, then -u from T1 on, the last
      * difference's at L; uploaded in one copy */
     for (int b = 0; b < B; b++) {
@@ -219,9 +219,9 @@ static void fert_cost_grads(dec_ws *w, const nmt_config *c, const batch *bt, rea
 /* Step i of the backward recurrence: from dh = dL/ds_i (the readout's share plus what step i+1
  * sent back) to the GRU pre-activation gradients dA_i, dQ_i, dc_i's shares, and carry =
  * dL/ds_{i-1}. */
-static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, const batch *bt, int i)
+static void step_backward(const bk_ctx *x, dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, const batch *bt, int i)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
     int hd = e->ndir * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     attn_dims ad = {B, Tx, B, na, hd, hd};
@@ -236,35 +236,35 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
         bk->act_grad_rows(BK_SIGMOID, dgp, m, dgp, m, gi, m, B, m);
         bk->mul_rows(w->ddi, m, w->ddc, m, gi, m, B, m);
         bk->act_grad_rows(BK_TANH, dth, n, w->dh, n, th, n, B, n);
-        mm(0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
-        mm(0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
-        mm(0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
-        mm(0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
+        mm(x, 0, 1, B, m, n, dth, n, p->fer_Vh, n, 1, w->ddi, m);
+        mm(x, 0, 1, B, m, m, dgp, m, p->fer_Vg, m, 1, w->ddi, m);
+        mm(x, 0, 1, B, n, m, dgp, m, p->fer_Ug, m, 1, w->carry, n);   /* g_i read s_{i-1} */
+        mm(x, 0, 1, B, cd, m, dgp, m, p->fer_Cg, m, 1, w->dC + o * cd, cd); /* ... and c_i */
     }
-    gru_backward(w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
+    gru_backward(x, w->dA + o * 3 * n, 3 * n, w->carry, w->dh, cache_at(w->cache, o * n), w->S + o * n, n,
                  p->dec_U, p->dec_Uh, NULL, w->drop_h, B, n, w->tmp);
     if (fd) { /* V d_i in the GRU input; then dL/dd_i is complete */
-        mm(0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
+        mm(x, 0, 1, B, m, 3 * n, w->dA + o * 3 * n, 3 * n, p->fer_V, 3 * n, 1, w->ddi, m);
         bk->add_rows(w->ddc, m, w->ddi, m, w->dDc + o * m, m, B, m);
     }
     real *dci = w->dC + o * cd, *dcprev = i ? w->dC + (o - B) * cd : NULL;
     if (!FAULT(FAULT_DEC_CTX_GRU))
-        mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
+        mm(x, 0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_C, 3 * n, 1, dci, cd);
     if (has_inputfeed(c) && dcprev)
-        mm(0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_F, 3 * n, 1, dcprev, cd);
+        mm(x, 0, 1, B, cd, 3 * n, w->dA + o * 3 * n, 3 * n, p->dec_F, 3 * n, 1, dcprev, cd);
     if (search) {
         PROF_BEGIN(ta);
-        attn_xi x = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
+        attn_xi xf = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
         /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
-        attn_backward(w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
-                      w->UaH, w->Q + o * na, p->att_v, e->H, bt->dev_xlen, xk ? &x : NULL, ad, w->tmp);
+        attn_backward(x, w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
+                      w->UaH, w->Q + o * na, p->att_v, e->H, bt->dev_xlen, xk ? &xf : NULL, ad, w->tmp);
         if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
             if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) bk->zero_rows(w->dal, Tx, B, Tx);
             if (i) bk->attn_window_backward(w->dal, w->dxi, bt->dev_xlen, B, Tx, c->window);
         }
-        mm(0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
+        mm(x, 0, 1, B, n, na, w->dQ + o * na, na, p->att_W, na, 1, w->carry, n);
         if (has_recatt(c) && dcprev && !FAULT(FAULT_RECATT_PREV))
-            mm(0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
+            mm(x, 0, 1, B, cd, na, w->dQ + o * na, na, p->att_R, na, 1, dcprev, cd);
         PROF_END(PROF_ATT_BWD, ta);
     } else {
         real *dcfix = e->dH + (size_t)(Tx - 1) * B * hd; /* h→_Tx: a whole annotation row, cd = hd */
@@ -273,54 +273,54 @@ static void step_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const param
 }
 
 /* The weight gradients of the per-step products, one product each over all steps. */
-static void weight_grads(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt)
+static void weight_grads(const bk_ctx *x, dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att, cd = ctx_dim(c);
     int hd = e->ndir * n, search = has_attention(c), xk = xi_kind(c), K = xk ? xi_width(c) : 0, fd = has_fertdec(c);
     size_t TB = (size_t)Ty * B;
-    mm(1, 0, m, 3 * n, (int)TB, w->Eprev, m, w->dA, 3 * n, 1, g->dec_W, 3 * n);
-    colsum_add(g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
-    mm(0, 1, (int)TB, m, 3 * n, w->dA, 3 * n, p->dec_W, 3 * n, 1, w->dEprev, m);
-    mm(1, 0, cd, 3 * n, (int)TB, w->C, cd, w->dA, 3 * n, 1, g->dec_C, 3 * n);
+    mm(x, 1, 0, m, 3 * n, (int)TB, w->Eprev, m, w->dA, 3 * n, 1, g->dec_W, 3 * n);
+    colsum_add(x, g->dec_b, w->dA, (int)TB, 3 * n, 3 * n);
+    mm(x, 0, 1, (int)TB, m, 3 * n, w->dA, 3 * n, p->dec_W, 3 * n, 1, w->dEprev, m);
+    mm(x, 1, 0, cd, 3 * n, (int)TB, w->C, cd, w->dA, 3 * n, 1, g->dec_C, 3 * n);
     const real *sp = w->S; /* the states dec_U read: s_{i-1}, or s_{i-1}∘m formed in dS, read by now */
     if (w->drop_h) {
-        gru_drop_states(w->dS, n, w->S, n, w->drop_h, Ty, B, n);
+        gru_drop_states(x, w->dS, n, w->S, n, w->drop_h, Ty, B, n);
         sp = w->dS;
     }
-    mm(1, 0, n, 2 * n, (int)TB, sp, n, w->dA, 3 * n, 1, g->dec_U, 2 * n);
-    mm(1, 0, n, n, (int)TB, w->cache.rh, n, w->dA + 2 * n, 3 * n, 1, g->dec_Uh, n);
+    mm(x, 1, 0, n, 2 * n, (int)TB, sp, n, w->dA, 3 * n, 1, g->dec_U, 2 * n);
+    mm(x, 1, 0, n, n, (int)TB, w->cache.rh, n, w->dA + 2 * n, 3 * n, 1, g->dec_Uh, n);
     if (search) {
-        mm(1, 0, n, na, (int)TB, w->S, n, w->dQ, na, 1, g->att_W, na);
-        colsum_add(g->att_v, w->dv_rows, B, na, na);
-        mm(1, 0, hd, na, Tx * B, e->H, hd, w->dUaH, na, 1, g->att_U, na);
-        colsum_add(g->att_b, w->dUaH, Tx * B, na, na);
-        mm(0, 1, Tx * B, hd, na, w->dUaH, na, p->att_U, na, 1, e->dH, hd);
+        mm(x, 1, 0, n, na, (int)TB, w->S, n, w->dQ, na, 1, g->att_W, na);
+        colsum_add(x, g->att_v, w->dv_rows, B, na, na);
+        mm(x, 1, 0, hd, na, Tx * B, e->H, hd, w->dUaH, na, 1, g->att_U, na);
+        colsum_add(x, g->att_b, w->dUaH, Tx * B, na, na);
+        mm(x, 0, 1, Tx * B, hd, na, w->dUaH, na, p->att_U, na, 1, e->dH, hd);
         if (has_recatt(c) && Ty > 1) /* step i's query read c_{i-1} */
-            mm(1, 0, cd, na, (int)(TB - B), w->C, cd, w->dQ + (size_t)B * na, na, 1, g->att_R, na);
-        if (xk) colsum_add(g->att_M, w->dM_rows, B, K * na, K * na);
+            mm(x, 1, 0, cd, na, (int)(TB - B), w->C, cd, w->dQ + (size_t)B * na, na, 1, g->att_R, na);
+        if (xk) colsum_add(x, g->att_M, w->dM_rows, B, K * na, K * na);
     }
     if (has_inputfeed(c) && Ty > 1)
-        mm(1, 0, cd, 3 * n, (int)(TB - B), w->C, cd, w->dA + (size_t)B * 3 * n, 3 * n, 1, g->dec_F, 3 * n);
+        mm(x, 1, 0, cd, 3 * n, (int)(TB - B), w->C, cd, w->dA + (size_t)B * 3 * n, 3 * n, 1, g->dec_F, 3 * n);
     if (fd) {
-        mm(1, 0, m, 3 * n, (int)TB, w->cov, m, w->dA, 3 * n, 1, g->fer_V, 3 * n);
-        mm(1, 0, m, n, (int)TB, w->cov, m, w->dTH, n, 1, g->fer_Vh, n);
-        mm(1, 0, m, m, (int)TB, w->Eprev, m, w->dGP, m, 1, g->fer_Wg, m);
-        mm(1, 0, n, m, (int)TB, w->S, n, w->dGP, m, 1, g->fer_Ug, m);
-        mm(1, 0, cd, m, (int)TB, w->C, cd, w->dGP, m, 1, g->fer_Cg, m);
-        mm(1, 0, m, m, (int)TB, w->cov, m, w->dGP, m, 1, g->fer_Vg, m);
-        colsum_add(g->fer_bg, w->dGP, (int)TB, m, m);
-        mm(0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
+        mm(x, 1, 0, m, 3 * n, (int)TB, w->cov, m, w->dA, 3 * n, 1, g->fer_V, 3 * n);
+        mm(x, 1, 0, m, n, (int)TB, w->cov, m, w->dTH, n, 1, g->fer_Vh, n);
+        mm(x, 1, 0, m, m, (int)TB, w->Eprev, m, w->dGP, m, 1, g->fer_Wg, m);
+        mm(x, 1, 0, n, m, (int)TB, w->S, n, w->dGP, m, 1, g->fer_Ug, m);
+        mm(x, 1, 0, cd, m, (int)TB, w->C, cd, w->dGP, m, 1, g->fer_Cg, m);
+        mm(x, 1, 0, m, m, (int)TB, w->cov, m, w->dGP, m, 1, g->fer_Vg, m);
+        colsum_add(x, g->fer_bg, w->dGP, (int)TB, m, m);
+        mm(x, 0, 1, (int)TB, m, m, w->dGP, m, p->fer_Wg, m, 1, w->dEprev, m);
         /* d_1 = Σ_j x̄_j: its gradient goes to every real source word's embedding, in the order
          * of j then b (through the source embeddings' dropout mask, the same at every j) */
-        if (e->drop_emb) backend()->mul_rows(w->ddc, m, w->ddc, m, e->drop_emb, m, B, m);
+        if (e->drop_emb) x->b->mul_rows(w->ddc, m, w->ddc, m, e->drop_emb, m, B, m);
         for (int j = 0; j < Tx; j++)
-            backend()->scatter_add_rows(g->Es, w->ddc, bt->dev_x + (size_t)j * B, e->mask + (size_t)j * B, B, m);
+            x->b->scatter_add_rows(g->Es, w->ddc, bt->dev_x + (size_t)j * B, e->mask + (size_t)j * B, B, m);
     }
 }
 
-void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
+void dec_backward(const bk_ctx *x, dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, m = c->emb, n = c->hid, na = c->att;
     int hd = e->ndir * n, xk = xi_kind(c), K = xk ? xi_width(c) : 0;
     size_t TB = (size_t)Ty * B;
@@ -332,17 +332,17 @@ void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, pa
         bk->zero_rows(w->dal, Tx, B, Tx);
         bk->zero_rows(w->dM_rows, K * na, B, K * na);
     }
-    if (has_fertdec(c)) fert_cost_grads(w, c, bt, scale);
+    if (has_fertdec(c)) fert_cost_grads(x, w, c, bt, scale);
     bk->zero_rows(w->carry, n, B, n);
-    for (int i = Ty - 1; i >= 0; i--) step_backward(w, e, c, p, bt, i);
+    for (int i = Ty - 1; i >= 0; i--) step_backward(x, w, e, c, p, bt, i);
     /* carry now holds dL/ds_0. */
-    weight_grads(w, e, c, p, g, bt);
+    weight_grads(x, w, e, c, p, g, bt);
     /* s_0 = tanh(src·W_s + b_s) */
     bk->act_grad_rows(BK_TANH, w->carry, n, w->carry, n, w->S, n, B, n);
     size_t src = s0_source(c, B, Tx, hd);
-    mm(1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
-    colsum_add(g->init_b, w->carry, B, n, n);
-    mm(0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
+    mm(x, 1, 0, n, n, B, e->H + src, hd, w->carry, n, 1, g->init_W, n);
+    colsum_add(x, g->init_b, w->carry, B, n, n);
+    mm(x, 0, 1, B, n, n, w->carry, n, p->init_W, n, 1, e->dH + src, hd);
     /* ȳ_{i-1} = Ey[y_{i-1}] (∘ its dropout mask) for i > 1; padding rows carry zero gradient */
     if (w->drop_emb)
         bk->mul_rows(w->dEprev + (size_t)B * m, B * m, w->dEprev + (size_t)B * m, B * m, w->drop_emb, 0, Ty - 1, B * m);

@@ -61,12 +61,12 @@ typedef struct dec_ws {
 double dec_extra_cost(const dec_ws *w, const nmt_config *c);
 
 /* s_0 [B,n] = tanh(W_s h←_1 + b_s) (RNNencdec: of h→_Tx) from the encoder's annotations. */
-void dec_init_state(real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx);
+void dec_init_state(const bk_ctx *x, real *s0, const enc_ws *e, const nmt_config *c, const params *p, int B, int Tx);
 
 void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty);
-void dec_forward(dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt);
+void dec_forward(const bk_ctx *x, dec_ws *w, const enc_ws *e, const nmt_config *c, const params *p, const batch *bt);
 /* Reads w->dS, w->dC, w->dEprev (filled by the readout); ADDS into g and into e->dH. scale is
  * the loss scale (FertDec's costs enter the loss with it, as the NLL does). */
-void dec_backward(dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
+void dec_backward(const bk_ctx *x, dec_ws *w, enc_ws *e, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
 
 #endif

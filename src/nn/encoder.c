@@ -59,9 +59,9 @@ static int active_prefix(const batch *bt, int t)
 
 /* One direction's recurrence: d = 0 reads j = 1..Tx, d = 1 reads j = Tx..1 and writes the second
  * half of each annotation row. */
-static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
+static void enc_direction_forward(const bk_ctx *x, enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->ndir * n;
     for (int s = 0; s < Tx; s++) {
         size_t t = d == 0 ? (size_t)s : (size_t)(Tx - 1 - s);
@@ -69,7 +69,7 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
         const real *hp = first ? NULL : w->H + (d == 0 ? t - 1 : t + 1) * B * hd + d * n;
         real *h = w->H + t * B * hd + d * n;
         gru_cache ct = cache_at(w->cache[d], w->step_cache ? 0 : t * B * n);
-        gru_forward(h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, p->enc_U[d], p->enc_Uh[d],
+        gru_forward(x, h, hd, ct, w->X[d] + t * B * 3 * n, 3 * n, hp, hd, bk_w32(p->enc_U[d]), bk_w32(p->enc_Uh[d]),
                     Bt < 0 ? w->mask + t * B : NULL, w->drop_h[d], Bt < 0 ? B : Bt, n, w->tmp[d]);
         if (Bt >= 0 && Bt < B) { /* padding: the state carries on; r∘h is read by dU_h */
             if (hp) bk->copy_rows(h + (size_t)Bt * hd, hd, hp + (size_t)Bt * hd, hd, B - Bt, n);
@@ -80,9 +80,9 @@ static void enc_direction_forward(enc_ws *w, const nmt_config *c, const params *
 }
 
 /* Backward through one direction's recurrence: fills dA[d] (the gradient of its pre-activations). */
-static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
+static void enc_direction_backward(const bk_ctx *x, enc_ws *w, const nmt_config *c, const params *p, const batch *bt, int d)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, n = c->hid, hd = w->ndir * n;
     real *carry = w->carry[d], *dh = w->dh[d];
     bk->zero_rows(carry, n, B, n);
@@ -95,7 +95,7 @@ static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params 
         bk->add_rows(dh, n, w->dH + t * B * hd + d * n, hd, carry, n, B, n);
         bk->zero_rows(carry, n, B, n);
         real *dA = w->dA[d] + t * B * 3 * n;
-        gru_backward(dA, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd, p->enc_U[d], p->enc_Uh[d],
+        gru_backward(x, dA, 3 * n, carry, dh, cache_at(w->cache[d], t * B * n), hp, hd, p->enc_U[d], p->enc_Uh[d],
                      Bt < 0 ? w->mask + t * B : NULL, w->drop_h[d], Bt < 0 ? B : Bt, n, w->tmp[d]);
         if (Bt >= 0 && Bt < B) { /* padding copied h: the gradient passes straight through */
             bk->zero_rows(dA + (size_t)Bt * 3 * n, 3 * n, B - Bt, 3 * n);
@@ -106,25 +106,25 @@ static void enc_direction_backward(enc_ws *w, const nmt_config *c, const params 
 }
 
 /* The two directions as the body of a parallel loop */
-typedef struct dir_job { enc_ws *w; const nmt_config *c; const params *p; const batch *bt; } dir_job;
+typedef struct dir_job { const bk_ctx *x; enc_ws *w; const nmt_config *c; const params *p; const batch *bt; } dir_job;
 
 static void dir_forward(void *ctx, long lo, long hi, int thread)
 {
     const dir_job *j = ctx;
     (void)thread;
-    for (long d = lo; d < hi; d++) enc_direction_forward(j->w, j->c, j->p, j->bt, (int)d);
+    for (long d = lo; d < hi; d++) enc_direction_forward(j->x, j->w, j->c, j->p, j->bt, (int)d);
 }
 
 static void dir_backward(void *ctx, long lo, long hi, int thread)
 {
     const dir_job *j = ctx;
     (void)thread;
-    for (long d = lo; d < hi; d++) enc_direction_backward(j->w, j->c, j->p, j->bt, (int)d);
+    for (long d = lo; d < hi; d++) enc_direction_backward(j->x, j->w, j->c, j->p, j->bt, (int)d);
 }
 
-void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt)
+void enc_forward(const bk_ctx *x, enc_ws *w, const nmt_config *c, const params *p, const batch *bt)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid;
     size_t TB = (size_t)Tx * B;
     bk->gather_rows(w->ex, p->Es, bt->dev_x, (int)TB, m);
@@ -133,22 +133,22 @@ void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *b
     for (size_t i = 0; i < TB; i++) w->hmask[i] = (int)(i / B) < bt->xlen[i % B];
     bk->copy_in(w->mask, w->hmask, TB);
     for (int d = 0; d < w->ndir; d++) {
-        mm(0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
+        mm(x, 0, 0, (int)TB, 3 * n, m, w->ex, m, p->enc_W[d], 3 * n, 0, w->X[d], 3 * n);
         bk->act_rows(BK_IDENTITY, w->X[d], 3 * n, w->X[d], 3 * n, p->enc_b[d], (int)TB, 3 * n);
     }
     /* The two directions are independent recurrences of small per-step products: one thread
      * each (the BLAS runs single-threaded inside a parallel region) beats splitting every small
      * product over both threads, which pays a synchronisation per step. */
-    dir_job job = {w, c, p, bt};
+    dir_job job = {x, w, c, p, bt};
     bk->parallel_for(w->ndir, 1, 0, dir_forward, &job);
 }
 
-void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
+void enc_backward(const bk_ctx *x, enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     int B = bt->B, Tx = bt->Tx, m = c->emb, n = c->hid, hd = w->ndir * n;
     size_t TB = (size_t)Tx * B;
-    dir_job job = {w, c, p, bt};
+    dir_job job = {x, w, c, p, bt};
     bk->parallel_for(w->ndir, 1, 0, dir_backward, &job);
     for (int d = 0; d < w->ndir; d++) {
         /* Recurrent weights: h_prev of step t is H[t-1] (forward) or H[t+1] (backward); the step
@@ -156,19 +156,19 @@ void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, co
          * formed in dH, whose gradients the recurrences above have consumed. */
         const real *hs = w->H;
         if (w->drop_h[d]) {
-            gru_drop_states(w->dH + (size_t)d * n, hd, w->H + (size_t)d * n, hd, w->drop_h[d], Tx, B, n);
+            gru_drop_states(x, w->dH + (size_t)d * n, hd, w->H + (size_t)d * n, hd, w->drop_h[d], Tx, B, n);
             hs = w->dH;
         }
         if (Tx > 1) {
             if (d == 0)
-                mm(1, 0, n, 2 * n, (Tx - 1) * B, hs, hd, w->dA[0] + (size_t)B * 3 * n, 3 * n, 1, g->enc_U[0], 2 * n);
+                mm(x, 1, 0, n, 2 * n, (Tx - 1) * B, hs, hd, w->dA[0] + (size_t)B * 3 * n, 3 * n, 1, g->enc_U[0], 2 * n);
             else
-                mm(1, 0, n, 2 * n, (Tx - 1) * B, hs + (size_t)B * hd + n, hd, w->dA[1], 3 * n, 1, g->enc_U[1], 2 * n);
+                mm(x, 1, 0, n, 2 * n, (Tx - 1) * B, hs + (size_t)B * hd + n, hd, w->dA[1], 3 * n, 1, g->enc_U[1], 2 * n);
         }
-        mm(1, 0, n, n, (int)TB, w->cache[d].rh, n, w->dA[d] + 2 * n, 3 * n, 1, g->enc_Uh[d], n);
-        mm(1, 0, m, 3 * n, (int)TB, w->ex, m, w->dA[d], 3 * n, 1, g->enc_W[d], 3 * n);
-        colsum_add(g->enc_b[d], w->dA[d], (int)TB, 3 * n, 3 * n);
-        mm(0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
+        mm(x, 1, 0, n, n, (int)TB, w->cache[d].rh, n, w->dA[d] + 2 * n, 3 * n, 1, g->enc_Uh[d], n);
+        mm(x, 1, 0, m, 3 * n, (int)TB, w->ex, m, w->dA[d], 3 * n, 1, g->enc_W[d], 3 * n);
+        colsum_add(x, g->enc_b[d], w->dA[d], (int)TB, 3 * n, 3 * n);
+        mm(x, 0, 1, (int)TB, m, 3 * n, w->dA[d], 3 * n, p->enc_W[d], 3 * n, d ? 1 : 0, w->dex, m);
     }
     if (w->drop_emb && !FAULT(FAULT_DROP_EMB)) bk->mul_rows(w->dex, B * m, w->dex, B * m, w->drop_emb, 0, Tx, B * m);
     bk->scatter_add_rows(g->Es, w->dex, bt->dev_x, w->mask, (int)TB, m);

@@ -31,8 +31,8 @@ typedef struct enc_ws {
 } enc_ws;
 
 void enc_layout(enc_ws *w, arena *a, const nmt_config *c, int B, int Tx);
-void enc_forward(enc_ws *w, const nmt_config *c, const params *p, const batch *bt);
+void enc_forward(const bk_ctx *x, enc_ws *w, const nmt_config *c, const params *p, const batch *bt);
 /* Reads w->dH (and, with drop_h, overwrites it once read); ADDS parameter gradients into g. */
-void enc_backward(enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt);
+void enc_backward(const bk_ctx *x, enc_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt);
 
 #endif

@@ -13,10 +13,10 @@
 #include "base/fault.h"
 #include "nn/gru.h"
 
-void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp,
-                 const real *U, const real *Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp)
+void gru_forward(const bk_ctx *x, real *h, int ldh, gru_cache c, const real *a, int lda, const real *hp, int ldhp,
+                 bk_weight U, bk_weight Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     real *zr = tmp, *uq = tmp + (size_t)2 * n * B;
     const real *hr = hp; /* the state the recurrent products read: h, or h∘m in uq's place until uq is due */
     int ldr = ldhp;
@@ -25,18 +25,18 @@ void gru_forward(real *h, int ldh, gru_cache c, const real *a, int lda, const re
         hr = uq;
         ldr = n;
     }
-    if (hp) mm(0, 0, B, 2 * n, n, hr, ldr, U, 2 * n, 0, zr, 2 * n);
+    if (hp) mmw(x, B, 2 * n, n, hr, ldr, U, 0, zr, 2 * n);
     else bk->zero_rows(zr, 2 * n, B, 2 * n);
     bk->gru_gates(c.z, c.r, c.rh, a, lda, zr, hr, ldr, B, n);
-    if (hp) mm(0, 0, B, n, n, c.rh, n, Uh, n, 0, uq, n);
+    if (hp) mmw(x, B, n, n, c.rh, n, Uh, 0, uq, n);
     else bk->zero_rows(uq, n, B, n);
     bk->gru_state(h, ldh, c.hc, c.z, a + 2 * n, lda, uq, hp, ldhp, mask, B, n);
 }
 
-void gru_backward(real *da, int ldda, real *dhp, const real *dh, gru_cache c, const real *hp, int ldhp,
+void gru_backward(const bk_ctx *x, real *da, int ldda, real *dhp, const real *dh, gru_cache c, const real *hp, int ldhp,
                   const real *U, const real *Uh, const unsigned char *mask, const real *dm, int B, int n, real *tmp)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = x->b;
     real *dq = tmp;
     bk->gru_grad_state(da, ldda, dhp, dh, c.z, c.hc, hp, ldhp, mask, B, n);
     if (!hp) { /* h_0 = 0 is a constant: r and U receive nothing, and there is no dhp to fill */
@@ -54,17 +54,17 @@ void gru_backward(real *da, int ldda, real *dhp, const real *dh, gru_cache c, co
         hr = hd;
         ldr = n;
     }
-    mm(0, 1, B, n, n, da + 2 * n, ldda, Uh, n, 0, dq, n);
+    mm(x, 0, 1, B, n, n, da + 2 * n, ldda, Uh, n, 0, dq, n);
     bk->gru_grad_reset(da, ldda, dhr, dq, c.r, hr, ldr, mask, B, n);
-    mm(0, 1, B, n, 2 * n, da, ldda, U, 2 * n, 1, dhr, n);
+    mm(x, 0, 1, B, n, 2 * n, da, ldda, U, 2 * n, 1, dhr, n);
     if (dm) { /* d(h∘m)/dh = m */
         if (!FAULT(FAULT_DROP_RNN)) bk->mul_rows(dhr, n, dhr, n, dm, n, B, n);
         bk->add_rows(dhp, n, dhp, n, dhr, n, B, n);
     }
 }
 
-void gru_drop_states(real *y, int ldy, const real *h, int ldh, const real *dm, int T, int B, int n)
+void gru_drop_states(const bk_ctx *x, real *y, int ldy, const real *h, int ldh, const real *dm, int T, int B, int n)
 {
     for (int t = 0; t < T; t++)
-        backend()->mul_rows(y + (size_t)t * B * ldy, ldy, h + (size_t)t * B * ldh, ldh, dm, n, B, n);
+        x->b->mul_rows(y + (size_t)t * B * ldy, ldy, h + (size_t)t * B * ldh, ldh, dm, n, B, n);
 }

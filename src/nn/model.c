@@ -185,13 +185,13 @@ int params_init(const param_table *pt, real *arena, int hid, rng *r, int scheme)
 real *params_to_host(const struct nmt_model *m)
 {
     real *h = malloc(sizeof(real) * (m->pt.total ? m->pt.total : 1));
-    if (h) backend()->copy_out(h, m->P, sizeof(real) * m->pt.total);
+    if (h) m->cx.b->copy_out(h, m->P, sizeof(real) * m->pt.total);
     return h;
 }
 
 void params_from_host(struct nmt_model *m, const real *host)
 {
-    backend()->copy_in(m->P, host, sizeof(real) * m->pt.total);
+    m->cx.b->copy_in(m->P, host, sizeof(real) * m->pt.total);
 }
 
 int params_init_model(struct nmt_model *m, rng *r, int scheme, nmt_err *err)

@@ -6,7 +6,10 @@
 
 #include <stddef.h>
 
+#include <pthread.h>
+
 #include "nmt.h"
+#include "backend/backend.h"
 #include "base/real.h"
 #include "base/rng.h"
 #include "nn/variant.h"
@@ -31,7 +34,22 @@ typedef struct params {
     real *fer_Wg, *fer_Ug, *fer_Cg, *fer_Vg, *fer_bg; /* [m,m], [n,m], [c,m], [m,m], [m]: extract gate */
     real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
     real *out_W, *out_bias;         /* [l, Ky] (NULL with tied embeddings: Et^T), [Ky] */
+    /* the weights as products read them, by slot (nn/weights.h): a decoder's view in another
+     * precision; NULL: every product by a weight in the context's FP32 */
+    const bk_weight *tw;
 } params;
+
+/* the slots of params' tensor pointers (tensor_info.slot / sizeof(real *)) */
+#define PARAMS_SLOTS (offsetof(params, tw) / sizeof(real *))
+
+/* The weight in field f of *p as a product reads it (backend.h mmw): its typed form in a view
+ * that has them, else its FP32 data. */
+#define PW(p, f) params_w((p), offsetof(params, f))
+static inline bk_weight params_w(const params *p, size_t off)
+{
+    if (p->tw) return p->tw[off / sizeof(real *)];
+    return bk_w32(*(real *const *)((const char *)p + off));
+}
 
 enum init_kind { INIT_NORMAL_001, INIT_NORMAL_0001, INIT_ZERO, INIT_ORTHO_BLOCKS };
 
@@ -85,8 +103,13 @@ typedef struct st_writer st_writer;
 struct nmt_model {
     nmt_config cfg;
     param_table pt;
-    real *P;            /* pt.total parameters, one allocation of the compute backend */
+    bk_ctx cx;          /* where its kernels run: the backend and device it was made on */
+    real *P;            /* pt.total parameters, one allocation of cx's backend */
     params p;           /* pointers into P */
+    /* its weights in int8 and bf16 (nn/weights.h), each made once, when a decoder first asks,
+     * and shared by every decoder and worker until the model is freed; lock guards the making */
+    struct model_lowp *lowp[3];
+    pthread_mutex_t lowp_lock;
     vocab *src, *tgt;
     struct subwords *sw; /* a subword model's SentencePiece models (data/subword.h), or NULL */
     /* a word model trained on raw text (nmt train --tokenize): the stages its corpus went

@@ -36,10 +36,10 @@ size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty)
     return a.used + a.hused;
 }
 
-int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err)
+int net_ws_reserve(const bk_ctx *x, net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err)
 {
     int want[3] = {B, Tx, Ty};
-    return ws_reserve(&w->blk, want, layout, w, c, "training", err);
+    return ws_reserve(x, &w->blk, want, layout, w, c, "training", err);
 }
 
 void net_ws_free(net_ws *w)
@@ -52,7 +52,7 @@ void net_ws_free(net_ws *w)
 /* The training-only terms of this batch: on in training mode (a dropout RNG set), each mask
  * drawn once for the batch on the host, in this order and before the maxout output's (the order
  * is part of a run's results), and uploaded in one copy; off (NULL, 0) at validation. */
-static void net_training_terms(net_ws *w, const nmt_config *c, const batch *bt)
+static void net_training_terms(const bk_ctx *x, net_ws *w, const nmt_config *c, const batch *bt)
 {
     rng *r = w->out.drop_rng;
     const net_reg *g = &w->reg;
@@ -67,43 +67,43 @@ static void net_training_terms(net_ws *w, const nmt_config *c, const batch *bt)
                                ? (rng_dropout_mask(r, h + 2 * cap_e + d * cap_h, bh, g->dropout_rnn), w->mask_h[d])
                                : NULL;
     w->dec.drop_h = rnn ? (rng_dropout_mask(r, h + 2 * cap_e + 2 * cap_h, bh, g->dropout_rnn), w->mask_h[2]) : NULL;
-    if (emb || rnn) backend()->copy_in(w->mask_src, h, sizeof(real) * masks_len(c, w->blk.cap[0]));
+    if (emb || rnn) x->b->copy_in(w->mask_src, h, sizeof(real) * masks_len(c, w->blk.cap[0]));
     w->out.smoothing = r ? g->label_smoothing : 0;
 }
 
 /* The layout is for blk.cap, but every kernel indexes with the batch's own B, Tx
  * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
-double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *host_bt, real *logp_tok)
+double net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, const batch *host_bt, real *logp_tok)
 {
-    batch_upload(&w->view, host_bt, &w->bd);
+    batch_upload(x, &w->view, host_bt, &w->bd);
     const batch *bt = &w->view;
-    net_training_terms(w, c, bt);
+    net_training_terms(x, w, c, bt);
     PROF_BEGIN(t0);
-    enc_forward(&w->enc, c, p, bt);
+    enc_forward(x, &w->enc, c, p, bt);
     PROF_END(PROF_ENC_FWD, t0);
     PROF_BEGIN(t1);
-    dec_forward(&w->dec, &w->enc, c, p, bt); /* attention time is booked separately inside */
+    dec_forward(x, &w->dec, &w->enc, c, p, bt); /* attention time is booked separately inside */
     PROF_END(PROF_DEC_FWD, t1);
     PROF_BEGIN(t2);
-    double loss = out_forward(&w->out, &w->dec, c, p, bt, logp_tok ? w->logp : NULL);
+    double loss = out_forward(x, &w->out, &w->dec, c, p, bt, logp_tok ? w->logp : NULL);
     PROF_END(PROF_OUT_FWD, t2);
-    if (logp_tok) backend()->copy_out(logp_tok, w->logp, sizeof(real) * bt->Ty * bt->B);
+    if (logp_tok) x->b->copy_out(logp_tok, w->logp, sizeof(real) * bt->Ty * bt->B);
     return loss;
 }
 
-void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *host_bt, real scale)
+void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, params *g, const batch *host_bt, real scale)
 {
     (void)host_bt; /* the batch net_forward uploaded, still on the device */
     const batch *bt = &w->view;
     int hd = w->enc.ndir * c->hid;
-    backend()->zero_rows(w->enc.dH, hd, bt->Tx * bt->B, hd);
+    x->b->zero_rows(w->enc.dH, hd, bt->Tx * bt->B, hd);
     PROF_BEGIN(t0);
-    out_backward(&w->out, &w->dec, c, p, g, bt, scale);
+    out_backward(x, &w->out, &w->dec, c, p, g, bt, scale);
     PROF_END(PROF_OUT_BWD, t0);
     PROF_BEGIN(t1);
-    dec_backward(&w->dec, &w->enc, c, p, g, bt, scale);
+    dec_backward(x, &w->dec, &w->enc, c, p, g, bt, scale);
     PROF_END(PROF_DEC_BWD, t1);
     PROF_BEGIN(t2);
-    enc_backward(&w->enc, c, p, g, bt);
+    enc_backward(x, &w->enc, c, p, g, bt);
     PROF_END(PROF_ENC_BWD, t2);
 }

@@ -34,7 +34,7 @@ typedef struct net_ws {
 
 /* Lays the workspace out for batches up to B x Tx x Ty (re-allocating only when it grows).
  * Returns NMT_OK or NMT_ERR_NOMEM. */
-int net_ws_reserve(net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err);
+int net_ws_reserve(const bk_ctx *x, net_ws *w, const nmt_config *c, int B, int Tx, int Ty, nmt_err *err);
 void net_ws_free(net_ws *w);
 /* Bytes a workspace for B x Tx x Ty would take (for refusing configurations up front). */
 size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty);
@@ -48,12 +48,12 @@ static inline void net_set_reg(net_ws *w, const net_reg *reg) { w->reg = *reg; }
 /* Teacher-forced forward: returns the summed NLL of the batch's real target tokens (the
  * batch cost of MODEL.md section 2 is this / B; in training mode with label smoothing, the
  * summed smoothed loss); logp_tok optional [Ty*B]. */
-double net_forward(net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok);
+double net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp_tok);
 /* FertDec's costs of the last net_forward, summed over sentences and weighted (0 for other
  * models); the training loss is scale · (summed NLL + this). */
 static inline double net_extra_cost(const net_ws *w, const nmt_config *c) { return dec_extra_cost(&w->dec, c); }
 /* Backward of scale · (summed NLL + net_extra_cost), after net_forward on the same batch; ADDS
  * into g. */
-void net_backward(net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
+void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
 
 #endif

@@ -37,13 +37,13 @@ typedef struct out_ws {
 /* One decoding step for H hypothesis rows: z [H,Ky] = the softmax layer's logits W_o t_i + b_w,
  * not normalised (log p = z - logsumexp z, which the caller forms while it scans the row), from
  * s [H,n], E [H,m] (ȳ_{i-1}) and ctx [H,c]; tt [H,2l] and t [H,l] are scratch. */
-void out_step(real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+void out_step(const bk_ctx *x, real *z, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
               const params *p, int H);
 
-/* out_step's maxout layer alone, t [H,l] (tt [H,2l] scratch), its products in the thread's
- * precision (backend.h bk_prec_use): the hook of a decoder that forms the logits itself
+/* out_step's maxout layer alone, t [H,l] (tt [H,2l] scratch), its products by p's weights in
+ * their own type (params.tw): the hook of a decoder that forms the logits itself
  * (decode/outlayer.h: lower precision, a shortlist's columns). */
-void out_step_hidden(real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
+void out_step_hidden(const bk_ctx *x, real *tt, real *t, const real *s, const real *E, const real *ctx, const nmt_config *c,
                      const params *p, int H);
 
 void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
@@ -51,10 +51,10 @@ void out_layout(out_ws *w, arena *a, const nmt_config *c, int B, int Ty);
 /* Returns Σ -log p(y_i) over real tokens (with w->smoothing ε > 0, the smoothed loss of each
  * token instead); logp_tok (optional, [Ty*B]) receives log p(y_i) at real positions and 0 at
  * padding. */
-double out_forward(out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
+double out_forward(const bk_ctx *x, out_ws *w, const dec_ws *d, const nmt_config *c, const params *p, const batch *bt,
                    real *logp_tok);
 /* Loss = scale · Σ -log p (smoothed as in out_forward). ADDS into g; WRITES d->dS, d->dC, d->dEprev. */
-void out_backward(out_ws *w, dec_ws *d, const nmt_config *c, const params *p, params *g, const batch *bt,
+void out_backward(const bk_ctx *x, out_ws *w, dec_ws *d, const nmt_config *c, const params *p, params *g, const batch *bt,
                   real scale);
 
 #endif

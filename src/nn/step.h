@@ -43,15 +43,15 @@ typedef struct dec_bufs {
 
 /* One step for H rows; row h reads sentence src_of[h] (NULL: sentence h). Writes next's parts
  * (next->a may alias prev->a for LocFer's in-place sum, and may be bufs->alpha for Markov). */
-void dec_step(const dec_bufs *b, const nmt_config *c, const params *p, const dec_src *src, int H, const int *src_of,
+void dec_step(const bk_ctx *x, const dec_bufs *b, const nmt_config *c, const params *p, const dec_src *src, int H, const int *src_of,
               const dec_rows *prev, const dec_rows *next);
 
 /* U_a h_j + b_a for every annotation row: [rows, n'] from H [rows, hd]. */
-void dec_project_annotations(real *UaH, const real *H, const params *p, const nmt_config *c, int rows, int hd);
+void dec_project_annotations(const bk_ctx *x, real *UaH, const real *H, const params *p, const nmt_config *c, int rows, int hd);
 /* FertDec's d_1 = Σ_j x̄_j over each sentence's real positions (EOS included), from the source
  * embeddings ex [Tx, S, m] and the encoder's mask [Tx, S] of real positions. */
-void dec_coverage_init(real *d, const real *ex, const unsigned char *mask, int S, int Tx, int m);
+void dec_coverage_init(const bk_ctx *x, real *d, const real *ex, const unsigned char *mask, int S, int Tx, int m);
 /* ȳ·W + b into y [rows, cols] from E [rows, m]: the input-side terms of a step. */
-void dec_input_terms(real *y, const real *E, const real *W, const real *b, int rows, int m, int cols);
+void dec_input_terms(const bk_ctx *x, real *y, const real *E, bk_weight W, const real *b, int rows, int m, int cols);
 
 #endif

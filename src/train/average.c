@@ -46,7 +46,7 @@ int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err 
          * which the average takes from the first file */
         else if (nmt_model_check_vocab(first, paths[0], m, paths[i], &verr))
             rc = nmt_fail(err, NMT_ERR_ARG, "%s and %s cannot be averaged: %s", paths[0], paths[i], verr.msg);
-        if (!rc) backend()->copy_out(h, m->P, sizeof(real) * total);
+        if (!rc) m->cx.b->copy_out(h, m->P, sizeof(real) * total);
         for (size_t k = 0; !rc && k < total; k++) sum[k] += h[k];
         nmt_model_free(m);
     }

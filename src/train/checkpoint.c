@@ -118,7 +118,7 @@ int ckpt_save(trainer *t, nmt_err *err)
         char name[64];
         optim_state_name(&t->opt, i, 0, name, sizeof name);
         if (!(state[i] = malloc(sizeof(real) * (tot ? tot : 1)))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-        else backend()->copy_out(state[i], optim_state(&t->opt, i), sizeof(real) * tot);
+        else t->m->cx.b->copy_out(state[i], optim_state(&t->opt, i), sizeof(real) * tot);
         if (!rc && st_writer_add(w, name, model_real_dtype(), 1, &tot, state[i])) rc = NMT_ERR_NOMEM;
     }
     if (!rc && (st_writer_add(w, "train.shuffled", ST_I32, 1, &n, t->bat.shuffled) ||
@@ -360,7 +360,7 @@ int ckpt_read_plan(const st_file *f, const ckpt_state *s, int *shuffled, int *or
 
 /* One optimizer state tensor: finite, and >= 0 where it accumulates squares. */
 /* One state tensor into dst (the backend's memory), read and checked on the host first. */
-static int read_moment(const st_file *f, const char *name, real *dst, size_t n, int squares, nmt_err *err)
+static int read_moment(const backend_ops *b, const st_file *f, const char *name, real *dst, size_t n, int squares, nmt_err *err)
 {
     real *h = malloc(sizeof(real) * (n ? n : 1));
     if (!h) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory reading %s", st_name(f));
@@ -369,12 +369,12 @@ static int read_moment(const st_file *f, const char *name, real *dst, size_t n, 
         if (!isfinite(h[i]) || (squares && h[i] < 0))
             rc = nmt_fail(err, NMT_ERR_NUMERIC, "%s: optimizer state %s[%zu] = %g is %s", st_name(f), name, i, (double)h[i],
                           isfinite(h[i]) ? "negative (a sum of squares)" : "not finite");
-    if (!rc) backend()->copy_in(dst, h, sizeof(real) * n);
+    if (!rc) b->copy_in(dst, h, sizeof(real) * n);
     free(h);
     return rc;
 }
 
-int ckpt_read_optim(const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err)
+int ckpt_read_optim(const backend_ops *b, const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err)
 {
     /* Adadelta: E[g²], E[Δ²]; AdaGrad: Σg²; Adam: m (signed), v. Tensors are named
      * optim.<optimizer>.<i>; checkpoints of the earlier format call them opt.s1, opt.s2. */
@@ -385,7 +385,7 @@ int ckpt_read_optim(const st_file *f, int kind, real *s1, real *s2, size_t n, nm
         char name[64];
         snprintf(name, sizeof name, "optim.%s.%d", optim_name(kind), i);
         if (!st_find(f, name)) snprintf(name, sizeof name, "opt.s%d", i + 1);
-        rc = read_moment(f, name, dst[i], n, !(kind == OPT_ADAM && i == 0), err);
+        rc = read_moment(b, f, name, dst[i], n, !(kind == OPT_ADAM && i == 0), err);
     }
     return rc;
 }
@@ -400,7 +400,7 @@ int ckpt_restore(trainer *t, const st_file *f, nmt_err *err)
                         st_name(f), s.corpus_pairs, t->train.n);
     /* ckpt_settings gave the batcher the checkpoint's sizes, so its arrays fit the plan */
     NMT_ASSERT(t->bat.B == s.batch && t->bat.k == s.sort_blocks);
-    if ((rc = ckpt_read_optim(f, t->opt.kind, optim_state(&t->opt, 0), optim_state(&t->opt, 1), t->m->pt.total, err))) return rc;
+    if ((rc = ckpt_read_optim(t->m->cx.b, f, t->opt.kind, optim_state(&t->opt, 0), optim_state(&t->opt, 1), t->m->pt.total, err))) return rc;
     if ((rc = ckpt_read_plan(f, &s, t->bat.shuffled, t->bat.order, t->bat.starts, err))) return rc;
     memcpy(t->bat.r.s, s.rng, sizeof s.rng);
     if (s.has_drop_rng) memcpy(t->drop_rng.s, s.drop_rng, sizeof s.drop_rng);

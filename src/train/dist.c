@@ -72,7 +72,7 @@ int dist_init(trainer *t, nmt_err *err)
     dense_spans(d, t->m->pt.total);
     size_t span = 1;
     for (int k = 0; k < 3; k++) span = d->seg[k][1] > span ? d->seg[k][1] : span;
-    const backend_ops *bk = backend();
+    const backend_ops *bk = t->m->cx.b;
     d->dpack = bk->alloc(sizeof(real) * (packed ? packed : 1));
     d->drows = bk->alloc(sizeof(int) * (d->cap[0] + d->cap[1] + 1));
     d->stage = malloc(sizeof(real) * span);
@@ -91,8 +91,8 @@ void dist_free(trainer *t)
     free(d->seen[1]);
     free(d->rows);
     free(d->pack);
-    backend()->free(d->dpack);
-    backend()->free(d->drows);
+    t->m->cx.b->free(d->dpack);
+    t->m->cx.b->free(d->drows);
     free(d->stage);
     free(d);
     t->dist = NULL;
@@ -162,9 +162,9 @@ static int list_rows(struct dist *d, const pairs *p, const int *ids, int count, 
 
 /* Packs (dir 0: gathered on the device, then copied out) or unpacks (dir 1: copied in, then put
  * back) the listed rows of both embedding gradients. */
-static size_t pack_rows(struct dist *d, real *G, const int *nrows, int dir)
+static size_t pack_rows(const backend_ops *b, struct dist *d, real *G, const int *nrows, int dir)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = b;
     size_t at = 0;
     int roff = 0;
     if (!dir) bk->copy_in(d->drows, d->rows, sizeof(int) * (nrows[0] + nrows[1]));
@@ -195,17 +195,17 @@ int dist_sum_grads(trainer *t, const int *ids, int count, nmt_err *err)
     }
     for (int s = 0; s < 2; s++)
         if (d->emb[s]) nrows[s] = list_rows(d, &t->train, ids, count, s, d->rows + (s ? nrows[0] : 0));
-    size_t n = pack_rows(d, t->G, nrows, 0);
+    size_t n = pack_rows(t->m->cx.b, d, t->G, nrows, 0);
     for (int k = 0; k < 3 && !rc; k++)
         if (d->seg[k][1]) { /* each dense span through the host, where the transport sums */
             size_t bytes1 = sizeof(real) * d->seg[k][1];
-            backend()->copy_out(d->stage, t->G + d->seg[k][0], bytes1);
+            t->m->cx.b->copy_out(d->stage, t->G + d->seg[k][0], bytes1);
             rc = comm_allreduce(t->comm, d->stage, d->seg[k][1], COMM_REAL, NMT_COMM_SUM, err);
-            if (!rc) backend()->copy_in(t->G + d->seg[k][0], d->stage, bytes1);
+            if (!rc) t->m->cx.b->copy_in(t->G + d->seg[k][0], d->stage, bytes1);
             bytes += sizeof(real) * (double)d->seg[k][1];
         }
     if (!rc && n) rc = comm_allreduce(t->comm, d->pack, n, COMM_REAL, NMT_COMM_SUM, err);
-    if (!rc) pack_rows(d, t->G, nrows, 1);
+    if (!rc) pack_rows(t->m->cx.b, d, t->G, nrows, 1);
     timed(d, t0, bytes + sizeof(real) * (double)n);
     return rc;
 }

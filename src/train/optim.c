@@ -48,9 +48,10 @@ const char *optim_name(int kind) { return def_of(kind) ? defs[kind].name : "unkn
 
 int optim_kind_states(int kind) { return def_of(kind) ? defs[kind].nstate : 0; }
 
-int optim_init(optim *o, int kind, size_t n, nmt_err *err)
+int optim_init(optim *o, const bk_ctx *x, int kind, size_t n, nmt_err *err)
 {
     memset(o, 0, sizeof *o);
+    o->b = x->b;
     const optim_def *d = def_of(kind);
     if (!d) return nmt_fail(err, NMT_ERR_ARG, "unknown optimizer %d", kind);
     o->kind = kind;
@@ -62,7 +63,7 @@ int optim_init(optim *o, int kind, size_t n, nmt_err *err)
     o->beta1 = d->b1;
     o->beta2 = d->b2;
     for (int i = 0; i < d->nstate; i++)
-        if (!(o->state[i] = backend()->alloc(sizeof(real) * n))) {
+        if (!(o->state[i] = o->b->alloc(sizeof(real) * n))) {
             optim_free(o);
             return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate optimizer state for %zu parameters", n);
         }
@@ -90,7 +91,7 @@ int optim_sparse_rows(optim *o, size_t off, int rows, int cols, nmt_err *err)
         if (off < q->off + (size_t)q->rows * q->cols && q->off < end)
             return nmt_fail(err, NMT_ERR_ARG, "row-sparse region [%zu, %zu) overlaps another", off, end);
     }
-    unsigned *lag = backend()->alloc(sizeof(unsigned) * (rows > 0 ? rows : 1));
+    unsigned *lag = o->b->alloc(sizeof(unsigned) * (rows > 0 ? rows : 1));
     if (!lag) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     int i = o->nsparse++;
     for (; i > 0 && o->sparse[i - 1].off > off; i--) o->sparse[i] = o->sparse[i - 1]; /* kept in order */
@@ -115,14 +116,14 @@ void optim_settle(optim *o)
     if (!d || !d->decays) return; /* nothing is ever owed */
     for (int i = 0; i < o->nsparse; i++) {
         const struct optim_rows *q = &o->sparse[i];
-        backend()->settle_rows(o->state, d->nstate, (real)o->rho, q->off, q->rows, q->cols, q->lag);
+        o->b->settle_rows(o->state, d->nstate, (real)o->rho, q->off, q->rows, q->cols, q->lag);
     }
 }
 
 void optim_free(optim *o)
 {
-    if (!o) return;
-    const backend_ops *bk = backend();
+    if (!o || !o->b) return; /* never initialised: nothing held */
+    const backend_ops *bk = o->b;
     for (int i = 0; i < o->nsparse; i++) bk->free(o->sparse[i].lag);
     o->nsparse = 0;
     for (int i = 0; i < OPTIM_MAX_STATE; i++) {
@@ -139,13 +140,13 @@ double optim_schedule(long u, long warmup, long decay_inv_sqrt)
     return f;
 }
 
-double grad_norm(const real *g, size_t n) { return sqrt(backend()->sumsq(g, n)); }
+double grad_norm(const backend_ops *b, const real *g, size_t n) { return sqrt(b->sumsq(g, n)); }
 
 int optim_step(optim *o, real *p, real *g, double clip, double *norm)
 {
-    const backend_ops *bk = backend();
+    const backend_ops *bk = o->b;
     const optim_def *d = def_of(o->kind);
-    double nrm = grad_norm(g, o->n);
+    double nrm = grad_norm(o->b, g, o->n);
     if (norm) *norm = nrm;
     if (!isfinite(nrm) || !d) {
         for (size_t at = 0; at < o->n; at += INT_MAX) /* rows of at most INT_MAX */

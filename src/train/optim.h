@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "nmt.h"
+#include "backend/backend.h"
 #include "base/real.h"
 
 /* indices into the table; the numbers are nmt_train_opts.optimizer's */
@@ -17,6 +18,7 @@ enum optim_kind { OPT_ADADELTA = 0, OPT_ADAGRAD = 1, OPT_ADAM = 2, OPT_SGD = 3 }
 
 typedef struct optim {
     int kind;
+    const backend_ops *b; /* the model's backend: where the state lives and the updates run */
     double lr;          /* Adadelta: 1 in the paper; AdaGrad 0.01; Adam 0.001 */
     double lr_scale;    /* this update's factor on lr (optim_schedule); 1 */
     double rho, eps;    /* Adadelta ρ = 0.95, ε = 1e-6 (MODEL.md section 4) */
@@ -37,7 +39,7 @@ int optim_parse(const char *name);      /* -1 when unknown */
 const char *optim_name(int kind);       /* "unknown" when out of range */
 int optim_kind_states(int kind);        /* state tensors the kind keeps (0 when unknown) */
 /* Paper defaults for the kind; then allocates zeroed state for n parameters. */
-int optim_init(optim *o, int kind, size_t n, nmt_err *err);
+int optim_init(optim *o, const bk_ctx *x, int kind, size_t n, nmt_err *err);
 void optim_free(optim *o);
 
 /* The state tensors: count, and the i-th (n reals; NULL when i is out of range). */
@@ -62,7 +64,7 @@ void optim_settle(optim *o);
 double optim_schedule(long u, long warmup, long decay_inv_sqrt);
 
 /* L2 norm of g[0..n), accumulated in double. */
-double grad_norm(const real *g, size_t n);
+double grad_norm(const backend_ops *b, const real *g, size_t n);
 
 /* One update: if the global norm of g exceeds clip (> 0), g is rescaled to norm clip; then the
  * optimizer's step with the learning rate lr · lr_scale. A non-finite norm changes no parameter and returns NMT_ERR_NUMERIC.

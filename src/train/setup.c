@@ -383,17 +383,17 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         if ((rc = params_init_model(t->m, &r, o->init, err))) return rc;
         c = &t->m->cfg;
     }
-    t->G = backend()->alloc(sizeof(real) * t->m->pt.total); /* zero-filled */
+    t->G = t->m->cx.b->alloc(sizeof(real) * t->m->pt.total); /* zero-filled */
     if (!t->G) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for gradients");
     params_point(&t->g, &t->m->pt, t->G);
-    if ((rc = optim_init(&t->opt, o->optimizer, t->m->pt.total, err))) return rc;
+    if ((rc = optim_init(&t->opt, &t->m->cx, o->optimizer, t->m->pt.total, err))) return rc;
     if ((rc = optim_sparse_embeddings(&t->opt, &t->m->pt, err))) return rc;
     if (o->lr > 0) t->opt.lr = o->lr;
     if ((rc = batcher_init(&t->bat, &t->train, o->batch, o->sort_blocks, o->reshuffle, o->seed, err))) return rc;
     if (!(o->dropout >= 0 && o->dropout < 1)) return nmt_fail(err, NMT_ERR_ARG, "dropout %g out of range [0, 1)", o->dropout);
     rng_seed(&t->drop_rng, o->seed ^ 0xd0d0d0d0ULL);
     if ((rc = batch_buf_init(&t->bb, &t->train, o->batch, err))) return rc;
-    if ((rc = net_ws_reserve(&t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
+    if ((rc = net_ws_reserve(&t->m->cx, &t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn});
     t->best_dev = INFINITY;
@@ -459,10 +459,12 @@ void train_cleanup(trainer *t)
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     if (t->cost_log) fclose(t->cost_log);
     dist_free(t);
-    if (t->mix) backend_mix()->free(t->mix);
+    if (t->m) { /* G and the bf16 set live on the model's device: freed before the model */
+        if (t->mix) t->m->cx.b->mix->free(t->mix);
+        t->m->cx.b->free(t->G);
+    }
     nmt_model_free(t->m);
     subwords_free(t->sw);
-    backend()->free(t->G);
     free(t->options_began);
     optim_free(&t->opt);
     textfile_free(&t->ts); textfile_free(&t->tt); textfile_free(&t->vs); textfile_free(&t->vt);

@@ -59,7 +59,7 @@ static void forward_share(trainer *t, const int *ids, int cnt, double *s)
     if (!cnt) return;
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
-    s[S_NLL] = net_forward(&t->ws, c, &t->m->p, b, NULL);
+    s[S_NLL] = net_forward(&t->cx, &t->ws, c, &t->m->p, b, NULL);
     s[S_EXTRA] = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */
     for (int i = 0; i < b->B; i++) s[S_TOK] += b->ylen[i];
     s[S_STEP] = t->ws.dec.cost_step;
@@ -80,24 +80,20 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     const int *ids = dist_share(t, all, &cnt);
     double s[S_N];
     /* t->G is all zeros here: zeroed when the workspace was made, then by every optim_step */
-    const bk_precision *was = bk_prec_use(&t->prec); /* the run's precision for the step's products */
     forward_share(t, ids, cnt, s);
-    bk_prec_use(was);
     if ((rc = dist_sum_costs(t, s, S_N, err))) return rc;
     double nll = s[S_NLL];
     int step_rc = NMT_ERR_NUMERIC;
     *norm = NAN;
     if (isfinite(nll) && isfinite(s[S_EXTRA])) {
-        was = bk_prec_use(&t->prec);
-        if (cnt) net_backward(&t->ws, c, &t->m->p, &t->g, &t->bb.b, (real)1 / B);
-        bk_prec_use(was);
+        if (cnt) net_backward(&t->cx, &t->ws, c, &t->m->p, &t->g, &t->bb.b, (real)1 / B);
         if ((rc = dist_sum_grads(t, all, B, err))) return rc;
         t->opt.lr_scale = optim_schedule(t->update + 1, t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
         step_rc = optim_step(&t->opt, t->m->P, t->G, t->o->clip, norm);
-        if (!step_rc && t->mix) backend_mix()->sync(t->mix); /* the new weights' bf16 copies */
+        if (!step_rc && t->mix) t->cx.b->mix->sync(t->mix); /* the new weights' bf16 copies */
     }
     t->update++;
-    backend_mark(BK_MARK_UPDATE);
+    backend_mark(&t->cx, BK_MARK_UPDATE);
     if (t->cost_log && (rc = log_cost(t, nll / B, *norm, err))) return rc;
     if (step_rc) {
         /* which number went bad says where to look: the data or the rate (the cost), FertDec's

@@ -61,7 +61,7 @@ typedef struct trainer {
     int lock_fd;                /* MODEL.lock, held for the run; -1 when not taken */
     int model_fd;               /* the model file's own lock (hard links); -1 when not taken */
     struct bk_mix *mix;         /* bf16 training: the weights' bf16 copies; NULL in FP32 */
-    bk_precision prec;          /* the step's precision, made current around it: {NULL, mix} */
+    bk_ctx cx;                  /* the model's context, with the run's precision: bf16's mix or none */
 } trainer;
 
 /* report.c: the clock, and the caller's callback */
@@ -122,7 +122,7 @@ int ckpt_parse(ckpt_state *s, const st_file *f, nmt_err *err);
 int ckpt_read_plan(const st_file *f, const ckpt_state *s, int *shuffled, int *order, int *starts, nmt_err *err);
 /* The optimizer's state tensors (those of kind that are not NULL), n each: finite, and >= 0
  * where they are sums of squares. */
-int ckpt_read_optim(const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err);
+int ckpt_read_optim(const backend_ops *b, const st_file *f, int kind, real *s1, real *s2, size_t n, nmt_err *err);
 int ckpt_save(trainer *t, nmt_err *err);
 int ckpt_settings(trainer *t, const st_file *f, nmt_err *err); /* optimizer and batching, into t->eff */
 int ckpt_restore(trainer *t, const st_file *f, nmt_err *err);  /* position, counters, optimizer state */

@@ -26,9 +26,9 @@ static int evaluate(trainer *t, const pairs *p, double *nll, long *ntok, nmt_err
     for (int s = 0; s < p->n && !rc; s += t->bat.B) {
         int cnt = p->n - s < t->bat.B ? p->n - s : t->bat.B;
         batch_fill(&vb, p, idx + s, cnt);
-        rc = net_ws_reserve(&t->ws, &t->m->cfg, cnt, vb.b.Tx, vb.b.Ty, err);
+        rc = net_ws_reserve(&t->m->cx, &t->ws, &t->m->cfg, cnt, vb.b.Tx, vb.b.Ty, err);
         if (rc) break;
-        *nll += net_forward(&t->ws, &t->m->cfg, &t->m->p, &vb.b, NULL);
+        *nll += net_forward(&t->m->cx, &t->ws, &t->m->cfg, &t->m->p, &vb.b, NULL);
         for (int r = 0; r < cnt; r++) *ntok += vb.b.ylen[r];
     }
     free(idx);

@@ -10,7 +10,7 @@ cat > "$T/seam.cc" <<'CC'
 // a device backend's table, its entries defined in C++ and named with C linkage
 extern "C" void my_zero_rows(real *y, int ldy, int R, int cols) { (void)y, (void)ldy, (void)R, (void)cols; }
 static backend_ops table_of_device() { backend_ops b{}; b.name = "x"; b.zero_rows = my_zero_rows; return b; }
-int main() { backend_ops b = table_of_device(); const bk_precision *p = bk_prec_use(nullptr); (void)p; return b.lowp != nullptr; }
+int main() { backend_ops b = table_of_device(); bk_ctx x{}; x.b = &b; mm(&x, 0, 0, 0, 0, 0, nullptr, 1, nullptr, 1, 0, nullptr, 1); return b.lowp != nullptr; }
 CC
 if "$CXX" -std=c++17 -Wall -Wextra -Werror -Iinclude -Isrc -I/usr/include/x86_64-linux-gnu/openblas-openmp \
     -c "$T/seam.cc" -o "$T/seam.o" 2> "$T/err"; then ok; else bad "backend.h as C++: $(head -c 400 "$T/err")"; fi

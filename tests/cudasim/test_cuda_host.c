@@ -21,7 +21,7 @@ enum { N = 1000, BIG = 4 << 16 };
 /* on a new thread: copies in, a kernel, a product, copies out, the norm, against the host's */
 static void *work(void *arg)
 {
-    const backend_ops *k = backend();
+    const backend_ops *k = bk_ctx_default()->b;
     int *good = arg;
     static real h[N], back[N], dot;
     for (int i = 0; i < N; i++) h[i] = (real)(i % 7) * 0.5f;
@@ -44,7 +44,7 @@ static void *work(void *arg)
 /* on a new thread: the norm of BIG elements with device memory exhausted, then with it back */
 static void *starved(void *arg)
 {
-    const backend_ops *k = backend();
+    const backend_ops *k = bk_ctx_default()->b;
     double *s = arg;
     real *d = k->alloc(sizeof(real) * BIG);
     if (!d) return NULL;
@@ -60,7 +60,7 @@ static void *starved(void *arg)
 /* 20 MB in and out through the 4 MiB staging slots */
 static void big_copy(void)
 {
-    const backend_ops *k = backend();
+    const backend_ops *k = bk_ctx_default()->b;
     size_t n = 5 << 20;
     real *h = malloc(sizeof(real) * n), *back = malloc(sizeof(real) * n), *d = k->alloc(sizeof(real) * n);
     NMT_ASSERT(h && back && d);
@@ -84,13 +84,13 @@ static void double_slice(void *ctx, long lo, long hi, int thread)
     atomic_fetch_or(&seen, 1 << (thread & 1));
     for (int i = 0; i < 2000 && atomic_load(&seen) != 3; i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
     real *d = (real *)ctx + lo;
-    backend()->add_rows(d, (int)(hi - lo), d, (int)(hi - lo), d, (int)(hi - lo), 1, (int)(hi - lo));
+    bk_ctx_default()->b->add_rows(d, (int)(hi - lo), d, (int)(hi - lo), d, (int)(hi - lo), 1, (int)(hi - lo));
 }
 
 /* each thread of the loop doubles its slices on its own stream; all done when the loop returns */
 static void loop_order(void)
 {
-    const backend_ops *k = backend();
+    const backend_ops *k = bk_ctx_default()->b;
     enum { M = 4096 };
     static real h[M], back[M];
     for (int i = 0; i < M; i++) h[i] = (real)i;

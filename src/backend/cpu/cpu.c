@@ -52,7 +52,6 @@ static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, voi
         if (n > 0) body(ctx, 0, n, 0);
         return;
     }
-    const bk_precision *prec = bk_prec_current; /* the caller's precision holds in its loop (backend.h) */
 #pragma omp parallel num_threads(nthreads)
     {
 #ifdef _OPENMP
@@ -60,10 +59,8 @@ static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, voi
 #else
         int t = 0;
 #endif
-        const bk_precision *was = bk_prec_use(prec);
 #pragma omp for schedule(dynamic, 1)
         for (long c = 0; c < nchunk; c++) body(ctx, c * grain, c * grain + grain < n ? c * grain + grain : n, t);
-        bk_prec_use(was);
     }
 }
 

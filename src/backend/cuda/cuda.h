@@ -1,6 +1,6 @@
-/* cuda.h: the CUDA backend's one entry point, in C, for backend.c: it opens device N and returns
+/* cuda.h: the CUDA backend's one entry point, in C, for context.c: it opens device N and returns
  * the backend's table, or NULL with the reason. Built only where nvcc exists (Makefile, CUDA=1);
- * backend.c declares it weak, so that a build without it says "built without CUDA". */
+ * context.c declares it weak, so that a build without it says "built without CUDA". */
 #ifndef NMT_CUDA_H
 #define NMT_CUDA_H
 

@@ -1,6 +1,6 @@
-/* backend.c: which backend is current, and choosing one by name (nmt_set_device, NMT_DEVICE).
- * A plain pointer, set before any work and only read afterwards, so that reading it on every
- * kernel call costs one load. */
+/* context.c: compute contexts (backend.h, bk_ctx): the default one that new models copy, chosen
+ * by name (nmt_set_device, NMT_DEVICE), and the host's. Nothing here is read on a kernel call:
+ * the layers follow their own context. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +15,19 @@
  * that a program linked without it finds NULL here and says so. */
 __attribute__((weak)) const backend_ops *cuda_backend_open(int device, char *why, size_t whylen);
 
-const backend_ops *backend_current = &cpu_backend;
-
-/* the precision of the calling thread's products (bk_prec_use): every backend's, so the seam's */
-_Thread_local const bk_precision *bk_prec_current;
-const bk_precision bk_prec_rows = {NULL, NULL, 1};
+/* the context of models made from now on; set by the program before it loads any (and by
+ * the constructor below), read when a model is made */
+static bk_ctx default_cx = {.b = &cpu_backend};
+static const bk_ctx cpu_cx = {.b = &cpu_backend};
 
 const backend_ops *backend_cpu(void) { return &cpu_backend; }
+const bk_ctx *bk_ctx_cpu(void) { return &cpu_cx; }
+const bk_ctx *bk_ctx_default(void) { return &default_cx; }
 
-void backend_set(const backend_ops *b) { backend_current = b ? b : &cpu_backend; }
+void bk_ctx_set_default(const backend_ops *b, int device)
+{
+    default_cx = (bk_ctx){.b = b ? b : &cpu_backend, .device = b ? device : 0};
+}
 
 /* the backends this build has, by the names --device takes */
 static const backend_ops *const known[] = {&cpu_backend, &devsim_backend};
@@ -42,7 +46,7 @@ static int select_cuda(const char *name, nmt_err *err)
     char why[256];
     const backend_ops *b = cuda_backend_open((int)n, why, sizeof why);
     if (!b) return nmt_fail(err, NMT_ERR_ARG, "device '%s': %s", name, why);
-    backend_set(b);
+    bk_ctx_set_default(b, (int)n);
     return NMT_OK;
 }
 
@@ -51,7 +55,7 @@ int backend_select(const char *name, nmt_err *err)
     if (!name || !*name) return nmt_fail(err, NMT_ERR_ARG, "no device named (cpu or devsim)");
     for (int i = 0; i < NKNOWN; i++)
         if (!strcmp(name, known[i]->name)) {
-            backend_set(known[i]);
+            bk_ctx_set_default(known[i], 0);
             return NMT_OK;
         }
     if (!strncmp(name, "cuda", 4) && (name[4] == 0 || name[4] == ':')) return select_cuda(name, err);
@@ -75,19 +79,7 @@ int backend_env_check(nmt_err *err)
     return env_err.code ? nmt_fail(err, env_err.code, "NMT_DEVICE: %s", env_err.msg) : NMT_OK;
 }
 
-/* models whose parameters live on the current device: while there are any, it stays */
-static _Atomic int live_models;
+/* Models already made keep their own context: only the next ones move. */
+int nmt_set_device(const char *name, nmt_err *err) { return backend_select(name, err); }
 
-void backend_models(int delta) { live_models += delta; }
-
-int nmt_set_device(const char *name, nmt_err *err)
-{
-    int n = live_models;
-    if (name && n > 0 && strcmp(name, backend_current->name))
-        return nmt_fail(err, NMT_ERR_ARG, "nmt_set_device('%s'): %d model%s live on '%s', whose memory another device "
-                        "cannot read: free %s first", name, n, n == 1 ? " is" : "s are", backend_current->name,
-                        n == 1 ? "it" : "them");
-    return backend_select(name, err);
-}
-
-const char *nmt_device(void) { return backend_current->name; }
+const char *nmt_device(void) { return default_cx.b->name; }
