@@ -398,6 +398,83 @@ typedef struct nmt_hint {
 int nmt_translate_hints(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n,
                         nmt_translation *out, nmt_err *err);
 void nmt_translation_free(nmt_translation *t, int n);
+/* The entry the string functions above reach: sources and hints as token ids, as a text
+ * pipeline's nmt_text_encode gives them (nmt_text_line.ids), so that text is split and looked up
+ * once. A source's tokens past NMT_MAX_SRC_WORDS are cut (truncated set); its tokens string, when
+ * given, is what UNK replacement copies a source token from (NULL: the vocabulary's word, which
+ * for an UNK is "<unk>"). */
+typedef struct nmt_source {
+    const int *ids;      /* [n_ids] source vocabulary ids, no EOS */
+    int n_ids;
+    const char *tokens;  /* the same tokens as text separated by blanks, or NULL */
+} nmt_source;
+/* One sentence's hints as target vocabulary ids (neither </s> nor <unk>): the prefix, and phrase
+ * c as tokens[offsets[c] .. offsets[c + 1]) (each non-empty; offsets[0] = 0). */
+typedef struct nmt_hint_ids {
+    const int *prefix;
+    int n_prefix;
+    const int *tokens;
+    const int *offsets;   /* [n_phrases + 1] */
+    int n_phrases;        /* 0 .. NMT_MAX_PHRASES */
+} nmt_hint_ids;
+/* nmt_translate_hints on ids: hints NULL for none, else hints[i] for src[i]. NMT_ERR_ARG, naming
+ * the sentence, for an id outside its vocabulary and as nmt_translate_hints for the hints. */
+int nmt_translate_ids(nmt_decoder *d, const nmt_source *src, const nmt_hint_ids *hints, int n, nmt_translation *out,
+                      nmt_err *err);
+/* ------------------------------------------------------------------ translators and workers
+ * What `nmt translate`, `nmt serve` and the Python package translate text with. A translator holds
+ * one model or an ensemble (models[0..n), weights as nmt_decoder_init_ensemble's; they must
+ * outlive it), the options fixed for its life (o's precision, shortlist, lexicon and
+ * batch_invariant: every worker of a model reads the same converted weights) and the text stages
+ * asked for on each side (as nmt_text_init_model's o; NULL: the model's own). It lends workers: a
+ * worker is a decoder with the model's source pipeline (input text to ids), its target pipeline
+ * (output tokens to text) and a pipeline for prefixes and constraint phrases (target text with the
+ * model's own stages only, as the output reads before the asked-for ones). A worker belongs to
+ * the thread that took it until it is given back; take and give may be called from any thread,
+ * and idle workers are kept for the next taker. The first worker is made by nmt_translator_init,
+ * so that options, precision and stages are refused there. */
+typedef struct nmt_translator nmt_translator;
+typedef struct nmt_worker nmt_worker;
+int nmt_translator_init(nmt_translator **out, const nmt_model *const *models, const double *weights, int n,
+                        const nmt_translate_opts *o, const nmt_text_opts *src, const nmt_text_opts *tgt, nmt_err *err);
+/* Frees the translator and its idle workers (every worker must have been given back). */
+void nmt_translator_free(nmt_translator *t);
+/* An idle worker (or a new one) with the search options o (NULL: the translator's; the fixed
+ * fields are the translator's whatever o says); an error leaves every worker as it was. */
+int nmt_worker_take(nmt_translator *t, const nmt_translate_opts *o, nmt_worker **out, nmt_err *err);
+void nmt_worker_give(nmt_worker *w);
+/* the worker's decoder (for nmt_translate on tokens, nmt_score, nmt_force_align) and its source
+ * or target (output) pipeline */
+nmt_decoder *nmt_worker_decoder(nmt_worker *w);
+nmt_text *nmt_worker_text(nmt_worker *w, int side);
+
+/* One source line as a worker read it, with its hints: its own copy, valid until
+ * nmt_sentence_free (and zeroed by it). */
+typedef struct nmt_sentence {
+    nmt_source src;      /* the tokens as ids and as text (all of them: the search cuts at
+                            NMT_MAX_SRC_WORDS and says so in the translation) */
+    nmt_hint_ids hint;   /* the prefix and phrases added so far (none at first) */
+    nmt_word_map map;    /* the word of the text each token belongs to */
+    int n_unk;           /* tokens the model does not know */
+    int n_invalid;       /* invalid UTF-8 bytes replaced by U+FFFD */
+    const char *words;   /* the text's words after the text stages, separated by spaces */
+    /* the worker's own */
+    void *mem_;
+    int *hint_mem_, hint_cap_;
+    int off_[NMT_MAX_PHRASES + 1];
+} nmt_sentence;
+/* line[0..len) through the worker's source pipeline into *s (free with nmt_sentence_free). */
+int nmt_worker_encode(nmt_worker *w, const char *line, size_t len, nmt_sentence *s, nmt_err *err);
+/* Target text through the hint pipeline into s's hints: the prefix (once, before any phrase; ""
+ * for none) and the phrases in turn. NMT_ERR_ARG, naming "the prefix" or "constraint K" (from 1),
+ * for a token the target vocabulary lacks or that cannot be asked for (</s>, <unk>), an empty
+ * phrase, more than NMT_MAX_PHRASES; s keeps what it had. */
+int nmt_worker_prefix(nmt_worker *w, nmt_sentence *s, const char *text, nmt_err *err);
+int nmt_worker_phrase(nmt_worker *w, nmt_sentence *s, const char *text, nmt_err *err);
+/* nmt_translate_ids of the sentences s[0..n) with their hints. */
+int nmt_worker_translate(nmt_worker *w, const nmt_sentence *s, int n, nmt_translation *out, nmt_err *err);
+void nmt_sentence_free(nmt_sentence *s);
+
 /* Hard alignment from a hypothesis's attention: the source word (0-based) that output word i
  * attends to most, the source EOS never chosen, ties to the lower index; -1 when h has no
  * attention or the source no word. Pharaoh "j-i" pairs are (nmt_hard_link(h, i), i). */
@@ -437,7 +514,7 @@ void nmt_set_threads(int n);
 int nmt_set_device(const char *name, nmt_err *err);
 /* the name of the device new models get */
 const char *nmt_device(void);
-/* the name of the device model m lives on */
+/* the name of the device model m lives on (NULL for NULL) */
 const char *nmt_model_device(const nmt_model *m);
 
 /* The speed of the matrix products this process runs (the BLAS kernels it loaded) on the model's

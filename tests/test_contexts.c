@@ -2,6 +2,7 @@
  * one on the CPU and one on the simulated device, translate side by side in two threads, each
  * giving its single-model run bit for bit, while the default device is neither's; an ensemble
  * across the two devices is refused; low-precision weights are converted once per model. */
+/* kernel sets: all: two models at once against each alone, in FP32 and int8 (tests/cli/kernels.sh) */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

@@ -30,12 +30,10 @@ typedef struct stream {
     linereader in;
     const char *const *inputs; /* the input files still to read after in's, in turn */
     int n_inputs;
-    nmt_text *src;   /* input line -> the tokenized text the model reads */
-    nmt_decoder *d;
+    nmt_worker *w;   /* the library's translation worker: text -> ids -> search -> text */
     int cap;         /* lines gathered at most before decoding */
     out_fmt out;     /* how the answers are written (cmd_output.h) */
     cmd_progress prog;
-    nmt_word_map *src_words; /* [cap]: each gathered line's token -> word map (for alignments) */
     int tok_said;    /* input that looks tokenized, for a pipeline that tokenizes: said once */
     cmd_hints *hints; /* each line's prefix and constraints (hints.c) */
 } stream;
@@ -46,30 +44,13 @@ static int open_input(linereader *r, const char *path, nmt_err *err)
     return strcmp(path, "-") ? linereader_init(r, path, 0, err) : linereader_init_fd(r, 0, "stdin", 0, err);
 }
 
-/* The source side reads raw text through the Moses pipeline the model's data went through (with
- * --tokenize, or as the model stores it); the target side detokenizes the output (with
- * --detokenize, or as the model stores it). */
-static int text_sides(stream *st, const nmt_model *m, int tok_lang, const tok_opts *topt, int detok_lang, nmt_err *err)
-{
-    nmt_text_opts so = nmt_text_default_opts(), to = nmt_text_default_opts();
-    so.lang = tok_lang;
-    so.tokenize = tok_lang >= 0;
-    so.lowercase = topt->lowercase;
-    so.normalize_punct = topt->normalize;
-    to.lang = detok_lang;
-    to.detokenize = detok_lang >= 0;
-    int rc = nmt_text_init_model(&st->src, &so, m, NMT_SOURCE, err);
-    return rc ? rc : nmt_text_init_model(&st->out.tgt, &to, m, NMT_TARGET, err);
-}
-
-/* The next input line as the model reads it, in *out (to free): 1; 0 at the end of the input;
- * -1 after printing an error. */
-static int next_sentence(stream *st, char **out, nmt_word_map *map)
+/* The next input line, read by the worker with its hints, in *s (to free): 1; 0 at the end of
+ * the input; -1 after printing an error. */
+static int next_sentence(stream *st, nmt_sentence *s)
 {
     char *line;
     size_t len;
     nmt_err err;
-    nmt_text_line tl;
     int got = linereader_next(&st->in, &line, &len, &err);
     while (got == 0 && st->n_inputs > 0) { /* the next file goes on where this one ends */
         linereader_free(&st->in);
@@ -80,76 +61,78 @@ static int next_sentence(stream *st, char **out, nmt_word_map *map)
     }
     if (got < 0) fprintf(stderr, "nmt translate: error: %s\n", err.msg);
     if (got <= 0) return got < 0 ? -1 : 0;
-    if (cmd_hints_line(st->hints, line, &len, st->in.name, st->in.lineno, &err)) {
-        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        return -1;
-    }
-    const char *mark = st->tok_said || !text_pipe_tokenizes(st->src) ? NULL : text_tokenized_mark(line, len);
+    const char *fields = cmd_hints_cut(st->hints, line, &len);
+    nmt_text *src = nmt_worker_text(st->w, NMT_SOURCE);
+    const char *mark = st->tok_said || !text_pipe_tokenizes(src) ? NULL : text_tokenized_mark(line, len);
     if (mark) {
         fprintf(stderr, "[W::translate] %s:%ld: '%s' looks like tokenized text, which is tokenized again here (the model's "
                 "text stages, or --tokenize): give raw text\n", st->in.name, st->in.lineno, mark);
         st->tok_said = 1;
     }
-    if (nmt_text_encode(st->src, line, len, &tl, &err)) {
+    if (nmt_worker_encode(st->w, line, len, s, &err)) {
         fprintf(stderr, "nmt translate: error: %s:%ld: %s\n", st->in.name, st->in.lineno, err.msg);
         return -1;
     }
-    if (tl.n_invalid)
-        fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, tl.n_invalid);
-    if (tl.n_words > NMT_MAX_SRC_WORDS)
-        fprintf(stderr, "[W::translate] %s:%ld: %d %s, translating the first %d\n", st->in.name, st->in.lineno, tl.n_words,
-                tl.n_words == tl.n_text_words ? "words" : "pieces", NMT_MAX_SRC_WORDS);
-    int *wof = st->out.align ? malloc(sizeof *wof * ((size_t)tl.n_words + 1)) : NULL;
-    *map = (nmt_word_map){tl.n_words, wof, tl.n_text_words};
-    if (wof) memcpy(wof, tl.word_of, sizeof *wof * (size_t)tl.n_words);
-    if (!(*out = strdup(tl.text)) || (st->out.align && !wof)) {
-        fprintf(stderr, "nmt translate: error: out of memory\n");
-        free(*out);
-        free(wof);
-        *out = NULL;
-        map->word_of = NULL;
+    if (s->n_invalid)
+        fprintf(stderr, "[W::translate] %s:%ld: invalid UTF-8 replaced by U+FFFD (%d bytes)\n", st->in.name, st->in.lineno, s->n_invalid);
+    if (s->src.n_ids > NMT_MAX_SRC_WORDS)
+        fprintf(stderr, "[W::translate] %s:%ld: %d %s, translating the first %d\n", st->in.name, st->in.lineno, s->src.n_ids,
+                s->src.n_ids == s->map.n_words ? "words" : "pieces", NMT_MAX_SRC_WORDS);
+    if (cmd_hints_on(st->hints) && cmd_hints_line(st->hints, st->w, s, fields, st->in.name, st->in.lineno, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        nmt_sentence_free(s);
         return -1;
     }
     return 1;
+}
+
+/* The gathered sentences' answers, written at once: 0, or -1 after printing an error. */
+static int answer(stream *st, const nmt_sentence *sent, int nb, long index, nmt_translation *tr, const char **src,
+                  nmt_word_map *map)
+{
+    nmt_err err;
+    for (int i = 0; i < nb; i++) {
+        src[i] = sent[i].src.tokens;
+        map[i] = sent[i].map;
+    }
+    if (nmt_worker_translate(st->w, sent, nb, tr, &err)) {
+        fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
+        return -1;
+    }
+    if (cmd_out_batch(&st->out, (char *const *)src, tr, map, nb, index, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
 }
 
 /* Gathers lines while more are waiting (up to cap), decodes them together and prints their
  * answers at once; until the end of the input or an error (the lines before it are answered). */
 static int run_stream(stream *st)
 {
-    char **batch = calloc(st->cap, sizeof *batch);
+    nmt_sentence *sent = calloc(st->cap, sizeof *sent);
     nmt_translation *tr = calloc(st->cap, sizeof *tr);
-    st->src_words = calloc(st->cap, sizeof *st->src_words);
-    int rc = batch && tr && st->src_words ? CMD_OK : CMD_ERR, got = 1;
+    const char **src = calloc(st->cap, sizeof *src);
+    nmt_word_map *map = calloc(st->cap, sizeof *map);
+    int rc = sent && tr && src && map ? CMD_OK : CMD_ERR, got = 1;
     if (rc) fprintf(stderr, "nmt translate: error: out of memory\n");
     long index = 0;
-    nmt_err err;
     while (!rc && got > 0) {
         int nb = 0;
-        do nb += (got = next_sentence(st, &batch[nb], &st->src_words[nb])) > 0;
+        do nb += (got = next_sentence(st, &sent[nb])) > 0;
         while (got > 0 && nb < st->cap && linereader_ready(&st->in));
         if (got < 0) rc = CMD_ERR;
-        int failed = nb && cmd_hints_translate(st->hints, st->d, (const char *const *)batch, nb, tr, &err);
-        if (failed) {
-            fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
-            rc = CMD_ERR;
-        }
-        if (!failed && (failed = cmd_out_batch(&st->out, batch, tr, st->src_words, nb, index, &err))) {
-            fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-            rc = CMD_ERR;
-        }
+        if (nb && answer(st, sent, nb, index, tr, src, map)) rc = CMD_ERR;
         index += nb;
         cmd_progress_add(&st->prog, nb);
         fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
-        nmt_translation_free(tr, nb); /* a failed nmt_translate has left them empty */
-        for (int i = 0; i < nb; i++) {
-            free(batch[i]);
-            free((int *)st->src_words[i].word_of);
-        }
+        nmt_translation_free(tr, nb); /* a failed translation has left them empty */
+        for (int i = 0; i < nb; i++) nmt_sentence_free(&sent[i]);
     }
-    free(batch);
+    free(sent);
     free(tr);
-    free(st->src_words);
+    free(src);
+    free(map);
     return rc;
 }
 
@@ -336,15 +319,29 @@ static int open_output(const struct translate_args *a, const char *first)
     return cmd_output_to("translate", a->output, in, n);
 }
 
-/* The decoders the output needs besides the search's: with an n-best list, an ensemble's models
- * alone (one feature each). */
-static int feature_decoders(stream *st, const model_list *l, const nmt_translate_opts *so, nmt_err *err)
+/* The worker: the search's decoder with the model's text sides. The source side reads raw text
+ * through the Moses pipeline the model's data went through (with --tokenize, or as the model
+ * stores it); the target side detokenizes the output (with --detokenize, or as the model stores
+ * it). With an n-best list, an ensemble's models alone besides (one feature each). */
+static int worker_of(stream *st, nmt_translator **tr, const struct translate_args *a, const nmt_translate_opts *so,
+                     nmt_err *err)
 {
+    nmt_text_opts src = nmt_text_default_opts(), tgt = nmt_text_default_opts();
+    src.lang = a->tok_lang;
+    src.tokenize = a->tok_lang >= 0;
+    src.lowercase = a->topt.lowercase;
+    src.normalize_punct = a->topt.normalize;
+    tgt.lang = a->detok_lang;
+    tgt.detokenize = a->detok_lang >= 0;
+    const model_list *l = &a->models;
+    int rc = nmt_translator_init(tr, (const nmt_model *const *)l->m, l->nweights ? l->weight : NULL, l->n, so, &src, &tgt, err);
+    if (!rc) rc = nmt_worker_take(*tr, NULL, &st->w, err);
+    if (rc) return rc;
+    st->out.tgt = nmt_worker_text(st->w, NMT_TARGET);
+    st->out.d = nmt_worker_decoder(st->w);
+    st->out.n_models = l->n;
     nmt_translate_opts o = nmt_translate_default_opts();
     o.batch = so->batch;
-    st->out.d = st->d;
-    st->out.n_models = l->n;
-    int rc = NMT_OK;
     for (int k = 0; st->out.nbest && l->n > 1 && k < l->n && !rc; k++) rc = nmt_decoder_init(&st->out.model_d[k], l->m[k], &o, err);
     return rc;
 }
@@ -356,10 +353,8 @@ int cmd_translate(int argc, char **argv)
     if (prc != OPT_GO) return prc;
     nmt_translate_opts o = args.o;
     const char *lexpath = args.lexpath, *first;
-    tok_opts topt = args.topt;
-    int tok_lang = args.tok_lang, detok_lang = args.detok_lang;
     if (!o.sample && o.n_best > o.beam) { fprintf(stderr, "nmt translate: error: --n-best %d is larger than the beam (%d)\n", o.n_best, o.beam); return CMD_USAGE; }
-    if ((topt.lowercase || topt.normalize) && tok_lang < 0) {
+    if ((args.topt.lowercase || args.topt.normalize) && args.tok_lang < 0) {
         fprintf(stderr, "nmt translate: error: --lowercase and --normalize-punct go with --tokenize LANG\n");
         return CMD_USAGE;
     }
@@ -371,6 +366,7 @@ int cmd_translate(int argc, char **argv)
     if (rc) return rc;
     nmt_lexicon *lx = NULL;
     nmt_shortlist *sl = NULL;
+    nmt_translator *tr = NULL;
     rc = load_models("translate", &args.models);
     if (!rc && ((lexpath && nmt_lexicon_load(&lx, lexpath, &err)) ||
                 (args.sl.path[0] && nmt_shortlist_load(&sl, args.sl.path, args.models.m[0], args.sl.k, args.sl.f, &err)))) {
@@ -379,16 +375,8 @@ int cmd_translate(int argc, char **argv)
     }
     o.lexicon = lx;
     o.shortlist = sl;
-    if (!rc && (decoder_of(&st.d, &args.models, &o, &err) || feature_decoders(&st, &args.models, &o, &err))) {
-        /* a CPU without the precision's instructions: a failed run, as train and serve say */
-        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        rc = CMD_ERR;
-    }
-    if (!rc && text_sides(&st, args.models.m[0], tok_lang, &topt, detok_lang, &err)) {
-        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
-        rc = CMD_ERR;
-    }
-    if (!rc && cmd_hints_open(&args.hints, args.models.m[0], st.cap, &err)) {
+    /* a CPU without the precision's instructions, or text stages the model refuses: a failed run */
+    if (!rc && (worker_of(&st, &tr, &args, &o, &err) || cmd_hints_open(&args.hints, &err))) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         rc = CMD_ERR;
     }
@@ -402,10 +390,9 @@ int cmd_translate(int argc, char **argv)
     }
     cmd_hints_free(&args.hints);
     linereader_free(&st.in);
-    nmt_text_free(st.src);
-    nmt_text_free(st.out.tgt);
     cmd_out_free(&st.out);
-    nmt_decoder_free(st.d);
+    nmt_worker_give(st.w);
+    nmt_translator_free(tr);
     for (int k = 0; k < MAX_MODELS; k++) nmt_decoder_free(st.out.model_d[k]);
     nmt_lexicon_free(lx);
     nmt_shortlist_free(sl);

@@ -1,8 +1,7 @@
 /* translator.c: nmt._nmt.Translator, one model or an ensemble loaded once and shared by every
- * Python thread that calls it. libnmt's models are read-only once loaded, but a decoder (and a
- * text pipeline) belongs to one thread at a time: each call takes an idle worker (a decoder with
- * its source and target pipelines) from the Translator's list, or makes one, and gives it back
- * after, so N threads calling together decode on N workers while the GIL is released. */
+ * Python thread that calls it, over libnmt's translator (nmt_translator_init): each call takes
+ * a worker (a decoder with the model's text pipelines) and gives it back after, so N threads
+ * calling together decode on N workers while the GIL is released. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +9,6 @@
 #include "common.h"
 
 #define MAX_MODELS 16
-
-typedef struct worker {
-    nmt_decoder *d;
-    nmt_text *src, *tgt; /* made on the first text call */
-    struct worker *next;
-} worker;
 
 typedef struct translator {
     PyObject_HEAD
@@ -27,25 +20,12 @@ typedef struct translator {
     nmt_lexicon *lx;
     int precision;
     nmt_text_opts so, to; /* the text stages asked for (the model's own apply anyway) */
-    worker *idle;         /* read and changed with the GIL held */
+    nmt_translator *tr;   /* the workers (libnmt's) */
 } translator;
-
-static void worker_free(worker *w)
-{
-    if (!w) return;
-    nmt_decoder_free(w->d);
-    nmt_text_free(w->src);
-    nmt_text_free(w->tgt);
-    free(w);
-}
 
 static void translator_dealloc(translator *t)
 {
-    while (t->idle) {
-        worker *w = t->idle;
-        t->idle = w->next;
-        worker_free(w);
-    }
+    nmt_translator_free(t->tr);
     nmt_shortlist_free(t->sl);
     nmt_lexicon_free(t->lx);
     for (int k = 0; k < t->n; k++) nmt_model_free(t->m[k]);
@@ -124,49 +104,31 @@ static int translator_init(translator *t, PyObject *args, PyObject *kw)
     t->to.detokenize = t->to.lang >= 0;
     nmt_err err = {0, ""};
     int rc = 0;
+    nmt_translate_opts o = nmt_translate_default_opts();
     Py_BEGIN_ALLOW_THREADS
     if (sl.s) rc = nmt_shortlist_load(&t->sl, sl.s, t->m[0], k, f, &err);
     if (!rc && lx.s) rc = nmt_lexicon_load(&t->lx, lx.s, &err);
+    o.precision = t->precision;
+    o.shortlist = t->sl;
+    o.lexicon = t->lx;
+    if (!rc) rc = nmt_translator_init(&t->tr, (const nmt_model *const *)t->m, t->weighted ? t->weight : NULL, t->n, &o, &t->so,
+                                      &t->to, &err);
     Py_END_ALLOW_THREADS
     return rc ? (nmtpy_raise(rc, &err), -1) : 0;
 }
 
 /* ------------------------------------------------------------------ workers */
 
-/* An idle worker, or a new one with options o; NULL with an exception. */
-static worker *worker_take(translator *t, const nmt_translate_opts *o)
+/* A worker of t with options o (the call's); NULL with an exception. */
+static nmt_worker *worker_take(translator *t, const nmt_translate_opts *o)
 {
     nmt_err err = {0, ""};
-    worker *w = t->idle;
-    if (w) {
-        t->idle = w->next;
-        int rc = nmt_decoder_set_opts(w->d, o, &err);
-        if (!rc) return w;
-        t->idle = w; /* unchanged: back where it was */
-        nmtpy_raise(rc, &err);
-        return NULL;
-    }
-    if (!(w = calloc(1, sizeof *w))) return (worker *)PyErr_NoMemory();
-    int rc = nmt_decoder_init_ensemble(&w->d, (const nmt_model *const *)t->m, t->weighted ? t->weight : NULL, t->n, o, &err);
-    if (rc) {
-        free(w);
-        nmtpy_raise(rc, &err);
-        return NULL;
-    }
-    return w;
-}
-
-static void worker_give(translator *t, worker *w)
-{
-    w->next = t->idle;
-    t->idle = w;
-}
-
-/* The worker's text pipelines, made once. */
-static int worker_text(translator *t, worker *w, nmt_err *err)
-{
-    int rc = w->src ? 0 : nmt_text_init_model(&w->src, &t->so, t->m[0], NMT_SOURCE, err);
-    return rc || w->tgt ? rc : nmt_text_init_model(&w->tgt, &t->to, t->m[0], NMT_TARGET, err);
+    nmt_worker *w = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = nmt_worker_take(t->tr, o, &w, &err);
+    Py_END_ALLOW_THREADS
+    return rc ? (nmtpy_raise(rc, &err), NULL) : w;
 }
 
 /* ------------------------------------------------------------------ decoding options */
@@ -302,7 +264,7 @@ static int hints_read(hints *x, PyObject *pfx, PyObject *cons, Py_ssize_t n)
 /* ------------------------------------------------------------------ results */
 
 /* One hypothesis as (tokens, score, logprob, attention bytes or None, rows, cols, links or None). */
-static PyObject *hyp_tuple(worker *w, const nmt_hypothesis *h, int links)
+static PyObject *hyp_tuple(nmt_worker *w, const nmt_hypothesis *h, int links)
 {
     (void)w;
     PyObject *words = PyList_New(h->n_words);
@@ -327,10 +289,10 @@ static PyObject *hyp_tuple(worker *w, const nmt_hypothesis *h, int links)
 }
 
 /* One hypothesis of a result: what translate_batch or translate returns for it. */
-typedef PyObject *(*hyp_fn)(worker *w, const nmt_hypothesis *h, int links);
+typedef PyObject *(*hyp_fn)(nmt_worker *w, const nmt_hypothesis *h, int links);
 
 /* The translations tr[0..n) as a list of lists of fn's answers. */
-static PyObject *translations_list(worker *w, const nmt_translation *tr, int n, hyp_fn fn, int links)
+static PyObject *translations_list(nmt_worker *w, const nmt_translation *tr, int n, hyp_fn fn, int links)
 {
     PyObject *out = PyList_New(n);
     for (int i = 0; out && i < n; i++) {
@@ -360,7 +322,7 @@ static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObj
     if (strv_of_tokens(&src, input, "input")) return NULL;
     hints hs;
     nmt_translation *tr = hints_read(&hs, pfx, cons, src.n) ? NULL : calloc((size_t)(src.n ? src.n : 1), sizeof *tr);
-    worker *w = tr ? worker_take(t, &o) : PyErr_Occurred() ? NULL : (worker *)PyErr_NoMemory();
+    nmt_worker *w = tr ? worker_take(t, &o) : PyErr_Occurred() ? NULL : (nmt_worker *)PyErr_NoMemory();
     if (!w) {
         free(tr);
         strv_free(&src);
@@ -370,9 +332,10 @@ static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObj
     nmt_err err = {0, ""};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = hs.h ? nmt_translate_hints(w->d, src.s, hs.h, (int)src.n, tr, &err) : nmt_translate(w->d, src.s, (int)src.n, tr, &err);
+    nmt_decoder *d = nmt_worker_decoder(w);
+    rc = hs.h ? nmt_translate_hints(d, src.s, hs.h, (int)src.n, tr, &err) : nmt_translate(d, src.s, (int)src.n, tr, &err);
     Py_END_ALLOW_THREADS
-    worker_give(t, w);
+    nmt_worker_give(w);
     name_sentence(&err, "source");
     PyObject *out = rc ? nmtpy_raise(rc, &err) : translations_list(w, tr, (int)src.n, hyp_tuple, links);
     nmt_translation_free(tr, (int)src.n);
@@ -382,26 +345,23 @@ static PyObject *translator_translate_batch(translator *t, PyObject *args, PyObj
     return out;
 }
 
-/* texts[0..n) through the worker's source pipeline into src[0..n) (strdup'ed). */
-static int encode_texts(worker *w, const char *const *texts, int n, char **src, nmt_err *err)
+/* texts[0..n) read by the worker into s[0..n), then translated */
+static int translate_texts(nmt_worker *w, const char *const *texts, int n, nmt_sentence *s, nmt_translation *tr,
+                           nmt_err *err)
 {
     int rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
-        nmt_text_line l;
-        rc = nmt_text_encode(w->src, texts[i], strlen(texts[i]), &l, err);
-        if (!rc && !(src[i] = strdup(l.text))) rc = NMT_ERR_NOMEM;
-    }
-    return rc;
+    for (int i = 0; i < n && !rc; i++) rc = nmt_worker_encode(w, texts[i], strlen(texts[i]), &s[i], err);
+    return rc ? rc : nmt_worker_translate(w, s, n, tr, err);
 }
 
 /* Hypothesis h's text through the worker's target pipeline, and its score: (text, score). */
-static PyObject *text_tuple(worker *w, const nmt_hypothesis *h, int links)
+static PyObject *text_tuple(nmt_worker *w, const nmt_hypothesis *h, int links)
 {
     (void)links;
     const char *text;
     size_t len;
     nmt_err err = {0, ""};
-    int rc = nmt_text_decode_words(w->tgt, h->words, h->n_words, &text, &len, &err);
+    int rc = nmt_text_decode_words(nmt_worker_text(w, NMT_TARGET), h->words, h->n_words, &text, &len, &err);
     PyObject *s = rc ? nmtpy_raise(rc, &err) : PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
     return s ? Py_BuildValue("(Nd)", s, h->score) : NULL;
 }
@@ -418,23 +378,21 @@ static PyObject *translator_translate(translator *t, PyObject *args, PyObject *k
     strv texts;
     if (strv_of_texts(&texts, input, "texts")) return NULL;
     int n = (int)texts.n;
-    char **src = calloc((size_t)(n ? n : 1), sizeof *src);
+    nmt_sentence *src = calloc((size_t)(n ? n : 1), sizeof *src);
     nmt_translation *tr = calloc((size_t)(n ? n : 1), sizeof *tr);
-    worker *w = src && tr ? worker_take(t, &o) : (worker *)PyErr_NoMemory();
+    nmt_worker *w = src && tr ? worker_take(t, &o) : (nmt_worker *)PyErr_NoMemory();
     nmt_err err = {0, ""};
     int rc = w ? 0 : -1;
     if (w) {
         Py_BEGIN_ALLOW_THREADS
-        rc = worker_text(t, w, &err);
-        if (!rc) rc = encode_texts(w, texts.s, n, src, &err);
-        if (!rc) rc = nmt_translate(w->d, (const char *const *)src, n, tr, &err);
+        rc = translate_texts(w, texts.s, n, src, tr, &err);
         Py_END_ALLOW_THREADS
         name_sentence(&err, "texts");
     }
     PyObject *out = !w ? NULL : rc ? nmtpy_raise(rc, &err) : translations_list(w, tr, n, text_tuple, 0);
-    if (w) worker_give(t, w);
+    if (w) nmt_worker_give(w);
     if (tr) nmt_translation_free(tr, n);
-    for (int i = 0; src && i < n; i++) free(src[i]);
+    for (int i = 0; src && i < n; i++) nmt_sentence_free(&src[i]);
     free(src);
     free(tr);
     strv_free(&texts);
@@ -480,14 +438,14 @@ static PyObject *translator_force(translator *t, PyObject *args)
     o.stop = check_signals;
     int n = (int)src.n;
     nmt_alignment *al = calloc((size_t)(n ? n : 1), sizeof *al);
-    worker *w = al ? worker_take(t, &o) : (worker *)PyErr_NoMemory();
+    nmt_worker *w = al ? worker_take(t, &o) : (nmt_worker *)PyErr_NoMemory();
     nmt_err err = {0, ""};
     int rc = w ? 0 : -1;
     if (w) {
         Py_BEGIN_ALLOW_THREADS
-        rc = nmt_force_align(w->d, src.s, tgt.s, n, al, &err);
+        rc = nmt_force_align(nmt_worker_decoder(w), src.s, tgt.s, n, al, &err);
         Py_END_ALLOW_THREADS
-        worker_give(t, w);
+        nmt_worker_give(w);
     }
     PyObject *out = !w ? NULL : rc ? nmtpy_raise(rc, &err) : PyList_New(n);
     for (int i = 0; out && !rc && i < n; i++) {

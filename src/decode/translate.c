@@ -159,17 +159,6 @@ int nmt_hard_link(const nmt_hypothesis *h, int i)
     return best;
 }
 
-/* Words of s mapped to ids through the text pipeline's last stage, EOS appended; at most cap
- * words kept. Returns the word count found. */
-static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, int *unk)
-{
-    long u = 0;
-    int n = text_pipe_ids(v, s, ids, cap, kept, &u);
-    ids[*kept] = VOCAB_EOS;
-    *unk = (int)u;
-    return n;
-}
-
 /* The j-th word of s (0-based) and its length; NULL past the end. */
 static const char *nth_word(const char *s, int j, size_t *len)
 {
@@ -178,10 +167,20 @@ static const char *nth_word(const char *s, int j, size_t *len)
     return w;
 }
 
+/* The source's token j (0-based) for UNK replacement: from x->tokens, or the vocabulary's word */
+static const char *source_token(const nmt_decoder *d, const nmt_source *x, int j, size_t *len)
+{
+    if (x->tokens) return nth_word(x->tokens, j, len);
+    const char *w = vocab_word(d->m->src, x->ids[j]);
+    *len = strlen(w);
+    return w;
+}
+
 /* UNK replacement (MODEL.md section 6): each output UNK becomes the lexicon's translation of
  * the source word with the highest attention at that position (the source EOS never chosen),
  * or that source word itself. Replacements are copied into the hypothesis's own pool. */
-static int replace_unks(nmt_hypothesis *y, const beam_hyp *bh, int xlen, const char *src, const nmt_lexicon *lx)
+static int replace_unks(const nmt_decoder *d, nmt_hypothesis *y, const beam_hyp *bh, int xlen, const nmt_source *src,
+                        const nmt_lexicon *lx)
 {
     size_t need = 0;
     int nw = y->n_words;
@@ -195,7 +194,7 @@ static int replace_unks(nmt_hypothesis *y, const beam_hyp *bh, int xlen, const c
         int best = 0;
         for (int j = 1; j < xlen - 1; j++) if (row[j] > row[best]) best = j;
         size_t sl;
-        const char *sw = nth_word(src, best, &sl);
+        const char *sw = source_token(d, src, best, &sl);
         if (!sw) continue;
         const char *tr = nmt_lexicon_lookup(lx, sw, sl);
         rep[k] = tr ? tr : sw;
@@ -245,11 +244,188 @@ static int check_finite(const beam_sent *r, int i, int n, nmt_err *err)
 
 _Static_assert(NMT_MAX_PHRASES <= CONS_MAX, "a hypothesis keeps its completed phrases in one uint64_t");
 
-/* One sentence's hints as ids: h's arrays point into mem. */
-typedef struct hint_ids {
-    beam_hint h;
-    int *mem;
-} hint_ids;
+/* 1 when h asks for something: a prefix token or a phrase */
+static int hint_asks(const nmt_hint_ids *h) { return h && (h->n_prefix > 0 || h->n_phrases > 0); }
+
+/* One token of sentence i's hints: a word of the target vocabulary other than </s> and <unk>. */
+static int hint_id_ok(const nmt_decoder *d, int id, int i, const char *what, nmt_err *err)
+{
+    if (id >= 2 && id < d->m->cfg.tgt_vocab) return NMT_OK;
+    if (id == VOCAB_EOS || id == VOCAB_UNK)
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s: '%s' cannot be asked for", i + 1, what, vocab_word(d->m->tgt, id));
+    return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s: token id %d is outside the target vocabulary (%d)", i + 1, what, id,
+                    d->m->cfg.tgt_vocab);
+}
+
+/* Sentence i's hints h checked for a source of len tokens (EOS included): their tokens, the
+ * phrases' count and offsets, and that they fit the length limit. 0 or NMT_ERR_ARG. */
+static int hint_check(const nmt_decoder *d, const nmt_hint_ids *h, int i, int len, nmt_err *err)
+{
+    if (h->n_phrases < 0 || h->n_phrases > NMT_MAX_PHRASES)
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %d constraints, out of range [0, %d]", i + 1, h->n_phrases,
+                        NMT_MAX_PHRASES);
+    if ((h->n_prefix > 0 && !h->prefix) || h->n_prefix < 0 || (h->n_phrases && (!h->offsets || !h->tokens)))
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: its hints have a NULL array or a negative count", i + 1);
+    int rc = NMT_OK;
+    for (int k = 0; k < h->n_prefix && !rc; k++) rc = hint_id_ok(d, h->prefix[k], i, "the prefix", err);
+    char what[48];
+    if (h->n_phrases && h->offsets[0] != 0) return nmt_fail(err, NMT_ERR_ARG, "sentence %d: constraint 1 does not start at 0", i + 1);
+    for (int c = 0; c < h->n_phrases && !rc; c++) {
+        snprintf(what, sizeof what, "constraint %d", c + 1);
+        if (h->offsets[c + 1] <= h->offsets[c]) return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %s is empty", i + 1, what);
+        for (int k = h->offsets[c]; k < h->offsets[c + 1] && !rc; k++) rc = hint_id_ok(d, h->tokens[k], i, what, err);
+    }
+    if (rc) return rc;
+    int total = h->n_prefix + (h->n_phrases ? h->offsets[h->n_phrases] : 0);
+    int maxlen = beam_len_limit(d->o.max_ratio, d->o.max_len, len);
+    if (total + 1 > maxlen)
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: its prefix and constraints take %d tokens, and with the EOS pass the "
+                        "length limit of %d tokens (the maximum length ratio times the source's tokens, EOS included, or the "
+                        "maximum length when smaller)",
+                        i + 1, total, maxlen);
+    return NMT_OK;
+}
+
+/* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
+ * sentences still running alone */
+static int by_len(const void *a, const void *b)
+{
+    const int *x = a, *y = b; /* pairs (length, index) */
+    return x[0] != y[0] ? y[0] - x[0] : x[1] - y[1];
+}
+
+/* Sentence i's source ids into ids (EOS appended, at most NMT_MAX_SRC_WORDS kept) and what its
+ * translation reports of them; NMT_ERR_ARG for an id outside the vocabulary. Its length with EOS. */
+static int source_ids(const nmt_decoder *d, const nmt_source *x, int i, int *ids, nmt_translation *t, nmt_err *err)
+{
+    int kept = x->n_ids < NMT_MAX_SRC_WORDS ? x->n_ids : NMT_MAX_SRC_WORDS, V = d->m->cfg.src_vocab;
+    if (x->n_ids < 0 || (x->n_ids > 0 && !x->ids))
+        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: a negative token count or NULL ids", i + 1), -1;
+    t->n_src = kept;
+    t->truncated = x->n_ids > kept;
+    for (int k = 0; k < kept; k++) {
+        if (x->ids[k] < 0 || x->ids[k] >= V)
+            return nmt_fail(err, NMT_ERR_ARG, "sentence %d: source id %d is outside the vocabulary (%d)", i + 1, x->ids[k], V), -1;
+        ids[k] = x->ids[k];
+        t->n_unk += ids[k] == VOCAB_UNK;
+    }
+    ids[kept] = VOCAB_EOS;
+    return kept + 1;
+}
+
+/* One search result as the API's hypothesis, its attention over bl source tokens. */
+static int hypothesis_of(const nmt_decoder *d, const beam_hyp *bh, const nmt_source *x, int bl, nmt_hypothesis *y)
+{
+    const nmt_translate_opts *o = &d->o;
+    y->finished = bh->finished;
+    y->n_words = bh->len - bh->finished;
+    y->logprob = bh->logprob;
+    y->score = bh->score;
+    y->words = malloc(sizeof(char *) * (y->n_words ? y->n_words : 1));
+    y->ids = malloc(sizeof(int) * (y->n_words ? y->n_words : 1));
+    if (!y->words || !y->ids) return -1;
+    for (int k = 0; k < y->n_words; k++) {
+        y->ids[k] = bh->tok[k];
+        y->words[k] = vocab_word(d->m->tgt, bh->tok[k]);
+    }
+    if (o->unk_replace && bh->attn && replace_unks(d, y, bh, bl, x, o->lexicon)) return -1;
+    if (bh->attn && o->attention) {
+        y->attn_rows = bh->len;
+        y->attn_cols = bl;
+        y->attention = malloc(sizeof(float) * (size_t)(bh->len ? bh->len : 1) * bl);
+        if (!y->attention) return -1;
+        for (size_t k = 0; k < (size_t)bh->len * bl; k++) y->attention[k] = (float)bh->attn[k];
+    }
+    return 0;
+}
+
+/* The results of one batch's sentences which[0..S) into out. */
+static int batch_results(const nmt_decoder *d, beam_sent *res, const int *which, const int *bl, int S,
+                         const nmt_source *src, int n, nmt_translation *out, nmt_err *err)
+{
+    int rc = NMT_OK;
+    for (int s = 0; s < S && !rc; s++) rc = check_finite(&res[s], which[s], n, err);
+    for (int s = 0; s < S && !rc; s++) {
+        nmt_translation *t = &out[which[s]];
+        t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
+        if (!t->hyps) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+        t->n_hyps = res[s].n;
+        for (int h = 0; h < res[s].n && !rc; h++)
+            if (hypothesis_of(d, &res[s].hyp[h], &src[which[s]], bl[s], &t->hyps[h]))
+                rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
+    return rc;
+}
+
+/* The search's work: sources and hints as ids (hints NULL: none), fn naming the entry called */
+static int translate(nmt_decoder *d, const nmt_source *src, const nmt_hint_ids *hints, int n, nmt_translation *out,
+                     const char *fn, nmt_err *err)
+{
+    const nmt_model *m = d->m;
+    const nmt_translate_opts *o = &d->o;
+    if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "%s: negative sentence count %d", fn, n);
+    memset(out, 0, sizeof(nmt_translation) * n);
+    if (n == 0) return NMT_OK;
+    if (hints && o->sample) return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints go with beam search, not with sampling");
+    int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
+    /* the step's logits, hypotheses x vocabulary, are the largest buffer (one per model, and an
+     * ensemble's combined scores): keep them within a budget */
+    size_t rows_v = (size_t)d->e.n + (d->e.n > 1), budget = (size_t)64 << 20;
+    size_t per_sent = rows_v * (o->sample ? o->n_best : o->beam) * m->cfg.tgt_vocab * sizeof(real);
+    if ((size_t)B * per_sent > budget) B = budget / per_sent > 0 ? (int)(budget / per_sent) : 1;
+    int *ids = malloc(sizeof(int) * (size_t)n * cap), *lens = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * 2 * n);
+    int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
+    beam_sent *res = calloc(B, sizeof(beam_sent));
+    uint64_t *seeds = malloc(sizeof(uint64_t) * B);
+    const beam_hint **bhint = calloc(B, sizeof *bhint); /* a batch's hints */
+    beam_hint *hid = hints ? calloc(n, sizeof *hid) : NULL;
+    if (!ids || !lens || !order || !bx || !bl || !which || !res || !seeds || !bhint || (hints && !hid)) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
+    int nw = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if ((lens[i] = source_ids(d, &src[i], i, ids + (size_t)i * cap, &out[i], err)) < 0) rc = err->code;
+        else if (lens[i] > 1) { order[2 * nw] = lens[i]; order[2 * nw + 1] = i; nw++; }
+    }
+    for (int i = 0; hints && i < n && !rc; i++) /* an empty sentence is never searched: its hints are not read */
+        if (lens[i] > 1 && hint_asks(&hints[i]) && !(rc = hint_check(d, &hints[i], i, lens[i], err)))
+            hid[i] = (beam_hint){hints[i].n_prefix, hints[i].prefix, hints[i].n_phrases, hints[i].offsets, hints[i].tokens};
+    if (rc) goto done;
+    /* similar lengths together: less padding; the results do not depend on the grouping */
+    qsort(order, nw, 2 * sizeof(int), by_len);
+    beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
+                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds,
+                    o->sample_topp, hid ? bhint : NULL, o->max_len};
+    for (int s0 = 0; s0 < nw && !rc; s0 += B) {
+        if (o->stop && o->stop(o->stop_user)) { rc = nmt_fail(err, NMT_ERR_INTERRUPTED, "%s: interrupted", fn); break; }
+        int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
+        for (int s = 0; s < S; s++) {
+            which[s] = order[2 * (s0 + s) + 1];
+            bl[s] = lens[which[s]];
+            bhint[s] = hid && hint_asks(&hints[which[s]]) ? &hid[which[s]] : NULL;
+            if (bl[s] > Tx) Tx = bl[s];
+        }
+        memset(bx, 0, sizeof(int) * (size_t)S * Tx);
+        for (int s = 0; s < S; s++)
+            for (int t = 0; t < bl[s]; t++) bx[t * S + s] = ids[(size_t)which[s] * cap + t];
+        batch b = {.B = S, .Tx = Tx, .x = bx, .xlen = bl};
+        for (int s = 0; s < S && o->sample; s++) seeds[s] = sentence_seed(o->seed, ids + (size_t)which[s] * cap, bl[s]);
+        if ((rc = (o->sample ? sample_search_ens : beam_search_ens)(res, &d->e, &b, &bo, err))) break;
+        rc = batch_results(d, res, which, bl, S, src, n, out, err);
+        for (int s = 0; s < S; s++) beam_sent_free(&res[s]);
+    }
+done:
+    if (rc) nmt_translation_free(out, n);
+    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res); free(seeds); free(bhint); free(hid);
+    return rc;
+}
+
+int nmt_translate_ids(nmt_decoder *d, const nmt_source *src, const nmt_hint_ids *hints, int n, nmt_translation *out,
+                      nmt_err *err)
+{
+    int bad = NMT_ARGS(err, "nmt_translate_ids", d, src, out);
+    return bad ? bad : translate(d, src, hints, n, out, "nmt_translate_ids", err);
+}
+
+/* ------------------------------------------------------------------ the string entry points */
 
 /* The ids of the tokens of s into ids (NULL: only counted), each a token of the target vocabulary
  * other than </s> and <unk> (else NMT_ERR_ARG naming sentence i and what): their count. */
@@ -273,7 +449,7 @@ static int hint_tokens(const vocab *v, const char *s, int *ids, int i, const cha
 
 /* Counts (ids NULL) or writes h's prefix, then its phrases' offsets and tokens, into ids: the
  * tokens in all, or NMT_ERR_ARG for a phrase that is NULL, empty or has unknown tokens. */
-static int hint_fill(const vocab *v, const nmt_hint *h, int i, int *ids, beam_hint *bh, nmt_err *err)
+static int hint_fill(const vocab *v, const nmt_hint *h, int i, int *ids, nmt_hint_ids *hi, nmt_err *err)
 {
     char what[48];
     int np = hint_tokens(v, h->prefix ? h->prefix : "", ids, i, "the prefix", err), total = np;
@@ -290,171 +466,82 @@ static int hint_fill(const vocab *v, const nmt_hint *h, int i, int *ids, beam_hi
     }
     if (off) {
         off[h->n_phrases] = total - np;
-        *bh = (beam_hint){np, ids, h->n_phrases, off, tok};
+        *hi = (nmt_hint_ids){ids, np, tok, off, h->n_phrases};
     }
     return total;
 }
 
-/* Sentence i's hints h as ids into *out (free out->mem), checked against its length limit
- * maxlen (tokens with the EOS): 0, or NMT_ERR_ARG with a message. */
-static int hint_encode(const vocab *v, const nmt_hint *h, int i, int maxlen, hint_ids *out, nmt_err *err)
+/* Sentence i's hints h as ids into *out, their arrays in *mem (to free): 0 or NMT_ERR_ARG. */
+static int hint_encode(const vocab *v, const nmt_hint *h, int i, nmt_hint_ids *out, int **mem, nmt_err *err)
 {
-    memset(out, 0, sizeof *out);
     if (h->n_phrases < 0 || h->n_phrases > NMT_MAX_PHRASES)
         return nmt_fail(err, NMT_ERR_ARG, "sentence %d: %d constraints, out of range [0, %d]", i + 1, h->n_phrases,
                         NMT_MAX_PHRASES);
     if (h->n_phrases && !h->phrases) return nmt_fail(err, NMT_ERR_ARG, "sentence %d: phrases is NULL", i + 1);
     int total = hint_fill(v, h, i, NULL, NULL, err);
     if (total < 0) return total;
-    if (total + 1 > maxlen)
-        return nmt_fail(err, NMT_ERR_ARG, "sentence %d: its prefix and constraints take %d tokens, and with the EOS pass the "
-                        "length limit of %d tokens (the maximum length ratio times the source's tokens, EOS included, or the "
-                        "maximum length when smaller)",
-                        i + 1, total, maxlen);
-    if (!(out->mem = malloc(sizeof(int) * ((size_t)total + h->n_phrases + 1))))
-        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    hint_fill(v, h, i, out->mem, &out->h, err);
+    if (!(*mem = malloc(sizeof(int) * ((size_t)total + h->n_phrases + 1)))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    hint_fill(v, h, i, *mem, out, err);
     return NMT_OK;
 }
 
-/* Every sentence's hints (hints[i] with no prefix and no phrase: none) for the sources of
- * lens[i] tokens (EOS included; 1: an empty sentence, never searched) into *out (NULL when hints
- * is): 0 or an error. */
-static int hints_encode(const nmt_decoder *d, const nmt_hint *hints, const int *lens, int n, hint_ids **out,
-                        nmt_err *err)
+/* Each sentence's words looked up in the source vocabulary, as nmt_translate_ids reads them;
+ * with hints, each (of a sentence with words) looked up in the target's and checked, in the
+ * order the library always has: sentence by sentence. */
+static int strings_to_ids(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n, nmt_source *src,
+                          int *ids, nmt_hint_ids *hid, int **mem, nmt_err *err)
 {
-    *out = NULL;
-    if (!hints) return NMT_OK;
-    if (d->o.sample) return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints go with beam search, not with sampling");
-    if (!(*out = calloc(n, sizeof **out))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    int rc = NMT_OK;
-    for (int i = 0; i < n && !rc; i++)
-        if (lens[i] > 1 && ((hints[i].prefix && hints[i].prefix[0]) || hints[i].n_phrases))
-            rc = hint_encode(d->m->tgt, &hints[i], i, beam_len_limit(d->o.max_ratio, d->o.max_len, lens[i]), &(*out)[i], err);
+    int cap = NMT_MAX_SRC_WORDS, rc = NMT_OK;
+    for (int i = 0; i < n; i++) {
+        const char *s = sentences[i] ? sentences[i] : "";
+        long unk = 0;
+        int kept, found = text_pipe_ids(d->m->src, s, ids + (size_t)i * cap, cap, &kept, &unk);
+        /* past the cap the words are counted, not kept: the count makes the translation say so */
+        src[i] = (nmt_source){ids + (size_t)i * cap, found > kept ? kept + 1 : kept, s};
+    }
+    for (int i = 0; hints && i < n && !rc; i++) {
+        int kept = src[i].n_ids < cap ? src[i].n_ids : cap;
+        if (!kept || !((hints[i].prefix && hints[i].prefix[0]) || hints[i].n_phrases)) continue;
+        if (!(rc = hint_encode(d->m->tgt, &hints[i], i, &hid[i], &mem[i], err)))
+            rc = hint_check(d, &hid[i], i, kept + 1, err);
+    }
     return rc;
 }
 
-static void hints_free(hint_ids *h, int n)
-{
-    for (int i = 0; h && i < n; i++) free(h[i].mem);
-    free(h);
-}
-
-/* longest first: each batch's rows then stay sorted by length, and the encoder steps on the
- * sentences still running alone */
-static int by_len(const void *a, const void *b)
-{
-    const int *x = a, *y = b; /* pairs (length, index) */
-    return x[0] != y[0] ? y[0] - x[0] : x[1] - y[1];
-}
-
 /* nmt_translate and nmt_translate_hints (hints NULL: none), fn naming the one called */
-static int translate(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n, nmt_translation *out,
-                     const char *fn, nmt_err *err)
+static int translate_strings(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n,
+                             nmt_translation *out, const char *fn, nmt_err *err)
 {
     int bad = NMT_ARGS(err, fn, d, sentences, out);
     if (bad || (bad = nmt_strs_null(err, fn, "sentences", sentences, n))) return bad;
-    const nmt_model *m = d->m;
-    const nmt_translate_opts *o = &d->o;
     if (n < 0) return nmt_fail(err, NMT_ERR_ARG, "%s: negative sentence count %d", fn, n);
-    memset(out, 0, sizeof(nmt_translation) * n);
     if (n == 0) return NMT_OK;
-    int cap = NMT_MAX_SRC_WORDS + 1, B = o->batch, rc = NMT_OK;
-    /* the step's logits, hypotheses x vocabulary, are the largest buffer (one per model, and an
-     * ensemble's combined scores): keep them within a budget */
-    size_t rows_v = (size_t)d->e.n + (d->e.n > 1), budget = (size_t)64 << 20;
-    size_t per_sent = rows_v * (o->sample ? o->n_best : o->beam) * m->cfg.tgt_vocab * sizeof(real);
-    if ((size_t)B * per_sent > budget) B = budget / per_sent > 0 ? (int)(budget / per_sent) : 1;
-    int *ids = malloc(sizeof(int) * (size_t)n * cap), *lens = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * 2 * n);
-    int *bx = malloc(sizeof(int) * (size_t)B * cap), *bl = malloc(sizeof(int) * B), *which = malloc(sizeof(int) * B);
-    beam_sent *res = calloc(B, sizeof(beam_sent));
-    uint64_t *seeds = malloc(sizeof(uint64_t) * B);
-    const beam_hint **bhint = calloc(B, sizeof *bhint); /* a batch's hints */
-    hint_ids *hid = NULL;
-    if (!ids || !lens || !order || !bx || !bl || !which || !res || !seeds || !bhint) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); goto done; }
-    int nw = 0;
-    for (int i = 0; i < n; i++) {
-        int kept, unk, found = encode(m->src, sentences[i] ? sentences[i] : "", ids + (size_t)i * cap, NMT_MAX_SRC_WORDS, &kept, &unk);
-        lens[i] = kept + 1;
-        out[i].n_src = kept;
-        out[i].truncated = found > kept;
-        out[i].n_unk = unk;
-        if (kept > 0) { order[2 * nw] = lens[i]; order[2 * nw + 1] = i; nw++; }
+    if (hints && d->o.sample) {
+        memset(out, 0, sizeof(nmt_translation) * n);
+        return nmt_fail(err, NMT_ERR_ARG, "prefixes and constraints go with beam search, not with sampling");
     }
-    if ((rc = hints_encode(d, hints, lens, n, &hid, err))) goto done;
-    /* similar lengths together: less padding; the results do not depend on the grouping */
-    qsort(order, nw, 2 * sizeof(int), by_len);
-    beam_opts bo = {o->beam, o->normalize, o->max_ratio, o->no_unk, o->n_best,
-                    (o->attention || o->unk_replace) && d->e.n_att > 0, o->length_alpha, o->sample_topk, o->temperature, seeds,
-                    o->sample_topp, hid ? bhint : NULL, o->max_len};
-    for (int s0 = 0; s0 < nw && !rc; s0 += B) {
-        if (o->stop && o->stop(o->stop_user)) { rc = nmt_fail(err, NMT_ERR_INTERRUPTED, "%s: interrupted", fn); break; }
-        int S = nw - s0 < B ? nw - s0 : B, Tx = 0;
-        for (int s = 0; s < S; s++) {
-            which[s] = order[2 * (s0 + s) + 1];
-            bl[s] = lens[which[s]];
-            bhint[s] = hid && hid[which[s]].mem ? &hid[which[s]].h : NULL;
-            if (bl[s] > Tx) Tx = bl[s];
-        }
-        memset(bx, 0, sizeof(int) * (size_t)S * Tx);
-        for (int s = 0; s < S; s++)
-            for (int t = 0; t < bl[s]; t++) bx[t * S + s] = ids[(size_t)which[s] * cap + t];
-        batch b = {.B = S, .Tx = Tx, .x = bx, .xlen = bl};
-        for (int s = 0; s < S && o->sample; s++) seeds[s] = sentence_seed(o->seed, ids + (size_t)which[s] * cap, bl[s]);
-        if ((rc = (o->sample ? sample_search_ens : beam_search_ens)(res, &d->e, &b, &bo, err))) break;
-        for (int s = 0; s < S && !rc; s++) rc = check_finite(&res[s], which[s], n, err);
-        for (int s = 0; s < S && !rc; s++) {
-            nmt_translation *t = &out[which[s]];
-            t->hyps = calloc(res[s].n, sizeof(nmt_hypothesis));
-            if (!t->hyps) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
-            t->n_hyps = res[s].n;
-            for (int h = 0; h < res[s].n && !rc; h++) {
-                const beam_hyp *bh = &res[s].hyp[h];
-                nmt_hypothesis *y = &t->hyps[h];
-                y->finished = bh->finished;
-                y->n_words = bh->len - bh->finished;
-                y->logprob = bh->logprob;
-                y->score = bh->score;
-                y->words = malloc(sizeof(char *) * (y->n_words ? y->n_words : 1));
-                y->ids = malloc(sizeof(int) * (y->n_words ? y->n_words : 1));
-                if (!y->words || !y->ids) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
-                for (int k = 0; k < y->n_words; k++) {
-                    y->ids[k] = bh->tok[k];
-                    y->words[k] = vocab_word(m->tgt, bh->tok[k]);
-                }
-                if (o->unk_replace && bh->attn &&
-                    replace_unks(y, bh, bl[s], sentences[which[s]] ? sentences[which[s]] : "", o->lexicon)) {
-                    rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                if (bh->attn && o->attention) {
-                    y->attn_rows = bh->len;
-                    y->attn_cols = bl[s];
-                    y->attention = malloc(sizeof(float) * (size_t)(bh->len ? bh->len : 1) * bl[s]);
-                    if (!y->attention) { rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); break; }
-                    for (size_t k = 0; k < (size_t)bh->len * bl[s]; k++) y->attention[k] = (float)bh->attn[k];
-                }
-            }
-        }
-        for (int s = 0; s < S; s++) beam_sent_free(&res[s]);
-    }
-done:
-    if (rc) nmt_translation_free(out, n);
-    free(ids); free(lens); free(order); free(bx); free(bl); free(which); free(res); free(seeds); free(bhint);
-    hints_free(hid, n);
+    nmt_source *src = malloc(sizeof *src * n);
+    int *ids = malloc(sizeof(int) * (size_t)n * NMT_MAX_SRC_WORDS), **mem = hints ? calloc(n, sizeof *mem) : NULL;
+    nmt_hint_ids *hid = hints ? calloc(n, sizeof *hid) : NULL;
+    int rc = src && ids && (!hints || (mem && hid)) ? NMT_OK : nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    if (!rc) rc = strings_to_ids(d, sentences, hints, n, src, ids, hid, mem, err);
+    if (!rc) rc = translate(d, src, hid, n, out, fn, err);
+    else memset(out, 0, sizeof(nmt_translation) * n);
+    for (int i = 0; mem && i < n; i++) free(mem[i]);
+    free(mem); free(hid); free(src); free(ids);
     return rc;
 }
 
 int nmt_translate(nmt_decoder *d, const char *const *sentences, int n, nmt_translation *out, nmt_err *err)
 {
-    return translate(d, sentences, NULL, n, out, "nmt_translate", err);
+    return translate_strings(d, sentences, NULL, n, out, "nmt_translate", err);
 }
 
 int nmt_translate_hints(nmt_decoder *d, const char *const *sentences, const nmt_hint *hints, int n,
                         nmt_translation *out, nmt_err *err)
 {
     int bad = NMT_ARGS(err, "nmt_translate_hints", hints);
-    return bad ? bad : translate(d, sentences, hints, n, out, "nmt_translate_hints", err);
+    return bad ? bad : translate_strings(d, sentences, hints, n, out, "nmt_translate_hints", err);
 }
 
 /* Pair s of a batch of S (alpha [Ty, S, Tx]) adds one model's attention to a's mean over n_att
@@ -510,6 +597,17 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
     }
     free(alpha);
     return rc;
+}
+
+/* Words of s mapped to ids through the text pipeline's last stage, EOS appended; at most cap
+ * words kept (forced decoding). Returns the word count found. */
+static int encode(const vocab *v, const char *s, int *ids, int cap, int *kept, int *unk)
+{
+    long u = 0;
+    int n = text_pipe_ids(v, s, ids, cap, kept, &u);
+    ids[*kept] = VOCAB_EOS;
+    *unk = (int)u;
+    return n;
 }
 
 /* Forced decoding of n pairs in batches, by every model of d: log-probabilities, lengths and

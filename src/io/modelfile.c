@@ -407,4 +407,4 @@ int nmt_model_load(nmt_model **out, const char *path, nmt_err *err)
     return rc;
 }
 
-const char *nmt_model_device(const nmt_model *m) { return m->cx.b->name; }
+const char *nmt_model_device(const nmt_model *m) { return m ? m->cx.b->name : NULL; }

@@ -23,9 +23,9 @@ static int refuse(const nmt_model *m, int prec, nmt_err *err)
         return nmt_fail(err, NMT_ERR_ARG, "%s decoding: the %s backend has no %s matrix product (mm) for the "
                         "model's weights: use fp32", bk_prec_name(prec), m->cx.b->name, bk_prec_name(prec));
     if (!lp->supported(prec))
-        return nmt_fail(err, NMT_ERR_ARG, "%s decoding: the %s backend's %s matrix product (mm) needs %s, which this "
-                        "CPU (or build) lacks: use fp32", bk_prec_name(prec), m->cx.b->name, bk_prec_name(prec),
-                        prec == BK_PREC_INT8 ? "AVX2" : "AVX512_BF16");
+        return nmt_fail(err, NMT_ERR_ARG, "%s decoding needs %s, which this CPU (or build) lacks (the %s backend's %s "
+                        "matrix product, mm): use fp32", bk_prec_name(prec), prec == BK_PREC_INT8 ? "AVX2" : "AVX512_BF16",
+                        m->cx.b->name, bk_prec_name(prec));
     return NMT_OK;
 }
 

@@ -77,7 +77,11 @@ for p in int8 bf16 avx2; do
     echo "$p: the same 1-best as fp32 on $same of 40 lines"
     lowp --n-best 3 --alignment soft --batch 7 < "$T/in" > "$T/b7.$p"
     lowp --n-best 3 --alignment soft --batch 1 < "$T/in" > "$T/b1.$p"
-    cmp -s "$T/b7.$p" "$T/b1.$p" && ok || bad "$p: a sentence decoded alone differs from it in a batch of 7"
+    if [ "$p" = bf16 ]; then # oneDNN's bf16 products: not promised (docs/CLI.md), counted
+        echo "bf16: $(paste -d '\n' "$T/b7.$p" "$T/b1.$p" | awk 'NR % 2 { a = $0; next } { n += a != $0 } END { print n + 0 }') of $(wc -l < "$T/b1.$p") n-best lines differ between batches of 7 and 1"
+    else
+        cmp -s "$T/b7.$p" "$T/b1.$p" && ok || bad "$p: a sentence decoded alone differs from it in a batch of 7"
+    fi
     lowp --n-best 4 < "$T/in" > "$T/nb.$p"
     awk -F ' \\|\\|\\| ' -v src="$T/in" 'BEGIN { while ((getline l < src) > 0) s[n++] = l }
         { print s[$1] > "/dev/stderr"; print $2 }' "$T/nb.$p" 2> "$T/nb.$p.src" > "$T/nb.$p.tgt"
