@@ -89,7 +89,7 @@ static void check_parsed(const serve_req *r, const req_limits *l)
 /* Text i's stand-in: n_hyps copies of the source words, uniform attention when asked for. */
 static void stand_in(nmt_translation *t, const serve_req *r, int i, const char **words, float *att, int finished)
 {
-    int n = r->n_words[i]; /* <= MAX_WORDS, checked */
+    int n = r->sent[i].src.n_ids; /* <= MAX_WORDS, checked */
     t->n_src = n;
     t->n_hyps = r->o.beam;
     t->hyps = calloc((size_t)t->n_hyps, sizeof *t->hyps);
@@ -147,7 +147,8 @@ static void run(const char *body, size_t len, const req_limits *lim, nmt_text *s
     if (st) check_refusal(st, msg);
     else {
         for (int i = 0; i < r.n; i++)
-            require(r.tok[i] && r.n_words[i] >= 1 && r.n_words[i] <= lim->max_words, "words outside the limits");
+            require(r.sent[i].src.tokens && r.sent[i].src.n_ids >= 1 && r.sent[i].src.n_ids <= lim->max_words,
+                    "words outside the limits");
         check_response(&r, tgt, finished);
     }
     req_free(&r);

@@ -465,6 +465,8 @@ typedef struct nmt_sentence {
 } nmt_sentence;
 /* line[0..len) through the worker's source pipeline into *s (free with nmt_sentence_free). */
 int nmt_worker_encode(nmt_worker *w, const char *line, size_t len, nmt_sentence *s, nmt_err *err);
+/* The same through any pipeline with a vocabulary (a worker's source side, nmt_worker_text). */
+int nmt_sentence_encode(nmt_text *t, const char *line, size_t len, nmt_sentence *s, nmt_err *err);
 /* Target text through the hint pipeline into s's hints: the prefix (once, before any phrase; ""
  * for none) and the phrases in turn. NMT_ERR_ARG, naming "the prefix" or "constraint K" (from 1),
  * for a token the target vocabulary lacks or that cannot be asked for (</s>, <unk>), an empty

@@ -160,14 +160,15 @@ void nmt_sentence_free(nmt_sentence *s)
     memset(s, 0, sizeof *s);
 }
 
-int nmt_worker_encode(nmt_worker *w, const char *line, size_t len, nmt_sentence *s, nmt_err *err)
+int nmt_sentence_encode(nmt_text *t, const char *line, size_t len, nmt_sentence *s, nmt_err *err)
 {
-    int bad = NMT_ARGS(err, "nmt_worker_encode", w, line, s);
+    int bad = NMT_ARGS(err, "nmt_sentence_encode", t, line, s);
     if (bad) return bad;
     memset(s, 0, sizeof *s);
     nmt_text_line l;
-    int rc = nmt_text_encode(w->src, line, len, &l, err);
+    int rc = nmt_text_encode(t, line, len, &l, err);
     if (rc) return rc;
+    if (!l.ids) return nmt_fail(err, NMT_ERR_ARG, "nmt_sentence_encode: the pipeline has no vocabulary");
     size_t wlen = 1;
     for (int k = 0; k < l.n_text_words; k++) wlen += strlen(l.text_words[k]) + 1;
     size_t ints = 2 * (size_t)l.n_words + 1, bytes = ints * sizeof(int) + l.len + 1 + wlen;
@@ -193,6 +194,12 @@ int nmt_worker_encode(nmt_worker *w, const char *line, size_t len, nmt_sentence 
     s->words = words;
     s->mem_ = mem;
     return NMT_OK;
+}
+
+int nmt_worker_encode(nmt_worker *w, const char *line, size_t len, nmt_sentence *s, nmt_err *err)
+{
+    int bad = NMT_ARGS(err, "nmt_worker_encode", w);
+    return bad ? bad : nmt_sentence_encode(w->src, line, len, s, err);
 }
 
 /* Room for k more hint tokens and a phrase offset; the hint's pointers follow the array. The

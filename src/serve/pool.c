@@ -22,12 +22,12 @@ pool_opts pool_default_opts(void)
 typedef struct worker {
     pool *p;
     pthread_t tid;
-    nmt_decoder *d;
+    nmt_worker *w;
     int started;
 } worker;
 
 struct pool {
-    const nmt_model *m;
+    nmt_translator *tr;
     pool_opts o;
     pool_batch_fn on_batch;
     void *user;
@@ -168,7 +168,7 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
             nx = j->next_job;
             if (!same_search(&j->o, o) || j->next >= j->n || (n && (j->hints || slot[0].job->hints) && j != slot[0].job))
                 continue;
-            int w = j->n_words[j->next];
+            int w = j->sent[j->next].src.n_ids;
             if (n > 0 && words + w > p->o.max_batch_words) { full = 1; break; }
             slot[n].job = j;
             slot[n++].index = j->next++;
@@ -186,14 +186,17 @@ static int take_batch(pool *p, batch_slot *slot, nmt_translate_opts *o)
 
 /* ------------------------------------------------------------------ decoding */
 
-/* nmt_translate of src[0..n), or nmt_translate_hints with the hints of the slots' job (a batch
- * with hints has one job) */
-static int translate_slots(nmt_decoder *d, const batch_slot *slot, const char **src, int n, nmt_translation *tr,
-                           nmt_err *err)
+/* The slots' sentences by the worker, with their hints when the batch's job has any (a batch
+ * with hints has one job). */
+static int translate_slots(nmt_worker *w, const batch_slot *slot, nmt_source *src, nmt_hint_ids *hint, int n,
+                           nmt_translation *tr, nmt_err *err)
 {
-    const nmt_hint *h = slot[0].job->hints;
-    if (!h) return nmt_translate(d, src, n, tr, err);
-    return nmt_translate_hints(d, src, h + slot[0].index, n, tr, err);
+    for (int i = 0; i < n; i++) {
+        const nmt_sentence *s = &slot[i].job->sent[slot[i].index];
+        src[i] = s->src;
+        hint[i] = s->hint;
+    }
+    return nmt_translate_ids(nmt_worker_decoder(w), src, slot[0].job->hints ? hint : NULL, n, tr, err);
 }
 
 /* A batch with hints is a run of one job's sentences from slot[0].index on, and the library
@@ -213,19 +216,17 @@ static void renumber_sentence(nmt_err *err, int base)
 static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o, pool_job **done)
 {
     pool *p = w->p;
-    const char **src = malloc(sizeof(char *) * n);
+    nmt_source *src = malloc(sizeof *src * n);
+    nmt_hint_ids *hint = malloc(sizeof *hint * n);
     nmt_translation *tr = calloc(n, sizeof *tr);
     nmt_err err = {0};
-    int rc = src && tr ? NMT_OK : nmt_fail(&err, NMT_ERR_NOMEM, "out of memory");
+    int rc = src && hint && tr ? NMT_OK : nmt_fail(&err, NMT_ERR_NOMEM, "out of memory");
     long sw = 0, tw = 0;
     double t0 = now_s();
-    for (int i = 0; i < n && !rc; i++) {
-        src[i] = slot[i].job->src[slot[i].index];
-        sw += slot[i].job->n_words[slot[i].index];
-    }
+    for (int i = 0; i < n && !rc; i++) sw += slot[i].job->sent[slot[i].index].src.n_ids;
     o->batch = n;
-    if (!rc) rc = nmt_decoder_set_opts(w->d, o, &err);
-    if (!rc) rc = translate_slots(w->d, slot, src, n, tr, &err);
+    if (!rc) rc = nmt_decoder_set_opts(nmt_worker_decoder(w->w), o, &err);
+    if (!rc) rc = translate_slots(w->w, slot, src, hint, n, tr, &err);
     for (int i = 0; i < n && !rc; i++) tw += tr[i].n_hyps ? tr[i].hyps[0].n_words : 0;
     if (rc && slot[0].job->hints) renumber_sentence(&err, slot[0].index);
     double dt = now_s() - t0;
@@ -239,6 +240,7 @@ static void run_batch(worker *w, batch_slot *slot, int n, nmt_translate_opts *o,
     }
     pthread_mutex_unlock(&p->mu);
     free(src);
+    free(hint);
     free(tr);
 }
 
@@ -259,7 +261,7 @@ static void *worker_main(void *arg)
         while (done) {
             pool_job *nx = done->next_job;
             done->next_job = NULL;
-            done->done(done, (int)(w - p->w), done->user);
+            done->done(done, w->w, done->user);
             done = nx;
         }
         pthread_mutex_lock(&p->mu);
@@ -282,7 +284,7 @@ static int check_opts(const pool_opts *o, nmt_err *err)
     return NMT_OK;
 }
 
-int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn on_batch, void *user, nmt_err *err)
+int pool_init(pool **out, nmt_translator *tr, const pool_opts *o, pool_batch_fn on_batch, void *user, nmt_err *err)
 {
     *out = NULL;
     int rc = check_opts(o, err);
@@ -292,20 +294,17 @@ int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn 
         free(p);
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     }
-    p->m = m;
+    p->tr = tr;
     p->o = *o;
     p->on_batch = on_batch;
     p->user = user;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     nmt_translate_opts d = nmt_translate_default_opts();
-    d.precision = o->precision; /* each decoder converts the weights once, here */
-    d.shortlist = o->shortlist;
-    d.unk_replace = o->unk_replace;
-    d.lexicon = o->lexicon;
+    d.unk_replace = o->unk_replace; /* precision, shortlist and lexicon: the translator's */
     for (int i = 0; i < o->workers && !rc; i++) {
         p->w[i].p = p;
-        rc = nmt_decoder_init(&p->w[i].d, m, &d, err);
+        rc = nmt_worker_take(tr, &d, &p->w[i].w, err);
         if (!rc && pthread_create(&p->w[i].tid, NULL, worker_main, &p->w[i]))
             rc = nmt_fail(err, NMT_ERR_NOMEM, "cannot start decoder thread %d: %s", i, strerror(errno));
         p->w[i].started = !rc;
@@ -368,7 +367,7 @@ void pool_free(pool *p)
 {
     if (!p) return;
     pool_stop(p);
-    for (int i = 0; i < p->o.workers; i++) nmt_decoder_free(p->w[i].d);
+    for (int i = 0; i < p->o.workers; i++) nmt_worker_give(p->w[i].w);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p->w);

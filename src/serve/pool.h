@@ -1,6 +1,6 @@
-/* pool.h: dynamic batching for a translation server. Requests (jobs of one or more tokenized
- * sentences) wait in one queue; a pool of decoder threads, each with its own nmt_decoder over
- * one shared read-only model, takes batches from it and runs them through the batched beam
+/* pool.h: dynamic batching for a translation server. Requests (jobs of one or more sentences,
+ * read by a translation worker) wait in one queue; a pool of decoder threads, each with its own
+ * worker of one translator (nmt.h), takes batches from it and runs them through the batched beam
  * search. Sentences whose search options agree (beam, length normalisation and penalty, no-UNK) share a
  * batch; a batch closes when it holds max_batch sentences or max_batch_words source words, or
  * when its oldest sentence has waited max_wait_ms. Jobs are served round-robin, one sentence of
@@ -28,9 +28,9 @@ typedef struct pool_opts {
 pool_opts pool_default_opts(void);
 
 typedef struct pool_job pool_job;
-/* done runs in the decoder thread that finished the job; worker (0 .. workers - 1) names that
- * thread, so that a caller can keep per-thread state (a text pipeline) without a lock. */
-typedef void (*pool_done_fn)(pool_job *job, int worker, void *user);
+/* done runs in the decoder thread that finished the job, with that thread's worker (its target
+ * pipeline writes the answer without a lock). */
+typedef void (*pool_done_fn)(pool_job *job, nmt_worker *w, void *user);
 /* Non-zero when nobody waits for the job any more; called under the pool's lock, so it must be
  * quick and take no lock of the caller's that is held around pool calls. */
 typedef int (*pool_gone_fn)(const pool_job *job, void *user);
@@ -39,11 +39,9 @@ typedef int (*pool_gone_fn)(const pool_job *job, void *user);
  * sentences belong to the caller and must live until done has been called. */
 struct pool_job {
     int n;                   /* sentences */
-    const char *const *src;  /* [n] tokenized */
-    const int *n_words;      /* [n] words of each (for the word cap) */
-    const nmt_hint *hints;   /* [n] each sentence's prefix and constraints, or NULL for none: a job with
-                                hints is decoded in batches of its own, so that hints the model refuses
-                                fail no other job */
+    const nmt_sentence *sent; /* [n] as a worker read them (nmt_sentence_encode), with their hints */
+    int hints;               /* some sentence has a prefix or phrases: the job is decoded in batches of
+                                its own, so that hints the model refuses fail no other job */
     nmt_translate_opts o;    /* beam, normalize (with length_alpha), no_unk, max_ratio group batches (and, for
                                 sampling, n_best, sample_topk, sample_topp, temperature, seed); n_best and attention
                                 are per job otherwise; precision and shortlist are the pool's */
@@ -71,7 +69,8 @@ typedef void (*pool_batch_fn)(int sentences, long src_words, long tgt_words, dou
 
 typedef struct pool pool;
 
-int pool_init(pool **out, const nmt_model *m, const pool_opts *o, pool_batch_fn on_batch, void *user, nmt_err *err);
+/* The decoder threads, each with a worker of tr (which must outlive the pool). */
+int pool_init(pool **out, nmt_translator *tr, const pool_opts *o, pool_batch_fn on_batch, void *user, nmt_err *err);
 /* Queues a job; NMT_ERR_ARG when the queue is full or the pool is stopping (nothing queued,
  * done will not be called). */
 int pool_submit(pool *p, pool_job *job, nmt_err *err);

@@ -314,21 +314,6 @@ int req_parse(serve_req *r, const char *body, size_t len, const req_limits *lim,
     return st;
 }
 
-/* Text i's words and token -> word map, for attention and alignments in words. */
-static int keep_words(serve_req *r, int i, const nmt_text_line *tl)
-{
-    size_t len = 1;
-    for (int k = 0; k < tl->n_text_words; k++) len += strlen(tl->text_words[k]) + 1;
-    char *p = r->words[i] = malloc(len);
-    r->word_of[i] = malloc(sizeof(int) * ((size_t)tl->n_words + 1));
-    if (!p || !r->word_of[i]) return -1;
-    *p = 0;
-    for (int k = 0; k < tl->n_text_words; k++) p += sprintf(p, k ? " %s" : "%s", tl->text_words[k]);
-    memcpy(r->word_of[i], tl->word_of, sizeof(int) * (size_t)tl->n_words);
-    r->n_text_words[i] = tl->n_text_words;
-    return 0;
-}
-
 /* Attention in the answer grows as texts x n_best x output length x source length: 4 texts of
  * 200 words at n_best 32 made an 88 MB answer and 1.3 GB of server memory. The most it can hold
  * (every hypothesis at the decoder's length limit) is bounded before any decoding. */
@@ -339,7 +324,7 @@ static int attention_budget(const serve_req *r, const req_limits *lim, char *msg
     if (!r->o.attention) return 0;
     double most = 0;
     for (int i = 0; i < r->n; i++) {
-        int cols = r->n_words[i] + 1; /* and EOS */
+        int cols = r->sent[i].src.n_ids + 1; /* and EOS */
         double rows = floor(r->o.max_ratio * cols + 1e-9);
         most += (double)r->o.n_best * (rows < 1 ? 1 : rows) * cols;
     }
@@ -376,58 +361,48 @@ void req_name_sentence(const serve_req *r, char *msg, size_t cap)
 int req_encode(serve_req *r, nmt_text *src, const req_limits *lim, char *msg, size_t cap)
 {
     char where[64];
-    if (!(r->tok = calloc(r->n, sizeof(char *))) || !(r->n_words = calloc(r->n, sizeof(int))) ||
-        !(r->words = calloc(r->n, sizeof(char *))) || !(r->word_of = calloc(r->n, sizeof(int *))) ||
-        !(r->n_text_words = calloc(r->n, sizeof(int))))
-        return req_refuse(500, msg, cap, "out of memory");
+    if (!(r->sent = calloc(r->n, sizeof *r->sent))) return req_refuse(500, msg, cap, "out of memory");
     for (int i = 0; i < r->n; i++) {
-        nmt_text_line tl;
         nmt_err err;
         req_where(r, i, where, sizeof where);
-        if (nmt_text_encode(src, r->text[i], strlen(r->text[i]), &tl, &err))
+        if (nmt_sentence_encode(src, r->text[i], strlen(r->text[i]), &r->sent[i], &err))
             return req_refuse(500, msg, cap, "%s: %s", where, err.msg);
-        if (tl.n_words == 0) return req_refuse(400, msg, cap, "%s is empty", where);
-        if (tl.n_words > lim->max_words)
-            return req_refuse(413, msg, cap, "%s has %d words; the limit is %d%s", where, tl.n_words, lim->max_words,
+        int n = r->sent[i].src.n_ids;
+        if (n == 0) return req_refuse(400, msg, cap, "%s is empty", where);
+        if (n > lim->max_words)
+            return req_refuse(413, msg, cap, "%s has %d words; the limit is %d%s", where, n, lim->max_words,
                               r->split ? " per sentence" : r->n > 1 ? " per text" : "");
-        r->n_words[i] = tl.n_words;
-        if (!(r->tok[i] = strdup(tl.text)) || keep_words(r, i, &tl)) return req_refuse(500, msg, cap, "out of memory");
     }
     return attention_budget(r, lim, msg, cap);
 }
 
-/* s through tgt into *s (replaced), checked: every token known, and not empty unless may_be_empty */
-static int hint_encode(nmt_text *tgt, char **s, int may_be_empty, const char *what, char *msg, size_t cap)
+/* A worker's refusal of hint text, its own name for the entry ("the prefix", "constraint K") at
+ * the start of msg replaced by the request's (what) */
+static int hint_refused(int rc, const nmt_err *err, const char *label, const char *what, char *msg, size_t cap)
 {
-    nmt_text_line tl;
-    nmt_err err;
-    if (nmt_text_encode(tgt, *s, strlen(*s), &tl, &err)) return req_refuse(500, msg, cap, "%s: %s", what, err.msg);
-    if (!tl.n_words && !may_be_empty) return req_refuse(400, msg, cap, "%s is empty", what);
-    for (int k = 0; k < tl.n_words; k++)
-        if (tl.ids[k] == 1) return req_refuse(400, msg, cap, "%s: '%s' is not in the model's target vocabulary", what, tl.words[k]);
-    char *t = strdup(tl.text);
-    if (!t) return req_refuse(500, msg, cap, "out of memory");
-    free(*s);
-    *s = t;
-    return 0;
+    size_t n = strlen(label);
+    const char *rest = strncmp(err->msg, label, n) ? err->msg : err->msg + n;
+    return req_refuse(rc == NMT_ERR_ARG ? 400 : 500, msg, cap, "%s%s%s", what, rest == err->msg ? ": " : "", rest);
 }
 
-int req_encode_hints(serve_req *r, nmt_text *tgt, char *msg, size_t cap)
+int req_encode_hints(serve_req *r, nmt_worker *w, char *msg, size_t cap)
 {
     if (!r->prefix && !r->phrases) return 0;
-    if (!(r->hints = calloc(r->n, sizeof *r->hints))) return req_refuse(500, msg, cap, "out of memory");
-    char what[64];
+    char what[64], label[32];
+    nmt_err err;
     for (int i = 0; i < r->n; i++) {
-        int st = 0;
+        int rc;
         snprintf(what, sizeof what, "\"prefix\"[%d]", i);
-        if (r->prefix && (st = hint_encode(tgt, &r->prefix[i], 1, what, msg, cap))) return st;
+        if (r->prefix && (rc = nmt_worker_prefix(w, &r->sent[i], r->prefix[i], &err)))
+            return hint_refused(rc, &err, "the prefix", what, msg, cap);
         for (int k = 0; r->phrases && k < r->n_phrases[i]; k++) {
             snprintf(what, sizeof what, "\"constraints\"[%d][%d]", i, k);
-            if ((st = hint_encode(tgt, &r->phrases[i][k], 0, what, msg, cap))) return st;
+            snprintf(label, sizeof label, "constraint %d", k + 1);
+            if ((rc = nmt_worker_phrase(w, &r->sent[i], r->phrases[i][k], &err)))
+                return hint_refused(rc, &err, label, what, msg, cap);
         }
-        r->hints[i] = (nmt_hint){r->prefix ? r->prefix[i] : NULL, r->phrases ? (const char *const *)r->phrases[i] : NULL,
-                                 r->phrases ? r->n_phrases[i] : 0};
     }
+    r->hinted = 1;
     return 0;
 }
 
@@ -443,19 +418,12 @@ void req_free(serve_req *r)
     for (int i = 0; r->phrases && i < r->n_cons; i++) free_strings(r->phrases[i], r->n_phrases[i]);
     free(r->phrases);
     free(r->n_phrases);
-    free(r->hints);
     for (int i = 0; i < r->n; i++) {
         free(r->text[i]);
-        if (r->tok) free(r->tok[i]);
-        if (r->words) free(r->words[i]);
-        if (r->word_of) free(r->word_of[i]);
+        if (r->sent) nmt_sentence_free(&r->sent[i]);
     }
     free(r->text);
-    free(r->tok);
-    free(r->n_words);
-    free(r->words);
-    free(r->word_of);
-    free(r->n_text_words);
+    free(r->sent);
     free(r->first);
     memset(r, 0, sizeof *r);
 }
@@ -557,15 +525,16 @@ static cJSON *hyp_json(const serve_req *r, const nmt_hypothesis *h, const src_wo
 /* One text's answer; its source tokens and words are split out of the lines req_encode kept. */
 static cJSON *translation_json(const serve_req *r, int i, const nmt_translation *t, nmt_text *tgt)
 {
-    char *copy = strdup(r->tok[i]), *wcopy = strdup(r->words[i]);
-    char **src = malloc(sizeof(char *) * (r->n_words[i] + 1)), **words = malloc(sizeof(char *) * (r->n_text_words[i] + 1));
+    const nmt_sentence *x = &r->sent[i];
+    char *copy = strdup(x->src.tokens), *wcopy = strdup(x->words);
+    char **src = malloc(sizeof(char *) * (x->src.n_ids + 1)), **words = malloc(sizeof(char *) * (x->map.n_words + 1));
     cJSON *o = copy && wcopy && src && words ? cJSON_CreateObject() : NULL, *hyps = o ? cJSON_CreateArray() : NULL;
     int n_src = 0, n_w = 0;
     /* split as the model split them: on every blank, not spaces alone */
     for (char *p = copy ? strtok(copy, TEXT_BLANKS) : NULL; p && n_src < t->n_src; p = strtok(NULL, TEXT_BLANKS)) src[n_src++] = p;
-    for (char *p = wcopy ? strtok(wcopy, TEXT_BLANKS) : NULL; p && n_w < r->n_text_words[i]; p = strtok(NULL, TEXT_BLANKS))
+    for (char *p = wcopy ? strtok(wcopy, TEXT_BLANKS) : NULL; p && n_w < x->map.n_words; p = strtok(NULL, TEXT_BLANKS))
         words[n_w++] = p;
-    src_words sw = {(const char *const *)words, {n_src, r->word_of[i], n_w}};
+    src_words sw = {(const char *const *)words, {n_src, x->map.word_of, n_w}};
     int nh = t->n_hyps < r->o.n_best ? t->n_hyps : r->o.n_best;
     for (int h = 0; hyps && h < nh; h++) cJSON_AddItemToArray(hyps, hyp_json(r, &t->hyps[h], &sw, tgt));
     if (hyps) {

@@ -25,11 +25,8 @@ typedef struct serve_req {
     int n_texts;           /* texts as sent */
     int *first;            /* [n_texts + 1] with split: text t is sentences first[t] .. first[t+1] - 1;
                               NULL without */
-    char **tok;            /* [n] after the source pipeline (req_encode) */
-    int *n_words;          /* [n] tokens (a subword model's pieces) */
-    char **words;          /* [n] the words a user sees (after the text stages), space-separated */
-    int **word_of;         /* [n][n_words[i]]: the word each token belongs to */
-    int *n_text_words;     /* [n] */
+    nmt_sentence *sent;    /* [n] after the source pipeline (req_encode): ids, tokens, the words a
+                              user sees and the word of each token; with their hints (req_encode_hints) */
     nmt_translate_opts o;  /* beam, n_best, normalize, length_alpha, no_unk, the sampling fields; attention if
                               either below */
     int attention;         /* the response carries the attention matrices */
@@ -42,7 +39,7 @@ typedef struct serve_req {
     int n_prefix;
     char ***phrases;       /* [n_cons][n_phrases[i]] */
     int *n_phrases, n_cons;
-    nmt_hint *hints;       /* [n] for nmt_translate_hints, or NULL when neither field was given */
+    int hinted;            /* a prefix or a phrase went into sent (req_encode_hints) */
 } serve_req;
 
 /* Parses body[0..len). Returns 0, or an HTTP status (400) with msg filled in. */
@@ -57,9 +54,10 @@ void req_where(const serve_req *r, int i, char *buf, size_t cap);
 /* A message that begins "sentence K" (the library's 1-based number of r's sentence K-1) begins
  * with that sentence's name (req_where) instead; other messages are left as they are. */
 void req_name_sentence(const serve_req *r, char *msg, size_t cap);
-/* The prefixes and constraint phrases through tgt (the model's target side, its text stages):
- * 0, or 400 naming the entry that is empty or holds a token the model does not know, 500. */
-int req_encode_hints(serve_req *r, nmt_text *tgt, char *msg, size_t cap);
+/* The prefixes and constraint phrases into r's sentences through w (the model's target side, its
+ * own text stages): 0, or 400 naming the entry that is empty or holds a token the model does not
+ * know, 500. */
+int req_encode_hints(serve_req *r, nmt_worker *w, char *msg, size_t cap);
 void req_free(serve_req *r);
 
 /* The response to r: {"translations": [...]} (see docs/SERVE.md), malloc'd, or NULL when out

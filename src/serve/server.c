@@ -58,14 +58,14 @@ typedef struct conn_rec {
     struct conn_rec *prev, *next;
 } conn_rec;
 
-/* One model the server translates with: its decoders and its text pipelines. */
+/* One model the server translates with: its translator, whose workers the decoder threads
+ * hold, and the worker libmicrohttpd's one thread reads requests with (texts, prefixes, phrases). */
 typedef struct slot {
     const char *name;
     const nmt_model *m;
+    nmt_translator *tr;
+    nmt_worker *reader;
     pool *pool;
-    nmt_text *src;            /* the source pipeline: libmicrohttpd's one thread alone uses it */
-    nmt_text **tgt;           /* [workers] the target pipelines, one per decoder thread */
-    nmt_text *tgt_in;         /* the target side read (prefixes, constraints): libmicrohttpd's thread */
 } slot;
 
 struct serve {
@@ -303,9 +303,9 @@ static void take_body(req_ctx *x, const char *data, size_t n)
     x->len += n;
 }
 
-/* Runs in decoder thread `worker` when the job is translated: the answer (through that thread's
- * own target pipeline), then the connection wakes. */
-static void job_done(pool_job *j, int worker, void *user)
+/* Runs in the decoder thread whose worker w translated the job: the answer (through w's target
+ * pipeline), then the connection wakes. */
+static void job_done(pool_job *j, nmt_worker *w, void *user)
 {
     req_ctx *x = user;
     if (j->rc == POOL_GONE) { /* nobody to answer: the connection wakes to be closed */
@@ -317,7 +317,7 @@ static void job_done(pool_job *j, int worker, void *user)
         x->resp = req_error_json(x->status, j->err.msg);
         nmt_log('E', "[E::serve] translation failed: %s", j->err.msg);
     } else {
-        x->resp = req_response(&x->req, j->tr, x->sl->tgt[worker]);
+        x->resp = req_response(&x->req, j->tr, nmt_worker_text(w, NMT_TARGET));
         x->status = x->resp ? 200 : 500;
         if (!x->resp) x->resp = req_error_json(500, "out of memory");
     }
@@ -361,16 +361,15 @@ static enum MHD_Result translate_body(req_ctx *x)
             k += snprintf(known + k, sizeof known - (size_t)k, "%s%s", i ? ", " : "", s->slot[i].name);
         return send_error(x, 400, "no model named \"%s\" (this server has %s)", x->req.model, known);
     }
-    if (!st) st = req_encode(&x->req, x->sl->src, &s->o.limits, msg, sizeof msg);
-    if (!st) st = req_encode_hints(&x->req, x->sl->tgt_in, msg, sizeof msg);
+    if (!st) st = req_encode(&x->req, nmt_worker_text(x->sl->reader, NMT_SOURCE), &s->o.limits, msg, sizeof msg);
+    if (!st) st = req_encode_hints(&x->req, x->sl->reader, msg, sizeof msg);
     if (st) return send_error(x, st, "%s", msg);
     if (x->req.n > s->o.pool.max_queue) /* 503 would say "later", and later it never fits */
         return send_error(x, 413, "%d texts; the server queues at most %d sentences", x->req.n, s->o.pool.max_queue);
     pool_job *j = &x->job;
     j->n = x->req.n;
-    j->src = (const char *const *)x->req.tok;
-    j->n_words = x->req.n_words;
-    j->hints = x->req.hints;
+    j->sent = x->req.sent;
+    j->hints = x->req.hinted;
     j->o = x->req.o;
     j->done = job_done;
     j->gone = client_gone;
@@ -656,18 +655,19 @@ static int check_opts(const serve_opts *o, nmt_err *err)
     return NMT_OK;
 }
 
-/* A model's pipelines and decoders. */
+/* A model's translator, the request reader's worker and the decoder threads. */
 static int slot_init(serve *s, slot *sl, const serve_model *sm, nmt_err *err)
 {
     const serve_opts *o = &s->o;
     sl->name = sm->name;
     sl->m = sm->model;
-    nmt_text_opts plain = nmt_text_default_opts(); /* the model's own stages, if it has any */
-    int rc = nmt_text_init_model(&sl->src, &o->src_text, sl->m, NMT_SOURCE, err);
-    if (!rc) rc = nmt_text_init_model(&sl->tgt_in, &plain, sl->m, NMT_TARGET, err);
-    if (!rc && !(sl->tgt = calloc(o->pool.workers, sizeof *sl->tgt))) rc = nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    for (int i = 0; !rc && i < o->pool.workers; i++) rc = nmt_text_init_model(&sl->tgt[i], &o->tgt_text, sl->m, NMT_TARGET, err);
-    if (!rc) rc = pool_init(&sl->pool, sl->m, &o->pool, on_batch, s, err);
+    nmt_translate_opts t = nmt_translate_default_opts();
+    t.precision = o->pool.precision; /* converted once for every worker of the model */
+    t.shortlist = o->pool.shortlist;
+    t.lexicon = o->pool.lexicon;
+    int rc = nmt_translator_init(&sl->tr, &sl->m, NULL, 1, &t, &o->src_text, &o->tgt_text, err);
+    if (!rc) rc = nmt_worker_take(sl->tr, NULL, &sl->reader, err);
+    if (!rc) rc = pool_init(&sl->pool, sl->tr, &o->pool, on_batch, s, err);
     if (rc && s->n_slots > 1) { /* which model it was */
         nmt_err e = *err;
         nmt_fail(err, e.code, "model %s: %s", sl->name, e.msg);
@@ -677,11 +677,10 @@ static int slot_init(serve *s, slot *sl, const serve_model *sm, nmt_err *err)
 
 static void slot_free(serve *s, slot *sl)
 {
+    (void)s;
     pool_free(sl->pool);
-    nmt_text_free(sl->src);
-    nmt_text_free(sl->tgt_in);
-    for (int i = 0; sl->tgt && i < s->o.pool.workers; i++) nmt_text_free(sl->tgt[i]);
-    free(sl->tgt);
+    nmt_worker_give(sl->reader);
+    nmt_translator_free(sl->tr);
 }
 
 static int check_models(const serve_model *m, int n, nmt_err *err)

@@ -119,7 +119,7 @@ static int hyp_text(char **out, nmt_text *tp, const nmt_hypothesis *h, nmt_err *
     return rc;
 }
 
-#define VALID_CHUNK 256 /* sentences per nmt_translate call: bounds the results held at once */
+#define VALID_CHUNK 256 /* sentences per nmt_translate_ids call: bounds the results held at once */
 
 /* hyp[i] (malloc'ed) = the translation of dev pair i. */
 static int translate_dev(trainer *t, char **hyp, nmt_err *err)
@@ -128,7 +128,7 @@ static int translate_dev(trainer *t, char **hyp, nmt_err *err)
     to.beam = t->o->valid_beam;
     nmt_decoder *d = NULL;
     nmt_text *tp = NULL;
-    const char *src[VALID_CHUNK];
+    nmt_source src[VALID_CHUNK];
     nmt_translation out[VALID_CHUNK];
     int rc = nmt_decoder_init(&d, t->m, &to, err);
     nmt_text_opts plain = nmt_text_default_opts(); /* no stages: the words as the reference holds them */
@@ -136,8 +136,11 @@ static int translate_dev(trainer *t, char **hyp, nmt_err *err)
     else if (!rc) rc = nmt_text_init(&tp, &plain, NULL, 0, err);
     for (int s = 0; s < t->dev.n && !rc; s += VALID_CHUNK) {
         int cnt = t->dev.n - s < VALID_CHUNK ? t->dev.n - s : VALID_CHUNK;
-        for (int i = 0; i < cnt; i++) src[i] = t->vs.line[t->dev.line[s + i] - 1];
-        if ((rc = nmt_translate(d, src, cnt, out, err))) break;
+        for (int i = 0; i < cnt; i++) { /* the ids the dev pairs hold already, their EOS left off */
+            int k = s + i;
+            src[i] = (nmt_source){t->dev.src + t->dev.src_off[k], pair_src_len(&t->dev, k) - 1, t->vs.line[t->dev.line[k] - 1]};
+        }
+        if ((rc = nmt_translate_ids(d, src, NULL, cnt, out, err))) break;
         static const nmt_hypothesis none = {0}; /* an empty source has no hypothesis */
         for (int i = 0; i < cnt && !rc; i++) rc = hyp_text(&hyp[s + i], tp, out[i].n_hyps ? &out[i].hyps[0] : &none, err);
         nmt_translation_free(out, cnt);
