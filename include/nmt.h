@@ -205,6 +205,10 @@ typedef struct nmt_text_line {
 /* Encodes line[0..len) (one line: a final "\n" is dropped; a NUL byte ends it), which must not
  * point into t's own results. */
 int nmt_text_encode(nmt_text *t, const char *line, size_t len, nmt_text_line *out, nmt_err *err);
+/* For a pipeline that tokenizes: the first mark of Moses-tokenized text in line[0..len) ("&apos;",
+ * "&quot;", " @-@ "), which tokenizing again would escape into words the model never saw; NULL
+ * when there is none or t does not tokenize. For a warning: raw text rarely holds them. */
+const char *nmt_text_looks_tokenized(const nmt_text *t, const char *line, size_t len);
 /* Decodes ids[0..n) (no EOS) into *text (NUL-terminated, *len bytes; valid until the next call). */
 int nmt_text_decode(nmt_text *t, const int *ids, int n, const char **text, size_t *len, nmt_err *err);
 /* Decodes words (say, a hypothesis whose UNKs were replaced by source words) the same way. */

@@ -292,6 +292,76 @@ static int c_translate_ids(int k)
     nmt_translation tr[1];
     return ARG(nmt_translate_ids(NUL(0, D), NUL(1, src), h, 1, NUL(2, tr), &E));
 }
+/* a translator over M and one of its workers (each case runs in a child of its own) */
+static nmt_worker *worker_of_m(void)
+{
+    nmt_translator *t = NULL;
+    nmt_worker *w = NULL;
+    nmt_translate_opts o = nmt_translate_default_opts();
+    NMT_ASSERT(nmt_translator_init(&t, (const nmt_model *const *)&M, NULL, 1, &o, NULL, NULL, NULL) == 0);
+    NMT_ASSERT(nmt_worker_take(t, NULL, &w, NULL) == 0);
+    return w;
+}
+static int c_text_looks_tokenized(int k)
+{
+    (void)k;
+    return nmt_text_looks_tokenized(NULL, "a &apos;", 8) == NULL && nmt_text_looks_tokenized(TX, NULL, 0) == NULL;
+}
+/* the pointers, then a NULL model in the list, then no model */
+static int c_translator_init(int k)
+{
+    nmt_translator *t = NULL;
+    nmt_translate_opts o = nmt_translate_default_opts();
+    const nmt_model *ms[2] = {M, k == 3 ? NULL : M};
+    return ARG(nmt_translator_init(NUL(0, &t), NUL(1, ms), NULL, k == 3 ? 2 : k == 4 ? 0 : 1, NUL(2, &o), NULL, NULL, &E)) && !t;
+}
+static int c_translator_free(int k) { (void)k; nmt_translator_free(NULL); return 1; }
+static int c_worker_take(int k)
+{
+    nmt_worker *x = NULL;
+    nmt_translator *t = NULL;
+    nmt_translate_opts o = nmt_translate_default_opts();
+    NMT_ASSERT(nmt_translator_init(&t, (const nmt_model *const *)&M, NULL, 1, &o, NULL, NULL, NULL) == 0);
+    return ARG(nmt_worker_take(NUL(0, t), NULL, NUL(1, &x), &E));
+}
+static int c_worker_give(int k) { (void)k; nmt_worker_give(NULL); return 1; }
+static int c_worker_decoder(int k) { (void)k; return nmt_worker_decoder(NULL) == NULL; }
+static int c_worker_text(int k) { (void)k; return nmt_worker_text(NULL, NMT_SOURCE) == NULL; }
+static int c_worker_encode(int k)
+{
+    nmt_sentence s;
+    return ARG(nmt_worker_encode(NUL(0, worker_of_m()), NUL(1, "a b"), 3, NUL(2, &s), &E));
+}
+/* the pointers, then a pipeline with no vocabulary */
+static int c_sentence_encode(int k)
+{
+    nmt_sentence s;
+    nmt_text *plain = NULL;
+    nmt_text_opts o = nmt_text_default_opts();
+    NMT_ASSERT(nmt_text_init(&plain, &o, NULL, 0, NULL) == 0);
+    return ARG(nmt_sentence_encode(k == 3 ? plain : NUL(0, TX), NUL(1, "a b"), 3, NUL(2, &s), &E));
+}
+static int c_worker_hint(int k, int prefix)
+{
+    nmt_worker *w = worker_of_m();
+    nmt_sentence s;
+    NMT_ASSERT(nmt_worker_encode(w, "a b", 3, &s, NULL) == 0);
+    nmt_worker *a = NUL(0, w);
+    nmt_sentence *b = NUL(1, &s);
+    return ARG(prefix ? nmt_worker_prefix(a, b, NUL(2, "x"), &E) : nmt_worker_phrase(a, b, NUL(2, "x"), &E));
+}
+static int c_worker_prefix(int k) { return c_worker_hint(k, 1); }
+static int c_worker_phrase(int k) { return c_worker_hint(k, 0); }
+/* the pointers, then a negative count */
+static int c_worker_translate(int k)
+{
+    nmt_worker *w = worker_of_m();
+    nmt_sentence s;
+    nmt_translation tr[1];
+    NMT_ASSERT(nmt_worker_encode(w, "a b", 3, &s, NULL) == 0);
+    return ARG(nmt_worker_translate(NUL(0, w), NUL(1, &s), k == 3 ? -1 : 1, NUL(2, tr), &E));
+}
+static int c_sentence_free(int k) { (void)k; nmt_sentence_free(NULL); return 1; }
 static int c_translation_free(int k) { (void)k; nmt_translation_free(NULL, 3); return 1; }
 static int c_hard_link(int k) { (void)k; return nmt_hard_link(NULL, 0) == -1; }
 static int c_score(int k)
@@ -391,7 +461,13 @@ static const struct api_case {
     {"nmt_train", 1, c_train}, {"nmt_status_str", 1, c_status_str}, {"nmt_set_log", 1, c_set_log},
     {"nmt_model_num_tensors", 1, c_model_num_tensors}, {"nmt_model_tensor", 4, c_model_tensor},
     {"nmt_set_device", 2, c_set_device}, {"nmt_model_device", 1, c_model_device},
-    {"nmt_translate_ids", 6, c_translate_ids}, {"nmt_device", 1, c_device}, {"nmt_bleu_corpus", 6, c_bleu_corpus},
+    {"nmt_translate_ids", 6, c_translate_ids}, {"nmt_text_looks_tokenized", 1, c_text_looks_tokenized},
+    {"nmt_translator_init", 5, c_translator_init}, {"nmt_translator_free", 1, c_translator_free},
+    {"nmt_worker_take", 2, c_worker_take}, {"nmt_worker_give", 1, c_worker_give}, {"nmt_worker_decoder", 1, c_worker_decoder},
+    {"nmt_worker_text", 1, c_worker_text}, {"nmt_worker_encode", 3, c_worker_encode},
+    {"nmt_sentence_encode", 4, c_sentence_encode}, {"nmt_worker_prefix", 3, c_worker_prefix},
+    {"nmt_worker_phrase", 3, c_worker_phrase}, {"nmt_worker_translate", 4, c_worker_translate},
+    {"nmt_sentence_free", 1, c_sentence_free}, {"nmt_device", 1, c_device}, {"nmt_bleu_corpus", 6, c_bleu_corpus},
     {"nmt_chrf_corpus", 6, c_chrf_corpus},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };

@@ -13,12 +13,10 @@
 #include "cmd.h"
 #include "cmd_models.h"
 #include "cmd_output.h"
-#include "data/corpus.h"
 #include "hints.h"
 #include "nmt.h"
 #include "opt.h"
 #include "text/linereader.h"
-#include "data/pipeline.h"
 #include "text/tokenize.h"
 
 #define MAX_INPUTS 256 /* input files as arguments */
@@ -63,7 +61,7 @@ static int next_sentence(stream *st, nmt_sentence *s)
     if (got <= 0) return got < 0 ? -1 : 0;
     const char *fields = cmd_hints_cut(st->hints, line, &len);
     nmt_text *src = nmt_worker_text(st->w, NMT_SOURCE);
-    const char *mark = st->tok_said || !text_pipe_tokenizes(src) ? NULL : text_tokenized_mark(line, len);
+    const char *mark = st->tok_said ? NULL : nmt_text_looks_tokenized(src, line, len);
     if (mark) {
         fprintf(stderr, "[W::translate] %s:%ld: '%s' looks like tokenized text, which is tokenized again here (the model's "
                 "text stages, or --tokenize): give raw text\n", st->in.name, st->in.lineno, mark);

@@ -202,6 +202,11 @@ const char *text_tokenized_mark(const char *line, size_t len)
     return NULL;
 }
 
+const char *nmt_text_looks_tokenized(const nmt_text *t, const char *line, size_t len)
+{
+    return t && line && text_pipe_tokenizes(t) ? text_tokenized_mark(line, len) : NULL;
+}
+
 /* ------------------------------------------------------------------ encoding */
 
 /* s[0..n) into t->line with each invalid UTF-8 byte replaced by U+FFFD (3 bytes: the copy is at
