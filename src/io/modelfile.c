@@ -43,7 +43,7 @@ int model_alloc(nmt_model **out, const nmt_config *c, vocab *src, vocab *tgt, nm
         free(m);
         return nmt_fail(err, NMT_ERR_NOMEM, "cannot allocate %.1f MB of parameters", mb);
     }
-    params_point(&m->p, &m->pt, m->P);
+    model_point(m);
     m->src = src;
     m->tgt = tgt;
     *out = m;

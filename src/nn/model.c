@@ -115,6 +115,17 @@ void params_point(params *p, const param_table *pt, real *arena)
         *(real **)((char *)p + pt->t[i].slot) = arena + pt->t[i].offset;
 }
 
+void model_point(nmt_model *m)
+{
+    params_point(&m->p, &m->pt, m->P);
+    memset(m->w, 0, sizeof m->w);
+    for (int i = 0; i < m->pt.n; i++) {
+        const tensor_info *t = &m->pt.t[i];
+        m->w[t->slot / sizeof(real *)] = (bk_weight){m->P + t->offset, t->rows, t->cols, BK_PREC_F32, NULL};
+    }
+    m->p.tw = m->w;
+}
+
 const tensor_info *param_table_find(const param_table *pt, const char *name)
 {
     for (int i = 0; i < pt->n; i++)

@@ -74,6 +74,8 @@ typedef struct param_table {
 void param_table_build(param_table *pt, const nmt_config *c);
 /* Points every field of p into arena (which holds pt->total elements); absent tensors NULL. */
 void params_point(params *p, const param_table *pt, real *arena);
+/* m->p pointed into m->P, with m->w, the weights' FP32 descriptors, as its typed view */
+void model_point(struct nmt_model *m);
 const tensor_info *param_table_find(const param_table *pt, const char *name);
 /* The parts of the arena that matrix products read as weights, (offset, length) in elements into
  * parts [MAX_TENSORS]: every matrix but the embedding tables, which are read by rows (Ey is
@@ -105,7 +107,10 @@ struct nmt_model {
     param_table pt;
     bk_ctx cx;          /* where its kernels run: the backend and device it was made on */
     real *P;            /* pt.total parameters, one allocation of cx's backend */
-    params p;           /* pointers into P */
+    params p;           /* pointers into P; p.tw = w */
+    /* every weight as a product reads it: its FP32 data, shape and type, by params slot (the
+     * device is cx's); a decoder in int8 or bf16 reads lowp's view instead */
+    bk_weight w[PARAMS_SLOTS];
     /* its weights in int8 and bf16 (nn/weights.h), each made once, when a decoder first asks,
      * and shared by every decoder and worker until the model is freed; lock guards the making */
     struct model_lowp *lowp[3];

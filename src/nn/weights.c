@@ -77,7 +77,7 @@ static int make(nmt_model *m, int prec, model_lowp **out, nmt_err *err)
     model_lowp *s = calloc(1, sizeof *s);
     if (!s) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
     s->prec = prec;
-    for (size_t i = 0; i < PARAMS_SLOTS; i++) s->tw[i] = (bk_weight){.data = ((real *const *)&m->p)[i]};
+    memcpy(s->tw, m->w, sizeof s->tw); /* FP32 where not converted below */
     int rc = convert_out(m, s, err);
     s->maxK = m->cfg.maxout;
     s->maxN = m->cfg.tgt_vocab;
