@@ -207,7 +207,7 @@ int nmt_worker_encode(nmt_worker *w, const char *line, size_t len, nmt_sentence 
 static int hint_room(nmt_sentence *s, int k, nmt_err *err)
 {
     int used = s->hint.n_prefix + (s->hint.n_phrases ? s->off_[s->hint.n_phrases] : 0);
-    if (used + k > s->hint_cap_) {
+    if (used + k > s->hint_cap_ || !s->hint_mem_) { /* never NULL after: an empty prefix points somewhere */
         int cap = 2 * (used + k) + 8;
         int *m = realloc(s->hint_mem_, sizeof(int) * (size_t)cap);
         if (!m) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
@@ -243,7 +243,7 @@ int nmt_worker_prefix(nmt_worker *w, nmt_sentence *s, const char *text, nmt_err 
     int rc = hint_line(w, text, "the prefix", &l, err);
     if (!rc) rc = hint_room(s, l.n_words, err);
     if (rc) return rc;
-    memcpy(s->hint_mem_, l.ids, sizeof(int) * (size_t)l.n_words);
+    if (l.n_words) memcpy(s->hint_mem_, l.ids, sizeof(int) * (size_t)l.n_words);
     s->hint.n_prefix = l.n_words;
     return hint_room(s, 0, err);
 }
