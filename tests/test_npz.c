@@ -246,6 +246,24 @@ static void put32(unsigned char *p, uint32_t v)
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* A central directory of 40 records all naming the deflated entry at c: overlapping entries,
+ * by which a small file would inflate 40 times over, refused before the duplicate names. */
+static void test_overlap(const unsigned char *img, size_t n, size_t c)
+{
+    size_t cd = central_of(img, n, "a.npy"), rl = 46 + img[c + 28] + img[c + 30] + img[c + 32];
+    unsigned char *m = malloc(cd + 40 * rl + 22);
+    memcpy(m, img, cd);
+    for (int i = 0; i < 40; i++) memcpy(m + cd + (size_t)i * rl, img + c, rl);
+    unsigned char *end = m + cd + 40 * rl;
+    memset(end, 0, 22);
+    memcpy(end, "PK\5\6", 4);
+    end[8] = end[10] = 40;
+    put32(end + 12, (uint32_t)(40 * rl));
+    put32(end + 16, (uint32_t)cd);
+    refuse_mem(m, cd + 40 * rl + 22, "entries overlap");
+    free(m);
+}
+
 /* Every prefix is refused as truncated; every flipped byte is refused, or harmless where the
  * byte is one the reader ignores; a flip in stored array data is a CRC mismatch. */
 static void test_damage(void)
@@ -304,6 +322,7 @@ static void test_damage(void)
     put32(m + s + 16, 0);             /* its CRC */
     refuse_mem(m, n, "entry 'a.npy': CRC-32 mismatch (recorded 00000000");
     free(m);
+    test_overlap(img, n, c);
     free(img);
 }
 

@@ -29,11 +29,14 @@
 #define LOCAL_LEN 30
 #define CENTRAL_LEN 46
 #define END_LEN 22
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define DEFLATE_MAX_RATIO 1032u   /* deflate cannot expand more than about 1032:1 (zlib FAQ) */
 
 typedef struct entry {
     npz_array a;
     char *name;                   /* owned; a.name points here */
+    char shown[100];              /* the name fit for messages (show) */
     const unsigned char *data;    /* the array's bytes, after the .npy header */
     size_t nbytes;
     unsigned char *inflated;      /* owned inflated .npy for a deflated entry, else NULL */
@@ -79,12 +82,12 @@ static int bad(const ctx *c, const char *fmt, ...)
     return nmt_fail(c->err, NMT_ERR_FORMAT, "%s: %s", c->path, msg);
 }
 
-/* A name from the file fit for a message: at most 80 bytes, control bytes as '?'. */
+/* Text from the file fit for a message: control bytes as '?', cut with "..." to fit cap. */
 static void show(char *dst, size_t cap, const unsigned char *s, size_t n)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 4 < cap && i < 80; i++) dst[k++] = s[i] < 32 || s[i] == 127 ? '?' : (char)s[i];
-    if (n > 80 && k + 4 < cap) { memcpy(dst + k, "...", 3); k += 3; }
+    size_t k = 0, i = 0;
+    for (; i < n && k + 4 < cap; i++) dst[k++] = s[i] < 32 || s[i] == 127 ? '?' : (char)s[i];
+    if (i < n) { memcpy(dst + k, "...", 3); k += 3; }
     dst[k] = 0;
 }
 
@@ -155,7 +158,7 @@ static int shape(hdr *h, npz_array *a)
     for (;;) {
         ws(h);
         if (h->i < h->n && h->s[h->i] == ')') { h->i++; return 0; }
-        if (a->ndim == NPZ_MAX_DIMS) { h->why = "more dims than the reader takes (" "4" ")"; return -1; }
+        if (a->ndim == NPZ_MAX_DIMS) { h->why = "more than " STR(NPZ_MAX_DIMS) " dims (the reader's limit)"; return -1; }
         if (dim(h, &a->shape[a->ndim++])) return -1;
         ws(h);
         if (h->i < h->n && h->s[h->i] == ',') h->i++;
@@ -252,10 +255,10 @@ static int check_size(const ctx *c, entry *e, size_t held)
     fmt_shape(sh, sizeof sh, &e->a);
     if (n == UINT64_MAX || n * es > held)
         return bad(c, "array '%s': data is shorter than its shape says: shape %s of %s needs %s%llu bytes, "
-                   "the entry holds %zu", e->name, sh, dtypes[e->a.dtype].name, n == UINT64_MAX ? "over " : "",
+                   "the entry holds %zu", e->shown, sh, dtypes[e->a.dtype].name, n == UINT64_MAX ? "over " : "",
                    (unsigned long long)(n == UINT64_MAX ? UINT64_MAX : n * es), held);
     if (n * es < held)
-        return bad(c, "array '%s': %zu bytes after its data (shape %s of %s needs %llu)", e->name,
+        return bad(c, "array '%s': %zu bytes after its data (shape %s of %s needs %llu)", e->shown,
                    held - (size_t)(n * es), sh, dtypes[e->a.dtype].name, (unsigned long long)(n * es));
     e->nbytes = held;
     return 0;
@@ -265,20 +268,23 @@ static int check_size(const ctx *c, entry *e, size_t held)
 static int parse_npy(const ctx *c, entry *e, const unsigned char *p, size_t n)
 {
     if (n < 10 || memcmp(p, "\x93NUMPY", 6))
-        return bad(c, "array '%s': not a .npy array (no \\x93NUMPY magic)", e->name);
+        return bad(c, "array '%s': not a .npy array (no \\x93NUMPY magic)", e->shown);
     size_t off = p[6] == 1 ? 10 : 12, hl = p[6] == 1 ? u16(p + 8) : n >= 12 ? u32(p + 8) : 0;
     if (p[6] < 1 || p[6] > 3)
-        return bad(c, "array '%s': .npy version %d.%d is not supported (1.0 to 3.0)", e->name, p[6], p[7]);
+        return bad(c, "array '%s': .npy version %d.%d is not supported (1.0 to 3.0)", e->shown, p[6], p[7]);
     if (off > n || hl > n - off)
-        return bad(c, "array '%s': .npy header (%zu bytes) runs past the entry's end (%zu bytes)", e->name, hl, n);
+        return bad(c, "array '%s': .npy header (%zu bytes) runs past the entry's end (%zu bytes)", e->shown, hl, n);
     hdr h = {(const char *)p + off, 0, hl, NULL};
     fields f = {.descr = ""};
     if (dict(&h, &f, &e->a))
-        return bad(c, "array '%s': .npy header does not parse: %s at byte %zu of \"%.*s\"", e->name, h.why,
-                   h.i, (int)(hl < 200 ? hl : 200), h.s);
-    if (f.structured) return bad(c, "array '%s': structured dtype (a list of fields) is not supported", e->name);
-    if (f.fortran) return bad(c, "array '%s': fortran_order True (column-major data) is not supported", e->name);
-    int rc = dtype_of(c, e->name, f.descr, &e->a.dtype);
+    {
+        char text[200];
+        show(text, sizeof text, p + off, hl);
+        return bad(c, "array '%s': .npy header does not parse: %s at byte %zu of \"%s\"", e->shown, h.why, h.i, text);
+    }
+    if (f.structured) return bad(c, "array '%s': structured dtype (a list of fields) is not supported", e->shown);
+    if (f.fortran) return bad(c, "array '%s': fortran_order True (column-major data) is not supported", e->shown);
+    int rc = dtype_of(c, e->shown, f.descr, &e->a.dtype);
     if (rc) return rc;
     e->data = p + off + hl;
     return check_size(c, e, n - off - hl);
@@ -325,17 +331,17 @@ static int entry_bytes(const ctx *c, entry *e, const cent *ce, const unsigned ch
 {
     if (ce->method == 0) {
         if (ce->csize != ce->usize)
-            return bad(c, "entry '%s.npy': stored, but its sizes differ (%u and %u bytes)", e->name, ce->csize, ce->usize);
+            return bad(c, "entry '%s.npy': stored, but its sizes differ (%u and %u bytes)", e->shown, ce->csize, ce->usize);
         *p = src;
         return 0;
     }
     if (ce->usize > (uint64_t)ce->csize * DEFLATE_MAX_RATIO + 64)
-        return bad(c, "entry '%s.npy': claims %u bytes from %u compressed, more than deflate can give", e->name,
+        return bad(c, "entry '%s.npy': claims %u bytes from %u compressed, more than deflate can give", e->shown,
                    ce->usize, ce->csize);
     if (!(e->inflated = malloc(ce->usize ? ce->usize : 1)))
-        return nmt_fail(c->err, NMT_ERR_NOMEM, "%s: out of memory (%u bytes for '%s')", c->path, ce->usize, e->name);
-    char nm[300];
-    snprintf(nm, sizeof nm, "%s.npy", e->name);
+        return nmt_fail(c->err, NMT_ERR_NOMEM, "%s: out of memory (%u bytes for '%s')", c->path, ce->usize, e->shown);
+    char nm[110];
+    snprintf(nm, sizeof nm, "%s.npy", e->shown);
     int rc = inflate_to(c, nm, src, ce->csize, e->inflated, ce->usize);
     *p = e->inflated;
     return rc;
@@ -344,7 +350,7 @@ static int entry_bytes(const ctx *c, entry *e, const cent *ce, const unsigned ch
 /* The local header at ce->local: its signature and name, and where the data starts; the data
  * must end before the central directory (at `end`). */
 static int local_data(const ctx *c, const unsigned char *buf, size_t end, const cent *ce, const char *nm,
-                      const unsigned char **data)
+                      const unsigned char **data, size_t *span)
 {
     size_t lo = ce->local;
     if (lo > end || end - lo < LOCAL_LEN || u32(buf + lo) != SIG_LOCAL)
@@ -357,6 +363,7 @@ static int local_data(const ctx *c, const unsigned char *buf, size_t end, const 
         return bad(c, "entry '%s': truncated: its %u bytes at offset %zu run past the end of the data (%zu)",
                    nm, ce->csize, at, end);
     *data = buf + at;
+    *span = at + ce->csize - lo;
     return 0;
 }
 
@@ -372,11 +379,14 @@ static int entry_name(const ctx *c, entry *e, const cent *ce, char *shown, size_
     memcpy(e->name, ce->name, ce->nlen - 4);
     e->name[ce->nlen - 4] = 0;
     e->a.name = e->name;
+    show(e->shown, sizeof e->shown, ce->name, ce->nlen - 4);
     return 0;
 }
 
-/* One entry from its central record: name, flags, method, local header, bytes, CRC, .npy. */
-static int read_entry(const ctx *c, const npz_file *f, size_t cd_off, entry *e, const cent *ce)
+/* One entry from its central record: name, flags, method, local header, bytes, CRC, .npy.
+ * *used sums the entries' spans: more than the bytes before the central directory means entries
+ * that overlap, the trick by which a small archive inflates without bound, refused. */
+static int read_entry(const ctx *c, const npz_file *f, size_t cd_off, entry *e, const cent *ce, size_t *used)
 {
     char nm[100];
     int rc = entry_name(c, e, ce, nm, sizeof nm);
@@ -387,7 +397,12 @@ static int read_entry(const ctx *c, const npz_file *f, size_t cd_off, entry *e, 
     if (ce->csize == 0xffffffffu || ce->usize == 0xffffffffu || ce->local == 0xffffffffu)
         return bad(c, "entry '%s': ZIP64 sizes (an entry over 4 GiB) are not supported", nm);
     const unsigned char *src = NULL, *npy = NULL;
-    if ((rc = local_data(c, f->buf, cd_off, ce, nm, &src))) return rc;
+    size_t span = 0;
+    if ((rc = local_data(c, f->buf, cd_off, ce, nm, &src, &span))) return rc;
+    if (span > cd_off - *used)
+        return bad(c, "entry '%s': entries overlap (%zu bytes of entries before a central directory at %zu)",
+                   nm, *used + span, cd_off);
+    *used += span;
     if ((rc = entry_bytes(c, e, ce, src, &npy))) return rc;
     uint32_t crc = (uint32_t)crc32_z(crc32_z(0, Z_NULL, 0), npy, ce->usize);
     if (crc != ce->crc)
@@ -466,9 +481,7 @@ static int index_names(const ctx *c, npz_file *f)
     qsort(f->sorted, (size_t)f->n, sizeof *f->sorted, by_name);
     for (int i = 1; i < f->n; i++)
         if (!strcmp(f->sorted[i - 1]->name, f->sorted[i]->name)) {
-            char nm[100];
-            show(nm, sizeof nm, (const unsigned char *)f->sorted[i]->name, strlen(f->sorted[i]->name));
-            return bad(c, "duplicate array '%s' (entries %d and %d)", nm, f->sorted[i - 1]->a.index + 1,
+            return bad(c, "duplicate array '%s' (entries %d and %d)", f->sorted[i]->shown, f->sorted[i - 1]->a.index + 1,
                        f->sorted[i]->a.index + 1);
         }
     return 0;
@@ -481,7 +494,7 @@ static int take_yml(const ctx *c, npz_file *f)
     const npz_array *a = npz_find(f, NPZ_YML_NAME);
     if (!a) return 0;
     const entry *e = &f->e[a->index];
-    if (a->ndim != 1 || dtypes[a->dtype].size != 1 || a->dtype == NPZ_F16)
+    if (a->ndim != 1 || dtypes[a->dtype].size != 1)
         return bad(c, "array '%s' is not a 1-D byte array (dtype %s, %d dims)", NPZ_YML_NAME, npz_dtype_name(a->dtype), a->ndim);
     size_t n = e->nbytes;
     while (n && e->data[n - 1] == 0) n--;
@@ -497,7 +510,7 @@ static int parse(const ctx *c, npz_file *f)
 {
     long end = find_end(f->buf, f->len);
     if (end < 0) return no_end(c, f->buf, f->len);
-    size_t cd_off = 0, cd_len = 0, at;
+    size_t cd_off = 0, cd_len = 0, at, used = 0;
     int rc = end_record(c, f->buf, (size_t)end, &cd_off, &cd_len, &f->n);
     if (rc) return rc;
     if (!(f->e = calloc(f->n > 0 ? (size_t)f->n : 1, sizeof *f->e)))
@@ -508,7 +521,7 @@ static int parse(const ctx *c, npz_file *f)
         size_t len = 0;
         if ((rc = central(c, f->buf + at, cd_off + cd_len - at, i, &ce, &len))) return rc;
         f->e[i].a.index = i;
-        if ((rc = read_entry(c, f, cd_off, &f->e[i], &ce))) return rc;
+        if ((rc = read_entry(c, f, cd_off, &f->e[i], &ce, &used))) return rc;
         at += len;
     }
     if ((rc = index_names(c, f))) return rc;
