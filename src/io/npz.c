@@ -228,9 +228,11 @@ static int dtype_of(const ctx *c, const char *nm, const char *d, int *out)
     while (d[0] && k < NPZ_NDTYPE && strcmp(d + 1, kinds[k])) k++;
     int known = d[0] && strchr("<>|=", d[0]) && k < NPZ_NDTYPE;
     if (known && (dtypes[k].size == 1 || d[0] == '<')) { *out = k; return 0; }
+    char shown[40];
+    show(shown, sizeof shown, (const unsigned char *)d, strlen(d));
     if (d[0] == '>')
-        return bad(c, "array '%s': big-endian dtype '%s' is not supported (little-endian only)", nm, d);
-    return bad(c, "array '%s': unsupported dtype '%s' (readable: <f4 <f2 |i1 |u1 <i4 |S1)", nm, d);
+        return bad(c, "array '%s': big-endian dtype '%s' is not supported (little-endian only)", nm, shown);
+    return bad(c, "array '%s': unsupported dtype '%s' (readable: <f4 <f2 |i1 |u1 <i4 |S1)", nm, shown);
 }
 
 /* "(7241, 64)" for messages */
@@ -276,10 +278,11 @@ static int parse_npy(const ctx *c, entry *e, const unsigned char *p, size_t n)
         return bad(c, "array '%s': .npy header (%zu bytes) runs past the entry's end (%zu bytes)", e->shown, hl, n);
     hdr h = {(const char *)p + off, 0, hl, NULL};
     fields f = {.descr = ""};
-    if (dict(&h, &f, &e->a))
-    {
+    if (dict(&h, &f, &e->a)) {
         char text[200];
-        show(text, sizeof text, p + off, hl);
+        size_t tl = hl;              /* without NumPy's padding */
+        while (tl && (p[off + tl - 1] == ' ' || p[off + tl - 1] == '\n')) tl--;
+        show(text, sizeof text, p + off, tl);
         return bad(c, "array '%s': .npy header does not parse: %s at byte %zu of \"%s\"", e->shown, h.why, h.i, text);
     }
     if (f.structured) return bad(c, "array '%s': structured dtype (a list of fields) is not supported", e->shown);
