@@ -18,6 +18,7 @@ int fuzz_bleu(const uint8_t *data, size_t size);        /* BLEU on a hypothesis 
 int fuzz_request(const uint8_t *data, size_t size);     /* nmt serve's POST /translate body and answer */
 int fuzz_http(const uint8_t *data, size_t size);        /* raw bytes to a running nmt serve */
 int fuzz_api(const uint8_t *data, size_t size);         /* a program of public API calls on tiny models */
+int fuzz_npz(const uint8_t *data, size_t size);         /* .npz archives (Marian models): ZIP, deflate, .npy */
 
 /* The bytes as a file that path-based readers can open: a path to an in-memory file (memfd),
  * valid until the next call with the same slot (0..3). NULL if it cannot be made. */
