@@ -13,4 +13,12 @@ typedef struct batch {
     const int *dev_x, *dev_y, *dev_xlen, *dev_ylen;
 } batch;
 
+/* Guided alignment's word links of a batch's rows (host memory; data/links.h): row r's are
+ * lk[2·off[r] .. 2·off[r+1]), each (source position, target position), sorted by target then
+ * source. Kept apart from batch: only training reads them. */
+typedef struct batch_links {
+    int *off;          /* [B+1] */
+    int *lk;
+} batch_links;
+
 #endif

@@ -110,6 +110,19 @@ const int *batcher_next(batcher *bt, int *count)
 
 double batcher_progress(const batcher *bt) { return bt->nb ? (double)bt->next / bt->nb : 0; }
 
+/* Room for the links of any B pairs: B times the most one pair has. */
+static int links_room(batch_buf *bb, const pairs *p, int B)
+{
+    long most = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->link_off[i + 1] - p->link_off[i] > most) most = p->link_off[i + 1] - p->link_off[i];
+    if (most * B > INT_MAX / 2) return -1;
+    bb->links.off = malloc(sizeof(int) * ((size_t)B + 1));
+    size_t room = (size_t)most * (size_t)B;
+    bb->links.lk = malloc(sizeof(int) * 2 * (room ? room : 1));
+    return bb->links.off && bb->links.lk ? 0 : -1;
+}
+
 int batch_buf_init(batch_buf *bb, const pairs *p, int B, nmt_err *err)
 {
     memset(bb, 0, sizeof *bb);
@@ -123,6 +136,10 @@ int batch_buf_init(batch_buf *bb, const pairs *p, int B, nmt_err *err)
     bb->b.xlen = malloc(sizeof(int) * B);
     bb->b.ylen = malloc(sizeof(int) * B);
     bb->order = malloc(sizeof(int) * B);
+    if (p->link_off && links_room(bb, p, B)) {
+        batch_buf_free(bb);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for batches' links");
+    }
     if (!bb->b.x || !bb->b.y || !bb->b.xlen || !bb->b.ylen || !bb->order) {
         batch_buf_free(bb);
         return nmt_fail(err, NMT_ERR_NOMEM, "out of memory for batches");
@@ -134,7 +151,20 @@ void batch_buf_free(batch_buf *bb)
 {
     if (!bb) return;
     free(bb->b.x); free(bb->b.y); free(bb->b.xlen); free(bb->b.ylen); free(bb->order);
+    free(bb->links.off); free(bb->links.lk);
     memset(bb, 0, sizeof *bb);
+}
+
+/* Each row's links, in the rows' order. */
+static void fill_links(batch_links *l, const pairs *p, const int *ids, const int *ord, int count)
+{
+    l->off[0] = 0;
+    for (int r = 0; r < count; r++) {
+        int k = ids[ord[r]];
+        long n = p->link_off[k + 1] - p->link_off[k];
+        memcpy(l->lk + 2 * (size_t)l->off[r], p->link + 2 * p->link_off[k], sizeof(int) * 2 * (size_t)n);
+        l->off[r + 1] = l->off[r] + (int)n;
+    }
 }
 
 void batch_fill(batch_buf *bb, const pairs *p, const int *ids, int count)
@@ -161,6 +191,7 @@ void batch_fill(batch_buf *bb, const pairs *p, const int *ids, int count)
         for (int i = 0; i < b->xlen[r]; i++) b->x[(size_t)i * count + r] = s[i];
         for (int i = 0; i < b->ylen[r]; i++) b->y[(size_t)i * count + r] = t[i];
     }
+    if (p->link_off) fill_links(&bb->links, p, ids, ord, count);
 }
 
 void sort_by_length(int *ids, int n, const pairs *p)

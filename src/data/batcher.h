@@ -39,11 +39,13 @@ typedef struct batch_buf {
     batch b;
     int capB, capTx, capTy;
     int *order;            /* [capB] scratch: which of ids fills each row */
+    batch_links links;     /* the rows' links when p has them (links.off NULL otherwise) */
 } batch_buf;
 
 int batch_buf_init(batch_buf *bb, const pairs *p, int B, nmt_err *err);
 void batch_buf_free(batch_buf *bb);
-/* Fills bb->b with pairs ids[0..count) of p (time-major, padded with 0), the rows ordered by
+/* Fills bb->b (and bb->links, when p has links) with pairs ids[0..count) of p (time-major,
+ * padded with 0), the rows ordered by
  * source length, longest first (ties in the order of ids): then the pairs still running at
  * each source position are the first rows, and the encoder runs each step on those alone. */
 void batch_fill(batch_buf *bb, const pairs *p, const int *ids, int count);

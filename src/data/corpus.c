@@ -275,6 +275,7 @@ void pairs_free(pairs *p)
 {
     if (!p) return;
     free(p->src_off); free(p->tgt_off); free(p->src); free(p->tgt); free(p->line);
+    free(p->link_off); free(p->link);
     memset(p, 0, sizeof *p);
 }
 

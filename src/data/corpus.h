@@ -57,6 +57,10 @@ typedef struct pairs {
     long *line;               /* [n] 1-based line number of each pair in the files */
     long nlines, empty, too_long;
     long src_tokens, tgt_tokens, src_unk, tgt_unk; /* words kept, EOS not counted */
+    /* guided alignment (data/links.h), NULL without: pair k's links are link[2·link_off[k] ..
+     * 2·link_off[k+1]), each (source word, target word), sorted by target then source */
+    long *link_off;
+    int *link;
 } pairs;
 
 /* max_len 0 = no limit (words, EOS not counted). Files must have equal line counts. */
