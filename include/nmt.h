@@ -538,6 +538,9 @@ int nmt_blas_speed(double seconds, double *gflops, nmt_err *err);
  * others, the attention's W_a and U_a N(0, 0.001²) and v_a zero), or Glorot-uniform for the
  * attention's weights alone or for every weight matrix (biases zero in all three). */
 enum nmt_init { NMT_INIT_PAPER, NMT_INIT_GLOROT_ATT, NMT_INIT_GLOROT };
+/* Guided alignment's cost per linked target word i (a_i: its links normalised to sum to 1):
+ * CE -Σ_j a_ij log(α_ij + 1e-6); MSE Σ_j (α_ij - a_ij)² over the real source positions. */
+enum nmt_guided_cost { NMT_GUIDED_CE, NMT_GUIDED_MSE };
 
 /* Validation by the quality of translations (nmt_train_opts.valid_metrics): the dev set is
  * translated by beam search and scored against its references. BLEU and chrF live in
@@ -664,6 +667,14 @@ typedef struct nmt_train_opts {
                                            run's), replacing them at the first save (said as a WARN); 0
                                            (default): such a run is refused with NMT_ERR_ARG naming them,
                                            unless it resumes (resume, which excludes overwrite) */
+    /* Guided alignment (Chen et al. 2016; docs/TRAINING.md): word links pull the attention of the
+     * target words they link towards their source words. Training only; attention models only. */
+    const char *guided_alignment;       /* if set, Pharaoh links "i-j" (source word i, target word j, from
+                                           0), one line per corpus line (empty: none); NULL: off, and
+                                           training is what it was without it, bit for bit */
+    double guided_weight;               /* λ: the loss per sentence adds λ Σ_i G_i over its linked target
+                                           words (0.1); kept from the checkpoint on resume */
+    int guided_cost;                    /* enum nmt_guided_cost: G_i's form (NMT_GUIDED_CE) */
 } nmt_train_opts;
 
 nmt_train_opts nmt_train_default_opts(void);

@@ -24,7 +24,8 @@ enum {
     FAULT_LABEL_SMOOTHING = 9,  /* out_backward: the softmax gradient of the plain NLL under smoothing */
     FAULT_DROP_EMB = 10,        /* enc_backward: the source embeddings' gradient misses the dropout mask */
     FAULT_DROP_RNN = 11,        /* gru_backward: the recurrent products' share of dh_prev misses the mask */
-    FAULT_TIED_OUT = 12         /* out_backward: tied Et gets the embedding's gradient only, not the softmax's */
+    FAULT_TIED_OUT = 12,        /* out_backward: tied Et gets the embedding's gradient only, not the softmax's */
+    FAULT_GUIDED = 13           /* dec_backward: guided alignment's cost sends no gradient to α */
 };
 
 #endif

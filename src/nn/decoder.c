@@ -62,6 +62,8 @@ void dec_layout(dec_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty)
     w->hnrm = fd ? arena_take_host(a, sizeof(double) * B * (Ty + 1)) : NULL;
     w->hu = fd ? arena_take_host(a, sizeof(real) * B * 2 * (Ty + 1)) : NULL;
     w->drop_emb = w->drop_h = NULL;
+    w->ga = NULL;
+    w->ga_tmp = NULL;
 }
 
 double dec_extra_cost(const dec_ws *w, const nmt_config *c)
@@ -216,6 +218,18 @@ static void fert_cost_grads(const bk_ctx *x, dec_ws *w, const nmt_config *c, con
     bk->copy_rows(w->ddc, m, w->dDc + TB * m, m, B, m); /* dL/dd_{Ty+1} */
 }
 
+/* What reaches α_i directly, for rows starting at o: later steps' ξ (later, or NULL) plus
+ * guided alignment's cost (w->ga, or none). LocFer's later must stay the sum sent to earlier α
+ * alone, so the two are added into room of their own. */
+static const real *guided_dalpha(const bk_ctx *x, dec_ws *w, int B, int Tx, size_t o, const real *later)
+{
+    if (!w->ga || FAULT(FAULT_GUIDED)) return later;
+    const real *gi = w->ga + o * Tx;
+    if (!later) return gi;
+    x->b->add_rows(w->ga_tmp, Tx, later, Tx, gi, Tx, B, Tx);
+    return w->ga_tmp;
+}
+
 /* Step i of the backward recurrence: from dh = dL/ds_i (the readout's share plus what step i+1
  * sent back) to the GRU pre-activation gradients dA_i, dQ_i, dc_i's shares, and carry =
  * dL/ds_{i-1}. */
@@ -256,7 +270,8 @@ static void step_backward(const bk_ctx *x, dec_ws *w, enc_ws *e, const nmt_confi
         PROF_BEGIN(ta);
         attn_xi xf = {K, p->att_M, xk ? w->XI + o * Tx * K : NULL, w->dxi, w->dM_rows};
         /* dal holds what step i+1's ξ sent back to α_i (zero at the last step) */
-        attn_backward(x, w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, xk ? w->dal : NULL, w->alpha + o * Tx,
+        const real *dal = guided_dalpha(x, w, B, Tx, o, xk ? w->dal : NULL);
+        attn_backward(x, w->dQ + o * na, w->dUaH, e->dH, w->dv_rows, dci, dal, w->alpha + o * Tx,
                       w->UaH, w->Q + o * na, p->att_v, e->H, bt->dev_xlen, xk ? &xf : NULL, ad, w->tmp);
         if (xk) { /* send ξ_i's gradient back to α_{i-1} (LocFer: to every earlier α, by summing) */
             if (xk == XI_MARKOV || FAULT(FAULT_LOCFER_SUM)) bk->zero_rows(w->dal, Tx, B, Tx);

@@ -54,6 +54,10 @@ typedef struct dec_ws {
     double *hnrm;     /* host: nrm read back */
     real *hu;         /* host: u built there */
     double cost_step, cost_left; /* summed over the batch's sentences, unweighted */
+    /* guided alignment (nn/guide.h; set by net_backward, NULL: none): the gradient reaching each
+     * α_i [Ty*B, Tx] directly, and room [B, Tx] to add it to what later steps send (Markov, LocFer) */
+    const real *ga;
+    real *ga_tmp;
 } dec_ws;
 
 /* FertDec's extra cost of the last forward pass (MODEL.md section 5), summed over sentences:

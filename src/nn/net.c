@@ -84,6 +84,9 @@ double net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params
     PROF_BEGIN(t1);
     dec_forward(x, &w->dec, &w->enc, c, p, bt); /* attention time is booked separately inside */
     PROF_END(PROF_DEC_FWD, t1);
+    if (w->guide) w->guide->active = 0;
+    if (w->guide && w->links && w->out.drop_rng && has_attention(c)) /* training mode only */
+        guide_forward(x, w->guide, w->dec.alpha, bt, w->links);
     PROF_BEGIN(t2);
     double loss = out_forward(x, &w->out, &w->dec, c, p, bt, logp_tok ? w->logp : NULL);
     PROF_END(PROF_OUT_FWD, t2);
@@ -100,6 +103,9 @@ void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params 
     PROF_BEGIN(t0);
     out_backward(x, &w->out, &w->dec, c, p, g, bt, scale);
     PROF_END(PROF_OUT_BWD, t0);
+    int gd = w->guide && w->guide->active;
+    w->dec.ga = gd ? guide_backward(x, w->guide, bt, w->links, scale) : NULL;
+    w->dec.ga_tmp = gd ? w->guide->tmp : NULL;
     PROF_BEGIN(t1);
     dec_backward(x, &w->dec, &w->enc, c, p, g, bt, scale);
     PROF_END(PROF_DEC_BWD, t1);

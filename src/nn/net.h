@@ -7,6 +7,7 @@
 #include "data/batch_dev.h"
 #include "nn/decoder.h"
 #include "nn/encoder.h"
+#include "nn/guide.h"
 #include "nn/readout.h"
 
 /* The training-only terms besides the maxout dropout (docs/TRAINING.md): label smoothing ε of
@@ -30,6 +31,9 @@ typedef struct net_ws {
     batch_dev bd;            /* the batch's arrays on the device */
     batch view;              /* the batch net_forward ran, its dev_* fields on bd (for backward) */
     real *logp;              /* [Ty*B] device: per-token log-probabilities, copied out on request */
+    /* guided alignment (nn/guide.h), the caller's; off while either is NULL or out of training mode */
+    guide_ws *guide;
+    const batch_links *links; /* the next batch's rows' links (host) */
 } net_ws;
 
 /* Lays the workspace out for batches up to B x Tx x Ty (re-allocating only when it grows).
@@ -44,6 +48,10 @@ size_t net_ws_bytes(const nmt_config *c, int B, int Tx, int Ty);
  * model as it translates (validation). */
 static inline void net_set_dropout(net_ws *w, double p, rng *r) { w->out.dropout = p; w->out.drop_rng = r; }
 static inline void net_set_reg(net_ws *w, const net_reg *reg) { w->reg = *reg; }
+/* Guided alignment in training mode: g's cost on the links the caller names before each
+ * net_forward (net_set_links, rows in the batch's order); g NULL: off. */
+static inline void net_set_guide(net_ws *w, guide_ws *g) { w->guide = g; }
+static inline void net_set_links(net_ws *w, const batch_links *l) { w->links = l; }
 
 /* Teacher-forced forward: returns the summed NLL of the batch's real target tokens (the
  * batch cost of MODEL.md section 2 is this / B; in training mode with label smoothing, the
@@ -52,7 +60,10 @@ double net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params
 /* FertDec's costs of the last net_forward, summed over sentences and weighted (0 for other
  * models); the training loss is scale · (summed NLL + this). */
 static inline double net_extra_cost(const net_ws *w, const nmt_config *c) { return dec_extra_cost(&w->dec, c); }
-/* Backward of scale · (summed NLL + net_extra_cost), after net_forward on the same batch; ADDS
+/* Guided alignment's weighted cost λ Σ G of the last net_forward (0 when it did not guide); the
+ * training loss is then scale · (summed NLL + net_extra_cost + this). */
+static inline double net_guided_cost(const net_ws *w) { return w->guide && w->guide->active ? w->guide->weight * w->guide->cost : 0; }
+/* Backward of scale · (summed NLL + net_extra_cost + net_guided_cost), after net_forward on the same batch; ADDS
  * into g. */
 void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);
 

@@ -23,6 +23,8 @@ nmt_train_opts nmt_train_default_opts(void)
     o.lang_src = o.lang_tgt = -1;
     o.subword_vocab = 8000;
     o.valid_beam = 12;
+    o.guided_weight = 0.1;
+    o.guided_cost = NMT_GUIDED_CE;
     return o;
 }
 
