@@ -387,6 +387,16 @@ static size_t loop_options(opt *t, nmt_train_opts *o, struct train_vals *x)
                 "of -log p over the target vocabulary (default {}; dev NLL unsmoothed)"),
         OPT_DBL("--lr-decay", &o->lr_decay, 0, 1, "F", "multiply the learning rate by F after each validation that does\n"
                 "not improve the dev NLL (default {}: never)"),
+        OPT_STR1("--guided-alignment", &o->guided_alignment, "FILE", "guided alignment: word links of the training corpus, one line per\n"
+                 "pair, Pharaoh 'i-j' (source word i, target word j, from 0; as\n"
+                 "fast_align and nmt ibm write them), that the attention is\n"
+                 "trained towards (attention models; not with --subwords or --tokenize)"),
+        /* dumped only when given: a run without guidance dumps what it always did */
+        {.names = "--guided-alignment-weight", .kind = OPTK_DBL, .dst = &o->guided_weight, .lo = 0, .hi = 1e6, .arg = "W",
+         .flags = OPT_IF_GIVEN, .help = "its cost's weight beside the NLL, per linked target word (default {})"},
+        {.names = "--guided-alignment-cost", .kind = OPTK_CHOICE, .dst = &o->guided_cost, .arg = "ce|mse", .flags = OPT_IF_GIVEN,
+         .help = "ce (default): cross-entropy of the attention against the links,\n"
+                 "normalised per target word | mse: squared error (Chen et al. 2016)"},
         OPT_LONG("--lr-warmup", &o->lr_warmup, 0, ANY_LONG, "N", "raise the learning rate linearly over the first N updates: update u\n"
                  "uses lr x u/N (default {}: none)"),
         OPT_LONG("--lr-decay-inv-sqrt", &o->lr_decay_inv_sqrt, 0, ANY_LONG, "N", "after N updates, update u uses lr x sqrt(N/u) (default {}: none)"),

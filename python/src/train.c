@@ -127,6 +127,12 @@ static int set_init(opts_in *in, PyObject *v, const char *key)
     return set_choice(in, v, key, names, 3, &in->o.init, 0);
 }
 
+static int set_guided_cost(opts_in *in, PyObject *v, const char *key)
+{
+    static const char *const names[] = {"ce", "mse"}; /* enum nmt_guided_cost's order */
+    return set_choice(in, v, key, names, 2, &in->o.guided_cost, 0);
+}
+
 static int set_subwords(opts_in *in, PyObject *v, const char *key)
 {
     static const char *const names[] = {"unigram", "bpe"};
@@ -271,6 +277,9 @@ static const key KEYS[] = {
     {"dropout-emb", K_DBL, OFF(dropout_emb), 0, NULL},
     {"dropout-rnn", K_DBL, OFF(dropout_rnn), 0, NULL},
     {"label-smoothing", K_DBL, OFF(label_smoothing), 0, NULL},
+    {"guided-alignment", K_STR, OFF(guided_alignment), 0, NULL},
+    {"guided-alignment-weight", K_DBL, OFF(guided_weight), 0, NULL},
+    {"guided-alignment-cost", K_FN, 0, 0, set_guided_cost},
     {"lr-decay", K_DBL, OFF(lr_decay), 0, NULL},
     {"lr-warmup", K_LONG, OFF(lr_warmup), 0, NULL},
     {"lr-decay-inv-sqrt", K_LONG, OFF(lr_decay_inv_sqrt), 0, NULL},

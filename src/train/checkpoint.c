@@ -89,6 +89,10 @@ static char *state_json(const trainer *t)
     if (o->lr_warmup > 0) cJSON_AddNumberToObject(s, "lr_warmup", (double)o->lr_warmup);
     if (o->lr_decay_inv_sqrt > 0) cJSON_AddNumberToObject(s, "lr_decay_inv_sqrt", (double)o->lr_decay_inv_sqrt);
     if (o->precision == NMT_PREC_BF16) cJSON_AddStringToObject(s, "precision", "bf16");
+    if (o->guided_alignment) { /* the links file is an input, given again like the corpus */
+        cJSON_AddNumberToObject(s, "guided_weight", o->guided_weight);
+        cJSON_AddStringToObject(s, "guided_cost", o->guided_cost == NMT_GUIDED_MSE ? "mse" : "ce");
+    }
     if (t->nonfinite > 0) cJSON_AddNumberToObject(s, "nonfinite", t->nonfinite); /* updates skipped in a row */
     char *js = cJSON_PrintUnformatted(s);
     cJSON_Delete(s);
@@ -146,12 +150,12 @@ int ckpt_save(trainer *t, nmt_err *err)
  * minibatches the way batcher_plan cuts it, the counters must agree with the plan, and the
  * optimizer state must be finite (a NaN there would poison every later update). */
 
-enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT, F_PREC };
+enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT, F_PREC, F_GCOST };
 #define BELOW_ONE 0.99999999999999989 /* the largest double below 1: rates the trainer takes in [0, 1) */
 enum {
     K_UPDATE, K_EPOCH, K_NEXT, K_NB, K_RNG, K_HASH, K_PAIRS, K_BEST, K_BADV, K_ELAPSED, K_VNLL, K_VSENT, K_VTOK,
     K_VSTEP, K_VLEFT, K_DRNG, K_DROPOUT, K_OPT, K_LR, K_DECAY, K_OSTEP, K_CLIP, K_BATCH, K_BLOCKS, K_RESHUF,
-    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_PREC, K_NONFIN, K_COUNT
+    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_PREC, K_NONFIN, K_GWEIGHT, K_GCOST, K_COUNT
 };
 /* key, type, range, required (the optional ones came later: older checkpoints lack them) */
 static const struct field { const char *key; int type; double lo, hi; int required; } fields[K_COUNT] = {
@@ -188,6 +192,8 @@ static const struct field { const char *key; int type; double lo, hi; int requir
     [K_DRNN] = {"dropout_rnn", F_NUM, 0, BELOW_ONE, 0},
     [K_PREC] = {"precision", F_PREC, 0, 0, 0},       /* absent: fp32 */
     [K_NONFIN] = {"nonfinite", F_INT, 0, INT_MAX, 0}, /* absent: 0 */
+    [K_GWEIGHT] = {"guided_weight", F_NUM, 0, 1e6, 0},  /* absent: no guided alignment */
+    [K_GCOST] = {"guided_cost", F_GCOST, 0, 0, 0},
 };
 
 /* "0123456789abcdef": exactly 16 hex digits; -1 otherwise. */
@@ -214,6 +220,11 @@ static const char *field_value(const struct field *fd, const cJSON *j, double *n
         return NULL;
     case F_OPT:
         if (!cJSON_IsString(j) || (*num = optim_parse(j->valuestring)) < 0) return "must be adadelta, adagrad, adam or sgd";
+        return NULL;
+    case F_GCOST:
+        if (!cJSON_IsString(j) || !j->valuestring || (strcmp(j->valuestring, "ce") && strcmp(j->valuestring, "mse")))
+            return "must be \"ce\" or \"mse\"";
+        *num = strcmp(j->valuestring, "ce") ? NMT_GUIDED_MSE : NMT_GUIDED_CE;
         return NULL;
     case F_PREC: /* the one a run is not trained in by default */
         if (!cJSON_IsString(j) || !j->valuestring || strcmp(j->valuestring, "bf16")) return "must be \"bf16\" (fp32 is written as no field)";
@@ -265,6 +276,9 @@ static int state_fill(ckpt_state *s, const double *v, const uint64_t (*u)[4], co
     s->dropout_emb = v[K_DEMB]; s->dropout_rnn = v[K_DRNN];
     s->precision = seen[K_PREC] ? (int)v[K_PREC] : NMT_PREC_FP32;
     s->nonfinite = (int)v[K_NONFIN];
+    s->guided = seen[K_GWEIGHT];
+    s->guided_weight = v[K_GWEIGHT];
+    s->guided_cost = (int)v[K_GCOST];
     const char *why = NULL;
     if (s->best_dev < 0 && s->best_dev != -1) why = "best_dev is negative (only -1, for none yet, is)";
     else if ((long long)s->batch * s->sort_blocks > INT_MAX) why = "batch x sort_blocks overflows an int";
@@ -432,6 +446,7 @@ static void append(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+static const char *gcost_name(int k) { return k == NMT_GUIDED_MSE ? "mse" : "ce"; }
 static const char *prec_name(int p) { return p == NMT_PREC_BF16 ? "bf16" : p == NMT_PREC_FP32 ? "fp32" : "other"; }
 
 /* Warns when the settings a resumed run takes from its checkpoint are not those the caller gave
@@ -459,6 +474,11 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
         append(msg, sizeof msg, ", inverse-square-root decay %ld (not %ld)", now->lr_decay_inv_sqrt, e->lr_decay_inv_sqrt);
     if (e->precision != now->precision)
         append(msg, sizeof msg, ", precision %s (not %s)", prec_name(now->precision), prec_name(e->precision));
+    if (!now->guided_alignment && e->guided_alignment) append(msg, sizeof msg, ", no guided alignment (not %s)", e->guided_alignment);
+    if (now->guided_alignment && e->guided_weight != now->guided_weight)
+        append(msg, sizeof msg, ", guided alignment weight %g (not %g)", now->guided_weight, e->guided_weight);
+    if (now->guided_alignment && e->guided_cost != now->guided_cost)
+        append(msg, sizeof msg, ", guided alignment cost %s (not %s)", gcost_name(now->guided_cost), gcost_name(e->guided_cost));
     if (!*msg) return;
     char line[1024];
     snprintf(line, sizeof line, "%s: the resumed run keeps its checkpoint's settings:%s", st_name(f), msg + 1);
@@ -480,6 +500,13 @@ int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
     now.lr_warmup = s.lr_warmup; now.lr_decay_inv_sqrt = s.lr_decay_inv_sqrt;
     now.dropout_emb = s.dropout_emb; now.dropout_rnn = s.dropout_rnn;
     now.precision = s.precision;
+    /* guided alignment's weight and cost are the run's; its links are an input, given again */
+    if (s.guided && !now.guided_alignment)
+        return nmt_fail(err, NMT_ERR_ARG, "%s: the run trains with guided alignment (weight %g, %s cost): give "
+                        "--guided-alignment FILE again to resume it", st_name(f), s.guided_weight, gcost_name(s.guided_cost));
+    if (!s.guided) now.guided_alignment = NULL;
+    now.guided_weight = s.guided ? s.guided_weight : now.guided_weight;
+    now.guided_cost = s.guided ? s.guided_cost : now.guided_cost;
     warn_replaced(t, &now, f);
     t->eff = now;
     return NMT_OK;

@@ -342,6 +342,17 @@ static uint64_t bits(double x)
     return u;
 }
 
+/* Guided alignment's settings and links; 0 without it. */
+static uint64_t guided_hash(const trainer *t)
+{
+    const nmt_train_opts *o = t->o;
+    if (!o->guided_alignment || !t->train.link_off) return 0;
+    double set[2] = {o->guided_weight, o->guided_cost};
+    uint64_t h = hash_bytes(1469598103934665603ULL, set, sizeof set);
+    h = hash_bytes(h, t->train.link_off, sizeof(long) * ((size_t)t->train.n + 1));
+    return hash_bytes(h, t->train.link, sizeof(int) * 2 * (size_t)t->train.link_off[t->train.n]);
+}
+
 /* What every rank must share, each with the name a user knows it by: the model's shape and the
  * training options (the checkpoint's, when resumed), then the data and the state they became.
  * --threads may differ (machines of other sizes). Returns the count. */
@@ -377,6 +388,7 @@ static int input_items(const trainer *t, item *it)
     for (; n < (int)(sizeof v / sizeof v[0]); n++) it[n] = (item){names[n], bits(v[n])};
     it[n++] = (item){"training corpus (its pairs as word ids: another corpus, vocabulary or text stages)", t->corpus_hash};
     it[n++] = (item){"dev set", t->dev.n ? train_corpus_hash(&t->dev) : 0};
+    it[n++] = (item){"guided alignment (--guided-alignment given or not, its links, weight or cost)", guided_hash(t)};
     it[n++] = (item){"initial parameters (another --seed, checkpoint or --pretrained-model)", hash_model(t->m)};
     uint64_t pos[4] = {(uint64_t)t->update, (uint64_t)t->bat.epoch, (uint64_t)t->bat.next, (uint64_t)t->opt.step};
     uint64_t h = hash_bytes(hash_bytes(1469598103934665603ULL, pos, sizeof pos), t->bat.order, sizeof(int) * t->train.n);

@@ -360,6 +360,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if (!rc && t->train.n == 0)
         rc = nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty pairs and pairs over %d words",
                       o->src, o->max_len);
+    if (!rc) rc = train_guided_links(t, c, err);
     if (!rc && o->valid_src) rc = pairs_build(&t->dev, &t->vs, &t->vt, sv, tv, 0, err);
     if (!rc && !from_model && (rc = nmt_config_check(c, err)))
         nmt_fail(err, rc, "%s: the corpus yields too small a vocabulary (%d source and %d target entries)", o->src,
@@ -396,6 +397,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = net_ws_reserve(&t->m->cx, &t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
     net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn});
+    if ((rc = train_guided_init(t, err))) return rc;
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;
     if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
@@ -433,6 +435,9 @@ void train_summary(trainer *t, char *buf, size_t n)
     if (t->mix && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nprecision bf16: the step's matrix products in bf16 with FP32 sums; FP32 weights, "
                       "gradients and optimizer; the dev set scored in FP32");
+    if (t->o->guided_alignment && t->train.link_off && k > 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - k, "\nguided alignment: %ld links from %s, %s cost, weight %g", t->train.link_off[t->train.n],
+                      t->o->guided_alignment, t->o->guided_cost == NMT_GUIDED_MSE ? "mse" : "ce", t->o->guided_weight);
     if (c->tied_emb && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
     if (t->o->pretrained && !t->o->resume && k > 0 && (size_t)k < n)
@@ -459,6 +464,7 @@ void train_cleanup(trainer *t)
     if (t->batch_log) fclose(t->batch_log); /* errors are caught by the flush after each update */
     if (t->cost_log) fclose(t->cost_log);
     dist_free(t);
+    guide_free(&t->guide);
     if (t->m) { /* G and the bf16 set live on the model's device: freed before the model */
         if (t->mix) t->m->cx.b->mix->free(t->mix);
         t->m->cx.b->free(t->G);

@@ -23,10 +23,12 @@ static int log_batch(trainer *t, const int *ids, int cnt, nmt_err *err)
     return NMT_OK;
 }
 
-/* The cost log: update, cost per sentence, gradient norm; flushed like the batch log. */
-static int log_cost(trainer *t, double cost, double norm, nmt_err *err)
+/* The cost log: update, cost per sentence, gradient norm; with guided alignment a fourth column,
+ * its cost per sentence (unweighted Σ G); flushed like the batch log. */
+static int log_cost(trainer *t, double cost, double norm, double guided, nmt_err *err)
 {
-    fprintf(t->cost_log, "%ld\t%.17g\t%.17g\n", t->update, cost, norm);
+    if (t->o->guided_alignment) fprintf(t->cost_log, "%ld\t%.17g\t%.17g\t%.17g\n", t->update, cost, norm, guided);
+    else fprintf(t->cost_log, "%ld\t%.17g\t%.17g\n", t->update, cost, norm);
     if (fflush(t->cost_log) || ferror(t->cost_log))
         return nmt_fail(err, NMT_ERR_IO, "%s: write failed: %s", t->o->cost_log, strerror(errno));
     return NMT_OK;
@@ -49,8 +51,9 @@ static double eta(const trainer *t, double per_update)
 }
 
 /* Forward on this rank's pairs of the minibatch (all of them in one process): s gets the summed
- * NLL, FertDec's weighted cost, the target tokens and FertDec's unweighted costs; 0 when none. */
-enum { S_NLL, S_EXTRA, S_TOK, S_STEP, S_LEFT, S_N };
+ * NLL, FertDec's weighted cost, the target tokens, FertDec's unweighted costs and guided
+ * alignment's weighted and unweighted costs; 0 when none. */
+enum { S_NLL, S_EXTRA, S_TOK, S_STEP, S_LEFT, S_GUIDE, S_GUIDE_RAW, S_N };
 
 static void forward_share(trainer *t, const int *ids, int cnt, double *s)
 {
@@ -59,11 +62,14 @@ static void forward_share(trainer *t, const int *ids, int cnt, double *s)
     if (!cnt) return;
     batch_fill(&t->bb, &t->train, ids, cnt);
     batch *b = &t->bb.b;
+    net_set_links(&t->ws, t->bb.links.off ? &t->bb.links : NULL);
     s[S_NLL] = net_forward(&t->cx, &t->ws, c, &t->m->p, b, NULL);
     s[S_EXTRA] = net_extra_cost(&t->ws, c); /* FertDec's costs, 0 otherwise */
     for (int i = 0; i < b->B; i++) s[S_TOK] += b->ylen[i];
     s[S_STEP] = t->ws.dec.cost_step;
     s[S_LEFT] = t->ws.dec.cost_left;
+    s[S_GUIDE] = net_guided_cost(&t->ws);
+    s[S_GUIDE_RAW] = t->ws.guide && t->ws.guide->active ? t->ws.guide->cost : 0;
 }
 
 /* One update on the next minibatch: forward, backward, clipped step. A non-finite cost or
@@ -81,11 +87,12 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     double s[S_N];
     /* t->G is all zeros here: zeroed when the workspace was made, then by every optim_step */
     forward_share(t, ids, cnt, s);
-    if ((rc = dist_sum_costs(t, s, S_N, err))) return rc;
+    /* guided alignment's two only when it is on: a job without it exchanges what it always did */
+    if ((rc = dist_sum_costs(t, s, t->o->guided_alignment ? S_N : S_GUIDE, err))) return rc;
     double nll = s[S_NLL];
     int step_rc = NMT_ERR_NUMERIC;
     *norm = NAN;
-    if (isfinite(nll) && isfinite(s[S_EXTRA])) {
+    if (isfinite(nll) && isfinite(s[S_EXTRA]) && isfinite(s[S_GUIDE])) {
         if (cnt) net_backward(&t->cx, &t->ws, c, &t->m->p, &t->g, &t->bb.b, (real)1 / B);
         if ((rc = dist_sum_grads(t, all, B, err))) return rc;
         t->opt.lr_scale = optim_schedule(t->update + 1, t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
@@ -94,7 +101,7 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     }
     t->update++;
     backend_mark(&t->cx, BK_MARK_UPDATE);
-    if (t->cost_log && (rc = log_cost(t, nll / B, *norm, err))) return rc;
+    if (t->cost_log && (rc = log_cost(t, nll / B, *norm, s[S_GUIDE_RAW] / B, err))) return rc;
     if (step_rc) {
         /* which number went bad says where to look: the data or the rate (the cost), FertDec's
          * coverage terms, or the backward pass (the gradient of a finite cost) */
@@ -102,6 +109,8 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
         if (!isfinite(nll)) snprintf(msg, sizeof msg, "update %ld: the cost is NaN/Inf; update skipped", t->update);
         else if (!isfinite(s[S_EXTRA]))
             snprintf(msg, sizeof msg, "update %ld: FertDec's coverage cost is NaN/Inf; update skipped", t->update);
+        else if (!isfinite(s[S_GUIDE]))
+            snprintf(msg, sizeof msg, "update %ld: guided alignment's cost is NaN/Inf; update skipped", t->update);
         else snprintf(msg, sizeof msg, "update %ld: the gradient is NaN/Inf (of a finite cost, %.4g); update skipped", t->update, nll / B);
         train_warn(t, msg);
         if (++t->nonfinite > t->o->max_nonfinite)

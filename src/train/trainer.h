@@ -62,6 +62,7 @@ typedef struct trainer {
     int model_fd;               /* the model file's own lock (hard links); -1 when not taken */
     struct bk_mix *mix;         /* bf16 training: the weights' bf16 copies; NULL in FP32 */
     bk_ctx cx;                  /* the model's context, with the run's precision: bf16's mix or none */
+    guide_ws guide;             /* guided alignment's buffers (guided.c), with --guided-alignment */
 } trainer;
 
 /* report.c: the clock, and the caller's callback */
@@ -80,6 +81,10 @@ void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[T
 int train_setup(trainer *t, st_file **ck, nmt_err *err);
 void train_summary(trainer *t, char *buf, size_t n);
 void train_cleanup(trainer *t);
+
+/* guided.c: guided alignment (nmt_train_opts.guided_alignment; nothing without it) */
+int train_guided_links(trainer *t, const nmt_config *c, nmt_err *err); /* checks, then the links onto t->train */
+int train_guided_init(trainer *t, nmt_err *err);                       /* the cost's buffers, after the workspace */
 
 /* mixed.c: bf16 training */
 int train_mix_check(const nmt_train_opts *o, nmt_err *err); /* the precision is one training has, on this CPU */
@@ -111,6 +116,8 @@ typedef struct ckpt_state {
     int nb, next, corpus_pairs, has_drop_rng;
     double best_dev, elapsed, val_nll, val_step, val_left;
     uint64_t rng[4], drop_rng[4], corpus_hash;
+    int guided, guided_cost;            /* guided alignment: on (its fields present), enum nmt_guided_cost */
+    double guided_weight;
 } ckpt_state;
 
 uint64_t train_corpus_hash(const pairs *p);     /* ties a checkpoint to its corpus */

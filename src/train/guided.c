@@ -1,0 +1,47 @@
+/* guided.c: guided alignment's set-up for a training run (docs/TRAINING.md): what it refuses
+ * (a model without attention; text the run re-segments, whose words the links would miss),
+ * the links read with the corpus, and the cost's buffers. */
+#include <stdio.h>
+
+#include "base/err.h"
+#include "data/links.h"
+#include "nn/variant.h"
+#include "train/trainer.h"
+
+/* Links index the corpus's words as the files hold them: a run that splits or re-tokenizes
+ * them (subword units, --tokenize) would read other positions. Refused rather than mapped. */
+static int check_words_kept(const trainer *t, nmt_err *err)
+{
+    if (train_uses_subwords(t->o) || (t->m && t->m->sw))
+        return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: the links index the corpus's words, which subword units split "
+                        "into pieces: segment the corpus beforehand (nmt segment) and align the segmented text instead");
+    for (int side = 0; side < 2; side++)
+        if (train_side_stages(t, side).tokenize)
+            return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: the links index the corpus's words, which --tokenize "
+                            "re-tokenizes: tokenize the corpus beforehand and align the tokenized text instead");
+    return NMT_OK;
+}
+
+int train_guided_links(trainer *t, const nmt_config *c, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    if (!o->guided_alignment) return NMT_OK;
+    if (!has_attention(c))
+        return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: %s has no attention to guide (its context is the encoder's "
+                        "last state): use an attention model (rnnsearch, recatt, ...)", nmt_arch_name(c->arch));
+    if (!(o->guided_weight >= 0 && o->guided_weight <= 1e6))
+        return nmt_fail(err, NMT_ERR_ARG, "guided alignment weight %g out of range [0, 1e6]", o->guided_weight);
+    if (o->guided_cost != NMT_GUIDED_CE && o->guided_cost != NMT_GUIDED_MSE)
+        return nmt_fail(err, NMT_ERR_ARG, "unknown guided alignment cost %d (0 ce, 1 mse)", o->guided_cost);
+    int rc = check_words_kept(t, err);
+    return rc ? rc : links_attach(&t->train, o->guided_alignment, &t->ts, &t->tt, err);
+}
+
+int train_guided_init(trainer *t, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    if (!o->guided_alignment) return NMT_OK;
+    int rc = guide_init(&t->m->cx, &t->guide, o->guided_cost, o->guided_weight, o->batch, t->max_src, t->max_tgt, err);
+    if (!rc) net_set_guide(&t->ws, &t->guide);
+    return rc;
+}
