@@ -2,7 +2,7 @@
  * the GRU step, the attention step (with and without the ξ window of Markov/LocFer) and the
  * readout with its loss (inputs and weights), and every parameter tensor of every architecture
  * on variable-length batches, with the training terms of docs/TRAINING.md (label smoothing,
- * variational dropout, tied embeddings) on. Then it switches on,
+ * variational dropout, tied embeddings, guided alignment's ce and mse costs) on. Then it switches on,
  * one at a time, faults that drop a backward term, and checks that the comparison catches each. */
 #include <stdlib.h>
 #include <string.h>
@@ -205,18 +205,23 @@ struct model_ctx {
     params p, g;
     batch bt;
     net_ws ws;
+    guide_ws *guide;    /* guided alignment on links (test_guided), or NULL */
+    batch_links links;
 };
 
 static double model_loss(void *p)
 {
     struct model_ctx *m = p;
     /* training mode when anything of it is on; masks from the same seed at every evaluation */
-    int train = m->dropout > 0 || m->reg.label_smoothing > 0 || m->reg.dropout_emb > 0 || m->reg.dropout_rnn > 0;
+    int train = m->dropout > 0 || m->reg.label_smoothing > 0 || m->reg.dropout_emb > 0 || m->reg.dropout_rnn > 0 || m->guide;
     rng_seed(&m->drop, 77);
     net_set_dropout(&m->ws, m->dropout, train ? &m->drop : NULL);
     net_set_reg(&m->ws, &m->reg);
+    net_set_guide(&m->ws, m->guide);
+    net_set_links(&m->ws, m->guide ? &m->links : NULL);
     double nll = net_forward(TX, &m->ws, &m->c, &m->p, &m->bt, NULL);
-    return (nll + net_extra_cost(&m->ws, &m->c)) / m->bt.B; /* FertDec's costs included */
+    /* FertDec's and guided alignment's costs included */
+    return (nll + net_extra_cost(&m->ws, &m->c) + net_guided_cost(&m->ws)) / m->bt.B;
 }
 
 /* x: sentence lengths include EOS; ids random in [2, V) (the words), EOS at the end. */
@@ -370,6 +375,36 @@ static void test_variational(int arch)
     model_free(&m);
 }
 
+/* Guided alignment on the batch of model_init (source words 3, 1, 4; target words 2, 4, 0):
+ * row 0's first target word linked to two source words (a = 1/2 each) and its second to one,
+ * row 1's target words 0 and 2 to its one source word (1 and 3 unlinked), row 2 without links.
+ * Sorted by target, then source, as links_attach leaves them. */
+static int guided_off[4] = {0, 3, 5, 5};
+static int guided_lk[10] = {0, 0, 2, 0, 1, 1, 0, 0, 0, 2};
+
+static guide_ws *guided_on(struct model_ctx *m, guide_ws *g, int kind)
+{
+    NMT_ASSERT(!guide_init(TX, g, kind, 0.7, m->bt.B, m->bt.Tx, m->bt.Ty, NULL));
+    m->links = (batch_links){guided_off, guided_lk};
+    return m->guide = g;
+}
+
+/* The guided cost's gradient on one attention architecture, ce or mse. */
+static void test_guided(int arch, int kind)
+{
+    struct model_ctx m;
+    guide_ws g;
+    model_init(&m, arch);
+    guided_on(&m, &g, kind);
+    double mr = 0;
+    check_model(&m, &mr);
+    CHECKF(m.ws.guide->active && m.ws.guide->cost > 0, "%s: guided alignment's cost was not formed", nmt_arch_name(arch));
+    printf("%s with guided alignment (%s, weight 0.7): largest relative gradient error %.2e\n", nmt_arch_name(arch),
+           kind == NMT_GUIDED_MSE ? "mse" : "ce", mr);
+    guide_free(&g);
+    model_free(&m);
+}
+
 /* One full check of a model with training terms, tied embeddings or not. */
 static void check_variant(int arch, int tied, double dropout, net_reg reg, const char *what)
 {
@@ -433,30 +468,42 @@ int main(int argc, char **argv)
     test_variational(NMT_ARCH_RNNSEARCH);
     test_variational(NMT_ARCH_RNNENC);
     test_variational(NMT_ARCH_FERTDEC);
+    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+        nmt_config c = nmt_config_default();
+        c.arch = arch;
+        if (!has_attention(&c)) continue; /* RNNencdec: refused by training (train/guided.c) */
+        test_guided(arch, NMT_GUIDED_CE);
+        test_guided(arch, NMT_GUIDED_MSE);
+    }
     /* Each fault drops one backward term; the check must notice every one. */
-    static const struct { int fault, arch; const char *what; net_reg reg; int tied; } faults[] = {
-        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev", {0, 0, 0}, 0},
-        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention", {0, 0, 0}, 0},
-        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i", {0, 0, 0}, 0},
-        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient", {0, 0, 0}, 0},
-        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps", {0, 0, 0}, 0},
-        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context", {0, 0, 0}, 0},
-        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights", {0, 0, 0}, 0},
-        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient", {0, 0, 0}, 0},
-        {FAULT_LABEL_SMOOTHING, NMT_ARCH_RNNSEARCH, "label smoothing's term in the softmax gradient", {0.1, 0, 0}, 0},
-        {FAULT_DROP_EMB, NMT_ARCH_RNNSEARCH, "the dropout mask in the source embeddings' gradient", {0, 0.5, 0}, 0},
-        {FAULT_DROP_RNN, NMT_ARCH_RNNSEARCH, "the dropout mask in the recurrent products' gradient", {0, 0, 0.5}, 0},
-        {FAULT_TIED_OUT, NMT_ARCH_RNNSEARCH, "the softmax layer's share of the tied embeddings' gradient", {0, 0, 0}, 1},
+    static const struct { int fault, arch; const char *what; net_reg reg; int tied, guided; } faults[] = {
+        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev", {0, 0, 0}, 0, 0},
+        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention", {0, 0, 0}, 0, 0},
+        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i", {0, 0, 0}, 0, 0},
+        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient", {0, 0, 0}, 0, 0},
+        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps", {0, 0, 0}, 0, 0},
+        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context", {0, 0, 0}, 0, 0},
+        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights", {0, 0, 0}, 0, 0},
+        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient", {0, 0, 0}, 0, 0},
+        {FAULT_LABEL_SMOOTHING, NMT_ARCH_RNNSEARCH, "label smoothing's term in the softmax gradient", {0.1, 0, 0}, 0, 0},
+        {FAULT_DROP_EMB, NMT_ARCH_RNNSEARCH, "the dropout mask in the source embeddings' gradient", {0, 0.5, 0}, 0, 0},
+        {FAULT_DROP_RNN, NMT_ARCH_RNNSEARCH, "the dropout mask in the recurrent products' gradient", {0, 0, 0.5}, 0, 0},
+        {FAULT_TIED_OUT, NMT_ARCH_RNNSEARCH, "the softmax layer's share of the tied embeddings' gradient", {0, 0, 0}, 1, 0},
+        {FAULT_GUIDED, NMT_ARCH_RNNSEARCH, "guided alignment's gradient to the attention", {0, 0, 0}, 0, 1},
+        {FAULT_GUIDED, NMT_ARCH_LOCFER, "guided alignment's gradient beside LocFer's", {0, 0, 0}, 0, 1},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
         struct model_ctx m;
+        guide_ws g;
         model_init_tied(&m, faults[i].arch, faults[i].tied);
+        if (faults[i].guided) guided_on(&m, &g, NMT_GUIDED_CE);
         m.reg = faults[i].reg;
         nmt_fault = faults[i].fault;
         double mr = 0;
         int bad = check_model(&m, &mr);
         nmt_fault = 0;
+        if (faults[i].guided) guide_free(&g);
         CHECKF(bad > 0, "dropping the %s went unnoticed", faults[i].what);
         printf("fault '%s': caught, %d elements off (max relative error %.2e)\n", faults[i].what, bad, mr);
         model_free(&m);
