@@ -22,10 +22,11 @@ static int check_words_kept(const trainer *t, nmt_err *err)
     return NMT_OK;
 }
 
-int train_guided_links(trainer *t, const nmt_config *c, nmt_err *err)
+int train_guided_check(const trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     if (!o->guided_alignment) return NMT_OK;
+    const nmt_config *c = t->m ? &t->m->cfg : &o->cfg; /* a resumed or fine-tuned run's model decides */
     if (!has_attention(c))
         return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: %s has no attention to guide (its context is the encoder's "
                         "last state): use an attention model (rnnsearch, recatt, ...)", nmt_arch_name(c->arch));
@@ -33,8 +34,13 @@ int train_guided_links(trainer *t, const nmt_config *c, nmt_err *err)
         return nmt_fail(err, NMT_ERR_ARG, "guided alignment weight %g out of range [0, 1e6]", o->guided_weight);
     if (o->guided_cost != NMT_GUIDED_CE && o->guided_cost != NMT_GUIDED_MSE)
         return nmt_fail(err, NMT_ERR_ARG, "unknown guided alignment cost %d (0 ce, 1 mse)", o->guided_cost);
-    int rc = check_words_kept(t, err);
-    return rc ? rc : links_attach(&t->train, o->guided_alignment, &t->ts, &t->tt, err);
+    return check_words_kept(t, err);
+}
+
+int train_guided_links(trainer *t, nmt_err *err)
+{
+    const char *path = t->o->guided_alignment;
+    return path ? links_attach(&t->train, path, &t->ts, &t->tt, err) : NMT_OK;
 }
 
 int train_guided_init(trainer *t, nmt_err *err)

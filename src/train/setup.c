@@ -333,6 +333,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     }
     const int from_model = t->m != NULL; /* its vocabularies and sizes, not the options' */
     if ((rc = train_mix_check(o, err))) return rc; /* a resumed run's precision is its checkpoint's */
+    if ((rc = train_guided_check(t, err))) return rc;
     if ((rc = read_side(t, &t->ts, &t->tt, o->src, o->tgt, err))) return rc;
     if (o->valid_src && (rc = read_side(t, &t->vs, &t->vt, o->valid_src, o->valid_tgt, err))) return rc;
     if ((rc = valid_refs_keep(t, err))) return rc;
@@ -360,7 +361,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if (!rc && t->train.n == 0)
         rc = nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty pairs and pairs over %d words",
                       o->src, o->max_len);
-    if (!rc) rc = train_guided_links(t, c, err);
+    if (!rc) rc = train_guided_links(t, err);
     if (!rc && o->valid_src) rc = pairs_build(&t->dev, &t->vs, &t->vt, sv, tv, 0, err);
     if (!rc && !from_model && (rc = nmt_config_check(c, err)))
         nmt_fail(err, rc, "%s: the corpus yields too small a vocabulary (%d source and %d target entries)", o->src,

@@ -83,8 +83,9 @@ void train_summary(trainer *t, char *buf, size_t n);
 void train_cleanup(trainer *t);
 
 /* guided.c: guided alignment (nmt_train_opts.guided_alignment; nothing without it) */
-int train_guided_links(trainer *t, const nmt_config *c, nmt_err *err); /* checks, then the links onto t->train */
-int train_guided_init(trainer *t, nmt_err *err);                       /* the cost's buffers, after the workspace */
+int train_guided_check(const trainer *t, nmt_err *err); /* before the corpus is read: what it refuses */
+int train_guided_links(trainer *t, nmt_err *err);       /* the links onto t->train, once its pairs are built */
+int train_guided_init(trainer *t, nmt_err *err);        /* the cost's buffers, after the workspace */
 
 /* mixed.c: bf16 training */
 int train_mix_check(const nmt_train_opts *o, nmt_err *err); /* the precision is one training has, on this CPU */
