@@ -1,0 +1,115 @@
+#!/bin/sh
+# guided.sh: guided alignment training (docs/TRAINING.md): bad links files are refused with
+# file:line, as are RNNencdec, subword units and --tokenize; a file of empty lines changes no
+# bit; the options read back from --dump-config, are kept by a checkpoint (a stopped and resumed
+# run ends with the uninterrupted run's model) and run on the simulated device bit for bit; and
+# a small RNNsearch trained on links from `nmt ibm` attends along them on held-out sentences
+# clearly more than one trained without (AER of `nmt align` against the IBM links).
+. tests/cli/lib.sh
+D=$NMT_SHARED/data/multi30k/tok
+export OMP_WAIT_POLICY=PASSIVE
+head -n 2000 "$D/train.en" > "$T/s"; head -n 2000 "$D/train.fr" > "$T/t"
+head -n 200 "$D/test_2016_flickr.en" > "$T/ts"; head -n 200 "$D/test_2016_flickr.fr" > "$T/tt"
+"$NMT_BIN" ibm --src "$T/s" --tgt "$T/t" --sym gdfa --threads 1 > "$T/links" 2> "$T/ibm.err" || bad "nmt ibm: $(tail -n 2 "$T/ibm.err")"
+# the held-out sentences' links, from the same corpus with them added
+"$NMT_BIN" ibm --src "$T/s" --tgt "$T/t" --test-src "$T/ts" --test-tgt "$T/tt" --sym gdfa --threads 1 > "$T/tlinks" 2> "$T/ibm.err" \
+    || bad "nmt ibm on the held-out lines: $(tail -n 2 "$T/ibm.err")"
+head -n 40 "$T/s" > "$T/s40"; head -n 40 "$T/t" > "$T/t40"; head -n 40 "$T/links" > "$T/l40"
+BASE="--src $T/s40 --tgt $T/t40 --emb 16 --hid 16 --att 16 --maxout 16 --vocab 300 --batch 20 --sort-blocks 2
+      --threads 1 --seed 7 --log-every 1000 --optimizer adam --lr 0.01"
+
+train() { # NAME ARGS...: trains $T/NAME.nmt; its stderr in $T/NAME.log
+    name=$1; shift
+    # shellcheck disable=SC2086
+    "$NMT_BIN" train $BASE "$@" --model "$T/$name.nmt" 2> "$T/$name.log" || bad "$name: exit $?: $(tail -n 2 "$T/$name.log")"
+}
+
+# ---- bad links files: file:line, the link or token, the counts
+awk 'NR == 3 { print "99-0"; next } { print }' "$T/l40" > "$T/past_src"
+awk 'NR == 5 { print $0 " 0-77"; next } { print }' "$T/l40" > "$T/past_tgt"
+awk 'NR == 7 { print "1-"; next } { print }' "$T/l40" > "$T/dash"
+awk 'NR == 8 { print "2-3 4:5"; next } { print }' "$T/l40" > "$T/colon"
+head -n 39 "$T/l40" > "$T/short"
+words=$(sed -n 3p "$T/s40" | wc -w); twords=$(sed -n 5p "$T/t40" | wc -w)
+for c in "past_src|past_src:3: link 99-0 is past the source's $words words" "past_tgt|past_tgt:5: link 0-77 is past the target's $twords words" \
+         "dash|dash:7: malformed link '1-'" "colon|colon:8: malformed link '4:5'" \
+         "short|short has 39 lines but .*s40 has 40: guided alignment needs one line of links per sentence pair" \
+         "absent|absent: No such file or directory"; do
+    f=${c%%|*}
+    # shellcheck disable=SC2086
+    expect_fail "links file $f" 1 "${c#*|}" "$NMT_BIN" train $BASE --model "$T/x.nmt" --max-updates 2 --guided-alignment "$T/$f"
+done
+[ -e "$T/x.nmt" ] && bad "a refused run wrote its model" || ok
+# shellcheck disable=SC2086
+expect_fail "rnnenc" 1 "guided-alignment: rnnenc has no attention to guide" \
+    "$NMT_BIN" train $BASE --model "$T/x.nmt" --max-updates 2 --guided-alignment "$T/l40" --arch rnnenc
+expect_fail "subword units" 1 "guided-alignment: the links index the corpus's words, which subword units split" \
+    "$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --model "$T/x.nmt" --max-updates 2 --guided-alignment "$T/l40" --subwords bpe \
+    --subword-vocab 300 --threads 1
+# shellcheck disable=SC2086
+expect_fail "--tokenize" 1 "guided-alignment: the links index the corpus's words, which --tokenize re-tokenizes" \
+    "$NMT_BIN" train $BASE --model "$T/x.nmt" --max-updates 2 --guided-alignment "$T/l40" --tokenize en,fr
+# shellcheck disable=SC2086
+expect_fail "negative weight" 2 "guided-alignment-weight -1: out of range" \
+    "$NMT_BIN" train $BASE --model "$T/x.nmt" --guided-alignment "$T/l40" --guided-alignment-weight -1
+# shellcheck disable=SC2086
+expect_fail "unknown cost" 2 "guided-alignment-cost 'kl': expected ce or mse" \
+    "$NMT_BIN" train $BASE --model "$T/x.nmt" --guided-alignment "$T/l40" --guided-alignment-cost kl
+
+# ---- no links is no guidance, bit for bit (every attention variant's way into dα)
+sed 's/.*//' "$T/l40" > "$T/empty"
+for a in rnnsearch locfer; do
+    train "plain_$a" --max-updates 4 --arch $a
+    train "empty_$a" --max-updates 4 --arch $a --guided-alignment "$T/empty"
+    cmp -s "$T/plain_$a.nmt" "$T/empty_$a.nmt" && ok || bad "$a: a links file of empty lines changed the model"
+done
+train guided --max-updates 4 --guided-alignment "$T/l40" --cost-log "$T/guided.cost"
+cmp -s "$T/plain_rnnsearch.nmt" "$T/guided.nmt" && bad "the links changed nothing" || ok
+grep -q "guided alignment: [0-9]* links from .*l40, ce cost, weight 0.1" "$T/guided.log" && ok \
+    || bad "no guided alignment in the summary: $(head -n 6 "$T/guided.log")"
+awk -F'\t' 'NF != 4 || !($4 > 0) { exit 1 }' "$T/guided.cost" && ok || bad "the cost log lacks the guided cost: $(head -n 2 "$T/guided.cost")"
+
+# ---- a checkpoint keeps the weight and the cost; the links are given again
+train full --max-updates 8 --guided-alignment "$T/l40" --guided-alignment-weight 0.5 --guided-alignment-cost mse
+train half --max-updates 4 --guided-alignment "$T/l40" --guided-alignment-weight 0.5 --guided-alignment-cost mse
+"$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --threads 1 --model "$T/half.nmt" --resume "$T/half.nmt.ckpt" --max-updates 8 \
+    --guided-alignment "$T/l40" 2> "$T/resume.log" || bad "resumed run: $(tail -n 2 "$T/resume.log")"
+cmp -s "$T/full.nmt" "$T/half.nmt" && ok || bad "the resumed guided run ends with another model than the uninterrupted one"
+grep -q "keeps its checkpoint's settings:.*guided alignment weight 0.5 (not 0.1), guided alignment cost mse (not ce)" "$T/resume.log" \
+    && ok || bad "no warning that the checkpoint's weight and cost are kept: $(grep warn "$T/resume.log")"
+expect_fail "resumed without the links" 1 "the run trains with guided alignment \(weight 0.5, mse cost\): give --guided-alignment FILE again" \
+    "$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --threads 1 --model "$T/half.nmt" --resume "$T/half.nmt.ckpt" --max-updates 9
+
+# ---- option files and the simulated device
+# shellcheck disable=SC2086
+"$NMT_BIN" train $BASE --model "$T/x.nmt" --guided-alignment "$T/l40" --guided-alignment-weight 0.25 --guided-alignment-cost mse \
+    --dump-config > "$T/c.yaml"
+for k in "guided-alignment: $T/l40" "guided-alignment-weight: 0.25" "guided-alignment-cost: mse"; do
+    grep -q "^$k\$" "$T/c.yaml" && ok || bad "--dump-config lacks '$k'"
+done
+# shellcheck disable=SC2086
+"$NMT_BIN" train $BASE --model "$T/x.nmt" --dump-config | grep -q guided && bad "a run without guidance dumps guided options" || ok
+"$NMT_BIN" train -c "$T/c.yaml" --dump-config > "$T/c2.yaml" && cmp -s "$T/c.yaml" "$T/c2.yaml" && ok \
+    || bad "the dumped options do not read back to themselves"
+train devsim --max-updates 4 --guided-alignment "$T/l40" --device devsim
+cmp -s "$T/guided.nmt" "$T/devsim.nmt" && ok || bad "guided training on the simulated device differs from the CPU's"
+
+# ---- the attention follows the links: 300 updates on 2000 pairs with and without them, AER of
+# nmt align on 200 held-out sentences against their IBM links
+aer() { # NAME ARGS...
+    name=$1; shift
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/$name.nmt" --emb 32 --hid 32 --att 32 --maxout 32 --vocab 2000 \
+        --batch 40 --max-updates 300 --threads 2 --optimizer adam --lr 0.005 --seed 3 "$@" 2> "$T/$name.log" \
+        || bad "$name: $(tail -n 2 "$T/$name.log")"
+    "$NMT_BIN" align --model "$T/$name.nmt" --src "$T/ts" --tgt "$T/tt" --threads 2 > "$T/$name.align" 2> /dev/null
+    "$NMT_BIN" aer --gold "$T/tlinks" --test "$T/$name.align" | awk '$1 == "AER" { print $2 }'
+}
+a0=$(aer unguided)
+a1=$(aer guided_ce --guided-alignment "$T/links")
+a2=$(aer guided_mse --guided-alignment "$T/links" --guided-alignment-cost mse --guided-alignment-weight 1)
+echo "AER against the IBM links on 200 held-out sentences: unguided $a0, ce (weight 0.1) $a1, mse (weight 1) $a2"
+awk -v u="$a0" -v g="$a1" 'BEGIN { exit !(u != "" && g != "" && g + 0.15 < u) }' && ok \
+    || bad "guided (ce) AER $a1 is not clearly below the unguided $a0"
+awk -v u="$a0" -v g="$a2" 'BEGIN { exit !(u != "" && g != "" && g + 0.15 < u) }' && ok \
+    || bad "guided (mse) AER $a2 is not clearly below the unguided $a0"
+finish guided
