@@ -746,6 +746,8 @@ typedef struct nmt_train_report {
                               gradients across ranks (waiting for the slowest included); else 0 */
     double comm_s;         /* the same: seconds per update */
     double comm_bytes;     /* the same: bytes each rank contributes to the sums per update */
+    double guided_cost;    /* PROGRESS: guided alignment's cost (unweighted Σ G) per sentence over the
+                              same window; NAN without guided alignment */
 } nmt_train_report;
 
 typedef void (*nmt_train_cb)(const nmt_train_report *r, void *user);

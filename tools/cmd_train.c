@@ -1,5 +1,6 @@
 /* cmd_train.c: `nmt train`: option parsing, the live progress line, and
  * signal handling (SIGINT/SIGTERM/SIGHUP ask the library to checkpoint and stop). */
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -93,8 +94,10 @@ static void on_report(const nmt_train_report *r, void *user)
         v->last = r->update;
         char comm[64] = ""; /* several ranks: the time spent summing across them */
         if (r->comm_bytes > 0) snprintf(comm, sizeof comm, " | comm %.0f%%", 100 * r->comm_frac);
-        fprintf(stderr, "%supdate %ld | epoch %d %5.1f%% | cost %.3f | gnorm %.2f | %.0f tok/s%s | %s elapsed | ETA %s%s",
-                v->tty ? "\r\033[K" : "[train] ", r->update, r->epoch, 100 * r->epoch_frac, r->cost, r->grad_norm,
+        char guided[48] = ""; /* guided alignment's cost beside the NLL, when it is on */
+        if (isfinite(r->guided_cost)) snprintf(guided, sizeof guided, " | guided %.3f", r->guided_cost);
+        fprintf(stderr, "%supdate %ld | epoch %d %5.1f%% | cost %.3f%s | gnorm %.2f | %.0f tok/s%s | %s elapsed | ETA %s%s",
+                v->tty ? "\r\033[K" : "[train] ", r->update, r->epoch, 100 * r->epoch_frac, r->cost, guided, r->grad_norm,
                 r->tok_per_s, comm, el, eta, v->tty ? "" : "\n");
         v->line_open = v->tty;
         return;

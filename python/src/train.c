@@ -388,13 +388,13 @@ typedef struct run {
 static PyObject *report_dict(const nmt_train_report *r)
 {
     static const char *const kinds[] = {"start", "progress", "valid", "save", "warn", "end"};
-    return Py_BuildValue("{s:s,s:l,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:i,s:d,s:s}", "kind",
+    return Py_BuildValue("{s:s,s:l,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:i,s:d,s:s,s:d}", "kind",
                          r->kind >= 0 && r->kind <= NMT_REPORT_END ? kinds[r->kind] : "?", "update", r->update, "epoch",
                          r->epoch, "epoch_frac", r->epoch_frac, "cost", r->cost, "grad_norm", r->grad_norm, "tok_per_s",
                          r->tok_per_s, "elapsed", r->elapsed, "eta", r->eta, "dev_nll", r->dev_nll, "dev_nll_tok",
                          r->dev_nll_tok, "dev_ppl", r->dev_ppl, "dev_bleu", r->dev_bleu, "dev_chrf", r->dev_chrf, "improved",
                          r->improved ? Py_True : Py_False, "bad_validations", r->bad_validations, "lr", r->lr, "msg",
-                         r->msg ? r->msg : "");
+                         r->msg ? r->msg : "", "guided_cost", r->guided_cost);
 }
 
 /* The callback of a report, with the GIL: a true return, a raised exception, a set stop object

@@ -121,6 +121,7 @@ static int one_update(trainer *t, double *norm, nmt_err *err)
     t->nonfinite = 0;
     long tok = (long)s[S_TOK];
     t->win_nll += nll; t->win_sent += B; t->win_tok += tok;
+    t->win_guided += s[S_GUIDE_RAW];
     t->val_nll += nll; t->val_sent += B; t->val_tok += tok;
     t->val_step += s[S_STEP];
     t->val_left += s[S_LEFT];
@@ -141,12 +142,13 @@ static void progress_tick(trainer *t, progress *pg, double norm)
     memset(&r, 0, sizeof r);
     r.kind = NMT_REPORT_PROGRESS;
     r.cost = t->win_sent ? t->win_nll / t->win_sent : NAN;
+    r.guided_cost = t->o->guided_alignment && t->win_sent ? t->win_guided / t->win_sent : NAN;
     r.grad_norm = norm;
     r.tok_per_s = t->win_tok / (tnow - pg->since);
     r.eta = eta(t, (tnow - pg->run_t0) / (double)(t->update - pg->run_u0)); /* >= 1 update since run_u0 */
     dist_comm_stats(t, 1, &r);
     train_report(t, &r);
-    t->win_nll = 0; t->win_sent = t->win_tok = 0;
+    t->win_nll = t->win_guided = 0; t->win_sent = t->win_tok = 0;
     pg->since = tnow;
     pg->win_upd = 0;
 }

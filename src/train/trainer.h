@@ -46,6 +46,7 @@ typedef struct trainer {
     int closing;                 /* the validation at the end of a run stopped between two (train.c) */
     char *options_began;         /* resumed: the options YAML of the run's first process (checkpoint) */
     double win_nll, win_t;      /* progress window */
+    double win_guided;          /* ... guided alignment's unweighted cost */
     long win_sent, win_tok;
     double val_nll;             /* training NLL since the last validation (for the log) */
     long val_sent, val_tok;

@@ -2,7 +2,8 @@
 # guided.sh: guided alignment training (docs/TRAINING.md): bad links files are refused with
 # file:line, as are RNNencdec, subword units and --tokenize; a file of empty lines changes no
 # bit; the options read back from --dump-config, are kept by a checkpoint (a stopped and resumed
-# run ends with the uninterrupted run's model) and run on the simulated device bit for bit; and
+# run ends with the uninterrupted run's model) and run on the simulated device bit for bit; the
+# progress lines show its cost; and
 # a small RNNsearch trained on links from `nmt ibm` attends along them on held-out sentences
 # clearly more than one trained without (AER of `nmt align` against the IBM links).
 . tests/cli/lib.sh
@@ -99,7 +100,7 @@ cmp -s "$T/guided.nmt" "$T/devsim.nmt" && ok || bad "guided training on the simu
 aer() { # NAME ARGS...
     name=$1; shift
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/$name.nmt" --emb 32 --hid 32 --att 32 --maxout 32 --vocab 2000 \
-        --batch 40 --max-updates 300 --threads 2 --optimizer adam --lr 0.005 --seed 3 "$@" 2> "$T/$name.log" \
+        --batch 40 --max-updates 300 --threads 2 --optimizer adam --lr 0.005 --seed 3 --log-every 100 "$@" 2> "$T/$name.log" \
         || bad "$name: $(tail -n 2 "$T/$name.log")"
     "$NMT_BIN" align --model "$T/$name.nmt" --src "$T/ts" --tgt "$T/tt" --threads 2 > "$T/$name.align" 2> /dev/null
     "$NMT_BIN" aer --gold "$T/tlinks" --test "$T/$name.align" | awk '$1 == "AER" { print $2 }'
@@ -108,6 +109,9 @@ a0=$(aer unguided)
 a1=$(aer guided_ce --guided-alignment "$T/links")
 a2=$(aer guided_mse --guided-alignment "$T/links" --guided-alignment-cost mse --guided-alignment-weight 1)
 echo "AER against the IBM links on 200 held-out sentences: unguided $a0, ce (weight 0.1) $a1, mse (weight 1) $a2"
+grep -q "update [0-9]* | .* | cost [0-9.]* | guided [0-9.]* | gnorm" "$T/guided_ce.log" && ok \
+    || bad "no guided cost in the progress lines: $(grep update "$T/guided_ce.log" | tail -n 1)"
+grep -q "| guided" "$T/unguided.log" && bad "a guided cost in an unguided run's progress lines" || ok
 awk -v u="$a0" -v g="$a1" 'BEGIN { exit !(u != "" && g != "" && g + 0.15 < u) }' && ok \
     || bad "guided (ce) AER $a1 is not clearly below the unguided $a0"
 awk -v u="$a0" -v g="$a2" 'BEGIN { exit !(u != "" && g != "" && g + 0.15 < u) }' && ok \
