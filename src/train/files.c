@@ -11,7 +11,8 @@ void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[T
     const path_role i[TRAIN_PATHS_IN] = {{o->src, "the source corpus"}, {o->tgt, "the target corpus"},
                                          {o->valid_src, "the dev source"}, {o->valid_tgt, "the dev target"},
                                          {o->spm_src, "a SentencePiece model"}, {o->spm_tgt, "a SentencePiece model"},
-                                         {o->pretrained, "the pretrained model"}};
+                                         {o->pretrained, "the pretrained model"},
+                                         {o->guided_alignment, "the guided alignment links"}};
     const path_role w[TRAIN_PATHS_OUT] = {{o->model, "the model"}, {t->ckpt_path, "the checkpoint"},
                                           {t->log_path, "the training log"}, {o->batch_log, "the batch log"},
                                           {t->lock_path, "the model's lock file"}, {o->cost_log, "the cost log"},

@@ -74,7 +74,7 @@ void train_warn(trainer *t, const char *msg);
 
 /* files.c: the files a run reads (the corpus, dev set, SentencePiece and pretrained models) and
  * writes (model, checkpoint, logs, lock, the dev translations' template), as setup.c checks them */
-#define TRAIN_PATHS_IN 7
+#define TRAIN_PATHS_IN 8
 #define TRAIN_PATHS_OUT 7
 void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[TRAIN_PATHS_OUT]);
 

@@ -40,6 +40,9 @@ for c in "past_src|past_src:3: link 99-0 is past the source's $words words" "pas
     # shellcheck disable=SC2086
     expect_fail "links file $f" 1 "${c#*|}" "$NMT_BIN" train $BASE --model "$T/x.nmt" --max-updates 2 --guided-alignment "$T/$f"
 done
+# shellcheck disable=SC2086
+expect_fail "links file as the cost log" 1 "l40 is both the guided alignment links \(read\) and the cost log \(written\)" \
+    "$NMT_BIN" train $BASE --model "$T/x.nmt" --max-updates 2 --guided-alignment "$T/l40" --cost-log "$T/l40"
 [ -e "$T/x.nmt" ] && bad "a refused run wrote its model" || ok
 # shellcheck disable=SC2086
 expect_fail "rnnenc" 1 "guided-alignment: rnnenc has no attention to guide" \
@@ -80,6 +83,14 @@ grep -q "keeps its checkpoint's settings:.*guided alignment weight 0.5 (not 0.1)
     && ok || bad "no warning that the checkpoint's weight and cost are kept: $(grep warn "$T/resume.log")"
 expect_fail "resumed without the links" 1 "the run trains with guided alignment \(weight 0.5, mse cost\): give --guided-alignment FILE again" \
     "$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --threads 1 --model "$T/half.nmt" --resume "$T/half.nmt.ckpt" --max-updates 9
+
+# an unguided run resumed with links goes on unguided, and says so
+train plainr --max-updates 2
+"$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --threads 1 --model "$T/plainr.nmt" --resume "$T/plainr.nmt.ckpt" --max-updates 4 \
+    --guided-alignment "$T/l40" 2> "$T/plainr2.log" || bad "resumed unguided run: $(tail -n 2 "$T/plainr2.log")"
+grep -q "keeps its checkpoint's settings:.*no guided alignment (not .*l40)" "$T/plainr2.log" && ok \
+    || bad "no warning that the resumed run stays unguided: $(grep warn "$T/plainr2.log")"
+grep -q "^guided alignment:" "$T/plainr2.log" && bad "the resumed unguided run reads the links" || ok
 
 # ---- option files and the simulated device
 # shellcheck disable=SC2086
