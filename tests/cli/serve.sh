@@ -352,16 +352,16 @@ expect "split: the long sentence named" 413 'sentence 2 of texts\[1\] has 252 wo
 stop_server
 expect_fail "a CORS origin with a blank" 2 "no blanks or control characters" "$NMT_BIN" serve --model "$T/m.nmt" --cors "a b"
 
-# fairness across options: three 40-text requests at beam 64 are queued, then a one-text request
+# fairness across options: three 120-text requests at beam 64 are queued, then a one-text request
 # at the default beam comes; it must not wait behind batches it cannot join until all three are
 # done (one decoder, batches of 8: it used to end after all three)
-head -n 40 "$T/s" > "$T/in40"
-start_server "$T/log5" --workers 1 --max-batch 8 --max-beam 64 --max-queue 130 --max-texts 200 || { finish serve; exit 1; }
-r=$($C fair $PORT "$T/in40" 64 2>&1)
+head -n 120 "$T/s" > "$T/in120"
+start_server "$T/log5" --workers 1 --max-batch 8 --max-beam 64 --max-queue 400 --max-texts 500 || { finish serve; exit 1; }
+r=$($C fair $PORT "$T/in120" 64 2>&1)
 [ "$r" = 3 ] && ok || bad "a default-beam request behind three beam-64 ones: $r of the three ended after it (3 expected)"
-# a request that can never fit the queue (150 texts, --max-queue 130) is 413, not "retry" (503)
-$PY -c 'import json; print(json.dumps({"texts": ["a dog ."] * 150}))' > "$T/q150.json"
-expect "over the queue" 413 'at most 130 sentences' POST /translate $J "@$T/q150.json"
+# a request that can never fit the queue (450 texts, --max-queue 400) is 413, not "retry" (503)
+$PY -c 'import json; print(json.dumps({"texts": ["a dog ."] * 450}))' > "$T/q450.json"
+expect "over the queue" 413 'at most 400 sentences' POST /translate $J "@$T/q450.json"
 # a hint the decoder refuses names the request's text, not its place in a batch of 8 (texts[35]
 # was "sentence 4")
 $PY -c 'import json; print(json.dumps({"texts": ["a dog ."] * 40, "prefix": [""] * 35 + ["un " * 30] + [""] * 4}))' > "$T/p40.json"

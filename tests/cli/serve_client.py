@@ -321,7 +321,11 @@ def cmd_fair(a):
     threads = [threading.Thread(target=one, args=(f"big{k}", lines), kwargs={"beam": beam}) for k in range(3)]
     for t in threads:
         t.start()
-    time.sleep(0.3)  # the three are queued (and one decoding) before the small one comes
+    # the small one comes once the three are in (a fixed wait let a fast machine finish the first
+    # big one before the small one was sent, and the test failed about one run in four)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not in_flight(port, 3):
+        time.sleep(0.005)
     one("small", lines[:1])
     for t in threads:
         t.join()
@@ -329,6 +333,12 @@ def cmd_fair(a):
         print("error:", e, file=sys.stderr)
     print(sum(ends[f"big{k}"] > ends["small"] for k in range(3)))
     return 1 if errors else 0
+
+
+def in_flight(port, n):
+    """whether n requests are in flight (received whole, not yet answered)"""
+    _, body = request(port, "GET", "/metrics")
+    return f"nmt_requests_in_flight {n}" in body.decode().splitlines()
 
 
 def taken(port):
