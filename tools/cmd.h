@@ -24,6 +24,9 @@ int cmd_report(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_ibm(int argc, char **argv);
+/* `nmt ibm --src src --tgt tgt --sym gdfa` written to path (through path.tmp, renamed when
+ * whole): what `nmt train --guided-alignment ibm` trains towards. */
+int cmd_ibm_links(const char *src, const char *tgt, const char *path, struct nmt_err *err);
 int cmd_aer(int argc, char **argv);
 int cmd_bleu(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);

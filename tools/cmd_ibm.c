@@ -1,6 +1,7 @@
 /* cmd_ibm.c: `nmt ibm`, a classical word aligner (IBM Model 1 with fast_align's diagonal prior,
  * src/eval/ibm.h) whose Pharaoh links feed `nmt lex --align` and `nmt aer --test`, so that attention
  * alignments can be compared with it. Parses options, trains one or both directions, prints. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,14 @@ static int train_direction(const ibm_corpus *c, int reverse, const ibm_opts *o, 
     return rc;
 }
 
-static void print_links(const int *l, int nl)
+static void print_links(FILE *out, const int *l, int nl)
 {
-    for (int k = 0; k < nl; k++) printf(k ? " %d-%d" : "%d-%d", l[2 * k], l[2 * k + 1]);
-    putchar('\n');
+    for (int k = 0; k < nl; k++) fprintf(out, k ? " %d-%d" : "%d-%d", l[2 * k], l[2 * k + 1]);
+    fputc('\n', out);
 }
 
-static int run(const struct opts *o, nmt_err *err)
+/* The links of o's pairs on out. */
+static int run(const struct opts *o, FILE *out, nmt_err *err)
 {
     textfile S, T, TS, TT;
     memset(&TS, 0, sizeof TS);
@@ -145,7 +147,7 @@ static int run(const struct opts *o, nmt_err *err)
         if (need_rev) nr = ibm_viterbi_links(arev + (c.off[0][k] - c.off[0][first]), ns, 1, lr);
         int nl = ibm_links(mode, ns, nt, lf, nf, lr, nr, scratch, res);
         NMT_ASSERT(nl >= 0); /* Viterbi links always fit their pair */
-        print_links(res, nl);
+        print_links(out, res, nl);
     }
 out:
     free(sl);
@@ -225,7 +227,7 @@ static int combine(const struct opts *o, nmt_err *err)
         if ((rc = links_of(&ra, k, ns, nt, lr, &nr, err))) goto out;
         int nl = ibm_links(o->sym, ns, nt, lf, nf, lr, nr, scratch, res);
         NMT_ASSERT(nl >= 0); /* every link was checked */
-        print_links(res, nl);
+        print_links(stdout, res, nl);
     }
 out:
     free(buf);
@@ -234,6 +236,25 @@ out:
     aer_align_free(&ra);
     textfile_free(&S);
     textfile_free(&T);
+    return rc;
+}
+
+int cmd_ibm_links(const char *src, const char *tgt, const char *path, nmt_err *err)
+{
+    struct opts o;
+    memset(&o, 0, sizeof o);
+    o.o = ibm_opts_default();
+    o.src = src;
+    o.tgt = tgt;
+    o.sym = IBM_SYM_GROW_DIAG_FINAL_AND;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: %s", tmp, strerror(errno));
+    int rc = run(&o, f, err);
+    if (fclose(f) && !rc) rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path)) rc = nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    if (rc) remove(tmp);
     return rc;
 }
 
@@ -290,7 +311,7 @@ int cmd_ibm(int argc, char **argv)
     }
 
     nmt_err err = {0};
-    if (o.fwd_links ? combine(&o, &err) : run(&o, &err)) {
+    if (o.fwd_links ? combine(&o, &err) : run(&o, stdout, &err)) {
         fprintf(stderr, "nmt ibm: error: %s\n", err.msg);
         return CMD_ERR;
     }

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -390,10 +391,12 @@ static size_t loop_options(opt *t, nmt_train_opts *o, struct train_vals *x)
                 "of -log p over the target vocabulary (default {}; dev NLL unsmoothed)"),
         OPT_DBL("--lr-decay", &o->lr_decay, 0, 1, "F", "multiply the learning rate by F after each validation that does\n"
                 "not improve the dev NLL (default {}: never)"),
-        OPT_STR1("--guided-alignment", &o->guided_alignment, "FILE", "guided alignment: word links of the training corpus, one line per\n"
+        OPT_STR1("--guided-alignment", &o->guided_alignment, "FILE|ibm", "guided alignment: word links of the training corpus, one line per\n"
                  "pair, Pharaoh 'i-j' (source word i, target word j, from 0; as\n"
                  "fast_align and nmt ibm write them), that the attention is\n"
-                 "trained towards (attention models; not with --subwords or --tokenize)"),
+                 "trained towards (attention models; not with --subwords or --tokenize);\n"
+                 "ibm: nmt ibm --sym gdfa's links of the corpus, made first and kept\n"
+                 "as MODEL.ibm-links (made again when a corpus file is newer)"),
         /* dumped only when given: a run without guidance dumps what it always did */
         {.names = "--guided-alignment-weight", .kind = OPTK_DBL, .dst = &o->guided_weight, .lo = 0, .hi = 1e6, .arg = "W",
          .flags = OPT_IF_GIVEN, .help = "its cost's weight beside the NLL, per linked target word (default {})"},
@@ -526,6 +529,31 @@ static int mpi_start(nmt_comm *comm, nmt_train_opts *o, struct view *v)
     return OPT_GO;
 }
 
+/* --guided-alignment ibm: the corpus aligned by nmt ibm (gdfa) into MODEL.ibm-links, or that file
+ * again when it is newer than both corpus files; o then reads it. 0, or the exit status. */
+static int ibm_links(nmt_train_opts *o, char *path, size_t cap, int rank, int size)
+{
+    if (!o->guided_alignment || strcmp(o->guided_alignment, "ibm")) return 0;
+    if (size > 1) {
+        fprintf(stderr, "nmt train: error: --guided-alignment ibm: with Open MPI, give the links file (nmt ibm --sym gdfa)\n");
+        return CMD_USAGE;
+    }
+    snprintf(path, cap, "%s.ibm-links", o->model);
+    struct stat l, s, t;
+    int fresh = !stat(path, &l) && !stat(o->src, &s) && !stat(o->tgt, &t) && l.st_mtime >= s.st_mtime && l.st_mtime >= t.st_mtime;
+    nmt_err err;
+    if (fresh && !rank) fprintf(stderr, "[train] guided alignment: the links of %s (newer than the corpus)\n", path);
+    if (!fresh) {
+        fprintf(stderr, "[train] guided alignment: aligning the corpus with nmt ibm --sym gdfa into %s\n", path);
+        if (cmd_ibm_links(o->src, o->tgt, path, &err)) {
+            fprintf(stderr, "nmt train: error: --guided-alignment ibm: %s\n", err.msg);
+            return CMD_ERR;
+        }
+    }
+    o->guided_alignment = path;
+    return 0;
+}
+
 /* nmt train once its options are read. */
 static int run_train(nmt_train_opts *op, long log_every)
 {
@@ -540,6 +568,11 @@ static int run_train(nmt_train_opts *op, long log_every)
     catch_stop_signals();
     int mpi = comm_mpi_launched();
     if (mpi && (rc = mpi_start(&comm, &o, &view)) != OPT_GO) return rc;
+    char links[4200];
+    if ((rc = ibm_links(&o, links, sizeof links, comm.rank, comm.size))) {
+        if (mpi) comm_mpi_close(&comm, 1);
+        return rc;
+    }
     const char *pin = blas_kernels_user_pin();
     if (pin && !comm.rank)
         fprintf(stderr, "nmt train: note: OPENBLAS_CORETYPE=%s (from the environment) keeps OpenBLAS on AVX2 kernels on this "

@@ -130,4 +130,15 @@ awk -v u="$a0" -v g="$a1" 'BEGIN { exit !(u != "" && g != "" && g + 0.1 < u) }' 
     || bad "guided (ce) AER $a1 is not clearly below the unguided $a0"
 awk -v u="$a0" -v g="$a2" 'BEGIN { exit !(u != "" && g != "" && g + 0.1 < u) }' && ok \
     || bad "guided (mse) AER $a2 is not clearly below the unguided $a0"
+# --guided-alignment ibm: the corpus aligned by nmt ibm --sym gdfa first, kept beside the model
+# (the same links, the same model as the file given), and read again while newer than the corpus
+train ibm1 --guided-alignment ibm --max-updates 5
+"$NMT_BIN" ibm --src "$T/s40" --tgt "$T/t40" --sym gdfa > "$T/l40gdfa" 2> /dev/null
+cmp -s "$T/ibm1.nmt.ibm-links" "$T/l40gdfa" && ok || bad "--guided-alignment ibm's links differ from nmt ibm --sym gdfa's"
+train ibm2 --guided-alignment "$T/l40gdfa" --max-updates 5
+cmp -s "$T/ibm1.nmt" "$T/ibm2.nmt" && ok || bad "--guided-alignment ibm trained another model than its links given as a file"
+cp "$T/ibm1.nmt.ibm-links" "$T/ibm3.nmt.ibm-links"
+train ibm3 --guided-alignment ibm --max-updates 5
+grep -q "the links of .*ibm3.nmt.ibm-links (newer than the corpus)" "$T/ibm3.log" && ok || bad "the kept links were not read again"
+cmp -s "$T/ibm1.nmt" "$T/ibm3.nmt" && ok || bad "the kept links trained another model"
 finish guided
