@@ -42,7 +42,20 @@ enum bk_rule { BK_SGD, BK_ADAGRAD, BK_ADADELTA, BK_ADAM };
 typedef struct bk_hyper { real lr, rho, eps, b1, b2, c1, c2, scale; } bk_hyper;
 
 /* The activations of the row kernels: y = f(x) and, for backward, f' written through y. */
-enum bk_fn { BK_IDENTITY, BK_TANH, BK_SIGMOID };
+enum bk_fn { BK_IDENTITY, BK_TANH, BK_SIGMOID, BK_RELU, BK_GELU, BK_SWISH };
+/* (relu, gelu and swish are the Transformer's feed-forward activations: act_rows computes them,
+ * act_grad_x_rows their derivatives from the input; gelu is the tanh form
+ * 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))), swish x σ(x)) */
+
+/* A batch of products for gemm_batched: product i = o·inner + k (o < count/inner, k < inner)
+ * reads A at o·oa + k·ia, B at sel[o]·ob + k·ib (sel NULL: o·ob) and writes C at o·oc + k·ic,
+ * in elements. inner is the heads of multi-head attention, o the sentence or hypothesis; sel
+ * lets a hypothesis read its sentence's keys (device memory, count/inner ints). */
+typedef struct bk_batch {
+    int count, inner;
+    long oa, ia, ob, ib, oc, ic;
+    const int *sel;
+} bk_batch;
 
 /* The body of a parallel loop: indices [lo, hi) on thread `thread` (0 .. threads-1). */
 typedef void (*bk_body)(void *ctx, long lo, long hi, int thread);
@@ -201,6 +214,37 @@ typedef struct backend_ops {
     void (*attn_window)(real *xi, const real *src, int ld, const int *len, int H, int Tx, int k);
     /* its backward: dsrc [B, Tx] += what each window entry of dxi read */
     void (*attn_window_backward)(real *dsrc, const real *dxi, const int *len, int B, int Tx, int k);
+
+    /* ---- the Transformer (nn/transformer.h) ---- */
+    /* y = LN(x) = gamma ∘ (x - μ) / sqrt(σ² + eps) + beta per row of cols (σ² the biased
+     * variance, μ and σ² summed in double); stats [R, 2] = (μ, 1/sqrt(σ² + eps)) for backward */
+    void (*layer_norm)(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta,
+                       int R, int cols, real eps);
+    /* From dy: dx = (or += with acc) rstd (g - mean(g) - x̂ mean(g ∘ x̂)), g = gamma ∘ dy, x̂ the
+     * normalised x; gx [R, cols] (dense) = dy ∘ x̂, whose column sums are dgamma (the caller's
+     * colsum_add, as dbeta's of dy) */
+    void (*layer_norm_backward)(real *dx, int lddx, int acc, real *gx, const real *dy, int lddy, const real *x, int ldx,
+                                const real *stats, const real *gamma, int R, int cols);
+    /* Multi-head attention's weights, in place: S [n, heads, Tq, Tk] (dense) holds the energies
+     * of n sentences or hypotheses; each row (o, head, i) becomes softmax(scale · S) over its
+     * keys j < len (len = klen[o], or kfix when klen is NULL) and, with causal, j <= i + qoff;
+     * the other entries 0. A row with no key is all 0. */
+    void (*attn_softmax)(real *S, const int *klen, int kfix, int n, int heads, int Tq, int Tk, int causal, int qoff,
+                         real scale);
+    /* its backward: dS = scale · P ∘ (dP - Σ_j P_j dP_j) per row, for P and dP [rows, Tk]; dS may
+     * be dP */
+    void (*attn_softmax_backward)(real *dS, const real *P, const real *dP, long rows, int Tk, real scale);
+    /* count products C_i = op(A_i)[M,K] · op(B_i)[K,N] + beta C_i (bk_batch gives each one's
+     * place), each row of each computed alone, as gemm_rows */
+    void (*gemm_batched)(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+                         real *C, int ldc, const bk_batch *s);
+    /* dx = dy ∘ f'(x) from the activation's input x (relu, gelu, swish; also identity, tanh,
+     * sigmoid) */
+    void (*act_grad_x_rows)(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R,
+                            int cols);
+    /* dst row i (stride ldd) = src row ids[i] (stride lds), cols leading columns of each: the
+     * search's reordering of the filled part of a key/value cache */
+    void (*gather_rows_ld)(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols);
 
     /* ---- readout (nn/readout.h); rows NULL = the identity ---- */
     /* Z[H,V] = row repeated */

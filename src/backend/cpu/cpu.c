@@ -42,7 +42,7 @@ static void cpu_copy(void *dst, const void *src, size_t bytes)
     if (bytes) memmove(dst, src, bytes);
 }
 
-static void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
+void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
 {
     if (grain < 1) grain = 1;
     long nchunk = (n + grain - 1) / grain;
@@ -93,6 +93,13 @@ const backend_ops cpu_backend = {
     .attn_backward = cpu_attn_backward,
     .attn_window = cpu_attn_window,
     .attn_window_backward = cpu_attn_window_backward,
+    .layer_norm = cpu_layer_norm,
+    .layer_norm_backward = cpu_layer_norm_backward,
+    .attn_softmax = cpu_attn_softmax,
+    .attn_softmax_backward = cpu_attn_softmax_backward,
+    .gemm_batched = cpu_gemm_batched,
+    .act_grad_x_rows = cpu_act_grad_x_rows,
+    .gather_rows_ld = cpu_gather_rows_ld,
     .repeat_row = cpu_repeat_row,
     .maxout = cpu_maxout,
     .maxout_backward = cpu_maxout_backward,
@@ -108,6 +115,6 @@ const backend_ops cpu_backend = {
     .settle_rows = cpu_settle_rows,
     .topk_rows = cpu_topk_rows,
     .logp_acc_rows = cpu_logp_acc_rows,
-    .lowp = &cpu_lowp,
+.lowp = &cpu_lowp,
     .mix = &cpu_mix,
 };

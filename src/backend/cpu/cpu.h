@@ -35,6 +35,21 @@ int cpu_gemm_dnnl_live(void);
 /* blas.c: 1 when NMT_GEMM=onednn routes FP32 products through cpu_gemm_dnnl (read once) */
 int cpu_gemm_onednn(void);
 
+/* cpu.c: backend_ops.parallel_for */
+void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx);
+/* transformer.c: the Transformer's kernels */
+void cpu_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta, int R,
+                    int cols, real eps);
+void cpu_layer_norm_backward(real *dx, int lddx, int acc, real *gx, const real *dy, int lddy, const real *x, int ldx,
+                             const real *stats, const real *gamma, int R, int cols);
+void cpu_attn_softmax(real *S, const int *klen, int kfix, int n, int heads, int Tq, int Tk, int causal, int qoff,
+                      real scale);
+void cpu_attn_softmax_backward(real *dS, const real *P, const real *dP, long rows, int Tk, real scale);
+void cpu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+                      real *C, int ldc, const bk_batch *s);
+void cpu_act_grad_x_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R, int cols);
+void cpu_gather_rows_ld(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols);
+
 /* rows.c: element-wise over strided rows */
 void cpu_zero_rows(real *y, int ldy, int R, int cols);
 void cpu_copy_rows(real *y, int ldy, const real *x, int ldx, int R, int cols);

@@ -38,6 +38,14 @@ void cpu_copy_rows(real *y, int ldy, const real *x, int ldx, int R, int cols)
     for (int r = 0; r < R; r++) memcpy(y + (size_t)r * ldy, x + (size_t)r * ldx, sizeof(real) * cols);
 }
 
+/* the Transformer's feed-forward activations (backend.h enum bk_fn) */
+static real ffn_act(int f, real x)
+{
+    if (f == BK_RELU) return x > 0 ? x : 0;
+    if (f == BK_SWISH) return x * rsigmoid(x);
+    return (real)0.5 * x * (1 + rtanh((real)0.7978845608028654 * (x + (real)0.044715 * x * x * x))); /* gelu */
+}
+
 /* one row of act_rows: with no bias, f(x) itself (x + 0 would turn -0 into +0) */
 static void act_row(int f, real *y, const real *x, const real *b, int n)
 {
@@ -49,6 +57,11 @@ static void act_row(int f, real *y, const real *x, const real *b, int n)
     case BK_SIGMOID:
         if (b) for (int k = 0; k < n; k++) y[k] = rsigmoid(x[k] + b[k]);
         else for (int k = 0; k < n; k++) y[k] = rsigmoid(x[k]);
+        break;
+    case BK_RELU:
+    case BK_GELU:
+    case BK_SWISH:
+        for (int k = 0; k < n; k++) y[k] = ffn_act(f, b ? x[k] + b[k] : x[k]);
         break;
     default: /* BK_IDENTITY */
         if (b) for (int k = 0; k < n; k++) y[k] = x[k] + b[k];

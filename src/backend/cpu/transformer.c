@@ -1,0 +1,234 @@
+/* transformer.c: the CPU kernels of the Transformer family (backend.h): layer norm and its
+ * backward, multi-head attention's masked softmax and its backward, the batched products of the
+ * heads, the feed-forward activations' derivatives, and the strided gather that reorders a
+ * key/value cache. Sums run in a fixed order, so results do not depend on the thread count. */
+#include <string.h>
+
+#include "backend/cpu/cpu.h"
+
+/* ---- layer norm ---- */
+
+typedef struct ln_job {
+    real *y, *stats;
+    const real *x, *gamma, *beta;
+    int ldy, ldx, cols;
+    real eps;
+} ln_job;
+
+static void ln_rows(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const ln_job *j = ctx;
+    for (long r = lo; r < hi; r++) {
+        const real *x = j->x + r * j->ldx;
+        real *y = j->y + r * j->ldy;
+        double s = 0, q = 0;
+        for (int k = 0; k < j->cols; k++) s += x[k];
+        double mu = s / j->cols;
+        for (int k = 0; k < j->cols; k++) q += (x[k] - mu) * (x[k] - mu);
+        real rstd = (real)(1.0 / sqrt(q / j->cols + j->eps));
+        real m = (real)mu;
+        for (int k = 0; k < j->cols; k++) y[k] = (x[k] - m) * rstd * j->gamma[k] + j->beta[k];
+        j->stats[2 * r] = m;
+        j->stats[2 * r + 1] = rstd;
+    }
+}
+
+void cpu_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta, int R,
+                    int cols, real eps)
+{
+    ln_job j = {y, stats, x, gamma, beta, ldy, ldx, cols, eps};
+    cpu_parallel_for(R, 16, 0, ln_rows, &j);
+}
+
+typedef struct lnb_job {
+    real *dx, *gx;
+    const real *dy, *x, *stats, *gamma;
+    int lddx, acc, lddy, ldx, cols;
+} lnb_job;
+
+static void lnb_rows(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const lnb_job *j = ctx;
+    int n = j->cols;
+    for (long r = lo; r < hi; r++) {
+        const real *dy = j->dy + r * j->lddy, *x = j->x + r * j->ldx;
+        real *dx = j->dx + r * j->lddx, *gx = j->gx + r * n;
+        real mu = j->stats[2 * r], rstd = j->stats[2 * r + 1];
+        double sg = 0, sgx = 0;
+        for (int k = 0; k < n; k++) {
+            real xh = (x[k] - mu) * rstd, g = j->gamma[k] * dy[k];
+            gx[k] = dy[k] * xh;
+            sg += g;
+            sgx += (double)g * xh;
+        }
+        real mg = (real)(sg / n), mgx = (real)(sgx / n);
+        for (int k = 0; k < n; k++) {
+            real xh = (x[k] - mu) * rstd, v = rstd * (j->gamma[k] * dy[k] - mg - xh * mgx);
+            dx[k] = j->acc ? dx[k] + v : v;
+        }
+    }
+}
+
+void cpu_layer_norm_backward(real *dx, int lddx, int acc, real *gx, const real *dy, int lddy, const real *x, int ldx,
+                             const real *stats, const real *gamma, int R, int cols)
+{
+    lnb_job j = {dx, gx, dy, x, stats, gamma, lddx, acc, lddy, ldx, cols};
+    cpu_parallel_for(R, 16, 0, lnb_rows, &j);
+}
+
+/* ---- attention's softmax ---- */
+
+typedef struct sm_job {
+    real *S;
+    const int *klen;
+    int kfix, heads, Tq, Tk, causal, qoff;
+    real scale;
+} sm_job;
+
+static void sm_rows(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const sm_job *j = ctx;
+    for (long r = lo; r < hi; r++) {
+        long o = r / ((long)j->heads * j->Tq);
+        int i = (int)(r % j->Tq);
+        int len = j->klen ? j->klen[o] : j->kfix;
+        if (j->causal && i + j->qoff + 1 < len) len = i + j->qoff + 1;
+        if (len > j->Tk) len = j->Tk;
+        if (len < 0) len = 0;
+        real *s = j->S + r * j->Tk;
+        real mx = 0;
+        for (int k = 0; k < len; k++)
+            if (k == 0 || s[k] * j->scale > mx) mx = s[k] * j->scale;
+        double sum = 0;
+        for (int k = 0; k < len; k++) {
+            s[k] = rexp(s[k] * j->scale - mx);
+            sum += s[k];
+        }
+        real inv = (real)(1.0 / sum);
+        for (int k = 0; k < len; k++) s[k] *= inv;
+        for (int k = len; k < j->Tk; k++) s[k] = 0;
+    }
+}
+
+void cpu_attn_softmax(real *S, const int *klen, int kfix, int n, int heads, int Tq, int Tk, int causal, int qoff,
+                      real scale)
+{
+    sm_job j = {S, klen, kfix, heads, Tq, Tk, causal, qoff, scale};
+    cpu_parallel_for((long)n * heads * Tq, 64, 0, sm_rows, &j);
+}
+
+typedef struct smb_job {
+    real *dS;
+    const real *P, *dP;
+    int Tk;
+    real scale;
+} smb_job;
+
+static void smb_rows(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const smb_job *j = ctx;
+    for (long r = lo; r < hi; r++) {
+        const real *p = j->P + r * j->Tk, *dp = j->dP + r * j->Tk;
+        real *ds = j->dS + r * j->Tk;
+        double s = 0;
+        for (int k = 0; k < j->Tk; k++) s += (double)p[k] * dp[k];
+        real m = (real)s;
+        for (int k = 0; k < j->Tk; k++) ds[k] = j->scale * p[k] * (dp[k] - m);
+    }
+}
+
+void cpu_attn_softmax_backward(real *dS, const real *P, const real *dP, long rows, int Tk, real scale)
+{
+    smb_job j = {dS, P, dP, Tk, scale};
+    cpu_parallel_for(rows, 64, 0, smb_rows, &j);
+}
+
+/* ---- batched products ---- */
+
+typedef struct bmm_job {
+    int ta, tb, M, N, K, lda, ldb, ldc;
+    const real *A, *B;
+    real *C, beta;
+    const bk_batch *s;
+} bmm_job;
+
+/* one product, each C[i][j] a sum over k in order (rows alone, as gemm_rows) */
+static void bmm_one(const bmm_job *j, const real *A, const real *B, real *C)
+{
+    for (int i = 0; i < j->M; i++) {
+        real *c = C + (long)i * j->ldc;
+        for (int n = 0; n < j->N; n++) {
+            real acc = 0;
+            for (int k = 0; k < j->K; k++) {
+                real a = j->ta ? A[(long)k * j->lda + i] : A[(long)i * j->lda + k];
+                real b = j->tb ? B[(long)n * j->ldb + k] : B[(long)k * j->ldb + n];
+                acc += a * b;
+            }
+            c[n] = j->beta == 0 ? acc : j->beta * c[n] + acc;
+        }
+    }
+}
+
+static void bmm_body(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const bmm_job *j = ctx;
+    const bk_batch *s = j->s;
+    for (long p = lo; p < hi; p++) {
+        long o = p / s->inner, k = p % s->inner, ob = s->sel ? s->sel[o] : o;
+        bmm_one(j, j->A + o * s->oa + k * s->ia, j->B + ob * s->ob + k * s->ib, j->C + o * s->oc + k * s->ic);
+    }
+}
+
+void cpu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+                      real *C, int ldc, const bk_batch *s)
+{
+    bmm_job j = {ta, tb, M, N, K, lda, ldb, ldc, A, B, C, beta, s};
+    cpu_parallel_for(s->count, 1, 0, bmm_body, &j);
+}
+
+/* ---- activations' derivatives from their input ---- */
+
+static const real GELU_C = (real)0.7978845608028654; /* √(2/π) */
+
+static real act_grad_x(int f, real x)
+{
+    switch (f) {
+    case BK_RELU: return x > 0 ? 1 : 0;
+    case BK_GELU: {
+        real u = GELU_C * (x + (real)0.044715 * x * x * x), t = rtanh(u);
+        return (real)0.5 * (1 + t) + (real)0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * (real)0.044715 * x * x);
+    }
+    case BK_SWISH: {
+        real s = rsigmoid(x);
+        return s + x * s * (1 - s);
+    }
+    case BK_TANH: {
+        real t = rtanh(x);
+        return 1 - t * t;
+    }
+    case BK_SIGMOID: {
+        real s = rsigmoid(x);
+        return s * (1 - s);
+    }
+    default: return 1;
+    }
+}
+
+void cpu_act_grad_x_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R, int cols)
+{
+    for (int r = 0; r < R; r++)
+        for (int k = 0; k < cols; k++)
+            dx[(long)r * lddx + k] = dy[(long)r * lddy + k] * act_grad_x(f, x[(long)r * ldx + k]);
+}
+
+/* ---- the cache's gather ---- */
+
+void cpu_gather_rows_ld(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols)
+{
+    for (int i = 0; i < n; i++) memcpy(dst + i * ldd, src + ids[i] * lds, sizeof(real) * cols);
+}
