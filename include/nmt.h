@@ -66,8 +66,16 @@ enum nmt_arch {
     NMT_ARCH_LOCFER = 5,    /* a window of the summed previous attention weights enters it */
     NMT_ARCH_FERTDEC = 6,   /* Feng et al.: a coverage vector d_i with an extract gate in the decoder */
     NMT_ARCH_RECATT_FERTDEC = 7, /* both RecAtt and FertDec */
+    NMT_ARCH_TRANSFORMER = 8, /* the second family: Vaswani et al. 2017 (docs/MODEL-MAP.md) */
     NMT_ARCH_COUNT
 };
+/* the Transformer's deepest stack */
+#define NMT_MAX_DEPTH 16
+/* the recurrent architectures are the ids below this */
+#define NMT_ARCH_RNN_COUNT NMT_ARCH_TRANSFORMER
+
+/* The Transformer's feed-forward activation (nmt_config.ffn_act) */
+enum nmt_act { NMT_ACT_RELU = 0, NMT_ACT_GELU = 1, NMT_ACT_SWISH = 2 };
 
 /* The hyperparameters that fix a model's shape. Sizes of vocabularies count EOS (id 0) and
  * UNK (id 1). */
@@ -82,11 +90,25 @@ typedef struct nmt_config {
     int window;      /* k: Markov / LocFer window half-width (2k+1 weights); 2 */
     double fert_step_w, fert_left_w; /* FertDec's step-decay and left-over cost weights; 1, 1 */
     int tied_emb;    /* 1: the target embeddings Ey [Ky, m] are also the softmax layer's weights
-                        (W_o = Ey^T, one stored tensor; Marian's --tied-embeddings); needs m == l */
+                        (W_o = Ey^T, one stored tensor; Marian's --tied-embeddings); needs m == l.
+                        2 (Transformer): the source embeddings too, over one joint vocabulary */
+    /* The Transformer (arch NMT_ARCH_TRANSFORMER; 0 for the recurrent ones). emb is d_model; hid,
+     * att and maxout are not read and are set to emb. */
+    int enc_depth, dec_depth; /* layers of the encoder and the decoder, 1..16 */
+    int heads;                /* attention heads; emb a multiple of it */
+    int ffn;                  /* the feed-forward layers' inner size */
+    int ffn_act;              /* enum nmt_act */
+    int post_norm;            /* 1: layer norm after each block's residual sum; 0: before each block,
+                                 with a final norm on each stack (the default) */
+    int max_pos;              /* learned positions: rows of each side's table; 0: sinusoidal */
+    double ln_eps;            /* the layer norms' epsilon */
 } nmt_config;
 
 /* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */
 nmt_config nmt_config_default(void);
+/* A Transformer's: Vaswani et al.'s base sizes (6 + 6 layers, d 512, 8 heads, feed-forward 2048,
+ * relu), pre-norm, sinusoidal positions, target embeddings tied to the output layer. */
+nmt_config nmt_config_transformer(void);
 /* Checks sizes and architecture; 0 or NMT_ERR_ARG with a message. */
 int nmt_config_check(const nmt_config *c, nmt_err *err);
 const char *nmt_arch_name(int arch);
@@ -652,6 +674,10 @@ typedef struct nmt_train_opts {
                                            position) on the source and target embeddings */
     double dropout_rnn;                 /* ... on the state each GRU's recurrent products read (encoder and
                                            decoder; Gal and Ghahramani 2016) */
+    double dropout_tf;                  /* a Transformer's: on every block's output and the embeddings
+                                           (Marian's --transformer-dropout) */
+    double dropout_attn;                /* ... on the attention weights (--transformer-dropout-attention) */
+    double dropout_ffn;                 /* ... inside the feed-forward (--transformer-dropout-ffn) */
     long lr_warmup;                     /* N: update u uses lr · u/N while u < N (Marian's --lr-warmup) */
     long lr_decay_inv_sqrt;             /* N: update u > N uses lr · sqrt(N/u) (--lr-decay-inv-sqrt); both
                                            multiply the rate lr_decay leaves */

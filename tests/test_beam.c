@@ -43,7 +43,7 @@ static void test_golden(const char *shared)
     cJSON *J = cJSON_Parse(js), *cf = cJSON_GetObjectItem(J, "config");
     nmt_config c = {NMT_ARCH_RNNSEARCH, cJSON_GetObjectItem(cf, "Vs")->valueint, cJSON_GetObjectItem(cf, "Vt")->valueint,
                     cJSON_GetObjectItem(cf, "m")->valueint, cJSON_GetObjectItem(cf, "n")->valueint,
-                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0, 0};
+                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_model(c, 0);
     snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.safetensors", shared);
     st_file *sf;
@@ -95,7 +95,7 @@ static void test_golden(const char *shared)
 /* ---------------------------------------------------------------- exhaustive */
 static void test_exhaustive(int arch)
 {
-    nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
+    nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.8);
     int src[3] = {3, 4, 0}, sl = 3, *sp = src;
     double ratio = 1.0; /* max length 3 */
@@ -151,7 +151,7 @@ static void test_exhaustive(int arch)
 /* ---------------------------------------------------------------- greedy, batching */
 static void test_greedy_and_batching(int arch)
 {
-    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0};
+    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     enum { S = 5 };
     int lens[S] = {4, 7, 1, 9, 3}, *src[S];
@@ -227,7 +227,7 @@ static void test_greedy_and_batching(int arch)
  * and fewer than it holds at beam 5; ties go to the lower (row, word) index either way. */
 static void test_ties(int arch)
 {
-    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
+    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     memset(m->p.out_W, 0, sizeof(real) * c.maxout * c.tgt_vocab);
     for (int v = 0; v < c.tgt_vocab; v++) m->p.out_bias[v] = v >= 20 ? 1 : 0;
@@ -279,7 +279,7 @@ int main(void)
     rng_seed(&R, 4242);
     test_max_len();
     test_golden(shared ? shared : "../shared");
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
         test_exhaustive(arch);
         test_greedy_and_batching(arch);
         test_ties(arch);

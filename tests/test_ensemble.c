@@ -245,10 +245,10 @@ static void test_refusals(void)
 int main(void)
 {
     rng_seed(&R, 77);
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) test_copies(arch);
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) test_copies(arch);
     /* every architecture in an ensemble with another one */
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
-        int other = (arch + 1) % NMT_ARCH_COUNT;
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
+        int other = (arch + 1) % NMT_ARCH_RNN_COUNT;
         test_pair(arch, other, arch % 2 ? 3.0 : 1.0, 1.0);
         test_pair_api(arch, other);
     }

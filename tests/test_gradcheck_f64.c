@@ -13,6 +13,7 @@
 #include "nn/gru.h"
 #include "nn/attention.h"
 #include "nn/net.h"
+#include "fdcheck.h"
 #include "test.h"
 
 /* the compute context of the models this file makes: the default device's */
@@ -20,46 +21,18 @@
 #define TX bk_ctx_default()
 #endif
 
-#define EPS 1e-6
-/* float64 central differences with EPS = 1e-6 err by ~1e-10; a wrong term errs by O(|g|). */
-#define ABS_TOL 1e-7
-#define REL_TOL 1e-6
-
 static rng R;
 static int quiet;              /* fault self-test: count mismatches without printing them */
-static double worst_rel[NMT_ARCH_COUNT]; /* largest relative error per model */
+static double worst_rel[NMT_ARCH_RNN_COUNT]; /* largest relative error per model */
 
 static void fill(real *x, size_t n, double sd)
 {
     for (size_t i = 0; i < n; i++) x[i] = (real)(sd * rng_normal(&R));
 }
 
-typedef double (*loss_fn)(void *ctx);
-
-/* Compares analytic[i] with the central difference of f over x[i] for every element; returns
- * the number of mismatches; *maxrel receives the largest relative error seen. */
-static int fd_check(const char *what, real *x, size_t n, const real *analytic, loss_fn f, void *ctx,
-                    double *maxrel)
+static int fd_check(const char *what, real *x, size_t n, const real *analytic, loss_fn f, void *ctx, double *maxrel)
 {
-    int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        real keep = x[i];
-        x[i] = keep + EPS;
-        double lp = f(ctx);
-        x[i] = keep - EPS;
-        double lm = f(ctx);
-        x[i] = keep;
-        double num = (lp - lm) / (2 * EPS), an = analytic[i], diff = fabs(num - an);
-        double scale = fmax(fabs(num), fabs(an));
-        double rel = scale > 1e-4 ? diff / scale : diff; /* near zero, judge absolutely */
-        if (rel > *maxrel) *maxrel = rel;
-        if (diff > ABS_TOL + REL_TOL * scale) {
-            if (!quiet && bad < 3)
-                fprintf(stderr, "  %s[%zu]: analytic %.10g, numeric %.10g\n", what, i, an, num);
-            bad++;
-        }
-    }
-    return bad;
+    return fd_compare(what, x, n, analytic, f, ctx, maxrel, quiet);
 }
 
 /* ---------------------------------------------------------------- GRU step */
@@ -269,7 +242,7 @@ static void model_init_with(struct model_ctx *m, nmt_config c, int B)
 /* tied: the target embeddings as the softmax layer's weights (emb = maxout = 4) */
 static void model_init_tied(struct model_ctx *m, int arch, int tied)
 {
-    nmt_config c = {arch, 7, 9, 4, 5, 6, tied ? 4 : 3, 1, 0.7, 1.3, tied};
+    nmt_config c = {arch, 7, 9, 4, 5, 6, tied ? 4 : 3, 1, 0.7, 1.3, tied, 0, 0, 0, 0, 0, 0, 0, 0};
     model_init_with(m, c, 3);
 }
 
@@ -350,7 +323,7 @@ static void scale(real *w, int rows, int cols, const real *v, int by_rows)
 static void test_variational(int arch)
 {
     struct model_ctx m;
-    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3, 0};
+    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     model_init_with(&m, c, 1);
     int n = c.hid, e = c.emb;
     double plain = model_loss(&m);
@@ -426,7 +399,7 @@ int main(int argc, char **argv)
     test_gru(1);
     test_attention();
     test_readout();
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
         struct model_ctx m;
         model_init(&m, arch);
         check_model(&m, &worst_rel[arch]);
@@ -453,7 +426,7 @@ int main(int argc, char **argv)
     sorted_batch = 1;
     check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0.5}, "every dropout 0.5 on a length-sorted batch");
     sorted_batch = 0;
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) check_variant(arch, 1, 0, (net_reg){0, 0, 0}, "tied embeddings");
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) check_variant(arch, 1, 0, (net_reg){0, 0, 0}, "tied embeddings");
     check_variant(NMT_ARCH_RECATT_FERTDEC, 1, 0.5, (net_reg){0.1, 0.5, 0.5}, "tied embeddings and every training term");
     /* FertDec's norms smoothed below FERT_EPS (decoder.c): widened past every norm of the test,
      * then to where some norms fall on each side, the quadratic inside is checked too */
@@ -468,7 +441,7 @@ int main(int argc, char **argv)
     test_variational(NMT_ARCH_RNNSEARCH);
     test_variational(NMT_ARCH_RNNENC);
     test_variational(NMT_ARCH_FERTDEC);
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
         nmt_config c = nmt_config_default();
         c.arch = arch;
         if (!has_attention(&c)) continue; /* RNNencdec: refused by training (train/guided.c) */

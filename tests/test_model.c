@@ -56,7 +56,7 @@ static int same_config(const nmt_config *a, const nmt_config *b)
 
 static nmt_model *new_model(int arch)
 {
-    nmt_config c = {arch, 13, 17, 6, 7, 5, tied ? 6 : 4, 2, 1.0, 1.0, tied};
+    nmt_config c = {arch, 13, 17, 6, 7, 5, tied ? 6 : 4, 2, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0};
     char **sw = make_words(c.src_vocab, "s"), **tw = make_words(c.tgt_vocab, "t");
     nmt_model *m = NULL;
     nmt_err err;
@@ -219,7 +219,7 @@ static void test_zero_extras(void)
     nmt_model *base = new_model(NMT_ARCH_RNNSEARCH);
     real want[NS][8] = {{0}};
     batch_logp(base, want);
-    for (int arch = NMT_ARCH_RECATT; arch < NMT_ARCH_COUNT; arch++) {
+    for (int arch = NMT_ARCH_RECATT; arch < NMT_ARCH_RNN_COUNT; arch++) {
         nmt_model *v = new_model(arch);
         for (int i = 0; i < v->pt.n; i++) {
             const tensor_info *t = &v->pt.t[i], *bt = param_table_find(&base->pt, t->name);
@@ -585,7 +585,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
     if (system(cmd)) return 1;
     make_sentences();
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch++) {
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
         test_padding(arch);
         test_sorted_rows(arch);
         test_save_load(arch);
@@ -593,7 +593,7 @@ int main(void)
     }
     /* tied embeddings: W_o = Et^T in training and decoding alike, one stored tensor */
     tied = 1;
-    for (int arch = 0; arch < NMT_ARCH_COUNT; arch += NMT_ARCH_FERTDEC) {
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch += NMT_ARCH_FERTDEC) {
         test_padding(arch);
         test_save_load(arch);
         test_step_matches_training(arch);

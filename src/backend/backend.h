@@ -242,6 +242,10 @@ typedef struct backend_ops {
      * sigmoid) */
     void (*act_grad_x_rows)(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R,
                             int cols);
+    /* inverted dropout's mask: m[i] = 1/(1-p) where u(seed, i) >= p, else 0, u a uniform in [0, 1)
+     * on 24 bits drawn by hashing (seed, i) (splitmix64's finaliser), so that every backend
+     * draws the same mask and a resumed run its own again */
+    void (*dropout_mask)(real *m, long n, uint64_t seed, real p);
     /* dst row i (stride ldd) = src row ids[i] (stride lds), cols leading columns of each: the
      * search's reordering of the filled part of a key/value cache */
     void (*gather_rows_ld)(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols);

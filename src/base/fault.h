@@ -25,7 +25,13 @@ enum {
     FAULT_DROP_EMB = 10,        /* enc_backward: the source embeddings' gradient misses the dropout mask */
     FAULT_DROP_RNN = 11,        /* gru_backward: the recurrent products' share of dh_prev misses the mask */
     FAULT_TIED_OUT = 12,        /* out_backward: tied Et gets the embedding's gradient only, not the softmax's */
-    FAULT_GUIDED = 13           /* dec_backward: guided alignment's cost sends no gradient to α */
+    FAULT_GUIDED = 13,          /* dec_backward: guided alignment's cost sends no gradient to α */
+    FAULT_TF_RESIDUAL = 14,     /* tf_layer.c: a pre-norm block's gradient skips the residual path */
+    FAULT_TF_KEYS = 15,         /* tf_layer.c: attention sends no gradient to its keys */
+    FAULT_TF_CROSS = 16,        /* tf_layer.c: encoder-decoder attention sends no gradient to the encoder */
+    FAULT_TF_NORM = 17,         /* tf_layer.c: a post-norm block's norm passes its gradient through unchanged */
+    FAULT_TF_POS = 18,          /* transformer.c: learned positions get no gradient */
+    FAULT_TF_FFN = 19           /* tf_layer.c: the feed-forward's inner bias gets no gradient */
 };
 
 #endif

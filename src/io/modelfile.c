@@ -133,6 +133,25 @@ int nmt_model_create(nmt_model **out, const nmt_config *c, const char *const *sr
 }
 
 /* ------------------------------------------------------------------ writing */
+static const char *const act_names[3] = {"relu", "gelu", "swish"};
+
+/* A Transformer's sizes, as one object "transformer" of the config (absent in a recurrent model's) */
+static int tf_config_json(cJSON *o, const nmt_config *c)
+{
+    cJSON *t = cJSON_AddObjectToObject(o, "transformer");
+    if (!t) return -1;
+    cJSON_AddNumberToObject(t, "enc_depth", c->enc_depth);
+    cJSON_AddNumberToObject(t, "dec_depth", c->dec_depth);
+    cJSON_AddNumberToObject(t, "heads", c->heads);
+    cJSON_AddNumberToObject(t, "ffn", c->ffn);
+    cJSON_AddStringToObject(t, "ffn_activation", act_names[c->ffn_act]);
+    cJSON_AddStringToObject(t, "norm", c->post_norm ? "post" : "pre");
+    cJSON_AddNumberToObject(t, "max_positions", c->max_pos);
+    cJSON_AddNumberToObject(t, "ln_eps", c->ln_eps);
+    cJSON_AddBoolToObject(t, "tied_all", c->tied_emb == 2);
+    return 0;
+}
+
 static char *config_json(const nmt_config *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -148,6 +167,10 @@ static char *config_json(const nmt_config *c)
     cJSON_AddNumberToObject(o, "fert_step_w", c->fert_step_w);
     cJSON_AddNumberToObject(o, "fert_left_w", c->fert_left_w);
     if (c->tied_emb) cJSON_AddBoolToObject(o, "tied_embeddings", 1); /* absent: untied, as every earlier file */
+    if (is_transformer(c) && tf_config_json(o, c)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -208,6 +231,41 @@ int nmt_model_save(const nmt_model *m, const char *path, nmt_err *err)
 }
 
 /* ------------------------------------------------------------------ reading */
+
+/* index of name in list, -1 when absent */
+static int name_index(const char *name, const char *const *list, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(name, list[i])) return i;
+    return -1;
+}
+
+/* The "transformer" object of a config into c; every key required, no other allowed. */
+static int tf_config_parse(nmt_config *c, const cJSON *t, const char *file, nmt_err *err)
+{
+    static const char *const keys[] = {"enc_depth", "dec_depth", "heads", "ffn", "max_positions", "ffn_activation", "norm",
+                                       "ln_eps", "tied_all"};
+    static const char *const norms[2] = {"pre", "post"};
+    int *ints[] = {&c->enc_depth, &c->dec_depth, &c->heads, &c->ffn, &c->max_pos};
+    if (!cJSON_IsObject(t)) return nmt_fail(err, NMT_ERR_FORMAT, "%s: config 'transformer' is not an object", file);
+    for (const cJSON *it = t->child; it; it = it->next)
+        if (name_index(it->string, keys, 9) < 0) return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown transformer key '%s'", file, it->string);
+    for (int k = 0; k < 9; k++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(t, keys[k]);
+        int ok = it != NULL;
+        if (ok && k < 5) ok = cJSON_IsNumber(it) && it->valuedouble == floor(it->valuedouble) && it->valuedouble >= 0 &&
+                             it->valuedouble <= 1e9;
+        if (ok && k < 5) *ints[k] = (int)it->valuedouble;
+        if (ok && k == 5) ok = cJSON_IsString(it) && (c->ffn_act = name_index(it->valuestring, act_names, 3)) >= 0;
+        if (ok && k == 6) ok = cJSON_IsString(it) && (c->post_norm = name_index(it->valuestring, norms, 2)) >= 0;
+        if (ok && k == 7) ok = cJSON_IsNumber(it) && (c->ln_eps = it->valuedouble) > 0;
+        if (ok && k == 8) ok = cJSON_IsBool(it);
+        if (ok && k == 8 && cJSON_IsTrue(it)) c->tied_emb = 2;
+        if (!ok) return nmt_fail(err, NMT_ERR_FORMAT, "%s: transformer config '%s' is missing or not valid", file, keys[k]);
+    }
+    return NMT_OK;
+}
+
 static int config_parse(nmt_config *c, const char *json, const char *file, nmt_err *err)
 {
     /* "window" came with the Markov/LocFer variants: optional, 2 when absent */
@@ -223,7 +281,7 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
     }
     int rc = NMT_OK;
     for (cJSON *it = o->child; it && !rc; it = it->next) {
-        int known = !strcmp(it->string, "tied_embeddings");
+        int known = !strcmp(it->string, "tied_embeddings") || !strcmp(it->string, "transformer");
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) known |= !strcmp(it->string, keys[k]);
         if (!known) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown config key '%s'", file, it->string);
     }
@@ -249,6 +307,11 @@ static int config_parse(nmt_config *c, const char *json, const char *file, nmt_e
     const cJSON *te = cJSON_GetObjectItemCaseSensitive(o, "tied_embeddings"); /* later, optional */
     if (!rc && te && !cJSON_IsBool(te)) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: config 'tied_embeddings' is not true or false", file);
     else if (te) c->tied_emb = cJSON_IsTrue(te);
+    const cJSON *tf = cJSON_GetObjectItemCaseSensitive(o, "transformer");
+    if (!rc && (tf != NULL) != (c->arch == NMT_ARCH_TRANSFORMER))
+        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: a %s model's config %s a 'transformer' object", file, nmt_arch_name(c->arch),
+                      tf ? "has" : "lacks");
+    if (!rc && tf) rc = tf_config_parse(c, tf, file, err);
     cJSON_Delete(o);
     nmt_err inner;
     if (!rc && (rc = nmt_config_check(c, &inner)))

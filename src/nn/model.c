@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -12,8 +13,48 @@
 
 nmt_config nmt_config_default(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     return c;
+}
+
+nmt_config nmt_config_transformer(void)
+{
+    nmt_config c = {NMT_ARCH_TRANSFORMER, 30002, 30002, 512, 512, 512, 512, 0, 1.0, 1.0, 1,
+                    6, 6, 8, 2048, NMT_ACT_RELU, 0, 0, 1e-6};
+    return c;
+}
+
+/* The Transformer's sizes; hid, att and maxout must equal emb (they are not read). */
+static int transformer_check(const nmt_config *c, nmt_err *err)
+{
+    if (c->emb < 2 || c->emb > 65536) return nmt_fail(err, NMT_ERR_ARG, "model size %d out of range [2, 65536]", c->emb);
+    if (c->enc_depth < 1 || c->enc_depth > TF_MAX_DEPTH || c->dec_depth < 1 || c->dec_depth > TF_MAX_DEPTH)
+        return nmt_fail(err, NMT_ERR_ARG, "depths %d and %d: each must be in [1, %d]", c->enc_depth, c->dec_depth, TF_MAX_DEPTH);
+    if (c->heads < 1 || c->emb % c->heads)
+        return nmt_fail(err, NMT_ERR_ARG, "the model size %d is not divisible by %d heads", c->emb, c->heads);
+    if (c->ffn < 1 || c->ffn > 262144) return nmt_fail(err, NMT_ERR_ARG, "feed-forward size %d out of range [1, 262144]", c->ffn);
+    if (c->ffn_act < NMT_ACT_RELU || c->ffn_act > NMT_ACT_SWISH) return nmt_fail(err, NMT_ERR_ARG, "unknown activation %d", c->ffn_act);
+    if (c->post_norm != 0 && c->post_norm != 1) return nmt_fail(err, NMT_ERR_ARG, "post_norm %d: must be 0 or 1", c->post_norm);
+    if (c->max_pos < 0 || c->max_pos > 65536) return nmt_fail(err, NMT_ERR_ARG, "learned positions %d out of range [0, 65536]", c->max_pos);
+    if (!(c->ln_eps > 0 && c->ln_eps <= 1)) return nmt_fail(err, NMT_ERR_ARG, "layer norm epsilon %g out of range (0, 1]", c->ln_eps);
+    if (c->tied_emb < 0 || c->tied_emb > 2) return nmt_fail(err, NMT_ERR_ARG, "tied_emb %d: must be 0, 1 or 2", c->tied_emb);
+    if (c->tied_emb == 2 && c->src_vocab != c->tgt_vocab)
+        return nmt_fail(err, NMT_ERR_ARG, "tying all embeddings needs one joint vocabulary: the source has %d entries, the target %d",
+                        c->src_vocab, c->tgt_vocab);
+    if (c->hid != c->emb || c->att != c->emb || c->maxout != c->emb)
+        return nmt_fail(err, NMT_ERR_ARG, "a Transformer's hid, att and maxout are its model size %d (got %d, %d, %d)", c->emb, c->hid,
+                        c->att, c->maxout);
+    return NMT_OK;
+}
+
+/* The Transformer's sizes are 0 in a recurrent model's config. */
+static int recurrent_extra_check(const nmt_config *c, nmt_err *err)
+{
+    if (c->enc_depth || c->dec_depth || c->heads || c->ffn || c->ffn_act || c->post_norm || c->max_pos)
+        return nmt_fail(err, NMT_ERR_ARG, "depths, heads, feed-forward size, activation, norm placement and learned positions "
+                        "belong to the Transformer, not to %s", nmt_arch_name(c->arch));
+    if (c->tied_emb == 2) return nmt_fail(err, NMT_ERR_ARG, "tying all embeddings (source too) belongs to the Transformer");
+    return NMT_OK;
 }
 
 int nmt_config_check(const nmt_config *c, nmt_err *err)
@@ -24,6 +65,9 @@ int nmt_config_check(const nmt_config *c, nmt_err *err)
      * far inside size_t and int row strides. */
     if (c->src_vocab < 3 || c->src_vocab > 4000000) return nmt_fail(err, NMT_ERR_ARG, "source vocabulary %d out of range [3, 4000000]", c->src_vocab);
     if (c->tgt_vocab < 3 || c->tgt_vocab > 4000000) return nmt_fail(err, NMT_ERR_ARG, "target vocabulary %d out of range [3, 4000000]", c->tgt_vocab);
+    if (is_transformer(c)) return transformer_check(c, err);
+    int rc = recurrent_extra_check(c, err);
+    if (rc) return rc;
     if (c->emb < 1 || c->emb > 65536) return nmt_fail(err, NMT_ERR_ARG, "embedding size %d out of range [1, 65536]", c->emb);
     if (c->hid < 1 || c->hid > 65536) return nmt_fail(err, NMT_ERR_ARG, "hidden size %d out of range [1, 65536]", c->hid);
     if (c->att < 1 || c->att > 65536) return nmt_fail(err, NMT_ERR_ARG, "attention size %d out of range [1, 65536]", c->att);
@@ -42,7 +86,7 @@ static void add(param_table *pt, const char *name, int rows, int cols, int ndim,
 {
     NMT_ASSERT(pt->n < MAX_TENSORS);
     tensor_info *t = &pt->t[pt->n++];
-    t->name = name;
+    snprintf(t->name, sizeof t->name, "%s", name);
     t->rows = rows;
     t->cols = cols;
     t->ndim = ndim;
@@ -56,8 +100,58 @@ static void add(param_table *pt, const char *name, int rows, int cols, int ndim,
 #define MAT(name, r, c, init, f) add(pt, name, r, c, 2, init, SLOT(f))
 #define VEC(name, c, f) add(pt, name, 1, c, 1, INIT_ZERO, SLOT(f))
 
+/* one Transformer layer's tensors (enum tf_tensor order), named as docs/MODEL-MAP.md lists them */
+static void tf_layer_table(param_table *pt, const nmt_config *c, int side, int l)
+{
+    static const char *const part[TF_NT] = {"self_Wqkv", "self_bqkv", "self_Wo", "self_bo", "self_ln_scale", "self_ln_bias",
+                                            "ctx_Wq", "ctx_bq", "ctx_Wkv", "ctx_bkv", "ctx_Wo", "ctx_bo", "ctx_ln_scale",
+                                            "ctx_ln_bias", "ffn_W1", "ffn_b1", "ffn_W2", "ffn_b2", "ffn_ln_scale", "ffn_ln_bias"};
+    int d = c->emb, f = c->ffn;
+    /* rows, cols of each; a vector has rows 0 here */
+    const int shape[TF_NT][2] = {{d, 3 * d}, {0, 3 * d}, {d, d}, {0, d}, {0, d}, {0, d},
+                                 {d, d}, {0, d}, {d, 2 * d}, {0, 2 * d}, {d, d}, {0, d}, {0, d}, {0, d},
+                                 {d, f}, {0, f}, {f, d}, {0, d}, {0, d}, {0, d}};
+    for (int k = 0; k < TF_NT; k++) {
+        if (side == TF_ENC && k >= TF_CTX_WQ && k <= TF_CTX_LNB) continue;
+        char name[40];
+        snprintf(name, sizeof name, "%s_l%d_%s", side == TF_ENC ? "enc" : "dec", l + 1, part[k]);
+        size_t slot = offsetof(params, tf) + sizeof(real *) * (((size_t)side * TF_MAX_DEPTH + l) * TF_NT + k);
+        int lns = k == TF_SELF_LNS || k == TF_CTX_LNS || k == TF_FFN_LNS;
+        if (shape[k][0]) add(pt, name, shape[k][0], shape[k][1], 2, INIT_GLOROT, slot);
+        else add(pt, name, 1, shape[k][1], 1, lns ? INIT_ONE : INIT_ZERO, slot);
+    }
+}
+
+static void tf_param_table_build(param_table *pt, const nmt_config *c)
+{
+    int d = c->emb;
+    if (c->tied_emb < 2) MAT("Es", c->src_vocab, d, INIT_NORMAL_EMB, Es);
+    MAT("Et", c->tgt_vocab, d, INIT_NORMAL_EMB, Et);
+    if (c->max_pos) {
+        MAT("enc_Wpos", c->max_pos, d, INIT_NORMAL_EMB, tf_pos[TF_ENC]);
+        MAT("dec_Wpos", c->max_pos, d, INIT_NORMAL_EMB, tf_pos[TF_DEC]);
+    }
+    for (int l = 0; l < c->enc_depth; l++) tf_layer_table(pt, c, TF_ENC, l);
+    if (!c->post_norm) {
+        add(pt, "enc_top_ln_scale", 1, d, 1, INIT_ONE, SLOT(tf_top[TF_ENC][0]));
+        VEC("enc_top_ln_bias", d, tf_top[TF_ENC][1]);
+    }
+    for (int l = 0; l < c->dec_depth; l++) tf_layer_table(pt, c, TF_DEC, l);
+    if (!c->post_norm) {
+        add(pt, "dec_top_ln_scale", 1, d, 1, INIT_ONE, SLOT(tf_top[TF_DEC][0]));
+        VEC("dec_top_ln_bias", d, tf_top[TF_DEC][1]);
+    }
+    if (!c->tied_emb) MAT("out_W", d, c->tgt_vocab, INIT_GLOROT, out_W);
+    VEC("out_bias", c->tgt_vocab, out_bias);
+}
+
 void param_table_build(param_table *pt, const nmt_config *c)
 {
+    if (is_transformer(c)) {
+        memset(pt, 0, sizeof *pt);
+        tf_param_table_build(pt, c);
+        return;
+    }
     int m = c->emb, n = c->hid, na = c->att, l = c->maxout, cd = ctx_dim(c);
     int search = has_attention(c);
     memset(pt, 0, sizeof *pt);
@@ -138,7 +232,8 @@ int param_table_product_parts(const param_table *pt, const nmt_config *c, size_t
     int k = 0;
     for (int i = 0; i < pt->n; i++) {
         const tensor_info *t = &pt->t[i];
-        int table = t->slot == SLOT(Es) || (t->slot == SLOT(Et) && !c->tied_emb);
+        int table = t->slot == SLOT(Es) || (t->slot == SLOT(Et) && !c->tied_emb) || t->slot == SLOT(tf_pos[TF_ENC]) ||
+                    t->slot == SLOT(tf_pos[TF_DEC]);
         if (t->ndim == 2 && !table) {
             parts[k][0] = t->offset;
             parts[k++][1] = (size_t)t->rows * t->cols;
@@ -158,6 +253,7 @@ static void glorot(real *w, int rows, int cols, rng *r)
  * a weight, [n', 1]. */
 static int is_glorot(const tensor_info *t, int scheme)
 {
+    if (t->init >= INIT_ONE) return 0; /* the Transformer's: its own kinds whatever the scheme */
     int weight = t->init != INIT_ZERO || !strcmp(t->name, "att_v");
     if (!weight || scheme == NMT_INIT_PAPER) return 0;
     return scheme == NMT_INIT_GLOROT || (!strncmp(t->name, "att_", 4) && strcmp(t->name, "att_b"));
@@ -180,6 +276,17 @@ int params_init(const param_table *pt, real *arena, int hid, rng *r, int scheme)
         case INIT_NORMAL_001:
         case INIT_NORMAL_0001: {
             double sd = t->init == INIT_NORMAL_001 ? 0.01 : 0.001;
+            for (size_t k = 0; k < sz; k++) w[k] = (real)(sd * rng_normal(r));
+            break;
+        }
+        case INIT_ONE:
+            for (size_t k = 0; k < sz; k++) w[k] = 1;
+            break;
+        case INIT_GLOROT:
+            glorot(w, t->rows, t->cols, r);
+            break;
+        case INIT_NORMAL_EMB: {
+            double sd = 1 / sqrt((double)t->cols);
             for (size_t k = 0; k < sz; k++) w[k] = (real)(sd * rng_normal(r));
             break;
         }

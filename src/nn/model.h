@@ -14,6 +14,15 @@
 #include "base/rng.h"
 #include "nn/variant.h"
 
+/* A Transformer layer's tensors (nn/transformer.h), in the order a model file lists them. */
+enum tf_tensor {
+    TF_SELF_WQKV, TF_SELF_BQKV, TF_SELF_WO, TF_SELF_BO, TF_SELF_LNS, TF_SELF_LNB,
+    TF_CTX_WQ, TF_CTX_BQ, TF_CTX_WKV, TF_CTX_BKV, TF_CTX_WO, TF_CTX_BO, TF_CTX_LNS, TF_CTX_LNB,
+    TF_FFN_W1, TF_FFN_B1, TF_FFN_W2, TF_FFN_B2, TF_FFN_LNS, TF_FFN_LNB, TF_NT
+};
+#define TF_MAX_DEPTH NMT_MAX_DEPTH
+enum { TF_ENC = 0, TF_DEC = 1 };
+
 /* Pointers into one arena; a tensor the architecture lacks is NULL. Every weight is stored
  * [in, out] (y = x·W + b) and gate blocks are column blocks [z | r | candidate], the layout of
  * the reference implementation, so its tensors load without transposes. */
@@ -34,6 +43,13 @@ typedef struct params {
     real *fer_Wg, *fer_Ug, *fer_Cg, *fer_Vg, *fer_bg; /* [m,m], [n,m], [c,m], [m,m], [m]: extract gate */
     real *out_U, *out_V, *out_C, *out_b; /* [n, 2l], [m, 2l], [c, 2l], [2l] */
     real *out_W, *out_bias;         /* [l, Ky] (NULL with tied embeddings: Et^T), [Ky] */
+    /* The Transformer (docs/MODEL-MAP.md): each layer's tensors by enum tf_tensor (a layer of the
+     * encoder has no TF_CTX_*), the top norms of pre-norm stacks [side][scale, bias], the learned
+     * positions [side] (NULL: sinusoidal). Its embeddings are Es and Et (Et alone with tied_emb 2),
+     * its output layer out_W (NULL when tied) and out_bias. */
+    real *tf[2][TF_MAX_DEPTH][TF_NT];
+    real *tf_top[2][2];
+    real *tf_pos[2];
     /* the weights as products read them, by slot (nn/weights.h): a decoder's view in another
      * precision; NULL: every product by a weight in the context's FP32 */
     const bk_weight *tw;
@@ -51,12 +67,15 @@ static inline bk_weight params_w(const params *p, size_t off)
     return bk_w32(*(real *const *)((const char *)p + off));
 }
 
-enum init_kind { INIT_NORMAL_001, INIT_NORMAL_0001, INIT_ZERO, INIT_ORTHO_BLOCKS };
+enum init_kind { INIT_NORMAL_001, INIT_NORMAL_0001, INIT_ZERO, INIT_ORTHO_BLOCKS,
+                 INIT_ONE,          /* layer norm scales */
+                 INIT_GLOROT,       /* the Transformer's weight matrices */
+                 INIT_NORMAL_EMB }; /* the Transformer's embeddings: N(0, 1/cols) */
 
-#define MAX_TENSORS 48
+#define MAX_TENSORS (2 * TF_MAX_DEPTH * TF_NT + 16)
 
 typedef struct tensor_info {
-    const char *name;
+    char name[40];
     int rows, cols;        /* a vector has rows = 1 */
     int ndim;              /* 1 or 2, as stored in the model file */
     int init;              /* enum init_kind */

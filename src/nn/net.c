@@ -14,6 +14,12 @@ static size_t masks_len(const nmt_config *c, int B) { return (size_t)B * (2 * c-
 static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
 {
     net_ws *w = ws;
+    if (is_transformer(c)) {
+        tf_layout(&w->tf, ap, c, d[0], d[1], d[2]);
+        batch_dev_layout(&w->bd, ap, d[0], d[1], d[2]);
+        w->logp = arena_take(ap, sizeof(real) * d[0] * d[2]);
+        return;
+    }
     enc_layout(&w->enc, ap, c, d[0], d[1]);
     dec_layout(&w->dec, ap, c, d[0], d[1], d[2]);
     out_layout(&w->out, ap, c, d[0], d[2]);
@@ -73,9 +79,24 @@ static void net_training_terms(const bk_ctx *x, net_ws *w, const nmt_config *c, 
 
 /* The layout is for blk.cap, but every kernel indexes with the batch's own B, Tx
  * and Ty: buffers are used as [Tx*B, ...] prefixes of the reserved ones. */
+/* A Transformer's forward: its dropout and label smoothing in training mode (a dropout RNG set),
+ * the masks' seed drawn from that RNG, so that a resumed run draws them again. */
+static double tf_net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, real *logp_tok)
+{
+    rng *r = w->out.drop_rng;
+    const net_reg *g = &w->reg;
+    tf_drop drop = {g->dropout_tf, g->dropout_attn, g->dropout_ffn, r ? rng_u64(r) : 0};
+    w->tf_ls = r ? g->label_smoothing : 0;
+    const batch *bt = &w->view;
+    double loss = tf_forward(x, &w->tf, c, p, bt, logp_tok ? w->logp : NULL, r ? &drop : NULL, w->tf_ls);
+    if (logp_tok) x->b->copy_out(logp_tok, w->logp, sizeof(real) * bt->Ty * bt->B);
+    return loss;
+}
+
 double net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, const batch *host_bt, real *logp_tok)
 {
     batch_upload(x, &w->view, host_bt, &w->bd);
+    if (is_transformer(c)) return tf_net_forward(x, w, c, p, logp_tok);
     const batch *bt = &w->view;
     net_training_terms(x, w, c, bt);
     PROF_BEGIN(t0);
@@ -98,6 +119,10 @@ void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params 
 {
     (void)host_bt; /* the batch net_forward uploaded, still on the device */
     const batch *bt = &w->view;
+    if (is_transformer(c)) {
+        tf_backward(x, &w->tf, c, p, g, bt, scale, w->tf_ls);
+        return;
+    }
     int hd = w->enc.ndir * c->hid;
     x->b->zero_rows(w->enc.dH, hd, bt->Tx * bt->B, hd);
     PROF_BEGIN(t0);

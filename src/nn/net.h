@@ -9,19 +9,27 @@
 #include "nn/encoder.h"
 #include "nn/guide.h"
 #include "nn/readout.h"
+#include "nn/transformer.h"
 
 /* The training-only terms besides the maxout dropout (docs/TRAINING.md): label smoothing ε of
  * the loss, and variational dropout (one mask per sentence, the same at every position) on the
  * source and target embeddings and on the state each GRU's recurrent products read. Like that
  * dropout they apply only while a dropout RNG is set (training), never at validation or
  * translation. All 0: the plain model, bit for bit. */
-typedef struct net_reg { double label_smoothing, dropout_emb, dropout_rnn; } net_reg;
+typedef struct net_reg {
+    double label_smoothing, dropout_emb, dropout_rnn;
+    /* the Transformer's (Marian's --transformer-dropout, -attention, -ffn): on every block's
+     * output and the embeddings, on the attention weights, inside the feed-forward */
+    double dropout_tf, dropout_attn, dropout_ffn;
+} net_reg;
 
 typedef struct net_ws {
     ws_block blk;            /* one allocation, laid out for batches up to blk.cap = {B, Tx, Ty} */
     enc_ws enc;
     dec_ws dec;
     out_ws out;
+    tf_ws tf;                /* a Transformer's (nn/transformer.h); the three above are a recurrent model's */
+    double tf_ls;            /* the label smoothing of its last forward */
     net_reg reg;             /* net_set_reg */
     /* the variational dropout masks of a batch, drawn by net_forward on the host (h*) and
      * uploaded: */

@@ -5,15 +5,17 @@
 #include "nn/variant.h"
 
 static const variant variants[] = {
-    /* name              attention query_ctx input_ctx energy_xi  coverage */
-    {"rnnsearch",        1,        0,        0,        XI_NONE,   0},
-    {"rnnenc",           0,        0,        0,        XI_NONE,   0},
-    {"recatt",           1,        1,        0,        XI_NONE,   0},
-    {"inputfeed",        1,        0,        1,        XI_NONE,   0},
-    {"markov",           1,        0,        0,        XI_MARKOV, 0},
-    {"locfer",           1,        0,        0,        XI_LOCFER, 0},
-    {"fertdec",          1,        0,        0,        XI_NONE,   1},
-    {"recatt+fertdec",   1,        1,        0,        XI_NONE,   1},
+    /* name              attention query_ctx input_ctx energy_xi  coverage family */
+    {"rnnsearch",        1,        0,        0,        XI_NONE,   0,       FAMILY_RNN},
+    {"rnnenc",           0,        0,        0,        XI_NONE,   0,       FAMILY_RNN},
+    {"recatt",           1,        1,        0,        XI_NONE,   0,       FAMILY_RNN},
+    {"inputfeed",        1,        0,        1,        XI_NONE,   0,       FAMILY_RNN},
+    {"markov",           1,        0,        0,        XI_MARKOV, 0,       FAMILY_RNN},
+    {"locfer",           1,        0,        0,        XI_LOCFER, 0,       FAMILY_RNN},
+    {"fertdec",          1,        0,        0,        XI_NONE,   1,       FAMILY_RNN},
+    {"recatt+fertdec",   1,        1,        0,        XI_NONE,   1,       FAMILY_RNN},
+    /* the Transformer's attention is its own (nn/tf_layer.c); "attention" says it has one */
+    {"transformer",      1,        0,        0,        XI_NONE,   0,       FAMILY_TRANSFORMER},
 };
 #define N_VARIANTS (int)(sizeof variants / sizeof *variants)
 _Static_assert(N_VARIANTS == NMT_ARCH_COUNT, "one row per enum nmt_arch value");

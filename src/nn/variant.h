@@ -16,13 +16,21 @@ typedef struct variant {
     int input_ctx;          /* InputFeed: + F c_{i-1} in the GRU input */
     int energy_xi;          /* Markov / LocFer: + M_a ξ_ij in the energies, ξ from α_{i-1} or Σα */
     int coverage;           /* FertDec: the coverage vector d_i, its extract gate and costs */
+    int family;             /* enum family: which network runs the model */
 } variant;
+
+/* The model families: the recurrent systems of MODEL.md, and the Transformer (nn/transformer.h).
+ * The layers that drive any model (net.c for training, decode/infer.c for the search) ask the
+ * family once and call its functions; the loops above them never do. */
+enum family { FAMILY_RNN, FAMILY_TRANSFORMER };
 
 /* The row of a config's architecture (which must pass nmt_config_check). */
 const variant *variant_of(const nmt_config *c);
 /* The row of an architecture id, NULL when out of range. */
 const variant *variant_get(int arch);
 
+static inline int model_family(const nmt_config *c) { return variant_of(c)->family; }
+static inline int is_transformer(const nmt_config *c) { return model_family(c) == FAMILY_TRANSFORMER; }
 static inline int has_attention(const nmt_config *c) { return variant_of(c)->attention; }
 static inline int has_recatt(const nmt_config *c) { return variant_of(c)->query_ctx; }
 static inline int has_inputfeed(const nmt_config *c) { return variant_of(c)->input_ctx; }

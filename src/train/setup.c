@@ -397,7 +397,8 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = batch_buf_init(&t->bb, &t->train, o->batch, err))) return rc;
     if ((rc = net_ws_reserve(&t->m->cx, &t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
     net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
-    net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn});
+    net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn, o->dropout_tf, o->dropout_attn,
+                                   o->dropout_ffn});
     if ((rc = train_guided_init(t, err))) return rc;
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;

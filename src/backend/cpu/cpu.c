@@ -99,6 +99,7 @@ const backend_ops cpu_backend = {
     .attn_softmax_backward = cpu_attn_softmax_backward,
     .gemm_batched = cpu_gemm_batched,
     .act_grad_x_rows = cpu_act_grad_x_rows,
+    .dropout_mask = cpu_dropout_mask,
     .gather_rows_ld = cpu_gather_rows_ld,
     .repeat_row = cpu_repeat_row,
     .maxout = cpu_maxout,

@@ -48,6 +48,7 @@ void cpu_attn_softmax_backward(real *dS, const real *P, const real *dP, long row
 void cpu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
                       real *C, int ldc, const bk_batch *s);
 void cpu_act_grad_x_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R, int cols);
+void cpu_dropout_mask(real *m, long n, uint64_t seed, real p);
 void cpu_gather_rows_ld(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols);
 
 /* rows.c: element-wise over strided rows */

@@ -232,3 +232,20 @@ void cpu_gather_rows_ld(real *dst, long ldd, const real *src, long lds, const in
 {
     for (int i = 0; i < n; i++) memcpy(dst + i * ldd, src + ids[i] * lds, sizeof(real) * cols);
 }
+
+/* ---- dropout masks drawn on the device's side ---- */
+
+static inline real drop_u(uint64_t seed, long i)
+{
+    uint64_t z = seed + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (real)(z >> 40) * (real)(1.0 / 16777216.0);
+}
+
+void cpu_dropout_mask(real *m, long n, uint64_t seed, real p)
+{
+    real keep = 1 / (1 - p);
+    for (long i = 0; i < n; i++) m[i] = drop_u(seed, i) >= p ? keep : 0;
+}

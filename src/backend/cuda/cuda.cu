@@ -293,6 +293,7 @@ static const backend_ops cuda_backend = {
     .attn_softmax_backward = NULL,
     .gemm_batched = NULL,
     .act_grad_x_rows = NULL,
+    .dropout_mask = NULL,
     .gather_rows_ld = NULL,
     .repeat_row = cu_repeat_row,
     .maxout = cu_maxout,
