@@ -93,9 +93,19 @@ static void test_golden(const char *shared)
 }
 
 /* ---------------------------------------------------------------- exhaustive */
-static void test_exhaustive(int arch)
+/* a small Transformer of Kx, Ky words: 2 + 2 layers, d 8, 2 heads, untied */
+static nmt_config tf_small(int Kx, int Ky, int post)
 {
-    nmt_config c = {arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = nmt_config_transformer();
+    c.src_vocab = Kx, c.tgt_vocab = Ky;
+    c.emb = c.hid = c.att = c.maxout = 8;
+    c.heads = 2, c.ffn = 12, c.enc_depth = c.dec_depth = 2, c.tied_emb = 0, c.post_norm = post;
+    return c;
+}
+
+static void test_exhaustive(nmt_config c)
+{
+    int arch = c.arch;
     nmt_model *m = tiny_random_model(c, &R, 0.8);
     int src[3] = {3, 4, 0}, sl = 3, *sp = src;
     double ratio = 1.0; /* max length 3 */
@@ -149,9 +159,9 @@ static void test_exhaustive(int arch)
 }
 
 /* ---------------------------------------------------------------- greedy, batching */
-static void test_greedy_and_batching(int arch)
+static void test_greedy_and_batching(nmt_config c)
 {
-    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int arch = c.arch;
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     enum { S = 5 };
     int lens[S] = {4, 7, 1, 9, 3}, *src[S];
@@ -167,7 +177,7 @@ static void test_greedy_and_batching(int arch)
     for (int s = 0; s < S; s++) {
         batch one;
         tiny_batch(&one, &src[s], &lens[s], 1);
-        NMT_ASSERT(infer_reserve(TX, &w, &m->cfg, 1, one.Tx, 1, NULL) == 0);
+        NMT_ASSERT(infer_reserve(TX, &w, &m->cfg, 1, one.Tx, 1, 64, NULL) == 0);
         infer_encode(&w, m, &one);
         real st[2][64];
         int dim = infer_state_dim(&m->cfg, one.Tx);
@@ -280,9 +290,14 @@ int main(void)
     test_max_len();
     test_golden(shared ? shared : "../shared");
     for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
-        test_exhaustive(arch);
-        test_greedy_and_batching(arch);
+        test_exhaustive((nmt_config){arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+        test_greedy_and_batching((nmt_config){arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
         test_ties(arch);
+    }
+    /* the Transformer through the same search: its key/value cache reordered at every step */
+    for (int post = 0; post < 2; post++) {
+        test_exhaustive(tf_small(6, 5, post));
+        test_greedy_and_batching(tf_small(20, 15, post));
     }
     return test_done("test_beam");
 }

@@ -460,7 +460,7 @@ static void test_step_matches_training(int arch)
     batch bt;
     fill_batch(&bt, src, sl, tgt, tl, 0, NS);
     infer_ws w = {0};
-    NMT_ASSERT(infer_reserve(TX, &w, &m->cfg, NS, bt.Tx, NS, NULL) == 0);
+    NMT_ASSERT(infer_reserve(TX, &w, &m->cfg, NS, bt.Tx, NS, 64, NULL) == 0);
     infer_encode(&w, m, &bt);
     int D = infer_state_dim(&m->cfg, bt.Tx), Ky = m->cfg.tgt_vocab, rows[NS], yprev[NS];
     real *sa = malloc(sizeof(real) * NS * D), *sb = malloc(sizeof(real) * NS * D);

@@ -469,6 +469,7 @@ static void nh_step(search_ws *ws, sent_state *st, const infer_ens *e, const bea
     if (nh) {
         bk->copy_in(ws->dparent, ws->parent, sizeof(int) * nh);
         bk->gather_rows(ws->sb, ws->snew, ws->dparent, nh, n);
+        ens_reorder(e, ws->dparent, nh);
     }
     *H = nh;
 }
@@ -551,7 +552,7 @@ int beam_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam_o
     memset(out, 0, sizeof(beam_sent) * S);
     beam_opts oc;
     col_hints ch = {0};
-    if ((rc = ens_reserve(e, S, Tx, S * K, err))) return rc;
+    if ((rc = ens_reserve(e, S, Tx, S * K, beam_len_limit(o->max_ratio, o->max_len, Tx), err))) return rc;
     if (o->hints && e->sl) {
         rc = hints_select(e, src, o, &oc, &ch, err);
         o = &oc;

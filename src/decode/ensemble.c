@@ -137,10 +137,10 @@ static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
     e->hascale = arena_take_host(ap, sizeof(real) * H);
 }
 
-int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
+int ens_reserve(infer_ens *e, int S, int Tx, int H, int Ty, nmt_err *err)
 {
     int rc = NMT_OK, want[3] = {1, Tx, H};
-    for (int k = 0; k < e->n && !rc; k++) rc = infer_reserve(&e->m[k]->cx, &e->w[k], &e->m[k]->cfg, S, Tx, H, err);
+    for (int k = 0; k < e->n && !rc; k++) rc = infer_reserve(&e->m[k]->cx, &e->w[k], &e->m[k]->cfg, S, Tx, H, Ty, err);
     for (int k = 0; e->out && k < e->n && !rc; k++) rc = out_reserve(&e->out[k], H, err);
     if (rc || e->n == 1) return rc;
     if ((rc = ws_reserve(&e->m[0]->cx, &e->blk, want, layout, e, &e->m[0]->cfg, "ensemble decoding", err))) return rc;
@@ -152,6 +152,11 @@ int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err)
 void ens_rows(infer_ens *e, int on)
 {
     for (int k = 0; k < e->n; k++) e->w[k].blas = !on;
+}
+
+void ens_reorder(const infer_ens *e, const int *parent, int n)
+{
+    for (int k = 0; k < e->n; k++) infer_reorder(&e->w[k], e->m[k], parent, n);
 }
 
 void ens_encode(infer_ens *e, const batch *src)

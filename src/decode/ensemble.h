@@ -54,7 +54,10 @@ int ens_select(infer_ens *e, const batch *src, const int *extra, int nextra, nmt
 
 /* A hypothesis's state row: the models' rows side by side (infer_state_dim each). */
 int ens_state_dim(const infer_ens *e, int Tx);
-int ens_reserve(infer_ens *e, int S, int Tx, int H, nmt_err *err);
+/* Room for S sentences of up to Tx words, H rows and Ty steps. */
+int ens_reserve(infer_ens *e, int S, int Tx, int H, int Ty, nmt_err *err);
+/* After the search kept rows: row i continues old row parent[i] (device) in every model. */
+void ens_reorder(const infer_ens *e, const int *parent, int n);
 void ens_encode(infer_ens *e, const batch *src);
 /* S state rows of ens_state_dim: each sentence's initial state in every model. */
 void ens_init_states(infer_ens *e, real *state, int S, int Tx);

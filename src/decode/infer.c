@@ -13,10 +13,20 @@
 #include "decode/outlayer.h"
 #include "nn/readout.h"
 
+/* the target positions a reservation asked for (ws_reserve passes three dimensions) */
 static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
 {
     infer_ws *w = ws;
     int S = d[0], Tx = d[1], H = d[2];
+    if (is_transformer(c)) {
+        tf_infer_layout(&w->tf, ap, c, S, Tx, H, w->tf.Tmax);
+        w->logits = arena_take(ap, sizeof(real) * H * c->tgt_vocab);
+        w->alpha = arena_take(ap, sizeof(real) * H * Tx);
+        w->idx = arena_take(ap, sizeof(int) * 3 * H);
+        w->hidx = arena_take_host(ap, sizeof(int) * 3 * H);
+        batch_dev_layout(&w->bd, ap, S, Tx, 0);
+        return;
+    }
     size_t n = c->hid, na = c->att, cd = ctx_dim(c), m = c->emb, l = c->maxout;
     enc_layout(&w->enc, ap, c, S, Tx);
     w->enc.step_cache = 1; /* decoding never runs the encoder backward */
@@ -44,11 +54,20 @@ static void layout(void *ws, arena *ap, const nmt_config *c, const int *d)
     w->th = has_fertdec(c) ? arena_take(ap, sizeof(real) * H * n) : NULL;
 }
 
-int infer_reserve(const bk_ctx *x, infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err)
+int infer_reserve(const bk_ctx *x, infer_ws *w, const nmt_config *c, int S, int Tx, int H, int Ty, nmt_err *err)
 {
     int want[3] = {S, Tx, H};
-    return ws_reserve(x, &w->blk, want, layout, w, c, "decoding", err);
+    if (!is_transformer(c)) return ws_reserve(x, &w->blk, want, layout, w, c, "decoding", err);
+    /* the cache's positions are a fourth dimension: a longer limit lays the block out anew */
+    if (Ty > w->tf.Tmax) {
+        ws_block_free(&w->blk);
+        w->tf.Tmax = Ty;
+    }
+    int rc = ws_reserve(x, &w->blk, want, layout, w, c, "decoding", err);
+    if (!rc) tf_infer_ready(x, &w->tf, c);
+    return rc;
 }
+
 
 void infer_free(infer_ws *w)
 {
@@ -75,6 +94,10 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *host_src)
     const batch *src = &w->view;
     const nmt_config *c = &m->cfg;
     const params *p = &m->p; /* FP32: the encoder's weights have no other form */
+    if (is_transformer(c)) {
+        tf_infer_encode(x, &w->tf, c, p, src);
+        return;
+    }
     int S = src->B, Tx = src->Tx, hd = w->enc.ndir * c->hid;
     enc_forward(x, &w->enc, c, p, src);
     dec_init_state(x, w->s0, &w->enc, c, p, S, Tx);
@@ -84,6 +107,7 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *host_src)
 
 int infer_state_dim(const nmt_config *c, int Tx)
 {
+    if (is_transformer(c)) return 1;
     return c->hid + (needs_prev_ctx(c) ? ctx_dim(c) : 0) + (xi_kind(c) ? Tx : 0) + (has_fertdec(c) ? c->emb : 0);
 }
 
@@ -95,6 +119,7 @@ void infer_init_states(const bk_ctx *x, const infer_ws *w, const nmt_config *c, 
     const backend_ops *bk = x->b;
     int dim = infer_state_dim(c, Tx);
     bk->zero_rows(state, ld, S, dim);
+    if (is_transformer(c)) return; /* its cache started empty at infer_encode */
     bk->copy_rows(state, ld, w->s0, c->hid, S, c->hid);
     if (has_fertdec(c)) bk->copy_rows(state + d_offset(c, Tx), ld, w->d0, c->emb, S, c->emb);
 }
@@ -127,6 +152,11 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     }
     bk->copy_in(w->idx, h, sizeof(int) * 3 * H);
     const int *d_src_of = w->idx, *d_yprev = w->idx + H, *d_rowlen = w->idx + 2 * H;
+    (void)st_prev, (void)st_new, (void)ld;
+    if (is_transformer(c)) {
+        tf_infer_step(x, &w->tf, c, p, H, d_src_of, d_yprev, d_rowlen, w->logits, w->alpha);
+        return;
+    }
     bk->gather_rows(w->E, p->Et, d_yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */
     dec_input_terms(x, w->pre, w->E, PW(p, dec_W), p->dec_b, H, me, 3 * n);
     if (has_fertdec(c)) dec_input_terms(x, w->g, w->E, PW(p, fer_Wg), p->fer_bg, H, me, me);
@@ -142,4 +172,11 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
         out_step_hidden(x, w->tt, w->t, s_dense, w->E, w->ctx, c, p, H);
         out_logits(x, w->out, w->logits, w->t, H);
     }
+}
+
+void infer_reorder(infer_ws *w, const nmt_model *m, const int *parent, int n)
+{
+    if (!is_transformer(&m->cfg)) return;
+    bk_ctx x = decode_ctx(w, m);
+    tf_infer_reorder(&x, &w->tf, &m->cfg, parent, n);
 }

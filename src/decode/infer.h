@@ -9,6 +9,7 @@
 #include "data/batch_dev.h"
 #include "nn/encoder.h"
 #include "nn/model.h"
+#include "decode/tf_infer.h"
 
 typedef struct infer_ws {
     ws_block blk;        /* one allocation for up to blk.cap = {S sentences, Tx, H rows} */
@@ -29,18 +30,21 @@ typedef struct infer_ws {
     const struct out_layer *out; /* the output layer's precision and columns (decode/outlayer.h), or
                                   * NULL: out_step's, FP32 over the whole vocabulary; in lower
                                   * precision its weights (out->lw) serve the step's products too */
+    tf_infer tf;         /* a Transformer's (decode/tf_infer.h); the fields above are a recurrent model's */
     int blas;            /* 1: FP32 products by the backend's gemm (the BLAS, whose rows depend on
                           * their batch); 0 (zeroed): by gemm_rows, each row alone */
 } infer_ws;
 
-/* A hypothesis's recurrent state is one row: [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)
+/* A hypothesis's recurrent state is one row (a Transformer's: one unused entry, its state being the
+ * cache that infer_reorder moves): [s_i (n) | c_i (c) if RecAtt/InputFeed | α_i (Tx)
  * if Markov | Σα (Tx) if LocFer | d_i (m) if FertDec], so that beam search can copy states
  * without knowing what the variant keeps. The initial row is [s_0 | 0 ... | d_1]. */
 int infer_state_dim(const nmt_config *c, int Tx);
 /* Fills S rows, ld apart (ld >= dim), with each sentence's initial state (after infer_encode). */
 void infer_init_states(const bk_ctx *x, const infer_ws *w, const nmt_config *c, real *state, int ld, int S, int Tx);
 
-int infer_reserve(const bk_ctx *x, infer_ws *w, const nmt_config *c, int S, int Tx, int H, nmt_err *err);
+/* Room for S sentences of up to Tx words, H rows and Ty target positions (the search's longest). */
+int infer_reserve(const bk_ctx *x, infer_ws *w, const nmt_config *c, int S, int Tx, int H, int Ty, nmt_err *err);
 void infer_free(infer_ws *w);
 
 /* Encodes src (its y fields are not read) and computes s_0 of each sentence into w->s0. */
@@ -53,5 +57,10 @@ void infer_encode(infer_ws *w, const nmt_model *m, const batch *src);
  * [H, w->out->Vs] over its chosen columns. */
 void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const int *src_of, const int *yprev,
                 const real *st_prev, real *st_new, int ld);
+
+/* The rows the search keeps after a step: row i continues old row parent[i] (device), i < n. The
+ * state rows are the caller's to gather; this moves what the model keeps besides them (a
+ * Transformer's key/value cache; nothing for a recurrent model). */
+void infer_reorder(infer_ws *w, const nmt_model *m, const int *parent, int n);
 
 #endif

@@ -310,7 +310,7 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
     int S = src->B, K = o->nbest, H = S * K, Tx = src->Tx, rc = NMT_OK;
     int n = ens_state_dim(e, Tx), L = longest_limit(src, o);
     memset(out, 0, sizeof(beam_sent) * S);
-    if ((rc = ens_reserve(e, S, Tx, H, err)) || (rc = ens_select(e, src, NULL, 0, err))) return rc;
+    if ((rc = ens_reserve(e, S, Tx, H, L, err)) || (rc = ens_select(e, src, NULL, 0, err))) return rc;
     int V = e->V;
     draw_ws ws = {0};
     if (draw_ws_alloc(&ws, ens_ctx(e)->b, H, n, L, Tx, V, o)) {
@@ -337,6 +337,7 @@ int sample_search_ens(beam_sent *out, infer_ens *e, const batch *src, const beam
         if (nh) { /* the live draws' states, gathered by the rows they continue */
             bk->copy_in(ws.dparent, ws.parent, sizeof(int) * nh);
             bk->gather_rows(ws.sb, ws.snew, ws.dparent, nh, n);
+            ens_reorder(e, ws.dparent, nh);
         }
         H = nh;
         swap_rows(&ws);

@@ -100,7 +100,7 @@ void tf_layout(tf_ws *w, arena *ap, const nmt_config *c, int B, int Tx, int Ty)
  * tokens' rows, and the scale and sinusoid, built on the host and uploaded. */
 static void upload_batch(const bk_ctx *x, tf_ws *w, const nmt_config *c, const batch *bt)
 {
-    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty, d = c->emb, Rx = B * Tx, Ry = B * Ty;
+    int B = bt->B, Tx = bt->Tx, Ty = w->Ty, d = c->emb, Rx = B * Tx, Ry = B * Ty;
     int Tm = Tx > Ty ? Tx : Ty, Rm = Rx > Ry ? Rx : Ry;
     int *h = w->hidx, *hids[2] = {h, h + 2 * Rx}, *hpos[2] = {h + Rx, h + 2 * Rx + Ry};
     int *htm = h + 2 * Rx + 2 * Ry, *hbm = htm + Ry;
@@ -271,11 +271,10 @@ static double output_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, con
     return loss;
 }
 
-double tf_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp,
-                  const tf_drop *drop, double ls)
+void tf_encode(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, const batch *bt, const tf_drop *drop)
 {
-    int B = bt->B, Rx = B * bt->Tx, Ry = B * bt->Ty;
-    w->B = B, w->Tx = bt->Tx, w->Ty = bt->Ty;
+    int B = bt->B, Rx = B * bt->Tx;
+    w->B = B, w->Tx = bt->Tx, w->Ty = bt->y ? bt->Ty : 0;
     w->drop = drop ? *drop : (tf_drop){0, 0, 0, 0};
     upload_batch(x, w, c, bt);
     draw_masks(x, w, c);
@@ -288,6 +287,13 @@ double tf_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *
         ffn_forward(x, w, c, p, TF_ENC, l, 1, X[1], X[2], Rx);
     }
     stack_top(x, w, c, p, TF_ENC, Rx);
+}
+
+double tf_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, const batch *bt, real *logp,
+                  const tf_drop *drop, double ls)
+{
+    int B = bt->B, Ry = B * bt->Ty;
+    tf_encode(x, w, c, p, bt, drop);
     embed(x, w, c, p, TF_DEC, Ry);
     tf_att dec = self_att(c, NULL, B, bt->Ty, NULL, 1);
     for (int l = 0; l < c->dec_depth; l++) {

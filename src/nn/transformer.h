@@ -74,6 +74,8 @@ typedef struct tf_ws {
 /* Lays w out in a for batches up to B x Tx x Ty. */
 void tf_layout(tf_ws *w, arena *a, const nmt_config *c, int B, int Tx, int Ty);
 
+/* The encoder alone on bt (its y NULL when decoding): w->top[TF_ENC] [B*Tx, d] batch-major. */
+void tf_encode(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, const batch *bt, const tf_drop *drop);
 /* Teacher-forced forward of bt (its dev_* arrays on the device): the summed NLL of the real
  * target tokens (with label smoothing ls > 0 the smoothed loss); logp (device, [Ty*B]
  * time-major, optional) each token's log-probability. drop NULL: no dropout (validation). */
