@@ -265,7 +265,14 @@ static const rows_shape SHAPES[2] = {{5, 37, 40, 42, 38}, {171, 203, 205, 209, 2
 
 static double act_ref(int f, double x)
 {
-    return f == BK_TANH ? tanh(x) : f == BK_SIGMOID ? sigm(x) : x;
+    switch (f) {
+    case BK_TANH: return tanh(x);
+    case BK_SIGMOID: return sigm(x);
+    case BK_RELU: return x > 0 ? x : 0;
+    case BK_GELU: return 0.5 * x * (1 + tanh(sqrt(2 / acos(-1.0)) * (x + 0.044715 * x * x * x)));
+    case BK_SWISH: return x * sigm(x);
+    default: return x;
+    }
 }
 
 static double act_grad_ref(int f, double dy, double y)
@@ -273,7 +280,11 @@ static double act_grad_ref(int f, double dy, double y)
     return f == BK_TANH ? dy * (1 - y * y) : f == BK_SIGMOID ? dy * y * (1 - y) : dy;
 }
 
-static const char *fn_name(int f) { return f == BK_TANH ? "tanh" : f == BK_SIGMOID ? "sigmoid" : "identity"; }
+static const char *fn_name(int f)
+{
+    static const char *const name[] = {"identity", "tanh", "sigmoid", "relu", "gelu", "swish"};
+    return f >= 0 && f <= BK_SWISH ? name[f] : "?";
+}
 
 /* y = f(x + b) (b NULL: f(x)), into a separate buffer and in place */
 static void test_act_rows(const rows_shape *s, int f, int with_b)
@@ -302,12 +313,32 @@ static void test_act_rows(const rows_shape *s, int f, int with_b)
     release();
 }
 
+/* an activation's derivative (from its output y, or with from_x its input) into dx, then in
+ * place over dy; want and want_in are the results the two calls must give */
+static void grad_rows_run(const rows_shape *s, int f, int from_x, const real *dx0, const real *dy, const real *y,
+                          const double *want, const double *want_in, const char *what, double tol)
+{
+    int NR = s->R, C = s->cols;
+    void (*g)(int, real *, int, const real *, int, const real *, int, int, int) =
+        from_x ? bk->act_grad_x_rows : bk->act_grad_rows;
+    real *got = malloc(sizeof(real) * NR * (s->ldy > s->lda ? s->ldy : s->lda));
+    real *ddx = dev_r(dx0, (size_t)NR * s->ldy), *ddy = dev_r(dy, (size_t)NR * s->lda), *dev_y = dev_r(y, (size_t)NR * s->ldb);
+    g(f, ddx, s->ldy, ddy, s->lda, dev_y, s->ldb, NR, C);
+    get(got, ddx, sizeof(real) * NR * s->ldy);
+    close_all(what, got, want, (size_t)NR * s->ldy, tol);
+    g(f, ddy, s->lda, ddy, s->lda, dev_y, s->ldb, NR, C);
+    get(got, ddy, sizeof(real) * NR * s->lda);
+    close_all(what, got, want_in, (size_t)NR * s->lda, tol);
+    free(got);
+    release();
+}
+
 /* dx = dy ∘ f'(y) with y the activation's output, into dx and in place over dy */
 static void test_act_grad_rows(const rows_shape *s, int f)
 {
     int NR = s->R, C = s->cols;
     real *dx0 = test_rnd(&R, (size_t)NR * s->ldy, -1, 1), *dy = test_rnd(&R, (size_t)NR * s->lda, -2, 2);
-    real *y = test_rnd(&R, (size_t)NR * s->ldb, f == BK_SIGMOID ? 0 : -1, 1), *got = malloc(sizeof(real) * NR * s->lda);
+    real *y = test_rnd(&R, (size_t)NR * s->ldb, f == BK_SIGMOID ? 0 : -1, 1);
     double *want = dbl(dx0, (size_t)NR * s->ldy), *want_in = dbl(dy, (size_t)NR * s->lda);
     for (int r = 0; r < NR; r++)
         for (int k = 0; k < C; k++) {
@@ -315,17 +346,10 @@ static void test_act_grad_rows(const rows_shape *s, int f)
             want[r * s->ldy + k] = v;
             want_in[r * s->lda + k] = v;
         }
-    real *ddx = dev_r(dx0, (size_t)NR * s->ldy), *ddy = dev_r(dy, (size_t)NR * s->lda), *dev_y = dev_r(y, (size_t)NR * s->ldb);
     char what[96];
     snprintf(what, sizeof what, "act_grad_rows %s, %d x %d", fn_name(f), NR, C);
-    bk->act_grad_rows(f, ddx, s->ldy, ddy, s->lda, dev_y, s->ldb, NR, C);
-    get(got, ddx, sizeof(real) * NR * s->ldy);
-    close_all(what, got, want, (size_t)NR * s->ldy, 1e-6);
-    bk->act_grad_rows(f, ddy, s->lda, ddy, s->lda, dev_y, s->ldb, NR, C);
-    get(got, ddy, sizeof(real) * NR * s->lda);
-    close_all(what, got, want_in, (size_t)NR * s->lda, 1e-6);
-    free(dx0); free(dy); free(y); free(got); free(want); free(want_in);
-    release();
+    grad_rows_run(s, f, 0, dx0, dy, y, want, want_in, what, 1e-6);
+    free(dx0); free(dy); free(y); free(want); free(want_in);
 }
 
 /* zero_rows, copy_rows, add_rows and mul_rows (each into y, then add and mul in place over a) */
@@ -657,6 +681,314 @@ static void test_attn_window(int k)
     snprintf(what, sizeof what, "attn_window_backward k = %d", k);
     close_all(what, got, wds, WH * WT, 1e-6);
     free(src); free(dxi); free(dsrc0); free(got); free(want); free(wds);
+    release();
+}
+
+/* ==== the Transformer ======================================================================= */
+
+enum { LR = 13, LC = 45, LDX = LC + 3, LDY = LC + 6, LDDX = LC + 1 };
+static const double LN_EPS = 1e-5;
+
+/* layer norm's statistics of one row in double: μ and 1/sqrt(σ² + eps), σ² the biased variance */
+static void ln_stats_ref(double *mu, double *rstd, const real *x, int n)
+{
+    double s = 0, q = 0;
+    for (int k = 0; k < n; k++) s += x[k];
+    *mu = s / n;
+    for (int k = 0; k < n; k++) q += (x[k] - *mu) * (x[k] - *mu);
+    *rstd = 1 / sqrt(q / n + LN_EPS);
+}
+
+/* y = LN(x) with the row stride of each buffer wider than the row (the old contents of y outside
+ * the rows' columns must stay), stats [R, 2]; rows whose mean is far from 0 */
+static void test_layer_norm(void)
+{
+    real *x = test_rnd(&R, LR * LDX, -2, 2), *y0 = test_rnd(&R, LR * LDY, -1, 1), *g = test_rnd(&R, LC, 0.5, 1.5);
+    real *b = test_rnd(&R, LC, -1, 1), *got = malloc(sizeof(real) * LR * LDY), st[2 * LR];
+    for (int r = 0; r < LR; r++)
+        for (int k = 0; k < LC; k++) x[r * LDX + k] += (real)(r - 6);
+    double *want = dbl(y0, LR * LDY), wst[2 * LR];
+    for (int r = 0; r < LR; r++) {
+        ln_stats_ref(&wst[2 * r], &wst[2 * r + 1], x + r * LDX, LC);
+        for (int k = 0; k < LC; k++)
+            want[r * LDY + k] = g[k] * (x[r * LDX + k] - wst[2 * r]) * wst[2 * r + 1] + b[k];
+    }
+    real *dy = dev_r(y0, LR * LDY), *dst = dev_junk(sizeof st);
+    bk->layer_norm(dy, LDY, dst, dev_r(x, LR * LDX), LDX, dev_r(g, LC), dev_r(b, LC), LR, LC, (real)LN_EPS);
+    get(got, dy, sizeof(real) * LR * LDY);
+    get(st, dst, sizeof st);
+    close_all("layer_norm y", got, want, LR * LDY, 2e-6);
+    close_all("layer_norm stats (μ, 1/σ)", st, wst, 2 * LR, 1e-6);
+    free(x); free(y0); free(g); free(b); free(got); free(want);
+    release();
+}
+
+/* dx = (acc: +=) rstd (γ∘dy - mean(γ∘dy) - x̂ mean(γ∘dy∘x̂)) and gx = dy∘x̂, from the statistics
+ * the forward stored; the reference's gradient is itself checked against central differences of
+ * Σ dy ∘ LN(x) in double, so that a wrong formula in both would not pass */
+static void ln_backward_ref(double *dx, double *gx, const real *dy, const real *x, double mu, double rstd,
+                            const real *g, int n)
+{
+    double sg = 0, sgx = 0;
+    for (int k = 0; k < n; k++) {
+        double xh = (x[k] - mu) * rstd;
+        gx[k] = dy[k] * xh;
+        sg += g[k] * dy[k];
+        sgx += g[k] * dy[k] * xh;
+    }
+    for (int k = 0; k < n; k++) dx[k] = rstd * (g[k] * dy[k] - sg / n - (x[k] - mu) * rstd * sgx / n);
+}
+
+static double ln_loss(const double *x, const real *dy, const real *g, int n)
+{
+    double s = 0, q = 0, l = 0;
+    for (int k = 0; k < n; k++) s += x[k];
+    for (int k = 0; k < n; k++) q += (x[k] - s / n) * (x[k] - s / n);
+    for (int k = 0; k < n; k++) l += dy[k] * g[k] * (x[k] - s / n) / sqrt(q / n + LN_EPS);
+    return l;
+}
+
+static void ln_backward_fd(const real *x, const real *dy, const real *g, const double *dx, int n)
+{
+    double xd[LC], worst = 0, h = 1e-5;
+    for (int k = 0; k < n; k++) xd[k] = x[k];
+    for (int k = 0; k < n; k++) {
+        xd[k] = x[k] + h;
+        double lp = ln_loss(xd, dy, g, n);
+        xd[k] = x[k] - h;
+        double lm = ln_loss(xd, dy, g, n);
+        xd[k] = x[k];
+        worst = fmax(worst, fabs((lp - lm) / (2 * h) - dx[k]));
+    }
+    CHECKF(worst < 1e-6, "layer_norm_backward: the reference's dx is %.3g from central differences", worst);
+}
+
+static void test_layer_norm_backward(int acc)
+{
+    real *x = test_rnd(&R, LR * LDX, -2, 2), *dy = test_rnd(&R, LR * LDY, -1, 1), *g = test_rnd(&R, LC, 0.5, 1.5);
+    real *dx0 = test_rnd(&R, LR * LDDX, -1, 1), *got = malloc(sizeof(real) * LR * LDDX), st[2 * LR];
+    double *wdx = dbl(dx0, LR * LDDX), wgx[LR * LC], d[LC];
+    for (int r = 0; r < LR; r++) {
+        double mu, rstd;
+        ln_stats_ref(&mu, &rstd, x + r * LDX, LC);
+        st[2 * r] = (real)mu; /* the kernel's inputs, and the reference's from the same values */
+        st[2 * r + 1] = (real)rstd;
+        ln_backward_ref(d, wgx + r * LC, dy + r * LDY, x + r * LDX, st[2 * r], st[2 * r + 1], g, LC);
+        for (int k = 0; k < LC; k++) wdx[r * LDDX + k] = (acc ? wdx[r * LDDX + k] : 0) + d[k];
+        if (r == 0) ln_backward_fd(x, dy, g, d, LC);
+    }
+    real *ddx = dev_r(dx0, LR * LDDX), *dgx = dev_junk(sizeof(real) * LR * LC);
+    bk->layer_norm_backward(ddx, LDDX, acc, dgx, dev_r(dy, LR * LDY), LDY, dev_r(x, LR * LDX), LDX, dev_r(st, 2 * LR),
+                            dev_r(g, LC), LR, LC);
+    get(got, ddx, sizeof(real) * LR * LDDX);
+    close_all(acc ? "layer_norm_backward dx (acc)" : "layer_norm_backward dx", got, wdx, LR * LDDX, 2e-6);
+    get(got, dgx, sizeof(real) * LR * LC);
+    close_all("layer_norm_backward gx", got, wgx, LR * LC, 1e-6);
+    free(x); free(dy); free(g); free(dx0); free(got); free(wdx);
+    release();
+}
+
+enum { SN = 3, SH = 2, SQ = 5, SK = 13 };
+
+/* softmax(scale · S) of each row over its keys j < len (klen[o] or kfix; with causal also
+ * j <= i + qoff), the rest 0; a row with no key all 0 */
+static void test_attn_softmax(const int *klen, int kfix, int causal, int qoff)
+{
+    const real scale = (real)0.37;
+    enum { NS = SN * SH * SQ * SK };
+    real *S = test_rnd(&R, NS, -6, 6), got[NS];
+    double want[NS];
+    for (int r = 0; r < SN * SH * SQ; r++) {
+        int o = r / (SH * SQ), i = r % SQ, len = klen ? klen[o] : kfix;
+        if (causal && i + qoff + 1 < len) len = i + qoff + 1;
+        if (len > SK) len = SK;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < len; j++) mx = fmax(mx, scale * (double)S[r * SK + j]);
+        for (int j = 0; j < len; j++) sum += exp(scale * (double)S[r * SK + j] - mx);
+        for (int j = 0; j < SK; j++) want[r * SK + j] = j < len ? exp(scale * (double)S[r * SK + j] - mx) / sum : 0;
+    }
+    real *dS = dev_r(S, NS);
+    bk->attn_softmax(dS, klen ? dev_i(klen, SN) : NULL, kfix, SN, SH, SQ, SK, causal, qoff, scale);
+    get(got, dS, sizeof got);
+    char what[96];
+    snprintf(what, sizeof what, "attn_softmax (%s, causal %d, qoff %d)", klen ? "klen" : "kfix", causal, qoff);
+    close_all(what, got, want, NS, 1e-6);
+    free(S);
+    release();
+}
+
+/* dS = scale P ∘ (dP - Σ_j P_j dP_j) per row, into its own buffer and in place over dP */
+static void test_attn_softmax_backward(void)
+{
+    enum { ROWS = 17, TK = 13, N = ROWS * TK };
+    const real scale = (real)0.37;
+    real *P = test_rnd(&R, N, 0, 1), *dP = test_rnd(&R, N, -2, 2), got[N];
+    double want[N];
+    for (int r = 0; r < ROWS; r++) {
+        double s = 0, d = 0;
+        for (int j = 0; j < TK; j++) s += P[r * TK + j];
+        for (int j = 0; j < TK; j++) P[r * TK + j] = (real)(P[r * TK + j] / s);
+        for (int j = 0; j < TK; j++) d += (double)P[r * TK + j] * dP[r * TK + j];
+        for (int j = 0; j < TK; j++) want[r * TK + j] = scale * (double)P[r * TK + j] * (dP[r * TK + j] - d);
+    }
+    real *dp = dev_r(P, N), *ddP = dev_r(dP, N), *dS = dev_junk(sizeof got);
+    bk->attn_softmax_backward(dS, dp, ddP, ROWS, TK, scale);
+    get(got, dS, sizeof got);
+    close_all("attn_softmax_backward", got, want, N, 1e-6);
+    bk->attn_softmax_backward(ddP, dp, ddP, ROWS, TK, scale);
+    get(got, ddP, sizeof got);
+    close_all("attn_softmax_backward in place", got, want, N, 1e-6);
+    free(P); free(dP);
+    release();
+}
+
+/* the batched products' layout: O products' groups of `inner` heads; operand X of product (o, k)
+ * at o·ox + k·ix, each a matrix of `span` elements with gaps between them */
+enum { BM = 5, BN = 7, BK = 11, BO = 4, BNB = 3 };
+typedef struct bmm_case { int ta, tb, inner, sel; real beta; } bmm_case;
+
+/* the elements a matrix of rows x cols with row stride ld covers */
+static long mat_span(int rows, int cols, int ld) { return (long)(rows - 1) * ld + cols; }
+
+/* op(A)[i,k] and op(B)[k,j] of one product */
+static double opa(const bmm_case *t, const real *A, int lda, int i, int k) { return t->ta ? A[k * lda + i] : A[i * lda + k]; }
+static double opb(const bmm_case *t, const real *B, int ldb, int k, int j) { return t->tb ? B[j * ldb + k] : B[k * ldb + j]; }
+
+static void test_gemm_batched(const bmm_case *t)
+{
+    static const int sel[BO] = {2, 0, 2, 1};
+    int I = t->inner, NB = t->sel ? BNB : BO;
+    int lda = (t->ta ? BM : BK) + 2, ldb = (t->tb ? BK : BN) + 3, ldc = BN + 1;
+    long sa = mat_span(t->ta ? BK : BM, t->ta ? BM : BK, lda), sb = mat_span(t->tb ? BN : BK, t->tb ? BK : BN, ldb);
+    long sc = mat_span(BM, BN, ldc);
+    bk_batch s = {BO * I, I, I * (sa + 2) + 3, sa + 2, I * (sb + 1) + 5, sb + 1, I * (sc + 1) + 2, sc + 1, NULL};
+    size_t na = (size_t)(BO * s.oa + 4), nb = (size_t)(NB * s.ob + 4), nc = (size_t)(BO * s.oc + 4);
+    real *A = test_rnd(&R, na, -1, 1), *B = test_rnd(&R, nb, -1, 1), *C = test_rnd(&R, nc, -1, 1);
+    real *got = malloc(sizeof(real) * nc), *alone = malloc(sizeof(real) * nc);
+    double *want = dbl(C, nc);
+    for (int p = 0; p < BO * I; p++) {
+        int o = p / I, k = p % I;
+        const real *a = A + o * s.oa + k * s.ia, *b = B + (t->sel ? sel[o] : o) * s.ob + k * s.ib;
+        long c = o * s.oc + k * s.ic;
+        for (int i = 0; i < BM; i++)
+            for (int j = 0; j < BN; j++) {
+                double v = 0;
+                for (int q = 0; q < BK; q++) v += opa(t, a, lda, i, q) * opb(t, b, ldb, q, j);
+                want[c + i * ldc + j] = v + (t->beta != 0 ? t->beta * (double)C[c + i * ldc + j] : 0);
+                if (t->beta == 0) C[c + i * ldc + j] = NAN; /* beta 0: C is not read */
+            }
+    }
+    real *dA = dev_r(A, na), *dB = dev_r(B, nb), *dC = dev_r(C, nc), *dC1 = dev_r(C, nc);
+    s.sel = t->sel ? dev_i(sel, BO) : NULL;
+    bk->gemm_batched(t->ta, t->tb, BM, BN, BK, dA, lda, dB, ldb, t->beta, dC, ldc, &s);
+    get(got, dC, sizeof(real) * nc);
+    char what[96];
+    snprintf(what, sizeof what, "gemm_batched ta %d tb %d, %d heads, beta %g%s", t->ta, t->tb, I, t->beta,
+             t->sel ? ", sel" : "");
+    close_all(what, got, want, nc, 1e-5);
+    /* every row computed alone: the rows one call at a time give the same bits */
+    for (int i = 0; i < BM; i++)
+        bk->gemm_batched(t->ta, t->tb, 1, BN, BK, dA + (t->ta ? i : i * lda), lda, dB, ldb, t->beta, dC1 + i * ldc, ldc,
+                         &s);
+    get(alone, dC1, sizeof(real) * nc);
+    CHECKF(!memcmp(alone, got, sizeof(real) * nc), "%s: a row computed alone differs from the same row among %d", what,
+           BM);
+    free(A); free(B); free(C); free(got); free(alone); free(want);
+    release();
+}
+
+static void tests_gemm_batched(void)
+{
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int inner = 1; inner <= 3; inner += 2)
+                for (int beta = 0; beta < 2; beta++)
+                    for (int sel = 0; sel < 2; sel++) {
+                        bmm_case t = {ta, tb, inner, sel, (real)beta};
+                        test_gemm_batched(&t);
+                    }
+}
+
+/* the feed-forward activations and their derivatives in double */
+static double act_x_grad_ref(int f, double x)
+{
+    double c = sqrt(2 / acos(-1.0)), t = tanh(c * (x + 0.044715 * x * x * x)), s = sigm(x);
+    switch (f) {
+    case BK_RELU: return x > 0;
+    case BK_GELU: return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
+    case BK_SWISH: return s + x * s * (1 - s);
+    case BK_TANH: return 1 - tanh(x) * tanh(x);
+    case BK_SIGMOID: return s * (1 - s);
+    default: return 1;
+    }
+}
+
+/* dx = dy ∘ f'(x) from the input, into dx and in place over dy; the reference's derivative
+ * checked against central differences of act_ref first (relu away from its kink) */
+static void test_act_grad_x_rows(const rows_shape *s, int f)
+{
+    int NR = s->R, C = s->cols;
+    real *dx0 = test_rnd(&R, (size_t)NR * s->ldy, -1, 1), *dy = test_rnd(&R, (size_t)NR * s->lda, -2, 2);
+    real *x = test_rnd(&R, (size_t)NR * s->ldb, -5, 5);
+    double *want = dbl(dx0, (size_t)NR * s->ldy), *want_in = dbl(dy, (size_t)NR * s->lda), worst = 0, h = 1e-5;
+    for (int r = 0; r < NR; r++)
+        for (int k = 0; k < C; k++) {
+            double xv = x[r * s->ldb + k], d = act_x_grad_ref(f, xv);
+            if (fabs(xv) > 1e-3) worst = fmax(worst, fabs((act_ref(f, xv + h) - act_ref(f, xv - h)) / (2 * h) - d));
+            want[r * s->ldy + k] = want_in[r * s->lda + k] = dy[r * s->lda + k] * d;
+        }
+    char what[96];
+    snprintf(what, sizeof what, "act_grad_x_rows %s, %d x %d", fn_name(f), NR, C);
+    CHECKF(worst < 1e-8, "%s: the reference's derivative is %.3g from central differences", what, worst);
+    grad_rows_run(s, f, 1, dx0, dy, x, want, want_in, what, 2e-6);
+    free(dx0); free(dy); free(x); free(want); free(want_in);
+}
+
+/* dst row i (stride ldd) = src row ids[i] (stride lds), cols columns; the rest of dst unchanged */
+static void test_gather_rows_ld(void)
+{
+    enum { SR = 9, LDS = 23, COLS = 17, LDD = 19, N = 6 };
+    int ids[N] = {3, 0, 8, 3, 5, 8};
+    real *src = test_rnd(&R, SR * LDS, -1, 1), *dst0 = test_rnd(&R, N * LDD, -1, 1), got[N * LDD];
+    double *want = dbl(dst0, N * LDD);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < COLS; k++) want[i * LDD + k] = src[ids[i] * LDS + k];
+    real *dd = dev_r(dst0, N * LDD);
+    bk->gather_rows_ld(dd, LDD, dev_r(src, SR * LDS), LDS, dev_i(ids, N), N, COLS);
+    get(got, dd, sizeof got);
+    close_all("gather_rows_ld", got, want, N * LDD, 0);
+    free(src); free(dst0); free(want);
+    release();
+}
+
+/* dropout masks: each entry 0 or 1/(1-p), the kept share near 1-p, the same mask from the same
+ * seed, another from another seed, and the entry at i the same whatever n (a hash of (seed, i)) */
+static void test_dropout_mask(void)
+{
+    enum { N = 20000 };
+    real *a = malloc(sizeof(real) * N), *b = malloc(sizeof(real) * N), *c = malloc(sizeof(real) * N);
+    real *da = dev_r(a, N), *db = dev_r(b, N), *dc = dev_r(c, N);
+    double p = 0.3;
+    bk->dropout_mask(da, N, 42, (real)p);
+    bk->dropout_mask(db, N, 42, (real)p);
+    bk->dropout_mask(dc, N - 1, 43, (real)p);
+    get(a, da, sizeof(real) * N);
+    get(b, db, sizeof(real) * N);
+    get(c, dc, sizeof(real) * (N - 1));
+    int bad = 0, kept = 0, same_c = 0;
+    real keep = (real)(1 / (1 - p));
+    for (int i = 0; i < N; i++) {
+        bad += !(a[i] == 0 || a[i] == keep) || a[i] != b[i];
+        kept += a[i] != 0;
+        same_c += i < N - 1 && a[i] == c[i];
+    }
+    CHECKF(!bad, "dropout_mask: %d entries neither 0 nor 1/(1-p), or not drawn again by the same seed", bad);
+    CHECKF(fabs(kept / (double)N - (1 - p)) < 0.02, "dropout_mask: %d of %d kept at p %.1f", kept, N, p);
+    CHECKF(same_c < 0.7 * N, "dropout_mask: seeds 42 and 43 agree on %d of %d entries", same_c, N);
+    bk->dropout_mask(dc, 100, 42, (real)p);
+    get(c, dc, sizeof(real) * 100);
+    CHECK(!memcmp(a, c, sizeof(real) * 100));
+    free(a); free(b); free(c);
     release();
 }
 
@@ -1051,10 +1383,11 @@ int main(void)
     test_elementwise();
     for (int q = 0; q < 2; q++) {
         test_rows_basic(&SHAPES[q]);
-        for (int f = BK_IDENTITY; f <= BK_SIGMOID; f++) {
+        for (int f = BK_IDENTITY; f <= BK_SWISH; f++) {
             test_act_rows(&SHAPES[q], f, 0);
             test_act_rows(&SHAPES[q], f, 1);
-            test_act_grad_rows(&SHAPES[q], f);
+            if (f <= BK_SIGMOID) test_act_grad_rows(&SHAPES[q], f); /* from the output: these three */
+            test_act_grad_x_rows(&SHAPES[q], f);
         }
         test_rows_dist(&SHAPES[q]);
     }
@@ -1068,6 +1401,20 @@ int main(void)
     }
     test_attn_window(0);
     test_attn_window(2);
+    test_layer_norm();
+    test_layer_norm_backward(0);
+    test_layer_norm_backward(1);
+    static const int klen[SN] = {13, 4, 0}; /* all keys, some, none */
+    test_attn_softmax(klen, 0, 0, 0);
+    test_attn_softmax(NULL, 9, 0, 0);
+    test_attn_softmax(klen, 0, 1, 0);
+    test_attn_softmax(klen, 0, 1, 3);
+    test_attn_softmax(NULL, 11, 1, 7);
+    test_attn_softmax(NULL, SK, 1, -2); /* the first queries see no key */
+    test_attn_softmax_backward();
+    tests_gemm_batched();
+    test_gather_rows_ld();
+    test_dropout_mask();
     test_maxout();
     test_softmax_nll(0);
     test_softmax_nll(0.1);

@@ -199,6 +199,7 @@ static double call_rows(const backend_ops *k, void **d, const pcase *c)
     case 4: k->add_rows(P(0), LY, P(1), LX, P(2), LX, RR, RC); break;
     case 5: k->mul_rows(P(0), LY, P(1), LX, P(2), LX, RR, RC); break;
     case 6: k->axpy_diff_rows(P(0), LY, P(3), P(1), LX, P(2), LX, RR, RC); break;
+    case 8: k->act_grad_x_rows(c->i[1], P(0), LY, P(1), LX, P(2), LX, RR, RC); break;
     default: k->dist_rows(PD(3), P(1), LX, P(2), LX, RR, RC);
     }
     return 0;
@@ -207,12 +208,12 @@ static double call_rows(const backend_ops *k, void **d, const pcase *c)
 static void case_rows(int op, int f, int with_b)
 {
     static const char *const name[] = {"zero_rows", "copy_rows", "act_rows", "act_grad_rows", "add_rows", "mul_rows",
-                                       "axpy_diff_rows", "dist_rows"};
+                                       "axpy_diff_rows", "dist_rows", "act_grad_x_rows"};
     pcase c = start(name[op], 1e-5);
     reals(&c, RR * LY, -1, 1);
-    reals(&c, RR * LX, -2, 2);
+    reals(&c, RR * LX, op == 2 ? -5 : -2, op == 2 ? 5 : 2);
     if (op == 2 && !with_b) nul(&c, KR);
-    else reals(&c, op == 2 ? RC : RR * LX, -1, 1);
+    else reals(&c, op == 2 ? RC : RR * LX, op == 8 ? -5 : -1, op == 8 ? 5 : 1);
     if (op == 7) doubles(&c, RR);
     else reals(&c, RR, -1, 1);
     c.i[0] = op;
@@ -232,8 +233,8 @@ static void cases_rows(void)
     reals(&c, 1001, -8, 8);
     c.i[0] = 1001;
     pair(&c, call_vexp);
-    for (int op = 0; op < 8; op++)
-        for (int f = BK_IDENTITY; f <= (op == 2 || op == 3 ? BK_SIGMOID : BK_IDENTITY); f++)
+    for (int op = 0; op < 9; op++) /* act_rows and act_grad_x_rows: every activation */
+        for (int f = BK_IDENTITY; f <= (op == 2 || op == 8 ? BK_SWISH : op == 3 ? BK_SIGMOID : BK_IDENTITY); f++)
             for (int b = 0; b < (op == 2 ? 2 : 1); b++) case_rows(op, f, b);
 }
 
@@ -481,6 +482,144 @@ static void cases_embed(void)
             }
 }
 
+/* ==== the Transformer ========================================================================= */
+
+enum { LR = 11, LC = 203, LLY = LC + 3, LLX = LC + 5 };
+
+/* forward: 0 y 1 stats 2 x 3 gamma 4 beta; backward: 0 dx 1 stats 2 x 3 gamma 4 gx 5 dy */
+static double call_ln(const backend_ops *k, void **d, const pcase *c)
+{
+    if (c->i[0]) k->layer_norm_backward(P(0), LLY, c->i[1], P(4), P(5), LLX, P(2), LLX, P(1), P(3), LR, LC);
+    else k->layer_norm(P(0), LLY, P(1), P(2), LLX, P(3), P(4), LR, LC, (real)1e-5);
+    return 0;
+}
+
+static void cases_ln(void)
+{
+    for (int back = 0; back < 2; back++)
+        for (int acc = 0; acc < 1 + back; acc++) {
+            pcase c = start(back ? "layer_norm_backward" : "layer_norm", 1e-5);
+            reals(&c, LR * LLY, -1, 1);
+            int is = reals(&c, 2 * LR, 0.5, 2); /* backward reads (μ, 1/σ): any positive 1/σ */
+            int ix = reals(&c, LR * LLX, -2, 2);
+            for (int r = 0; r < LR; r++) /* rows with their means far from 0 */
+                for (int j = 0; j < LC; j++) ((real *)c.b[ix].h)[r * LLX + j] += (real)(r - 5);
+            for (int r = 0; r < LR; r++) ((real *)c.b[is].h)[2 * r] = (real)(r - 5);
+            reals(&c, LC, 0.5, 1.5);
+            reals(&c, back ? LR * LC : LC, -1, 1);
+            reals(&c, LR * LLX, -1, 1);
+            c.i[0] = back;
+            c.i[1] = acc;
+            pair(&c, call_ln);
+        }
+}
+
+enum { SN = 3, SH = 4, SQ = 7, SK = 37 };
+
+/* 0 S 1 klen (or none); backward: 0 dS 1 P 2 dP */
+static double call_softmax_attn(const backend_ops *k, void **d, const pcase *c)
+{
+    if (c->i[0] == 2) k->attn_softmax_backward(P(2), P(1), P(2), SN * SH * SQ, SK, (real)0.37); /* in place */
+    else if (c->i[0]) k->attn_softmax_backward(P(0), P(1), P(2), SN * SH * SQ, SK, (real)0.37);
+    else k->attn_softmax(P(0), c->i[1] ? PI(1) : NULL, c->i[2], SN, SH, SQ, SK, c->i[3], c->i[4], (real)0.37);
+    return 0;
+}
+
+static void cases_softmax_attn(void)
+{
+    static const int v[][4] = {{1, 0, 0, 0}, {0, 23, 0, 0}, {1, 0, 1, 0}, {1, 0, 1, 5}, {0, SK, 1, -3}}; /* klen kfix causal qoff */
+    for (size_t q = 0; q < sizeof v / sizeof v[0]; q++) {
+        pcase c = start("attn_softmax", 1e-5);
+        reals(&c, SN * SH * SQ * SK, -8, 8);
+        if (v[q][0]) add(&c, KI, SN, memcpy(malloc(sizeof(int) * SN), (int[]){SK, 0, 19}, sizeof(int) * SN));
+        else nul(&c, KI);
+        memcpy(c.i + 1, v[q], sizeof v[q]);
+        pair(&c, call_softmax_attn);
+    }
+    for (int inplace = 0; inplace < 2; inplace++) {
+        pcase c = start("attn_softmax_backward", 1e-5);
+        reals(&c, SN * SH * SQ * SK, -1, 1);
+        reals(&c, SN * SH * SQ * SK, 0, 0.1);
+        reals(&c, SN * SH * SQ * SK, -2, 2);
+        c.i[0] = 1 + inplace;
+        pair(&c, call_softmax_attn);
+    }
+}
+
+/* gemm_batched: BO sentences of `inner` heads; B's blocks chosen by sel from BNB */
+enum { BM = 9, BN = 21, BK = 35, BO = 5, BNB = 3, BPAD = 7 };
+
+static long mspan(int rows, int cols, int ld) { return (long)(rows - 1) * ld + cols; }
+
+/* the layout of case c: each operand's products BPAD elements apart, its groups of heads too */
+static bk_batch batch_of(const pcase *c, int *lda, int *ldb, int *ldc)
+{
+    int ta = c->i[0], tb = c->i[1], I = c->i[2];
+    *lda = (ta ? BM : BK) + 2, *ldb = (tb ? BK : BN) + 1, *ldc = BN + 3;
+    long sa = mspan(ta ? BK : BM, ta ? BM : BK, *lda) + BPAD, sb = mspan(tb ? BN : BK, tb ? BK : BN, *ldb) + BPAD;
+    long sc = mspan(BM, BN, *ldc) + BPAD;
+    return (bk_batch){BO * I, I, I * sa + BPAD, sa, I * sb + BPAD, sb, I * sc + BPAD, sc, NULL};
+}
+
+/* 0 A 1 B 2 C 3 sel (or none) */
+static double call_batched(const backend_ops *k, void **d, const pcase *c)
+{
+    int lda, ldb, ldc;
+    bk_batch s = batch_of(c, &lda, &ldb, &ldc);
+    s.sel = c->i[3] ? PI(3) : NULL;
+    k->gemm_batched(c->i[0], c->i[1], BM, BN, BK, P(0), lda, P(1), ldb, (real)c->x[0], P(2), ldc, &s);
+    return 0;
+}
+
+static void case_batched(int ta, int tb, int inner, int sel, double beta)
+{
+    pcase c = start("gemm_batched", 1e-5);
+    memcpy(c.i, (int[]){ta, tb, inner, sel}, 4 * sizeof(int));
+    c.x[0] = beta;
+    int lda, ldb, ldc;
+    bk_batch s = batch_of(&c, &lda, &ldb, &ldc);
+    reals(&c, (size_t)(BO * s.oa), -1, 1);
+    reals(&c, (size_t)((sel ? BNB : BO) * s.ob), -1, 1);
+    reals(&c, (size_t)(BO * s.oc), -1, 1);
+    if (sel) ints(&c, BO, 0, BNB);
+    else nul(&c, KI);
+    pair(&c, call_batched);
+}
+
+/* 0 dst 1 src 2 ids */
+static double call_gather_ld(const backend_ops *k, void **d, const pcase *c)
+{
+    (void)c;
+    k->gather_rows_ld(P(0), EC + 4, P(1), EC + 9, PI(2), EN, EC);
+    return 0;
+}
+
+/* 0 m */
+static double call_dropout(const backend_ops *k, void **d, const pcase *c)
+{
+    (void)c;
+    k->dropout_mask(P(0), EN * EC + 7, 0x1234567890abcdefull, (real)0.3);
+    return 0;
+}
+
+static void cases_transformer(void)
+{
+    pcase dm = start("dropout_mask", 0);
+    reals(&dm, EN * EC + 7, -1, 1);
+    pair(&dm, call_dropout);
+    cases_ln();
+    cases_softmax_attn();
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int inner = 1; inner <= 4; inner += 3)
+                for (int sel = 0; sel < 2; sel++) case_batched(ta, tb, inner, sel, ta == tb ? 0 : 1);
+    pcase c = start("gather_rows_ld", 0);
+    reals(&c, EN * (EC + 4), -1, 1);
+    reals(&c, EV * (EC + 9), -1, 1);
+    ints(&c, EN, 0, EV);
+    pair(&c, call_gather_ld);
+}
+
 /* ==== optimizer ============================================================================== */
 
 static const bk_hyper HYP = {0.01f, 0.95f, 1e-6f, 0.9f, 0.999f, 0.271f, 0.002997f, 0.8f};
@@ -586,6 +725,7 @@ int main(void)
     cases_maxout();
     cases_softmax();
     cases_embed();
+    cases_transformer();
     cases_update();
     cases_topk();
     return test_done("test_backend_pair");

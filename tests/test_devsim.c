@@ -53,6 +53,29 @@ static void copy_out_past(void *p)
     dv->copy_out(host, p, sizeof host); /* the block holds 16 */
 }
 static void free_inside(void *p) { dv->free((real *)p + 1); }
+/* two 2x2 products over the 16-real block p: A and B in reals 0-7, C in 6-13, sel (device ints)
+ * in the block's last two reals */
+static void batched(const real *A, const real *B, real *C, const int *sel)
+{
+    bk_batch s = {2, 1, 4, 0, 4, 0, 4, 0, sel};
+    dv->gemm_batched(0, 0, 2, 2, 2, A, 2, B, 2, 0, C, 2, &s);
+}
+static void batched_host_operand(void *p)
+{
+    real host[8] = {0};
+    batched(p, host, (real *)p + 6, NULL); /* B on the host */
+}
+/* sel {0, 1}: within the block; sel {0, 10} moves the second B to 40 reals in, past the block,
+ * which only sel's values show */
+static void batched_sel(void *p, int last)
+{
+    int sel[2] = {0, last};
+    int *dsel = (int *)((real *)p + 14);
+    dv->copy_in(dsel, sel, sizeof sel);
+    batched(p, p, (real *)p + 6, dsel);
+}
+static void batched_sel_in(void *p) { batched_sel(p, 1); }
+static void batched_sel_past(void *p) { batched_sel(p, 10); }
 
 static void test_faults(void)
 {
@@ -70,6 +93,14 @@ static void test_faults(void)
            sig, msg);
     sig = in_child(copy_out_past, p, msg, sizeof msg);
     CHECKF(sig == SIGABRT && strstr(msg, "copy_out"), "a copy past the block: %d, '%s'", sig, msg);
+    sig = in_child(batched_host_operand, p, msg, sizeof msg);
+    CHECKF(sig == SIGABRT && strstr(msg, "gemm_batched: argument B") && strstr(msg, "host memory"),
+           "gemm_batched with a host operand: %d, '%s'", sig, msg);
+    sig = in_child(batched_sel_in, p, msg, sizeof msg);
+    CHECKF(sig == 0, "gemm_batched within the block stopped: %d, '%s'", sig, msg);
+    sig = in_child(batched_sel_past, p, msg, sizeof msg);
+    CHECKF(sig == SIGABRT && strstr(msg, "gemm_batched: argument B") && strstr(msg, "outside"),
+           "gemm_batched whose sel reads past the block: %d, '%s'", sig, msg);
     sig = in_child(free_inside, p, msg, sizeof msg);
     CHECKF(sig == SIGABRT && strstr(msg, "free"), "freeing inside a block: %d, '%s'", sig, msg);
     dv->free(p);

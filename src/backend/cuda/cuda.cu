@@ -1,7 +1,7 @@
 // cuda.cu: the CUDA backend's table and what is not a kernel: opening the device, memory (device
 // blocks; copies through pinned staging), host threads (one stream, cuBLAS handle and scratch
 // each) and the matrix products (cuBLAS, loaded when the device is opened). Kernels: rows.cu,
-// rnn.cu, output.cu, update.cu, topk.cu.
+// rnn.cu, output.cu, update.cu, topk.cu, transformer.cu.
 #include <cublas_v2.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -287,14 +287,14 @@ static const backend_ops cuda_backend = {
     .attn_backward = cu_attn_backward,
     .attn_window = cu_attn_window,
     .attn_window_backward = cu_attn_window_backward,
-    .layer_norm = NULL, // the Transformer's kernels: not on this backend yet
-    .layer_norm_backward = NULL,
-    .attn_softmax = NULL,
-    .attn_softmax_backward = NULL,
-    .gemm_batched = NULL,
-    .act_grad_x_rows = NULL,
-    .dropout_mask = NULL,
-    .gather_rows_ld = NULL,
+    .layer_norm = cu_layer_norm,
+    .layer_norm_backward = cu_layer_norm_backward,
+    .attn_softmax = cu_attn_softmax,
+    .attn_softmax_backward = cu_attn_softmax_backward,
+    .gemm_batched = cu_gemm_batched,
+    .act_grad_x_rows = cu_act_grad_x_rows,
+    .dropout_mask = cu_dropout_mask,
+    .gather_rows_ld = cu_gather_rows_ld,
     .repeat_row = cu_repeat_row,
     .maxout = cu_maxout,
     .maxout_backward = cu_maxout_backward,

@@ -90,6 +90,35 @@ template <class T> __device__ static inline T cu_block_sum(T x, T *sh)
     return cu_warp_sum(x);
 }
 __device__ static inline float cu_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+// the activations of act_rows (enum bk_fn) and their derivatives from the input, in the CPU's
+// expressions and order of operations (src/backend/cpu/rows.c, transformer.c); gelu is the tanh form
+static constexpr float CU_GELU_C = 0.7978845608028654f; // √(2/π)
+__device__ static inline float cu_act(int f, float x)
+{
+    switch (f) {
+    case BK_TANH: return tanhf(x);
+    case BK_SIGMOID: return cu_sigmoid(x);
+    case BK_RELU: return x > 0 ? x : 0;
+    case BK_GELU: return 0.5f * x * (1 + tanhf(CU_GELU_C * (x + 0.044715f * x * x * x)));
+    case BK_SWISH: return x * cu_sigmoid(x);
+    default: return x;
+    }
+}
+// gelu's derivative: the CPU's expression, in its order of operations
+__device__ static inline float cu_gelu_grad(float x)
+{
+    float t = tanhf(CU_GELU_C * (x + 0.044715f * x * x * x));
+    return 0.5f * (1 + t) + 0.5f * x * (1 - t * t) * CU_GELU_C * (1 + 3 * 0.044715f * x * x);
+}
+__device__ static inline float cu_act_grad_x(int f, float x)
+{
+    if (f == BK_GELU) return cu_gelu_grad(x);
+    if (f == BK_RELU) return x > 0 ? 1 : 0;
+    if (f == BK_TANH) return 1 - tanhf(x) * tanhf(x);
+    if (f != BK_SWISH && f != BK_SIGMOID) return 1; // identity
+    float s = cu_sigmoid(x);
+    return f == BK_SWISH ? s + x * s * (1 - s) : s * (1 - s);
+}
 
 // ---- the kernels (backend.h has their contracts) ----
 // rows.cu
@@ -139,6 +168,19 @@ void cu_update(int rule, const bk_hyper *h, real *p, real *g, real *const *s, si
 void cu_update_rows(int rule, const bk_hyper *h, real *p, real *g, real *const *s, int ns, size_t off, int rows,
                     int cols, unsigned *lag);
 void cu_settle_rows(real *const *s, int ns, real rho, size_t off, int rows, int cols, unsigned *lag);
+// transformer.cu
+void cu_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta, int R,
+                   int cols, real eps);
+void cu_layer_norm_backward(real *dx, int lddx, int acc, real *gx, const real *dy, int lddy, const real *x, int ldx,
+                            const real *stats, const real *gamma, int R, int cols);
+void cu_attn_softmax(real *S, const int *klen, int kfix, int n, int heads, int Tq, int Tk, int causal, int qoff,
+                     real scale);
+void cu_attn_softmax_backward(real *dS, const real *P, const real *dP, long rows, int Tk, real scale);
+void cu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
+                     real *C, int ldc, const bk_batch *s);
+void cu_act_grad_x_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R, int cols);
+void cu_dropout_mask(real *m, long n, uint64_t seed, real p);
+void cu_gather_rows_ld(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols);
 // topk.cu
 void cu_topk_rows(int *n, real *lp, int *v, real *lse, const real *z, int H, int V, const int *need, int cap,
                   int skip, topk_item *heap, int kmax, int logp);

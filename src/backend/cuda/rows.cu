@@ -50,7 +50,7 @@ void cu_act_rows(int f, real *y, int ldy, const real *x, int ldx, const real *b,
 {
     cu_rows("act_rows", R, cols, [=] __device__(int r, int k) {
         real v = b ? x[(long)r * ldx + k] + b[k] : x[(long)r * ldx + k];
-        y[(long)r * ldy + k] = f == BK_TANH ? tanhf(v) : f == BK_SIGMOID ? cu_sigmoid(v) : v;
+        y[(long)r * ldy + k] = cu_act(f, v);
     });
 }
 

@@ -271,14 +271,20 @@ static void k_act_rows(int f, real *y, int ldy, const real *x, int ldx, const re
     cpu_backend.act_rows(f, U(y), ldy, U(x), ldx, U(b), R, cols);
 }
 
+/* an activation's derivative: from its output (act_grad_rows) or its input (act_grad_x_rows), y */
+static void k_grad(void (*g)(int, real *, int, const real *, int, const real *, int, int, int), const char *op, int f,
+                   real *dx, int lddx, const real *dy, int lddy, const real *y, int ldy, int R, int cols)
+{
+    check(dx, RB(span(R, cols, lddx)), op, "dx");
+    check(dy, RB(span(R, cols, lddy)), op, "dy");
+    check(y, RB(span(R, cols, ldy)), op, g == cpu_backend.act_grad_rows ? "y" : "x");
+    launch();
+    g(f, U(dx), lddx, U(dy), lddy, U(y), ldy, R, cols);
+}
 static void k_act_grad_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *y, int ldy, int R,
                             int cols)
 {
-    check(dx, RB(span(R, cols, lddx)), "act_grad_rows", "dx");
-    check(dy, RB(span(R, cols, lddy)), "act_grad_rows", "dy");
-    check(y, RB(span(R, cols, ldy)), "act_grad_rows", "y");
-    launch();
-    cpu_backend.act_grad_rows(f, U(dx), lddx, U(dy), lddy, U(y), ldy, R, cols);
+    k_grad(cpu_backend.act_grad_rows, "act_grad_rows", f, dx, lddx, dy, lddy, y, ldy, R, cols);
 }
 
 static void k_binary(void (*f)(real *, int, const real *, int, const real *, int, int, int), const char *op, real *y,
@@ -452,6 +458,123 @@ static void k_attn_window_backward(real *dsrc, const real *dxi, const int *len, 
     check(len, sizeof(int) * B, "attn_window_backward", "len");
     launch();
     cpu_backend.attn_window_backward(U(dsrc), U(dxi), U(len), B, Tx, k);
+}
+
+/* ---- the Transformer's kernels ---- */
+
+static void k_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta,
+                         int R, int cols, real eps)
+{
+    const char *op = "layer_norm";
+    check(y, RB(span(R, cols, ldy)), op, "y");
+    check(stats, RB(2 * (size_t)(R > 0 ? R : 0)), op, "stats");
+    check(x, RB(span(R, cols, ldx)), op, "x");
+    check(gamma, RB(cols), op, "gamma");
+    check(beta, RB(cols), op, "beta");
+    launch();
+    cpu_backend.layer_norm(U(y), ldy, U(stats), U(x), ldx, U(gamma), U(beta), R, cols, eps);
+}
+
+static void k_layer_norm_backward(real *dx, int lddx, int acc, real *gx, const real *dy, int lddy, const real *x,
+                                  int ldx, const real *stats, const real *gamma, int R, int cols)
+{
+    const char *op = "layer_norm_backward";
+    check(dx, RB(span(R, cols, lddx)), op, "dx");
+    check(gx, RB(span(R, cols, cols)), op, "gx");
+    check(dy, RB(span(R, cols, lddy)), op, "dy");
+    check(x, RB(span(R, cols, ldx)), op, "x");
+    check(stats, RB(2 * (size_t)(R > 0 ? R : 0)), op, "stats");
+    check(gamma, RB(cols), op, "gamma");
+    launch();
+    cpu_backend.layer_norm_backward(U(dx), lddx, acc, U(gx), U(dy), lddy, U(x), ldx, U(stats), U(gamma), R, cols);
+}
+
+static void k_attn_softmax(real *S, const int *klen, int kfix, int n, int heads, int Tq, int Tk, int causal, int qoff,
+                           real scale)
+{
+    check(S, RB(span((long)n * heads * Tq, Tk, Tk)), "attn_softmax", "S");
+    check(klen, sizeof(int) * (n > 0 ? n : 0), "attn_softmax", "klen"); /* NULL: kfix for every row */
+    launch();
+    cpu_backend.attn_softmax(U(S), U(klen), kfix, n, heads, Tq, Tk, causal, qoff, scale);
+}
+
+static void k_attn_softmax_backward(real *dS, const real *P, const real *dP, long rows, int Tk, real scale)
+{
+    check(dS, RB(span(rows, Tk, Tk)), "attn_softmax_backward", "dS");
+    check(P, RB(span(rows, Tk, Tk)), "attn_softmax_backward", "P");
+    check(dP, RB(span(rows, Tk, Tk)), "attn_softmax_backward", "dP");
+    launch();
+    cpu_backend.attn_softmax_backward(U(dS), U(P), U(dP), rows, Tk, scale);
+}
+
+/* the elements [lo, hi) that the products of a batch cover in one operand: product (o, k) starts
+ * at base(o)·so + k·sk (base(o) = sel[o] when sel is given, else o) and spans `one` elements */
+static void batch_extent(long *lo, long *hi, const int *sel, long so, long sk, int outer, int inner, size_t one)
+{
+    *lo = *hi = 0;
+    if (!one) return;
+    for (int o = 0; o < outer; o++)
+        for (int k = 0; k < inner; k += inner - 1 > 0 ? inner - 1 : 1) { /* the ends: k·sk is monotone */
+            long at = (sel ? sel[o] : o) * so + k * sk;
+            if ((o == 0 && k == 0) || at < *lo) *lo = at;
+            if ((o == 0 && k == 0) || at + (long)one > *hi) *hi = at + (long)one;
+        }
+}
+
+/* an operand of gemm_batched: what its products read or write, from its lowest to its highest element */
+static void check_batch(const real *p, const int *sel, long so, long sk, int outer, int inner, size_t one,
+                        const char *arg)
+{
+    long lo, hi;
+    batch_extent(&lo, &hi, sel, so, sk, outer, inner, one);
+    if (!p || hi <= lo) {
+        check(p, 0, "gemm_batched", arg);
+        return;
+    }
+    check(p + lo, RB(hi - lo), "gemm_batched", arg);
+}
+
+static void k_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb,
+                           real beta, real *C, int ldc, const bk_batch *s)
+{
+    int inner = s->inner > 0 ? s->inner : 1, outer = s->count > 0 ? s->count / inner : 0;
+    check(s->sel, sizeof(int) * outer, "gemm_batched", "s->sel");
+    const int *sel = U(s->sel); /* read only once known to be device memory covering every o */
+    check_batch(A, NULL, s->oa, s->ia, outer, inner, span(ta ? K : M, ta ? M : K, lda), "A");
+    check_batch(B, sel, s->ob, s->ib, outer, inner, span(tb ? N : K, tb ? K : N, ldb), "B");
+    check_batch(C, NULL, s->oc, s->ic, outer, inner, span(M, N, ldc), "C");
+    bk_batch u = *s;
+    u.sel = sel;
+    launch();
+    cpu_backend.gemm_batched(ta, tb, M, N, K, U(A), lda, U(B), ldb, beta, U(C), ldc, &u);
+}
+
+static void k_act_grad_x_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R,
+                              int cols)
+{
+    k_grad(cpu_backend.act_grad_x_rows, "act_grad_x_rows", f, dx, lddx, dy, lddy, x, ldx, R, cols);
+}
+
+/* src's extent follows from the ids, which are read once checked */
+static void k_dropout_mask(real *m, long n, uint64_t seed, real p)
+{
+    check(m, RB(n > 0 ? n : 0), "dropout_mask", "m");
+    cpu_backend.dropout_mask(U(m), n, seed, p);
+}
+
+static void k_gather_rows_ld(real *dst, long ldd, const real *src, long lds, const int *ids, int n, long cols)
+{
+    check(dst, RB(span(n, cols, ldd)), "gather_rows_ld", "dst");
+    check(ids, sizeof(int) * (n > 0 ? n : 0), "gather_rows_ld", "ids");
+    const int *u = U(ids);
+    int top = -1;
+    for (int i = 0; i < n; i++) {
+        if (u[i] < 0) fail("is read at a negative row", "gather_rows_ld", "src", src, 0);
+        if (u[i] > top) top = u[i];
+    }
+    check(src, RB(span(top + 1, cols, lds)), "gather_rows_ld", "src");
+    launch();
+    cpu_backend.gather_rows_ld(U(dst), ldd, U(src), lds, u, n, cols);
 }
 
 static void k_repeat_row(real *Z, const real *row, int H, int V)
@@ -735,6 +858,14 @@ const backend_ops devsim_backend = {
     .attn_backward = k_attn_backward,
     .attn_window = k_attn_window,
     .attn_window_backward = k_attn_window_backward,
+    .layer_norm = k_layer_norm,
+    .layer_norm_backward = k_layer_norm_backward,
+    .attn_softmax = k_attn_softmax,
+    .attn_softmax_backward = k_attn_softmax_backward,
+    .gemm_batched = k_gemm_batched,
+    .act_grad_x_rows = k_act_grad_x_rows,
+    .dropout_mask = k_dropout_mask,
+    .gather_rows_ld = k_gather_rows_ld,
     .repeat_row = k_repeat_row,
     .maxout = k_maxout,
     .maxout_backward = k_maxout_backward,
