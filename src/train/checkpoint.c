@@ -86,6 +86,9 @@ static char *state_json(const trainer *t)
     if (o->label_smoothing > 0) cJSON_AddNumberToObject(s, "label_smoothing", o->label_smoothing);
     if (o->dropout_emb > 0) cJSON_AddNumberToObject(s, "dropout_emb", o->dropout_emb);
     if (o->dropout_rnn > 0) cJSON_AddNumberToObject(s, "dropout_rnn", o->dropout_rnn);
+    if (o->dropout_tf > 0) cJSON_AddNumberToObject(s, "dropout_transformer", o->dropout_tf);
+    if (o->dropout_attn > 0) cJSON_AddNumberToObject(s, "dropout_attention", o->dropout_attn);
+    if (o->dropout_ffn > 0) cJSON_AddNumberToObject(s, "dropout_ffn", o->dropout_ffn);
     if (o->lr_warmup > 0) cJSON_AddNumberToObject(s, "lr_warmup", (double)o->lr_warmup);
     if (o->lr_decay_inv_sqrt > 0) cJSON_AddNumberToObject(s, "lr_decay_inv_sqrt", (double)o->lr_decay_inv_sqrt);
     if (o->precision == NMT_PREC_BF16) cJSON_AddStringToObject(s, "precision", "bf16");
@@ -155,7 +158,7 @@ enum ftype { F_INT, F_NUM, F_HEX, F_RNG, F_BOOL, F_OPT, F_PREC, F_GCOST };
 enum {
     K_UPDATE, K_EPOCH, K_NEXT, K_NB, K_RNG, K_HASH, K_PAIRS, K_BEST, K_BADV, K_ELAPSED, K_VNLL, K_VSENT, K_VTOK,
     K_VSTEP, K_VLEFT, K_DRNG, K_DROPOUT, K_OPT, K_LR, K_DECAY, K_OSTEP, K_CLIP, K_BATCH, K_BLOCKS, K_RESHUF,
-    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_PREC, K_NONFIN, K_GWEIGHT, K_GCOST, K_COUNT
+    K_MAXLEN, K_LS, K_WARMUP, K_INVSQRT, K_DEMB, K_DRNN, K_DTF, K_DATT, K_DFFN, K_PREC, K_NONFIN, K_GWEIGHT, K_GCOST, K_COUNT
 };
 /* key, type, range, required (the optional ones came later: older checkpoints lack them) */
 static const struct field { const char *key; int type; double lo, hi; int required; } fields[K_COUNT] = {
@@ -190,6 +193,9 @@ static const struct field { const char *key; int type; double lo, hi; int requir
     [K_INVSQRT] = {"lr_decay_inv_sqrt", F_INT, 0, CKPT_MAX_UPDATES, 0},
     [K_DEMB] = {"dropout_emb", F_NUM, 0, BELOW_ONE, 0},
     [K_DRNN] = {"dropout_rnn", F_NUM, 0, BELOW_ONE, 0},
+    [K_DTF] = {"dropout_transformer", F_NUM, 0, BELOW_ONE, 0},
+    [K_DATT] = {"dropout_attention", F_NUM, 0, BELOW_ONE, 0},
+    [K_DFFN] = {"dropout_ffn", F_NUM, 0, BELOW_ONE, 0},
     [K_PREC] = {"precision", F_PREC, 0, 0, 0},       /* absent: fp32 */
     [K_NONFIN] = {"nonfinite", F_INT, 0, INT_MAX, 0}, /* absent: 0 */
     [K_GWEIGHT] = {"guided_weight", F_NUM, 0, 1e6, 0},  /* absent: no guided alignment */
@@ -274,6 +280,7 @@ static int state_fill(ckpt_state *s, const double *v, const uint64_t (*u)[4], co
     s->label_smoothing = v[K_LS];
     s->lr_warmup = (long)v[K_WARMUP]; s->lr_decay_inv_sqrt = (long)v[K_INVSQRT];
     s->dropout_emb = v[K_DEMB]; s->dropout_rnn = v[K_DRNN];
+    s->dropout_tf = v[K_DTF]; s->dropout_attn = v[K_DATT]; s->dropout_ffn = v[K_DFFN];
     s->precision = seen[K_PREC] ? (int)v[K_PREC] : NMT_PREC_FP32;
     s->nonfinite = (int)v[K_NONFIN];
     s->guided = seen[K_GWEIGHT];
@@ -469,6 +476,9 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
         append(msg, sizeof msg, ", label smoothing %g (not %g)", now->label_smoothing, e->label_smoothing);
     if (e->dropout_emb != now->dropout_emb) append(msg, sizeof msg, ", embedding dropout %g (not %g)", now->dropout_emb, e->dropout_emb);
     if (e->dropout_rnn != now->dropout_rnn) append(msg, sizeof msg, ", recurrent dropout %g (not %g)", now->dropout_rnn, e->dropout_rnn);
+    if (e->dropout_tf != now->dropout_tf || e->dropout_attn != now->dropout_attn || e->dropout_ffn != now->dropout_ffn)
+        append(msg, sizeof msg, ", transformer dropout %g / %g / %g (not %g / %g / %g)", now->dropout_tf, now->dropout_attn,
+               now->dropout_ffn, e->dropout_tf, e->dropout_attn, e->dropout_ffn);
     if (e->lr_warmup != now->lr_warmup) append(msg, sizeof msg, ", warm-up %ld (not %ld)", now->lr_warmup, e->lr_warmup);
     if (e->lr_decay_inv_sqrt != now->lr_decay_inv_sqrt)
         append(msg, sizeof msg, ", inverse-square-root decay %ld (not %ld)", now->lr_decay_inv_sqrt, e->lr_decay_inv_sqrt);
@@ -499,6 +509,7 @@ int ckpt_settings(trainer *t, const st_file *f, nmt_err *err)
     now.label_smoothing = s.label_smoothing;
     now.lr_warmup = s.lr_warmup; now.lr_decay_inv_sqrt = s.lr_decay_inv_sqrt;
     now.dropout_emb = s.dropout_emb; now.dropout_rnn = s.dropout_rnn;
+    now.dropout_tf = s.dropout_tf; now.dropout_attn = s.dropout_attn; now.dropout_ffn = s.dropout_ffn;
     now.precision = s.precision;
     /* guided alignment's weight and cost are the run's; its links are an input, given again */
     if (s.guided && !now.guided_alignment)

@@ -396,13 +396,14 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     rng_seed(&t->drop_rng, o->seed ^ 0xd0d0d0d0ULL);
     if ((rc = batch_buf_init(&t->bb, &t->train, o->batch, err))) return rc;
     if ((rc = net_ws_reserve(&t->m->cx, &t->ws, c, o->batch, t->max_src, t->max_tgt, err))) return rc;
-    net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
-    net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn, o->dropout_tf, o->dropout_attn,
-                                   o->dropout_ffn});
     if ((rc = train_guided_init(t, err))) return rc;
     t->best_dev = INFINITY;
     t->best_score = -INFINITY;
     if (o->resume && (rc = ckpt_restore(t, *ck, err))) return rc;
+    /* the training terms after the checkpoint's settings have replaced the command line's */
+    net_set_dropout(&t->ws, o->dropout, &t->drop_rng);
+    net_set_reg(&t->ws, &(net_reg){o->label_smoothing, o->dropout_emb, o->dropout_rnn, o->dropout_tf, o->dropout_attn,
+                                   o->dropout_ffn});
     /* the options the run began with stay the checkpoint's, as its settings do */
     const char *began = o->resume ? st_meta(*ck, "options") : NULL;
     if (began && !(t->options_began = strdup(began))) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");

@@ -113,7 +113,7 @@ int train_subword_setup(trainer *t, struct subwords **sw, vocab **sv, vocab **tv
 typedef struct ckpt_state {
     int optimizer, batch, sort_blocks, reshuffle, precision; /* the run's settings */
     int nonfinite;                      /* non-finite updates skipped in a row */
-    double lr, lr_decay, clip, dropout, label_smoothing, dropout_emb, dropout_rnn;
+    double lr, lr_decay, clip, dropout, label_smoothing, dropout_emb, dropout_rnn, dropout_tf, dropout_attn, dropout_ffn;
     long update, epoch, bad_valid, val_sent, val_tok, opt_step, lr_warmup, lr_decay_inv_sqrt;
     int nb, next, corpus_pairs, has_drop_rng;
     double best_dev, elapsed, val_nll, val_step, val_left;

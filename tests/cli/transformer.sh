@@ -1,0 +1,49 @@
+#!/bin/sh
+# transformer.sh: --arch transformer from the command line (docs/TRAINING.md): a small model
+# trains with dropout and label smoothing, a run stopped and resumed ends with the uninterrupted
+# run's model bit for bit, the simulated device gives the CPU's model byte for byte, the model
+# translates (beam and n-best), averages and scores, and options of the other family are refused.
+. tests/cli/lib.sh
+D=$NMT_SHARED/data/multi30k/tok
+export OMP_WAIT_POLICY=PASSIVE
+head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
+head -n 20 "$D/val.en" > "$T/vs"; head -n 20 "$D/val.fr" > "$T/vt"
+BASE="--src $T/s --tgt $T/t --arch transformer --dim-model 16 --enc-depth 2 --dec-depth 1 --heads 2 --dim-ffn 32
+      --vocab 300 --batch 20 --sort-blocks 2 --threads 1 --seed 7 --log-every 1000 --optimizer adam --lr 0.01
+      --transformer-dropout 0.1 --transformer-dropout-attention 0.1 --transformer-dropout-ffn 0.1 --label-smoothing 0.1"
+train() { # NAME ARGS...: trains $T/NAME.nmt; its stderr in $T/NAME.log
+    name=$1; shift
+    # shellcheck disable=SC2086
+    "$NMT_BIN" train $BASE "$@" --model "$T/$name.nmt" 2> "$T/$name.log" || bad "$name: exit $?: $(tail -n 2 "$T/$name.log")"
+}
+train full --max-updates 30
+train half --max-updates 15
+# shellcheck disable=SC2086
+"$NMT_BIN" train $BASE --model "$T/half.nmt" --resume "$T/half.nmt.ckpt" --max-updates 30 2> "$T/resume.log" \
+    || bad "resumed run: $(tail -n 2 "$T/resume.log")"
+cmp -s "$T/full.nmt" "$T/half.nmt" && ok || bad "the resumed run ends with another model than the uninterrupted one"
+train sim --max-updates 30 --device devsim
+cmp -s "$T/full.nmt" "$T/sim.nmt" && ok || bad "the simulated device trains another model than the CPU"
+train nodrop --max-updates 30 --transformer-dropout 0 --transformer-dropout-attention 0 --transformer-dropout-ffn 0
+cmp -s "$T/full.nmt" "$T/nodrop.nmt" && bad "dropout changed nothing" || ok
+# translate: a line out per line in, n-best in Marian's format, the same on the simulated device
+"$NMT_BIN" translate --model "$T/full.nmt" --beam 4 --threads 1 < "$T/vs" > "$T/out" 2> "$T/tr.err" || bad "translate: $(tail -n 2 "$T/tr.err")"
+[ "$(wc -l < "$T/out")" -eq 20 ] && ok || bad "translate wrote $(wc -l < "$T/out") lines for 20"
+NMT_DEVICE=devsim "$NMT_BIN" translate --model "$T/full.nmt" --beam 4 --threads 1 < "$T/vs" > "$T/out.sim" 2> "$T/tr.err"
+cmp -s "$T/out" "$T/out.sim" && ok || bad "the simulated device translates otherwise"
+"$NMT_BIN" translate --model "$T/full.nmt" --beam 4 --n-best 4 --threads 1 < "$T/vs" > "$T/nbest" 2> "$T/tr.err" || bad "n-best: $(tail -n 2 "$T/tr.err")"
+[ "$(grep -c '^19 ||| ' "$T/nbest")" -eq 4 ] && ok || bad "n-best: not 4 hypotheses for line 19: $(tail -n 2 "$T/nbest")"
+# averaging two of the run's models gives a model that translates
+"$NMT_BIN" average --out "$T/avg.nmt" "$T/full.nmt" "$T/nodrop.nmt" 2> "$T/avg.err" || bad "average: $(tail -n 2 "$T/avg.err")"
+"$NMT_BIN" translate --model "$T/avg.nmt" --beam 2 --threads 1 < "$T/vs" > "$T/out.avg" 2> "$T/tr.err" || bad "translate the average"
+# refusals: the other family's options, sizes that do not fit
+expect_fail "--heads with rnnsearch" 2 "--heads belongs to --arch transformer" \
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --heads 4
+expect_fail "--hid with a transformer" 2 "--hid belongs to the recurrent models" \
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --hid 32
+expect_fail "heads that do not divide d" 2 "--dim-model 16 is not divisible by --heads 3" \
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --dim-model 16 --heads 3
+expect_fail "tied all over two vocabularies" 1 "tying all embeddings needs one joint vocabulary" \
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --dim-model 16 --heads 2 --tied-embeddings-all \
+    --src-vocab 200 --tgt-vocab 300
+finish transformer
