@@ -21,7 +21,7 @@
 
 static nmt_config config(int arch)
 {
-    return (nmt_config){arch, 9, 8, 4, 5, 4, 3, 1, 1.0, 1.0, 0};
+    return (nmt_config){arch, 9, 8, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 }
 
 /* Every tensor of m against the saved file: names in order, shapes, values bit for bit. */

@@ -89,7 +89,11 @@ int ens_output(infer_ens *e, int prec, const nmt_shortlist *sl, nmt_err *err)
         rc = nmt_fail(err, NMT_ERR_ARG, "the shortlist was loaded for other vocabularies (%d source, %d target words; "
                       "the model has %d and %d)", sl->nsrc, sl->ntgt, e->m[0]->cfg.src_vocab, V);
     for (int k = 0; k < e->n && !rc; k++)
-        if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) e->w[k].out = &e->out[k];
+        if (!variant_of(&e->m[k]->cfg)->typed_out)
+            rc = nmt_fail(err, NMT_ERR_ARG, "%s: not yet for a %s model: translate it in fp32 over the whole vocabulary",
+                          sl ? "a lexical shortlist" : prec == BK_PREC_INT8 ? "int8 decoding" : "bf16 decoding",
+                          nmt_arch_name(e->m[k]->cfg.arch));
+        else if (!(rc = out_init(&e->out[k], e->m[k], prec, sl != NULL, err))) e->w[k].out = &e->out[k];
     if (rc) output_free(e);
     else e->sl = sl;
     return rc;

@@ -585,7 +585,10 @@ static int forced_model(nmt_decoder *d, int k, const batch *b, real *lp, double 
     size_t na = al && has_attention(&m->cfg) ? (size_t)b->Ty * S * b->Tx : 0;
     real *alpha = na ? malloc(sizeof(real) * na) : NULL;
     if (na && !alpha) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
-    if (na) x.b->copy_out(alpha, d->ws[k].dec.alpha, sizeof(real) * na);
+    if (na && net_attention_host(&x, &d->ws[k], &m->cfg, b, alpha)) {
+        free(alpha);
+        return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    }
     for (int s = 0; s < S && !rc; s++) {
         double one = 0;
         for (int t = 0; t < b->ylen[s]; t++) one += lp[t * S + s];

@@ -138,3 +138,25 @@ void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params 
     enc_backward(x, &w->enc, c, p, g, bt);
     PROF_END(PROF_ENC_BWD, t2);
 }
+
+int net_attention_host(const bk_ctx *x, const net_ws *w, const nmt_config *c, const batch *bt, real *out)
+{
+    int B = bt->B, Ty = bt->Ty, Tx = bt->Tx, h = c->heads;
+    if (!is_transformer(c)) {
+        x->b->copy_out(out, w->dec.alpha, sizeof(real) * Ty * B * Tx);
+        return NMT_OK;
+    }
+    size_t n = (size_t)B * h * Ty * Tx;
+    real *P = malloc(sizeof(real) * n);
+    if (!P) return NMT_ERR_NOMEM;
+    x->b->copy_out(P, w->tf.lay[TF_DEC][c->dec_depth - 1].ctx.P, sizeof(real) * n);
+    for (int t = 0; t < Ty; t++)
+        for (int b = 0; b < B; b++)
+            for (int j = 0; j < Tx; j++) {
+                double s = 0; /* the heads in order */
+                for (int k = 0; k < h; k++) s += P[(((size_t)b * h + k) * Ty + t) * Tx + j];
+                out[((size_t)t * B + b) * Tx + j] = (real)(s / h);
+            }
+    free(P);
+    return NMT_OK;
+}

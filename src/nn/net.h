@@ -71,6 +71,11 @@ static inline double net_extra_cost(const net_ws *w, const nmt_config *c) { retu
 /* Guided alignment's weighted cost λ Σ G of the last net_forward (0 when it did not guide); the
  * training loss is then scale · (summed NLL + net_extra_cost + this). */
 static inline double net_guided_cost(const net_ws *w) { return w->guide && w->guide->active ? w->guide->weight * w->guide->cost : 0; }
+/* The attention of the last net_forward into out [Ty, B, Tx] (host, time-major): a recurrent
+ * model's α; a Transformer's last decoder layer's encoder-decoder weights, its heads' mean.
+ * NMT_ERR_NOMEM when the host copy cannot be made. */
+int net_attention_host(const bk_ctx *x, const net_ws *w, const nmt_config *c, const batch *bt, real *out);
+
 /* Backward of scale · (summed NLL + net_extra_cost + net_guided_cost), after net_forward on the same batch; ADDS
  * into g. */
 void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale);

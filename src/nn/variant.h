@@ -17,6 +17,8 @@ typedef struct variant {
     int energy_xi;          /* Markov / LocFer: + M_a ξ_ij in the energies, ξ from α_{i-1} or Σα */
     int coverage;           /* FertDec: the coverage vector d_i, its extract gate and costs */
     int family;             /* enum family: which network runs the model */
+    int typed_out;          /* decodes in int8 / bf16 and over a shortlist (decode/outlayer.c) */
+    int guidable;           /* its attention can be trained towards word links (--guided-alignment) */
 } variant;
 
 /* The model families: the recurrent systems of MODEL.md, and the Transformer (nn/transformer.h).

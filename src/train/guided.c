@@ -30,6 +30,9 @@ int train_guided_check(const trainer *t, nmt_err *err)
     if (!has_attention(c))
         return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: %s has no attention to guide (its context is the encoder's "
                         "last state): use an attention model (rnnsearch, recatt, ...)", nmt_arch_name(c->arch));
+    if (!variant_of(c)->guidable)
+        return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: not yet for a %s model: use a recurrent attention model "
+                        "(rnnsearch, recatt, ...)", nmt_arch_name(c->arch));
     if (!(o->guided_weight >= 0 && o->guided_weight <= 1e6))
         return nmt_fail(err, NMT_ERR_ARG, "guided alignment weight %g out of range [0, 1e6]", o->guided_weight);
     if (o->guided_cost != NMT_GUIDED_CE && o->guided_cost != NMT_GUIDED_MSE)
