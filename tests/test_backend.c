@@ -851,8 +851,14 @@ typedef struct bmm_case { int ta, tb, inner, sel; real beta; } bmm_case;
 static long mat_span(int rows, int cols, int ld) { return (long)(rows - 1) * ld + cols; }
 
 /* op(A)[i,k] and op(B)[k,j] of one product */
-static double opa(const bmm_case *t, const real *A, int lda, int i, int k) { return t->ta ? A[k * lda + i] : A[i * lda + k]; }
-static double opb(const bmm_case *t, const real *B, int ldb, int k, int j) { return t->tb ? B[j * ldb + k] : B[k * ldb + j]; }
+static double opa(const bmm_case *t, const real *A, int lda, int i, int k)
+{
+    return t->ta ? A[k * lda + i] : A[i * lda + k];
+}
+static double opb(const bmm_case *t, const real *B, int ldb, int k, int j)
+{
+    return t->tb ? B[j * ldb + k] : B[k * ldb + j];
+}
 
 static void test_gemm_batched(const bmm_case *t)
 {

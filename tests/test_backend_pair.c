@@ -527,7 +527,8 @@ static double call_softmax_attn(const backend_ops *k, void **d, const pcase *c)
 
 static void cases_softmax_attn(void)
 {
-    static const int v[][4] = {{1, 0, 0, 0}, {0, 23, 0, 0}, {1, 0, 1, 0}, {1, 0, 1, 5}, {0, SK, 1, -3}}; /* klen kfix causal qoff */
+    /* klen (or none), kfix, causal, qoff */
+    static const int v[][4] = {{1, 0, 0, 0}, {0, 23, 0, 0}, {1, 0, 1, 0}, {1, 0, 1, 5}, {0, SK, 1, -3}};
     for (size_t q = 0; q < sizeof v / sizeof v[0]; q++) {
         pcase c = start("attn_softmax", 1e-5);
         reals(&c, SN * SH * SQ * SK, -8, 8);

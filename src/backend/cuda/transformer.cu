@@ -137,8 +137,10 @@ void cu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int lda
         int i = row % M;
         const real *a = A + o * b.oa + k * b.ia, *bm = B + ob * b.ob + k * b.ib;
         real acc = 0;
-        for (int q = 0; q < K; q++)
-            acc += (ta ? a[(long)q * lda + i] : a[(long)i * lda + q]) * (tb ? bm[(long)n * ldb + q] : bm[(long)q * ldb + n]);
+        for (int q = 0; q < K; q++) {
+            real x = ta ? a[(long)q * lda + i] : a[(long)i * lda + q], y = tb ? bm[(long)n * ldb + q] : bm[(long)q * ldb + n];
+            acc += x * y;
+        }
         real *c = C + o * b.oc + k * b.ic + (long)i * ldc + n;
         *c = beta == 0 ? acc : beta * *c + acc;
     });
