@@ -417,25 +417,25 @@ int main(int argc, char **argv)
         model_free(&m);
     }
     /* the training terms of docs/TRAINING.md, alone and together */
-    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0.1, 0, 0}, "label smoothing 0.1");
-    check_variant(NMT_ARCH_FERTDEC, 0, 0.5, (net_reg){0.1, 0, 0}, "label smoothing 0.1 and dropout 0.5");
-    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0}, "embedding dropout 0.5");
-    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0, 0.5}, "recurrent dropout 0.5");
-    check_variant(NMT_ARCH_RNNENC, 0, 0, (net_reg){0, 0.5, 0.5}, "embedding and recurrent dropout 0.5");
-    check_variant(NMT_ARCH_FERTDEC, 0, 0.5, (net_reg){0, 0.5, 0.5}, "every dropout 0.5");
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0.1, 0, 0, 0, 0, 0}, "label smoothing 0.1");
+    check_variant(NMT_ARCH_FERTDEC, 0, 0.5, (net_reg){0.1, 0, 0, 0, 0, 0}, "label smoothing 0.1 and dropout 0.5");
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0, 0, 0, 0}, "embedding dropout 0.5");
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0, 0.5, 0, 0, 0}, "recurrent dropout 0.5");
+    check_variant(NMT_ARCH_RNNENC, 0, 0, (net_reg){0, 0.5, 0.5, 0, 0, 0}, "embedding and recurrent dropout 0.5");
+    check_variant(NMT_ARCH_FERTDEC, 0, 0.5, (net_reg){0, 0.5, 0.5, 0, 0, 0}, "every dropout 0.5");
     sorted_batch = 1;
-    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0.5}, "every dropout 0.5 on a length-sorted batch");
+    check_variant(NMT_ARCH_RNNSEARCH, 0, 0, (net_reg){0, 0.5, 0.5, 0, 0, 0}, "every dropout 0.5 on a length-sorted batch");
     sorted_batch = 0;
-    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) check_variant(arch, 1, 0, (net_reg){0, 0, 0}, "tied embeddings");
-    check_variant(NMT_ARCH_RECATT_FERTDEC, 1, 0.5, (net_reg){0.1, 0.5, 0.5}, "tied embeddings and every training term");
+    for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) check_variant(arch, 1, 0, (net_reg){0, 0, 0, 0, 0, 0}, "tied embeddings");
+    check_variant(NMT_ARCH_RECATT_FERTDEC, 1, 0.5, (net_reg){0.1, 0.5, 0.5, 0, 0, 0}, "tied embeddings and every training term");
     /* FertDec's norms smoothed below FERT_EPS (decoder.c): widened past every norm of the test,
      * then to where some norms fall on each side, the quadratic inside is checked too */
     for (double eps = 100; eps >= 0.5; eps /= 200) {
         nmt_fert_eps = eps;
         char what[64];
         snprintf(what, sizeof what, "norms smoothed below %g", eps);
-        check_variant(NMT_ARCH_FERTDEC, 0, 0, (net_reg){0, 0, 0}, what);
-        check_variant(NMT_ARCH_RECATT_FERTDEC, 0, 0, (net_reg){0, 0, 0}, what);
+        check_variant(NMT_ARCH_FERTDEC, 0, 0, (net_reg){0, 0, 0, 0, 0, 0}, what);
+        check_variant(NMT_ARCH_RECATT_FERTDEC, 0, 0, (net_reg){0, 0, 0, 0, 0, 0}, what);
     }
     nmt_fert_eps = 1e-12;
     test_variational(NMT_ARCH_RNNSEARCH);
@@ -450,20 +450,20 @@ int main(int argc, char **argv)
     }
     /* Each fault drops one backward term; the check must notice every one. */
     static const struct { int fault, arch; const char *what; net_reg reg; int tied, guided; } faults[] = {
-        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev", {0, 0, 0}, 0, 0},
-        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention", {0, 0, 0}, 0, 0},
-        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i", {0, 0, 0}, 0, 0},
-        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient", {0, 0, 0}, 0, 0},
-        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps", {0, 0, 0}, 0, 0},
-        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context", {0, 0, 0}, 0, 0},
-        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights", {0, 0, 0}, 0, 0},
-        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient", {0, 0, 0}, 0, 0},
-        {FAULT_LABEL_SMOOTHING, NMT_ARCH_RNNSEARCH, "label smoothing's term in the softmax gradient", {0.1, 0, 0}, 0, 0},
-        {FAULT_DROP_EMB, NMT_ARCH_RNNSEARCH, "the dropout mask in the source embeddings' gradient", {0, 0.5, 0}, 0, 0},
-        {FAULT_DROP_RNN, NMT_ARCH_RNNSEARCH, "the dropout mask in the recurrent products' gradient", {0, 0, 0.5}, 0, 0},
-        {FAULT_TIED_OUT, NMT_ARCH_RNNSEARCH, "the softmax layer's share of the tied embeddings' gradient", {0, 0, 0}, 1, 0},
-        {FAULT_GUIDED, NMT_ARCH_RNNSEARCH, "guided alignment's gradient to the attention", {0, 0, 0}, 0, 1},
-        {FAULT_GUIDED, NMT_ARCH_LOCFER, "guided alignment's gradient beside LocFer's", {0, 0, 0}, 0, 1},
+        {FAULT_GRU_RESET_PATH, NMT_ARCH_RNNSEARCH, "GRU reset-gate path to h_prev", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_ATTN_SOFTMAX, NMT_ARCH_RNNSEARCH, "softmax Jacobian of the attention", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_DEC_CTX_GRU, NMT_ARCH_RNNSEARCH, "GRU's share of dc_i", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_OUT_BIAS, NMT_ARCH_RNNSEARCH, "maxout bias gradient", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_ENC_CARRY, NMT_ARCH_RNNENC, "gradient through padded encoder steps", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_RECATT_PREV, NMT_ARCH_RECATT, "RecAtt's gradient to the previous context", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_LOCFER_SUM, NMT_ARCH_LOCFER, "LocFer's gradient to all earlier attention weights", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_FERTDEC_LEFT, NMT_ARCH_FERTDEC, "FertDec's left-over cost gradient", {0, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_LABEL_SMOOTHING, NMT_ARCH_RNNSEARCH, "label smoothing's term in the softmax gradient", {0.1, 0, 0, 0, 0, 0}, 0, 0},
+        {FAULT_DROP_EMB, NMT_ARCH_RNNSEARCH, "the dropout mask in the source embeddings' gradient", {0, 0.5, 0, 0, 0, 0}, 0, 0},
+        {FAULT_DROP_RNN, NMT_ARCH_RNNSEARCH, "the dropout mask in the recurrent products' gradient", {0, 0, 0.5, 0, 0, 0}, 0, 0},
+        {FAULT_TIED_OUT, NMT_ARCH_RNNSEARCH, "the softmax layer's share of the tied embeddings' gradient", {0, 0, 0, 0, 0, 0}, 1, 0},
+        {FAULT_GUIDED, NMT_ARCH_RNNSEARCH, "guided alignment's gradient to the attention", {0, 0, 0, 0, 0, 0}, 0, 1},
+        {FAULT_GUIDED, NMT_ARCH_LOCFER, "guided alignment's gradient beside LocFer's", {0, 0, 0, 0, 0, 0}, 0, 1},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
