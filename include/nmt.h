@@ -674,6 +674,9 @@ typedef struct nmt_train_opts {
                                            position) on the source and target embeddings */
     double dropout_rnn;                 /* ... on the state each GRU's recurrent products read (encoder and
                                            decoder; Gal and Ghahramani 2016) */
+    nmt_config tf;                      /* --arch transformer's sizes (nmt_config_transformer()'s by
+                                           default): the model's when cfg.arch is NMT_ARCH_TRANSFORMER,
+                                           with cfg's vocabulary sizes and tied_emb */
     double dropout_tf;                  /* a Transformer's: on every block's output and the embeddings
                                            (Marian's --transformer-dropout) */
     double dropout_attn;                /* ... on the attention weights (--transformer-dropout-attention) */

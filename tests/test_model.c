@@ -386,8 +386,10 @@ static void test_bad_files(void)
     expect_bad("shape against config", bad, NMT_ERR_FORMAT, "expected");
     patch_header(good, bad, "\\\"emb\\\":6", "\\\"emb\\\":6,\\\"embb\\\":6");
     expect_bad("unknown config key", bad, NMT_ERR_FORMAT, "unknown config key 'embb'");
-    patch_header(good, bad, "\\\"arch\\\":\\\"rnnsearch\\\"", "\\\"arch\\\":\\\"transformer\\\"");
+    patch_header(good, bad, "\\\"arch\\\":\\\"rnnsearch\\\"", "\\\"arch\\\":\\\"transformr\\\"");
     expect_bad("unknown architecture", bad, NMT_ERR_FORMAT, "unknown architecture");
+    patch_header(good, bad, "\\\"arch\\\":\\\"rnnsearch\\\"", "\\\"arch\\\":\\\"transformer\\\"");
+    expect_bad("a Transformer without its sizes", bad, NMT_ERR_FORMAT, "a transformer model's config lacks a 'transformer' object");
     patch_header(good, bad, "\\\"t16\\\"", "\\\"t15\\\"");
     expect_bad("duplicate vocabulary entry", bad, NMT_ERR_FORMAT, "appears twice");
     patch_header(good, bad, "\\\"src_vocab\\\":13", "\\\"src_vocab\\\":14");

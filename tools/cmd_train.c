@@ -249,8 +249,6 @@ struct train_vals {
     long seed, *log_every;
     int langs[2], text_langs[2], units, dump, bf16;
     const char *config;
-    nmt_config tf; /* --arch transformer's sizes, nmt_config_transformer()'s unless given */
-    int tied_all;
 };
 
 static struct spm_paths spm; /* o keeps pointers into it */
@@ -378,23 +376,23 @@ static size_t model_options(opt *t, nmt_train_opts *o)
 #define TF_DBL(n, d, l, u, a, h) {.names = n, .kind = OPTK_DBL, .dst = (d), .lo = l, .hi = u, .arg = a, .help = h, .flags = OPT_IF_GIVEN}
 
 /* The Transformer's options into t (Marian's names where it has them); how many. */
-static size_t transformer_options(opt *t, nmt_train_opts *o, struct train_vals *x)
+static size_t transformer_options(opt *t, nmt_train_opts *o)
 {
     const opt part[] = {
         OPT_HEAD("Transformer (--arch transformer; docs/TRAINING.md):"),
-        TF_INT("--dim-model --dim-emb", &x->tf.emb, 2, 65536, "N", "model and embedding size d (default {})"),
-        TF_INT("--enc-depth", &x->tf.enc_depth, 1, NMT_MAX_DEPTH, "N", "encoder layers (default {})"),
-        TF_INT("--dec-depth", &x->tf.dec_depth, 1, NMT_MAX_DEPTH, "N", "decoder layers (default {})"),
-        TF_INT("--heads --transformer-heads", &x->tf.heads, 1, 1024, "N", "attention heads; d must be a multiple (default {})"),
-        TF_INT("--dim-ffn --transformer-dim-ffn", &x->tf.ffn, 1, 262144, "N", "the feed-forward layers' inner size (default {})"),
-        {.names = "--transformer-ffn-activation", .kind = OPTK_CHOICE, .dst = &x->tf.ffn_act, .arg = "relu|gelu|swish",
+        TF_INT("--dim-model --dim-emb", &o->tf.emb, 2, 65536, "N", "model and embedding size d (default {})"),
+        TF_INT("--enc-depth", &o->tf.enc_depth, 1, NMT_MAX_DEPTH, "N", "encoder layers (default {})"),
+        TF_INT("--dec-depth", &o->tf.dec_depth, 1, NMT_MAX_DEPTH, "N", "decoder layers (default {})"),
+        TF_INT("--heads --transformer-heads", &o->tf.heads, 1, 1024, "N", "attention heads; d must be a multiple (default {})"),
+        TF_INT("--dim-ffn --transformer-dim-ffn", &o->tf.ffn, 1, 262144, "N", "the feed-forward layers' inner size (default {})"),
+        {.names = "--transformer-ffn-activation", .kind = OPTK_CHOICE, .dst = &o->tf.ffn_act, .arg = "relu|gelu|swish",
          .flags = OPT_IF_GIVEN, .help = "relu (default) | gelu | swish"},
-        {.names = "--transformer-norm", .kind = OPTK_CHOICE, .dst = &x->tf.post_norm, .arg = "pre|post", .flags = OPT_IF_GIVEN,
+        {.names = "--transformer-norm", .kind = OPTK_CHOICE, .dst = &o->tf.post_norm, .arg = "pre|post", .flags = OPT_IF_GIVEN,
          .help = "layer norm before each block, with one on top of each stack\n(pre, default), or after each residual sum (post)"},
-        TF_DBL("--transformer-ln-eps", &x->tf.ln_eps, 1e-30, 1, "E", "the layer norms' epsilon (default {})"),
-        TF_INT("--max-positions", &x->tf.max_pos, 0, 65536, "N", "learned positions, N per side (default {}: sinusoidal)"),
-        {.names = "--tied-embeddings-all", .kind = OPTK_FLAG, .dst = &x->tied_all, .lo = 1, .flags = OPT_IF_GIVEN,
-         .help = "source, target and output embeddings one matrix (a joint vocabulary;\ndefault: target and output tied)"},
+        TF_DBL("--transformer-ln-eps", &o->tf.ln_eps, 1e-30, 1, "E", "the layer norms' epsilon (default {})"),
+        TF_INT("--max-positions", &o->tf.max_pos, 0, 65536, "N", "learned positions, N per side (default {}: sinusoidal)"),
+        {.names = "--tied-embeddings-all", .kind = OPTK_FLAG, .dst = &o->cfg.tied_emb, .lo = 2, .flags = OPT_IF_GIVEN,
+         .help = "source, target and output embeddings one matrix (needs one joint\nvocabulary: --subwords with --joint)"},
         TF_DBL("--transformer-dropout", &o->dropout_tf, 0, 0.99, "P", "dropout on every block's output and the embeddings (default {})"),
         TF_DBL("--transformer-dropout-attention", &o->dropout_attn, 0, 0.99, "P", "dropout on the attention weights (default {})"),
         TF_DBL("--transformer-dropout-ffn", &o->dropout_ffn, 0, 0.99, "P", "dropout inside the feed-forward layers (default {})"),
@@ -403,9 +401,9 @@ static size_t transformer_options(opt *t, nmt_train_opts *o, struct train_vals *
     return sizeof part / sizeof *part;
 }
 
-/* --arch transformer: its sizes into o->cfg, the recurrent models' options refused; otherwise the
- * Transformer's refused. OPT_GO or CMD_USAGE. */
-static int apply_transformer(nmt_train_opts *o, const opt_cmd *c, const struct train_vals *x)
+/* Options of the other family than --arch's are refused (the library reads only its own):
+ * OPT_GO or CMD_USAGE. */
+static int check_family(const nmt_train_opts *o, const opt_cmd *c)
 {
     static const char *const tf_only[] = {"--dim-model", "--enc-depth", "--dec-depth", "--heads", "--dim-ffn",
                                           "--transformer-ffn-activation", "--transformer-norm", "--transformer-ln-eps",
@@ -422,16 +420,6 @@ static int apply_transformer(nmt_train_opts *o, const opt_cmd *c, const struct t
                     tf ? "the recurrent models" : "--arch transformer", nmt_arch_name(o->cfg.arch));
             return CMD_USAGE;
         }
-    if (!tf) return OPT_GO;
-    nmt_config cf = x->tf;
-    cf.src_vocab = o->cfg.src_vocab, cf.tgt_vocab = o->cfg.tgt_vocab;
-    cf.hid = cf.att = cf.maxout = cf.emb;
-    cf.tied_emb = x->tied_all ? 2 : opt_given(c, "--no-tied-embeddings") ? 0 : 1;
-    if (cf.emb % cf.heads) {
-        fprintf(stderr, "nmt train: error: --dim-model %d is not divisible by --heads %d\n", cf.emb, cf.heads);
-        return CMD_USAGE;
-    }
-    o->cfg = cf;
     return OPT_GO;
 }
 
@@ -533,7 +521,7 @@ static int apply_options(nmt_train_opts *o, const opt_cmd *c, const struct train
     o->precision = x->bf16 ? NMT_PREC_BF16 : NMT_PREC_FP32;
     o->spm_src = spm.src;
     o->spm_tgt = spm.tgt;
-    int rc = apply_transformer(o, c, x);
+    int rc = check_family(o, c);
     return rc == OPT_GO ? check_subword_options(o, c) : rc;
 }
 
@@ -543,13 +531,12 @@ static int apply_options(nmt_train_opts *o, const opt_cmd *c, const struct train
  * to free); OPT_GO, or the exit status (--dump-config prints them and stops). */
 static int train_options(nmt_train_opts *o, long *log_every, int argc, char **argv, char **yaml)
 {
-    struct train_vals x = {.seed = (long)o->seed, .log_every = log_every, .langs = {-1, -1}, .text_langs = {-1, -1},
-                           .tf = nmt_config_transformer()};
+    struct train_vals x = {.seed = (long)o->seed, .log_every = log_every, .langs = {-1, -1}, .text_langs = {-1, -1}};
     opt table[TRAIN_MAX_OPTS];
     size_t n = data_options(table, o, &x);
     n += subword_options(table + n, o, &x);
     n += model_options(table + n, o);
-    n += transformer_options(table + n, o, &x);
+    n += transformer_options(table + n, o);
     n += loop_options(table + n, o, &x);
     n += stop_options(table + n, o, &x);
     NMT_ASSERT(n < TRAIN_MAX_OPTS);

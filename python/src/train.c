@@ -133,6 +133,18 @@ static int set_guided_cost(opts_in *in, PyObject *v, const char *key)
     return set_choice(in, v, key, names, 2, &in->o.guided_cost, 0);
 }
 
+static int set_ffn_act(opts_in *in, PyObject *v, const char *key)
+{
+    static const char *const names[] = {"relu", "gelu", "swish"}; /* enum nmt_act's order */
+    return set_choice(in, v, key, names, 3, &in->o.tf.ffn_act, 0);
+}
+
+static int set_norm(opts_in *in, PyObject *v, const char *key)
+{
+    static const char *const names[] = {"pre", "post"}; /* nmt_config.post_norm */
+    return set_choice(in, v, key, names, 2, &in->o.tf.post_norm, 0);
+}
+
 static int set_subwords(opts_in *in, PyObject *v, const char *key)
 {
     static const char *const names[] = {"unigram", "bpe"};
@@ -266,6 +278,23 @@ static const key KEYS[] = {
     {"tie-embeddings", K_SET, OFF(cfg.tied_emb), 1, NULL},
     {"no-tied-embeddings", K_SET, OFF(cfg.tied_emb), 0, NULL},
     {"init", K_FN, 0, 0, set_init},
+    /* the Transformer's (--arch transformer) */
+    {"dim-model", K_INT, OFF(tf.emb), 0, NULL},
+    {"dim-emb", K_INT, OFF(tf.emb), 0, NULL},
+    {"enc-depth", K_INT, OFF(tf.enc_depth), 0, NULL},
+    {"dec-depth", K_INT, OFF(tf.dec_depth), 0, NULL},
+    {"heads", K_INT, OFF(tf.heads), 0, NULL},
+    {"transformer-heads", K_INT, OFF(tf.heads), 0, NULL},
+    {"dim-ffn", K_INT, OFF(tf.ffn), 0, NULL},
+    {"transformer-dim-ffn", K_INT, OFF(tf.ffn), 0, NULL},
+    {"transformer-ffn-activation", K_FN, 0, 0, set_ffn_act},
+    {"transformer-norm", K_FN, 0, 0, set_norm},
+    {"transformer-ln-eps", K_DBL, OFF(tf.ln_eps), 0, NULL},
+    {"max-positions", K_INT, OFF(tf.max_pos), 0, NULL},
+    {"tied-embeddings-all", K_SET, OFF(cfg.tied_emb), 2, NULL},
+    {"transformer-dropout", K_DBL, OFF(dropout_tf), 0, NULL},
+    {"transformer-dropout-attention", K_DBL, OFF(dropout_attn), 0, NULL},
+    {"transformer-dropout-ffn", K_DBL, OFF(dropout_ffn), 0, NULL},
     {"max-len", K_INT, OFF(max_len), 0, NULL},
     {"batch", K_INT, OFF(batch), 0, NULL},
     {"sort-blocks", K_INT, OFF(sort_blocks), 0, NULL},

@@ -4,12 +4,25 @@
 
 #include "base/err.h"
 #include "train/optim.h"
+#include "train/trainer.h"
+
+nmt_config train_model_config(const nmt_train_opts *o)
+{
+    if (o->cfg.arch != NMT_ARCH_TRANSFORMER) return o->cfg;
+    nmt_config c = o->tf;
+    c.arch = o->cfg.arch;
+    c.src_vocab = o->cfg.src_vocab, c.tgt_vocab = o->cfg.tgt_vocab, c.tied_emb = o->cfg.tied_emb;
+    c.hid = c.att = c.maxout = c.emb; /* not read: the config check asks for them so */
+    c.window = 0;
+    return c;
+}
 
 nmt_train_opts nmt_train_default_opts(void)
 {
     nmt_train_opts o;
     memset(&o, 0, sizeof o);
     o.cfg = nmt_config_default();
+    o.tf = nmt_config_transformer();
     o.max_len = 50;
     o.batch = 80;
     o.sort_blocks = 20;

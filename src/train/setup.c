@@ -310,6 +310,17 @@ static void stages_from_now_on(trainer *t, const char *file)
     train_warn(t, line);
 }
 
+/* --tied-embeddings-all: a source id and a target id index one matrix, so the two vocabularies
+ * must be one list (a joint subword model's pieces) */
+static int joint_vocab(const vocab *sv, const vocab *tv, nmt_err *err)
+{
+    for (int i = 0; i < sv->n && i < tv->n; i++)
+        if (strcmp(sv->words[i], tv->words[i]))
+            return nmt_fail(err, NMT_ERR_ARG, "--tied-embeddings-all needs one joint vocabulary, but entry %d is '%s' in the "
+                            "source's and '%s' in the target's: use --subwords with --joint", i, sv->words[i], tv->words[i]);
+    return NMT_OK;
+}
+
 int train_setup(trainer *t, st_file **ck, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
@@ -339,18 +350,18 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if ((rc = valid_refs_keep(t, err))) return rc;
     /* vocabularies, then the id sequences, then the checks, and only then the big allocations */
     vocab *sv = NULL, *tv = NULL;
-    nmt_config cfg = o->cfg;
+    nmt_config cfg = train_model_config(o), asked = cfg;
     if ((rc = train_subword_setup(t, &t->sw, &sv, &tv, err))) { vocab_free(sv); return rc; }
     if (from_model) {
         sv = t->m->src;
         tv = t->m->tgt;
         cfg = t->m->cfg;
-        warn_model_kept(t, from, &o->cfg, &t->m->cfg);
+        warn_model_kept(t, from, &asked, &t->m->cfg);
         warn_text_kept(t, from, st_meta(*ck, "options"));
         warn_stages_kept(t, from);
         stages_from_now_on(t, from);
     } else {
-        if ((rc = nmt_config_check(&o->cfg, err))) { vocab_free(sv); vocab_free(tv); return rc; }
+        if ((rc = nmt_config_check(&asked, err))) { vocab_free(sv); vocab_free(tv); return rc; }
         if (!t->sw && (rc = build_vocabs(t, &sv, &tv, err))) { vocab_free(sv); return rc; }
         cfg.src_vocab = sv->n; /* a corpus with fewer types than asked gives a smaller shortlist; a
                                   subword model's vocabularies are its pieces */
@@ -366,6 +377,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     if (!rc && !from_model && (rc = nmt_config_check(c, err)))
         nmt_fail(err, rc, "%s: the corpus yields too small a vocabulary (%d source and %d target entries)", o->src,
                  c->src_vocab, c->tgt_vocab);
+    if (!rc && !from_model && c->tied_emb == 2) rc = joint_vocab(sv, tv, err);
     if (rc) {
         if (!t->m) { vocab_free(sv); vocab_free(tv); }
         return rc;
@@ -432,6 +444,13 @@ void train_summary(trainer *t, char *buf, size_t n)
     if ((t->o->label_smoothing > 0 || t->o->dropout_emb > 0 || t->o->dropout_rnn > 0) && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nlabel smoothing %g, variational dropout %g on embeddings and %g on recurrent states",
                       t->o->label_smoothing, t->o->dropout_emb, t->o->dropout_rnn);
+    if (c->arch == NMT_ARCH_TRANSFORMER && k > 0 && (size_t)k < n) {
+        static const char *const act[3] = {"relu", "gelu", "swish"};
+        k += snprintf(buf + k, n - k, "\ntransformer: %d + %d layers, %d heads, feed-forward %d (%s), %s-norm, %s positions; "
+                      "dropout %g on blocks, %g on attention, %g in the feed-forward", c->enc_depth, c->dec_depth, c->heads,
+                      c->ffn, act[c->ffn_act], c->post_norm ? "post" : "pre", c->max_pos ? "learned" : "sinusoidal",
+                      t->o->dropout_tf, t->o->dropout_attn, t->o->dropout_ffn);
+    }
     if ((t->o->lr_warmup > 0 || t->o->lr_decay_inv_sqrt > 0) && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nlearning-rate schedule: warm-up over %ld updates, inverse-square-root decay after %ld",
                       t->o->lr_warmup, t->o->lr_decay_inv_sqrt);
@@ -442,7 +461,8 @@ void train_summary(trainer *t, char *buf, size_t n)
         k += snprintf(buf + k, n - k, "\nguided alignment: %ld links from %s, %s cost, weight %g", t->train.link_off[t->train.n],
                       t->o->guided_alignment, t->o->guided_cost == NMT_GUIDED_MSE ? "mse" : "ce", t->o->guided_weight);
     if (c->tied_emb && k > 0 && (size_t)k < n)
-        k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights");
+        k += snprintf(buf + k, n - k, "\ntied embeddings: the target embeddings are the softmax layer's weights%s",
+                      c->tied_emb == 2 ? ", and the source embeddings too" : "");
     if (t->o->pretrained && !t->o->resume && k > 0 && (size_t)k < n)
         k += snprintf(buf + k, n - k, "\nfine-tuning %s: its architecture, sizes, vocabularies and weights%s; a fresh optimizer "
                       "and schedule", t->o->pretrained, t->m->sw ? ", its SentencePiece models and text stages"

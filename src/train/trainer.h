@@ -80,6 +80,9 @@ void train_paths(const trainer *t, path_role in[TRAIN_PATHS_IN], path_role out[T
 
 /* setup.c: reads and checks every input, builds or loads the model, allocates everything */
 int train_setup(trainer *t, st_file **ck, nmt_err *err);
+/* preset.c: the model config o asks for: o->cfg, or for a Transformer o->tf with cfg's vocabulary
+ * sizes and tying */
+nmt_config train_model_config(const nmt_train_opts *o);
 void train_summary(trainer *t, char *buf, size_t n);
 void train_cleanup(trainer *t);
 

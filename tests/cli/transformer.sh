@@ -41,9 +41,12 @@ expect_fail "--heads with rnnsearch" 2 "--heads belongs to --arch transformer" \
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --heads 4
 expect_fail "--hid with a transformer" 2 "--hid belongs to the recurrent models" \
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --hid 32
-expect_fail "heads that do not divide d" 2 "--dim-model 16 is not divisible by --heads 3" \
+expect_fail "heads that do not divide d" 1 "the model size 16 is not divisible by 3 heads" \
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --dim-model 16 --heads 3
 expect_fail "tied all over two vocabularies" 1 "tying all embeddings needs one joint vocabulary" \
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --dim-model 16 --heads 2 --tied-embeddings-all \
     --src-vocab 200 --tgt-vocab 300
+expect_fail "tied all over two word lists" 1 "--tied-embeddings-all needs one joint vocabulary, but entry 2 is" \
+    "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --dim-model 16 --heads 2 --tied-embeddings-all \
+    --vocab 300
 finish transformer
