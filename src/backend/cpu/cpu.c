@@ -42,27 +42,6 @@ static void cpu_copy(void *dst, const void *src, size_t bytes)
     if (bytes) memmove(dst, src, bytes);
 }
 
-void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
-{
-    if (grain < 1) grain = 1;
-    long nchunk = (n + grain - 1) / grain;
-    if (nthreads <= 0) nthreads = cpu_threads();
-    if (nthreads > nchunk) nthreads = (int)nchunk; /* no thread would find work */
-    if (nchunk <= 1 || nthreads == 1) { /* no team to start */
-        if (n > 0) body(ctx, 0, n, 0);
-        return;
-    }
-#pragma omp parallel num_threads(nthreads)
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
-#pragma omp for schedule(dynamic, 1)
-        for (long c = 0; c < nchunk; c++) body(ctx, c * grain, c * grain + grain < n ? c * grain + grain : n, t);
-    }
-}
 
 const backend_ops cpu_backend = {
     .name = "cpu",

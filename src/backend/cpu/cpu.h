@@ -35,7 +35,7 @@ int cpu_gemm_dnnl_live(void);
 /* blas.c: 1 when NMT_GEMM=onednn routes FP32 products through cpu_gemm_dnnl (read once) */
 int cpu_gemm_onednn(void);
 
-/* cpu.c: backend_ops.parallel_for */
+/* threads.c: backend_ops.parallel_for */
 void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx);
 /* transformer.c: the Transformer's kernels */
 void cpu_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta, int R,

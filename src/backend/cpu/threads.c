@@ -1,6 +1,7 @@
-/* threads.c: the CPU backend's threads (OpenMP): how many its loops and products use. The table
- * (cpu.c) and the products of bf16 training (mix_dnnl.c, one slot of buffers per thread) both ask,
- * and the table names those products: here, below the two. */
+/* threads.c: the CPU backend's threads (OpenMP): how many its loops and products use, and the
+ * parallel loop (backend_ops.parallel_for). The table (cpu.c), the products of bf16 training
+ * (mix_dnnl.c, one slot of buffers per thread) and the Transformer's kernels (transformer.c) all
+ * ask, and the table names them: here, below the three. */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -23,4 +24,26 @@ int cpu_threads(void)
 #else
     return 1;
 #endif
+}
+
+void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
+{
+    if (grain < 1) grain = 1;
+    long nchunk = (n + grain - 1) / grain;
+    if (nthreads <= 0) nthreads = cpu_threads();
+    if (nthreads > nchunk) nthreads = (int)nchunk; /* no thread would find work */
+    if (nchunk <= 1 || nthreads == 1) { /* no team to start */
+        if (n > 0) body(ctx, 0, n, 0);
+        return;
+    }
+#pragma omp parallel num_threads(nthreads)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+#pragma omp for schedule(dynamic, 1)
+        for (long c = 0; c < nchunk; c++) body(ctx, c * grain, c * grain + grain < n ? c * grain + grain : n, t);
+    }
 }
