@@ -322,6 +322,8 @@ def main():
     t.add_argument('--max-ratio', type=float, default=3.0)
     a = ap.parse_args()
     torch.set_default_dtype(torch.float64)
+    # tiny tensors: one thread (more only wait on each other, and on a shared machine spin)
+    torch.set_num_threads(1)
     if a.cmd == 'check':
         sys.exit(1 if check(a.dumpdir, a.tol, a.perturb) else 0)
     translate(a)
