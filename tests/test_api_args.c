@@ -167,6 +167,13 @@ static nmt_err E;
 #define ARG(call) ((call) == NMT_ERR_ARG)
 
 static int c_config_check(int k) { (void)k; return ARG(nmt_config_check(NULL, &E)); }
+/* no argument: its sizes pass the check (d a multiple of the heads, hid = att = maxout = d) */
+static int c_config_transformer(int k)
+{
+    (void)k;
+    nmt_config c = nmt_config_transformer();
+    return nmt_config_check(&c, NULL) == NMT_OK && c.arch == NMT_ARCH_TRANSFORMER;
+}
 static int c_arch_name(int k) { (void)k; return nmt_arch_name(-1) != NULL && nmt_arch_name(1000) != NULL; }
 static int c_arch_parse(int k) { (void)k; return nmt_arch_parse(NULL) == -1; }
 static int c_model_create(int k)
@@ -438,7 +445,7 @@ static const struct api_case {
     int n; /* cases: c(0) .. c(n - 1) */
     int (*c)(int k);
 } cases[] = {
-    {"nmt_config_default", 1, c_none}, {"nmt_config_check", 1, c_config_check}, {"nmt_arch_name", 1, c_arch_name},
+    {"nmt_config_default", 1, c_none}, {"nmt_config_transformer", 1, c_config_transformer}, {"nmt_config_check", 1, c_config_check}, {"nmt_arch_name", 1, c_arch_name},
     {"nmt_arch_parse", 1, c_arch_parse}, {"nmt_model_create", 6, c_model_create}, {"nmt_model_load", 2, c_model_load},
     {"nmt_model_save", 2, c_model_save}, {"nmt_model_free", 1, c_model_free}, {"nmt_model_average", 3, c_model_average},
     {"nmt_model_config", 1, c_model_config}, {"nmt_model_num_params", 1, c_model_num_params},

@@ -42,15 +42,16 @@ echo "$line"
 
 # decoding: tiny models (400 pairs; 600 updates, fewer answer the same few words to every line),
 # translated by nmt and by torch from the same float32 file: the defaults (pre-norm, relu,
-# sinusoids, target embeddings tied to the output), then post-norm, gelu, 12 learned positions
-# (clamped: outputs run to 3 x the source) and one matrix for all embeddings, then swish, 4 heads,
-# untied embeddings and a layer norm epsilon of 1e-3
+# sinusoids) with target embeddings tied to the output, then post-norm, gelu, 12 learned positions
+# (clamped: outputs run to 3 x the source) and one matrix for all embeddings (trained to copy
+# English, so that the two sides have one vocabulary), then swish, 4 heads, untied embeddings (the
+# default) and a layer norm epsilon of 1e-3
 D=$NMT_SHARED/data/multi30k/tok
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
 head -n 30 "$D/val.en" > "$T/vs"
 trained() { # NAME ARGS...: $T/NAME.nmt
     name=$1; shift
-    if "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --arch transformer --dim-model 16 --heads 2 --dim-ffn 32 --enc-depth 2 \
+    if "$NMT_BIN" train --src "$T/s" --tgt "${TGT:-$T/t}" --arch transformer --dim-model 16 --heads 2 --dim-ffn 32 --enc-depth 2 \
         --dec-depth 1 --vocab 300 --batch 20 --threads 1 --seed 7 --optimizer adam --lr 0.01 --max-updates 600 \
         --model "$T/$name.nmt" "$@" 2> "$T/train.log"; then ok; else bad "training $name: $(tail -n 3 "$T/train.log")"; fi
 }
@@ -66,11 +67,13 @@ search() {
     else bad "$name: $same of 30 lines the same; the first that differs: $(diff "$T/nmt.out" "$T/torch.out" | head -n 4)"; fi
     echo "$name: $same of 30 translations the same, $(sort -u "$T/nmt.out" | wc -l) distinct"
 }
-trained base
+trained base --tied-embeddings
 search base greedy --beam 1
 search base "beam 4" --beam 4
 search base "beam 4, no length normalisation" --beam 4 --no-length-norm
+TGT=$T/s
 trained post --transformer-norm post --transformer-ffn-activation gelu --max-positions 12 --tied-embeddings-all
+TGT=
 search post greedy --beam 1
 search post "beam 4" --beam 4
 trained untied --no-tied-embeddings --transformer-ffn-activation swish --heads 4 --transformer-ln-eps 1e-3

@@ -19,7 +19,7 @@ expect_fail "a flag given a value" 2 "nmt train: error: --reshuffle takes no val
 expect_fail "bad number after =" 2 "--batch 'x5': not an integer" "$NMT_BIN" train --src="$T/s3" --tgt="$T/t3" --model="$T/m" --batch=x5
 expect_fail "bad number" 2 "--batch 'x5': not an integer" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --batch x5
 expect_fail "out of range" 2 "--hid 0: out of range" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --hid 0
-expect_fail "bad arch" 2 "--arch 'transformer'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --arch transformer
+expect_fail "bad arch" 2 "--arch 'transfomer'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --arch transfomer
 expect_fail "missing value" 2 "--src needs a value" "$NMT_BIN" train --src
 expect_fail "required args" 2 "are required" "$NMT_BIN" train --src "$T/s3"
 expect_fail "bad time" 2 "--max-time '3x'" "$NMT_BIN" train --src "$T/s3" --tgt "$T/t3" --model "$T/m" --max-time 3x
