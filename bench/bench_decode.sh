@@ -37,13 +37,8 @@ ME=bench_decode
 . bench/ref_env.sh
 need_files "$MODEL" "$SRC" "$REF" "$NMT" "$TIME"
 need_torch
-if [ -n "${KEEP:-}" ]; then
-    T=$KEEP
-    mkdir -p "$T"
-else
-    T=$(mktemp -d "${TMPDIR:-/tmp}/bench_decode.XXXXXX")
-    trap 'rm -rf "$T"' EXIT INT TERM
-fi
+work_dir
+T=$WORK
 
 now_ns() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", (b - a) / 1e9 }'; }

@@ -27,3 +27,15 @@ need_torch() {
         exit 2
     fi
 }
+
+# WORK: the folder of a run's files, KEEP when set (and kept), else a temporary one that goes
+# when the script exits
+work_dir() {
+    if [ -n "${KEEP:-}" ]; then
+        WORK=$KEEP
+        mkdir -p "$WORK"
+    else
+        WORK=$(mktemp -d "${TMPDIR:-/tmp}/$ME.XXXXXX")
+        trap 'rm -rf "$WORK"' EXIT INT TERM
+    fi
+}

@@ -7,6 +7,9 @@
 # usage: torch_transformer.py check DUMPDIR [--tol 1e-5]
 #        torch_transformer.py translate MODEL.nmt [--beam K] [--no-length-norm]
 #                             [--length-penalty A] [--max-ratio R] < tokenized text
+#        torch_transformer.py train-speed MODEL.nmt --src F --tgt F --batch-log F [--updates N ...]
+#        torch_transformer.py decode-speed MODEL.nmt --src F [-n N] [--beams 1 12] --out-prefix P
+# (the last two for bench/bench_transformer.sh: float32 speed on nmt's shapes and threads)
 #
 # A dump (DIR/NAME.json + DIR/NAME.bin): the config, the batch (time-major: x[t*B + b]), the
 # summed loss, and the tensors' names, shapes and offsets into the .bin, which holds every
@@ -18,6 +21,7 @@ import math
 import os
 import struct
 import sys
+import time
 
 import torch
 
@@ -261,6 +265,16 @@ def read_model(path):
     return Config.from_model(cfg), json.loads(meta['src_vocab']), json.loads(meta['tgt_vocab']), params
 
 
+def best_pairs(score, need):
+    """The flat indices of the need best scores, best first, the lower flat index (row, word)
+    first among equals: a full sort's first need, found by sorting only the scores at or above
+    the need-th largest (sorting all K x V of them in Python costs more than the model's step)."""
+    need = min(need, score.numel())
+    cut = torch.topk(score, need).values[-1]
+    cand = torch.nonzero(score >= cut).reshape(-1).tolist()
+    return sorted(cand, key=lambda i: (-score[i].item(), i))[:need]
+
+
 def beam_search(model, src, K, normalize, alpha, max_ratio):
     """One sentence's best hypothesis as nmt's beam search finds it (src/decode/beam.c): at each
     step the best K - finished (hypothesis, word) pairs by summed log-probability, ties to the
@@ -280,8 +294,7 @@ def beam_search(model, src, K, normalize, alpha, max_ratio):
         lp = model.logp(model.decode(yprev, H.expand(n, -1, -1), keys.expand(n, -1)))[:, -1, :]
         V = lp.shape[1]
         score = (torch.tensor([s for _, s in live], dtype=torch.float64)[:, None] + lp).reshape(-1)
-        # best first, the lower flat index (row, word) first among equals
-        order = sorted(range(score.numel()), key=lambda i: (-score[i].item(), i))[:need]
+        order = best_pairs(score, need)
         nxt = []
         for i in order:
             r, v = divmod(i, V)
@@ -307,6 +320,92 @@ def translate(args):
             print(' '.join(tv[v] for v in out if v != EOS))
 
 
+# speed, for bench/bench_transformer.sh --------------------------------------------------------
+def read_lines(path, wanted):
+    """The lines of a file whose 1-based numbers are in wanted, split into words."""
+    out = {}
+    with open(path, encoding='utf-8') as f:
+        for i, line in enumerate(f, 1):
+            if i in wanted:
+                out[i] = line.split()
+    return out
+
+
+def train_speed(args):
+    """nmt's own batches (its --batch-log: 1-based corpus line numbers, one update a line) through
+    the same model in float32 with autograd and Adam: the shapes of each update, hence its FLOPs
+    and target tokens, are nmt's. The model file gives the config, the vocabularies and the
+    starting weights (those of the nmt run that wrote the log; which values they hold does not
+    change the work)."""
+    cfg, sv, tv, params = read_model(args.model)
+    params = {k: v.float().requires_grad_(True) for k, v in params.items()}
+    model = Transformer(cfg, params)
+    with open(args.batch_log) as f:
+        batches = [[int(w) for w in line.split()] for line in f if line.strip()]
+    batches = batches[:args.warmup + args.updates]
+    if len(batches) < args.warmup + args.updates:
+        sys.exit('torch_transformer: %s has %d updates, fewer than --warmup %d + --updates %d'
+                 % (args.batch_log, len(batches), args.warmup, args.updates))
+    wanted = set(i for b in batches for i in b)
+    src, tgt = read_lines(args.src, wanted), read_lines(args.tgt, wanted)
+    sid, tid = {w: i for i, w in enumerate(sv)}, {w: i for i, w in enumerate(tv)}
+
+    def tensors(batch, lines, ids):
+        # ids with EOS, right-padded with EOS (masked by the lengths)
+        seqs = [[ids.get(w, UNK) for w in lines[i]] + [EOS] for i in batch]
+        T = max(len(q) for q in seqs)
+        return (torch.tensor([q + [EOS] * (T - len(q)) for q in seqs]), torch.tensor([len(q) for q in seqs]))
+
+    data = []
+    for batch in batches:
+        x, xlen = tensors(batch, src, sid)
+        y, ylen = tensors(batch, tgt, tid)
+        data.append((x, xlen, y, ylen))
+    opt = torch.optim.Adam(list(params.values()), lr=args.lr)
+    t0, tok = 0.0, 0
+    for u, (x, xlen, y, ylen) in enumerate(data):
+        if u == args.warmup:
+            t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        # nmt's batch cost: the summed loss over the batch's sentences
+        L = model.loss(x, xlen, y, ylen, args.label_smoothing) / x.shape[0]
+        L.backward()
+        if args.clip > 0:
+            torch.nn.utils.clip_grad_norm_(list(params.values()), args.clip)
+        opt.step()
+        if u >= args.warmup:
+            tok += int(ylen.sum())
+    sec = time.perf_counter() - t0
+    print('TRAIN updates=%d tgt_tok=%d sec=%.6f tok_s=%.1f threads=%d' % (args.updates, tok, sec, tok / sec, args.threads))
+
+
+def decode_speed(args):
+    """Sentences/s of beam_search at each beam over the first N lines, one sentence at a time,
+    the model's weights in float32 (as nmt decodes; --float64 for the exact search of translate);
+    writes each beam's output to PREFIX.bK so that the caller compares them with nmt's."""
+    cfg, sv, tv, params = read_model(args.model)
+    dtype = torch.float64 if args.float64 else torch.float32
+    model = Transformer(cfg, {k: v.to(dtype) for k, v in params.items()})
+    sid = {w: i for i, w in enumerate(sv)}
+    with open(args.src, encoding='utf-8') as f:
+        srcs = [[sid.get(w, UNK) for w in line.split()] + [EOS] for _, line in zip(range(args.n), f)]
+    with torch.no_grad():
+        for K in args.beams:
+            for s in srcs[:args.warmup]:  # first calls allocate and pick kernels
+                beam_search(model, s, K, True, 1.0, args.max_ratio)
+            outs = []
+            t0 = time.perf_counter()
+            for s in srcs:
+                outs.append(beam_search(model, s, K, True, 1.0, args.max_ratio))
+            sec = time.perf_counter() - t0
+            with open('%s.b%d' % (args.out_prefix, K), 'w', encoding='utf-8') as f:
+                for out in outs:
+                    f.write(' '.join(tv[v] for v in out if v != EOS) + '\n')
+            tok = sum(len(o) for o in outs)
+            print('DECODE beam=%d sents=%d sec=%.6f sent_s=%.3f out_tok=%d threads=%d'
+                  % (K, len(srcs), sec, len(srcs) / sec, tok, args.threads))
+
+
 def main():
     ap = argparse.ArgumentParser(description='nmt\'s Transformer in PyTorch: gradient check and decoding')
     sub = ap.add_subparsers(dest='cmd', required=True)
@@ -320,7 +419,32 @@ def main():
     t.add_argument('--no-length-norm', dest='normalize', action='store_false')
     t.add_argument('--length-penalty', type=float, default=1.0)
     t.add_argument('--max-ratio', type=float, default=3.0)
+    r = sub.add_parser('train-speed', help='target tokens/s of training on nmt\'s batches (its --batch-log)')
+    r.add_argument('model', help='an nmt model file of the shapes to train (config, vocabularies, start weights)')
+    r.add_argument('--src', required=True)
+    r.add_argument('--tgt', required=True)
+    r.add_argument('--batch-log', required=True, help='nmt train --batch-log: corpus line numbers of each update')
+    r.add_argument('--warmup', type=int, default=3, help='untimed updates first')
+    r.add_argument('--updates', type=int, default=20, help='timed updates')
+    r.add_argument('--lr', type=float, default=0.001)
+    r.add_argument('--clip', type=float, default=1.0, help='gradient norm clip (0: none)')
+    r.add_argument('--label-smoothing', type=float, default=0.0)
+    r.add_argument('--threads', type=int, default=2)
+    d = sub.add_parser('decode-speed', help='sentences/s of the beam search at each beam')
+    d.add_argument('model')
+    d.add_argument('--src', required=True, help='tokenized source text')
+    d.add_argument('-n', type=int, default=100, help='first N lines')
+    d.add_argument('--beams', type=int, nargs='+', default=[1, 12])
+    d.add_argument('--max-ratio', type=float, default=3.0)
+    d.add_argument('--warmup', type=int, default=3, help='sentences decoded untimed before each beam')
+    d.add_argument('--float64', action='store_true', help='decode in float64, as translate does')
+    d.add_argument('--out-prefix', required=True)
+    d.add_argument('--threads', type=int, default=2)
     a = ap.parse_args()
+    if a.cmd in ('train-speed', 'decode-speed'):
+        # the benchmark's thread count, the same as nmt's; float32 as nmt computes
+        torch.set_num_threads(a.threads)
+        sys.exit(train_speed(a) if a.cmd == 'train-speed' else decode_speed(a))
     torch.set_default_dtype(torch.float64)
     # tiny tensors: one thread (more only wait on each other, and on a shared machine spin)
     torch.set_num_threads(1)

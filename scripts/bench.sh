@@ -9,6 +9,7 @@
 #
 # Run from the repository root. Environment: NMT_SHARED (../shared), BENCH_THREADS (2),
 # BENCH_ROUNDS (runs per side and configuration: 3 SMALL, 2 PAPER), BENCH_CONFIGS ("small paper"),
+# BENCH_TRANSFORMER (1: end with the Transformer against PyTorch, bench/bench_transformer.sh),
 # BENCH_EXTRA (1: also time C with OpenBLAS's AVX-512 kernels forced, and with NMT_GEMM=onednn), BENCH_QUICK (1: a smoke
 # test with a few updates, figures meaningless). It is a benchmark, not a test: it exits 0
 # whatever it measures, and non-zero only when the benchmark programs cannot be built.
@@ -376,5 +377,23 @@ if [ "${BENCH_SEAM:-1}" = 1 ]; then
                 "$(grep -m1 'per search step' "$OUT/seam-$cfg-$beam.log" | sed 's/^devsim: per search step: //')"
         done
     done
+fi
+
+# ------------------------------------------------------------------ the Transformer
+# The Transformer against its PyTorch version (bench/torch_transformer.py) on the same shapes,
+# batches and threads: training tokens/s, share of the SGEMM peak measured above, peak RSS, and
+# beam 1 and 12 decoding with the outputs compared (bench/bench_transformer.sh; its environment
+# sets the shapes). BENCH_TRANSFORMER=0 skips it; BENCH_QUICK makes the shapes tiny.
+if [ "${BENCH_TRANSFORMER:-1}" = 1 ]; then
+    echo
+    echo "== make bench: Transformer, nmt against PyTorch =="
+    if ! LD_LIBRARY_PATH=$REF_BLAS $PY -c "import torch, sys; sys.exit(0 if any('openblas-pthread' in l for l in open('/proc/self/maps')) else 1)" 2>/dev/null; then
+        echo "skipped: torch does not import, or does not load OpenBLAS from $REF_BLAS"
+    elif [ "$QUICK" = 1 ]; then
+        D=32 ENC=1 DEC=1 HEADS=2 FFN=64 VOCAB=500 BATCH=16 LINES=400 WARMUP=1 UPDATES=3 ROUNDS=1 DEC_N=10 DEC_UPDATES=20 \
+            THREADS=$T PEAK=${PEAKT:-0} SHARED=$SHARED sh bench/bench_transformer.sh || echo "bench: bench_transformer failed"
+    else
+        THREADS=$T PEAK=${PEAKT:-0} SHARED=$SHARED sh bench/bench_transformer.sh || echo "bench: bench_transformer failed"
+    fi
 fi
 exit 0
