@@ -183,7 +183,7 @@ static const char *parse_preset(void *dst, const char *s, int nth)
 {
     (void)nth;
     nmt_err e;
-    return nmt_train_preset(dst, s, &e) ? "expected paper, hour or hour-v1" : NULL;
+    return nmt_train_preset(dst, s, &e) ? "expected paper, hour, hour-v1 or transformer-hour" : NULL;
 }
 
 #define ANY_LONG OPT_LONG_MAX
@@ -308,7 +308,11 @@ static size_t data_options(opt *t, nmt_train_opts *o, struct train_vals *x)
          "vocab 10000, Adam lr 0.002, dropout 0.5, dropout-emb 0.2,\n"
          "dropout-rnn 0.2, label-smoothing 0.1, tied-embeddings, init\n"
          "glorot-att, lr-decay 0.5, patience 4, max-time 1h) | hour-v1 (hour\n"
-         "before those five options); options given beside it override its values"},
+         "before those five options) | transformer-hour (--arch transformer,\n"
+         "d 128, 4+4 layers, 4 heads, ffn 256, vocab 10000, tied-embeddings,\n"
+         "dropout 0.3, label-smoothing 0.1, Adam lr 0.002 warmed up over and\n"
+         "decayed after 1000 updates, clip 5, patience 5, 20 epochs or 1h);\n"
+         "options given beside it override its values"},
     };
     memcpy(t, part, sizeof part);
     return sizeof part / sizeof *part;

@@ -48,7 +48,7 @@ head -c 300 "$T/m.nmt.ckpt" > "$T/cut.ckpt"
 expect_fail "truncated checkpoint" 1 "cut.ckpt" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m3.nmt" --resume "$T/cut.ckpt" $SMALL
 # presets: an unknown name is a usage error; options given beside a preset override it, wherever
 # they stand, and the rest of the preset holds
-expect_fail "unknown preset" 2 "--preset 'fast': expected paper, hour or hour-v1" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
+expect_fail "unknown preset" 2 "--preset 'fast': expected paper, hour, hour-v1 or transformer-hour" "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset fast
 check "preset hour" "$NMT_BIN" train --lr 0.0005 --src "$T/s" --tgt "$T/t" --model "$T/m4.nmt" --preset hour $SMALL --maxout 4 2> "$T/log"
 grep -q "optimizer adam (lr 0.0005, decayed on plateaus), clip 1, dropout 0.5," "$T/log" && ok || bad "preset hour with --lr: $(grep optimizer "$T/log")"
 # hour sets the preset search's five options; hour-v1 is hour without them; each can be undone beside it

@@ -49,4 +49,16 @@ expect_fail "tied all over two vocabularies" 1 "tying all embeddings needs one j
 expect_fail "tied all over two word lists" 1 "--tied-embeddings-all needs one joint vocabulary, but entry 2 is" \
     "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/x.nmt" --arch transformer --dim-model 16 --heads 2 --tied-embeddings-all \
     --vocab 300
+# the preset is the options it names, and no more (docs/TRAINING.md)
+TH="--arch transformer --dim-model 128 --enc-depth 4 --dec-depth 4 --heads 4 --dim-ffn 256 --transformer-ffn-activation relu
+    --vocab 10000 --tied-embeddings --transformer-dropout 0.3 --label-smoothing 0.1 --optimizer adam --lr 0.002 --clip 5
+    --lr-warmup 1000 --lr-decay-inv-sqrt 1000 --max-epochs 20 --max-time 3600 --patience 5"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p1.nmt" --preset transformer-hour --max-updates 2 --threads 1 2> "$T/p1.log" \
+    || bad "--preset transformer-hour: $(tail -n 2 "$T/p1.log")"
+# shellcheck disable=SC2086
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p2.nmt" $TH --max-updates 2 --threads 1 2> "$T/p2.log" \
+    || bad "the preset's options: $(tail -n 2 "$T/p2.log")"
+cmp -s "$T/p1.nmt" "$T/p2.nmt" && ok || bad "--preset transformer-hour trains another model than its options"
+grep -q "4 + 4 layers, 4 heads, feed-forward 256 (relu), pre-norm" "$T/p1.log" && ok || bad "the preset's model: $(grep '^transformer:' "$T/p1.log")"
 finish transformer
