@@ -24,7 +24,10 @@ typedef struct key {
     size_t off;     /* in nmt_train_opts */
     int set;        /* K_SET: the value a true switch stores */
     key_fn fn;      /* K_FN */
+    int family;     /* FAM_RNN or FAM_TF: refused with the other family's --arch; 0: either */
 } key;
+
+enum { FAM_RNN = 1, FAM_TF = 2 };
 
 #define OFF(f) offsetof(nmt_train_opts, f)
 
@@ -264,37 +267,37 @@ static const key KEYS[] = {
     {"spm-model", K_FN, 0, 0, set_spm},
     {"lang", K_FN, 0, 0, set_langs},
     {"arch", K_FN, 0, 0, set_arch},
-    {"window", K_INT, OFF(cfg.window), 0, NULL},
-    {"fert-step-weight", K_DBL, OFF(cfg.fert_step_w), 0, NULL},
-    {"fert-left-weight", K_DBL, OFF(cfg.fert_left_w), 0, NULL},
+    {"window", K_INT, OFF(cfg.window), 0, NULL, FAM_RNN},
+    {"fert-step-weight", K_DBL, OFF(cfg.fert_step_w), 0, NULL, FAM_RNN},
+    {"fert-left-weight", K_DBL, OFF(cfg.fert_left_w), 0, NULL, FAM_RNN},
     {"vocab", K_FN, 0, 0, set_vocab},
     {"src-vocab", K_INT, OFF(cfg.src_vocab), 0, NULL},
     {"tgt-vocab", K_INT, OFF(cfg.tgt_vocab), 0, NULL},
-    {"emb", K_INT, OFF(cfg.emb), 0, NULL},
-    {"hid", K_INT, OFF(cfg.hid), 0, NULL},
-    {"att", K_INT, OFF(cfg.att), 0, NULL},
-    {"maxout", K_INT, OFF(cfg.maxout), 0, NULL},
+    {"emb", K_INT, OFF(cfg.emb), 0, NULL, FAM_RNN},
+    {"hid", K_INT, OFF(cfg.hid), 0, NULL, FAM_RNN},
+    {"att", K_INT, OFF(cfg.att), 0, NULL, FAM_RNN},
+    {"maxout", K_INT, OFF(cfg.maxout), 0, NULL, FAM_RNN},
     {"tied-embeddings", K_SET, OFF(cfg.tied_emb), 1, NULL},
     {"tie-embeddings", K_SET, OFF(cfg.tied_emb), 1, NULL},
     {"no-tied-embeddings", K_SET, OFF(cfg.tied_emb), 0, NULL},
-    {"init", K_FN, 0, 0, set_init},
+    {"init", K_FN, 0, 0, set_init, FAM_RNN},
     /* the Transformer's (--arch transformer) */
-    {"dim-model", K_INT, OFF(tf.emb), 0, NULL},
-    {"dim-emb", K_INT, OFF(tf.emb), 0, NULL},
-    {"enc-depth", K_INT, OFF(tf.enc_depth), 0, NULL},
-    {"dec-depth", K_INT, OFF(tf.dec_depth), 0, NULL},
-    {"heads", K_INT, OFF(tf.heads), 0, NULL},
-    {"transformer-heads", K_INT, OFF(tf.heads), 0, NULL},
-    {"dim-ffn", K_INT, OFF(tf.ffn), 0, NULL},
-    {"transformer-dim-ffn", K_INT, OFF(tf.ffn), 0, NULL},
-    {"transformer-ffn-activation", K_FN, 0, 0, set_ffn_act},
-    {"transformer-norm", K_FN, 0, 0, set_norm},
-    {"transformer-ln-eps", K_DBL, OFF(tf.ln_eps), 0, NULL},
-    {"max-positions", K_INT, OFF(tf.max_pos), 0, NULL},
-    {"tied-embeddings-all", K_SET, OFF(cfg.tied_emb), 2, NULL},
-    {"transformer-dropout", K_DBL, OFF(dropout_tf), 0, NULL},
-    {"transformer-dropout-attention", K_DBL, OFF(dropout_attn), 0, NULL},
-    {"transformer-dropout-ffn", K_DBL, OFF(dropout_ffn), 0, NULL},
+    {"dim-model", K_INT, OFF(tf.emb), 0, NULL, FAM_TF},
+    {"dim-emb", K_INT, OFF(tf.emb), 0, NULL, FAM_TF},
+    {"enc-depth", K_INT, OFF(tf.enc_depth), 0, NULL, FAM_TF},
+    {"dec-depth", K_INT, OFF(tf.dec_depth), 0, NULL, FAM_TF},
+    {"heads", K_INT, OFF(tf.heads), 0, NULL, FAM_TF},
+    {"transformer-heads", K_INT, OFF(tf.heads), 0, NULL, FAM_TF},
+    {"dim-ffn", K_INT, OFF(tf.ffn), 0, NULL, FAM_TF},
+    {"transformer-dim-ffn", K_INT, OFF(tf.ffn), 0, NULL, FAM_TF},
+    {"transformer-ffn-activation", K_FN, 0, 0, set_ffn_act, FAM_TF},
+    {"transformer-norm", K_FN, 0, 0, set_norm, FAM_TF},
+    {"transformer-ln-eps", K_DBL, OFF(tf.ln_eps), 0, NULL, FAM_TF},
+    {"max-positions", K_INT, OFF(tf.max_pos), 0, NULL, FAM_TF},
+    {"tied-embeddings-all", K_SET, OFF(cfg.tied_emb), 2, NULL, FAM_TF},
+    {"transformer-dropout", K_DBL, OFF(dropout_tf), 0, NULL, FAM_TF},
+    {"transformer-dropout-attention", K_DBL, OFF(dropout_attn), 0, NULL, FAM_TF},
+    {"transformer-dropout-ffn", K_DBL, OFF(dropout_ffn), 0, NULL, FAM_TF},
     {"max-len", K_INT, OFF(max_len), 0, NULL},
     {"batch", K_INT, OFF(batch), 0, NULL},
     {"sort-blocks", K_INT, OFF(sort_blocks), 0, NULL},
@@ -302,9 +305,9 @@ static const key KEYS[] = {
     {"optimizer", K_FN, 0, 0, set_optimizer},
     {"lr", K_DBL, OFF(lr), 0, NULL},
     {"clip", K_DBL, OFF(clip), 0, NULL},
-    {"dropout", K_DBL, OFF(dropout), 0, NULL},
-    {"dropout-emb", K_DBL, OFF(dropout_emb), 0, NULL},
-    {"dropout-rnn", K_DBL, OFF(dropout_rnn), 0, NULL},
+    {"dropout", K_DBL, OFF(dropout), 0, NULL, FAM_RNN},
+    {"dropout-emb", K_DBL, OFF(dropout_emb), 0, NULL, FAM_RNN},
+    {"dropout-rnn", K_DBL, OFF(dropout_rnn), 0, NULL, FAM_RNN},
     {"label-smoothing", K_DBL, OFF(label_smoothing), 0, NULL},
     {"guided-alignment", K_STR, OFF(guided_alignment), 0, NULL},
     {"guided-alignment-weight", K_DBL, OFF(guided_weight), 0, NULL},
@@ -379,6 +382,22 @@ static const key *find_key(PyObject *name)
     return PyErr_Format(nmtpy_arg_error, "unknown option '%s' (nmt train --help lists them)", s), NULL;
 }
 
+/* A key of the other model family than the architecture's is refused with its name, as the
+ * program refuses the option (a preset may set either: only the dict's keys count). */
+static int check_family(const opts_in *in, PyObject *d)
+{
+    int tf = in->o.cfg.arch == NMT_ARCH_TRANSFORMER;
+    Py_ssize_t pos = 0;
+    PyObject *name, *v;
+    while (PyDict_Next(d, &pos, &name, &v)) {
+        const key *k = find_key(name);
+        if (k && k->family == (tf ? FAM_RNN : FAM_TF))
+            return PyErr_Format(nmtpy_arg_error, "%s belongs to %s; not with arch %s", k->name,
+                                tf ? "the recurrent models" : "arch transformer", nmt_arch_name(in->o.cfg.arch)), -1;
+    }
+    return 0;
+}
+
 /* The dict's options over the defaults, preset first. */
 static int read_options(opts_in *in, PyObject *d)
 {
@@ -394,7 +413,7 @@ static int read_options(opts_in *in, PyObject *d)
             if (set_key(in, k, v)) return -1;
         }
     }
-    return 0;
+    return check_family(in, d);
 }
 
 PyObject *nmtpy_train_keys(PyObject *self, PyObject *unused)
