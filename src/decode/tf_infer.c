@@ -65,6 +65,14 @@ static void block_done(const bk_ctx *x, tf_infer *t, tf_blk *k, const real *g, c
     t->x = t->y, t->y = sw;
 }
 
+/* the keys and values of t->x, the stream before the norm, into this position's cache slot */
+static void raw_kv(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H, real *slot, int ld)
+{
+    int d = c->emb;
+    tf_linear(x, t->tmp, t->x, H, d, 3 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), tf_t(p, TF_DEC, l, TF_SELF_BQKV));
+    x->b->copy_rows(slot, ld, t->tmp + d, 3 * d, H, 2 * d);
+}
+
 static void self_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H)
 {
     int d = c->emb, L = c->dec_depth;
@@ -77,7 +85,12 @@ static void self_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const p
     x->b->copy_rows(slot, (int)row, t->q + d, 3 * d, H, 2 * d);
     tf_att att = {H, c->heads, 1, t->t + 1, d / c->heads, t->q, 3 * d, 3 * d, t->cache + (long)l * 2 * d,
                   t->cache + (long)l * 2 * d + d, (int)ld, row, NULL, NULL, t->t + 1, 0, 0};
+    /* Marian's pre-norm decoding (nmt_config.marian_kv): the cache holds keys and values of the
+     * stream before the norm, which the first position does not yet read */
+    int raw = c->marian_kv && !c->post_norm;
+    if (raw && t->t > 0) raw_kv(x, t, c, p, l, H, slot, (int)row);
     tf_att_forward(x, &att, t->P, t->P, NULL, t->ctx, d, d);
+    if (raw && t->t == 0) raw_kv(x, t, c, p, l, H, slot, (int)row);
     tf_linear(x, t->tmp, t->ctx, H, d, d, tf_weight(p, TF_DEC, l, TF_SELF_WO), tf_t(p, TF_DEC, l, TF_SELF_BO));
     block_done(x, t, &k, g, b, H, c);
 }
@@ -110,6 +123,19 @@ static void ffn_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const pa
     block_done(x, t, &k, g, b, H, c);
 }
 
+/* The attention reported, from the layer whose cross-attention weights t->Pc holds: the head
+ * the config names (nmt_config.align_head), or the heads' mean. */
+static void report_attention(const bk_ctx *x, tf_infer *t, const nmt_config *c, int H, real *alpha)
+{
+    int Tx = t->enc.Tx, h = c->heads;
+    if (c->align_head) {
+        x->b->copy_rows(alpha, Tx, t->Pc + (long)(c->align_head - 1) * Tx, h * Tx, H, Tx);
+        return;
+    }
+    bk_batch s = {H, 1, 0, 0, (long)h * Tx, 0, Tx, 0, NULL};
+    x->b->gemm_batched(0, 0, 1, Tx, h, t->ones, h, t->Pc, Tx, 0, alpha, Tx, &s);
+}
+
 void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
                    const int *yprev, const int *rowlen, real *logits, real *alpha)
 {
@@ -121,9 +147,11 @@ void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
     bk->add_rows(t->x, d, t->x, d, P, 0, H, d);
     bk->gather_rows(t->tmp, p->Et, yprev, H, d);
     bk->axpy_diff_rows(t->x, d, t->scale, t->tmp, d, NULL, 0, H, d);
+    int al = c->align_layer ? c->align_layer - 1 : c->dec_depth - 1;
     for (int l = 0; l < c->dec_depth; l++) {
         self_step(x, t, c, p, l, H);
         cross_step(x, t, c, p, l, H, src_of, rowlen);
+        if (l == al) report_attention(x, t, c, H, alpha);
         ffn_step(x, t, c, p, l, H);
     }
     const real *top = t->x;
@@ -134,9 +162,6 @@ void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
     bk->repeat_row(logits, p->out_bias, H, V);
     if (c->tied_emb) mm(x, 0, 1, H, V, d, top, d, p->Et, d, 1, logits, V);
     else mmw(x, H, V, d, top, d, PW(p, out_W), 1, logits, V);
-    /* the attention reported: the last layer's heads' mean */
-    bk_batch s = {H, 1, 0, 0, (long)c->heads * t->enc.Tx, 0, t->enc.Tx, 0, NULL};
-    bk->gemm_batched(0, 0, 1, t->enc.Tx, c->heads, t->ones, c->heads, t->Pc, t->enc.Tx, 0, alpha, t->enc.Tx, &s);
     t->t++;
 }
 

@@ -27,7 +27,8 @@ void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c);
 void tf_infer_encode(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, const batch *src);
 /* One position for H rows: row h reads sentence src_of[h] (device), previous word yprev[h]
  * (device, -1 first), source length rowlen[h] (device); writes logits [H, Ky] and alpha [H, Tx]
- * (the last layer's heads' mean). */
+ * (nmt_config's alignment layer and head;
+ * by default the last layer's heads' mean). */
 void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
                    const int *yprev, const int *rowlen, real *logits, real *alpha);
 /* The rows the search keeps: row i of the cache becomes old row parent[i] (device), i < n. */

@@ -13,14 +13,14 @@
 
 nmt_config nmt_config_default(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     return c;
 }
 
 nmt_config nmt_config_transformer(void)
 {
     nmt_config c = {NMT_ARCH_TRANSFORMER, 30002, 30002, 512, 512, 512, 512, 0, 1.0, 1.0, 1,
-                    6, 6, 8, 2048, NMT_ACT_RELU, 0, 0, 1e-6};
+                    6, 6, 8, 2048, NMT_ACT_RELU, 0, 0, 1e-6, 0, 0, 0};
     return c;
 }
 
@@ -41,6 +41,10 @@ static int transformer_check(const nmt_config *c, nmt_err *err)
     if (c->tied_emb == 2 && c->src_vocab != c->tgt_vocab)
         return nmt_fail(err, NMT_ERR_ARG, "tying all embeddings needs one joint vocabulary: the source has %d entries, the target %d",
                         c->src_vocab, c->tgt_vocab);
+    if (c->align_layer < 0 || c->align_layer > c->dec_depth || c->align_head < 0 || c->align_head > c->heads)
+        return nmt_fail(err, NMT_ERR_ARG, "alignment layer %d and head %d: must be in [0, %d] and [0, %d] (0: the last layer, the "
+                        "mean of the heads)", c->align_layer, c->align_head, c->dec_depth, c->heads);
+    if (c->marian_kv != 0 && c->marian_kv != 1) return nmt_fail(err, NMT_ERR_ARG, "marian_kv %d: must be 0 or 1", c->marian_kv);
     if (c->hid != c->emb || c->att != c->emb || c->maxout != c->emb)
         return nmt_fail(err, NMT_ERR_ARG, "a Transformer's hid, att and maxout are its model size %d (got %d, %d, %d)", c->emb, c->hid,
                         c->att, c->maxout);
@@ -50,8 +54,10 @@ static int transformer_check(const nmt_config *c, nmt_err *err)
 /* The Transformer's sizes are 0 in a recurrent model's config. */
 static int recurrent_extra_check(const nmt_config *c, nmt_err *err)
 {
-    if (c->enc_depth || c->dec_depth || c->heads || c->ffn || c->ffn_act || c->post_norm || c->max_pos)
-        return nmt_fail(err, NMT_ERR_ARG, "depths, heads, feed-forward size, activation, norm placement and learned positions "
+    if (c->enc_depth || c->dec_depth || c->heads || c->ffn || c->ffn_act || c->post_norm || c->max_pos || c->align_layer ||
+        c->align_head || c->marian_kv)
+        return nmt_fail(err, NMT_ERR_ARG, "depths, heads, feed-forward size, activation, norm placement, learned positions and "
+                        "alignment sources "
                         "belong to the Transformer, not to %s", nmt_arch_name(c->arch));
     if (c->tied_emb == 2) return nmt_fail(err, NMT_ERR_ARG, "tying all embeddings (source too) belongs to the Transformer");
     return NMT_OK;
