@@ -50,4 +50,52 @@ for m in a_postnorm_tiedall b_prenorm_tiedtgt d_guided_untied; do
         cmp_out "$m forced soft alignments" fsoft "$T/fs" "$O/score.ref.align-soft.txt"
 done
 
+# ---- refusals: the message names the problem, and no model is written
+A=$V/a_postnorm_tiedall
+refused() { # NAME PATTERN ARGS...: convert exits 1 with PATTERN on stderr and writes nothing
+    name=$1 pat=$2; shift 2
+    rm -f "$T/out.nmt"
+    expect_fail "$name" 1 "$pat" "$NMT_BIN" convert --from marian "$@" --model "$T/out.nmt"
+    if [ -e "$T/out.nmt" ]; then bad "$name: a model was written"; else ok; fi
+}
+printf 'not a zip\n' > "$T/foreign.npz"
+refused "foreign file" "foreign.npz: .*(ZIP|zip)" "$T/foreign.npz" --vocabs "$A/vocab.yml"
+# one byte of a tensor changed: its CRC-32 no longer holds
+python3 -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[len(b) // 2] ^= 0xff; open(sys.argv[2], 'wb').write(b)" \
+    "$A/model.npz" "$T/damaged.npz"
+refused "damaged file" "damaged.npz: .*CRC" "$T/damaged.npz" --vocabs "$A/vocab.yml"
+# the archive with its model.yml edited (rewritten by Python's zipfile, CRCs and all)
+edit_yml() { # FROM TO OUT: model a's archive with FROM replaced by TO in its special:model.yml
+    python3 - "$A/model.npz" "$1" "$2" "$3" <<'PY'
+import sys, zipfile
+src, old, new, out = sys.argv[1:5]
+with zipfile.ZipFile(src) as z, zipfile.ZipFile(out, "w") as w:
+    for i in z.infolist():
+        data = z.read(i)
+        if i.filename == "special:model.yml.npy":
+            head = data[:data.index(b"\n") + 1]
+            body = data[len(head):].replace(old.encode(), new.encode())
+            body = body.rstrip(b"\0").ljust(len(data) - len(head), b"\0")
+            data = head + body
+        w.writestr(i.filename, data)
+PY
+}
+edit_yml "transformer-ffn-activation: swish" "transformer-ffn-activation: gelu" "$T/gelu.npz"
+refused "gelu refused" "option transformer-ffn-activation: 'gelu' is not supported" "$T/gelu.npz" --vocabs "$A/vocab.yml"
+edit_yml "transformer-postprocess: dan" "transformer-postprocess: dhn" "$T/highway.npz"
+refused "highway refused" "transformer-preprocess, -postprocess, -postprocess-top" "$T/highway.npz" --vocabs "$A/vocab.yml"
+edit_yml "transformer-decoder-autoreg: self-attention" "transformer-decoder-autoreg: average-attention" "$T/aan.npz"
+refused "average attention refused" "option transformer-decoder-autoreg: 'average-attention' is not supported" "$T/aan.npz" \
+    --vocabs "$A/vocab.yml"
+edit_yml "special" "special" "$T/same.npz"
+if "$NMT_BIN" convert --from marian "$T/same.npz" --vocabs "$A/vocab.yml" --model "$T/same.nmt" 2> "$T/err"; then ok
+else bad "the rewritten archive itself: $(cat "$T/err")"; fi
+refused "vocabulary too small" "vocab.en.yml: the source vocabulary has 3993 entries but .* embeddings have 7241 rows" \
+    "$A/model.npz" --vocabs "$V/b_prenorm_tiedtgt/vocab.en.yml"
+refused "vocabulary of another side" "tied-embeddings-all needs one vocabulary|has 3997 entries" \
+    "$A/model.npz" --vocabs "$A/vocab.yml" "$V/b_prenorm_tiedtgt/vocab.fr.yml"
+printf '</s>: 0\n<unk>: 1\na: 1\n' > "$T/bad.yml"
+refused "vocabulary with a repeated id" "bad.yml:3: 'a': a bad or repeated id" "$A/model.npz" --vocabs "$T/bad.yml"
+refused "a model of nmt's own" "no special:model.yml|foreign|ZIP" "$T/a_postnorm_tiedall.nmt" --vocabs "$A/vocab.yml"
+
 finish marian_import
