@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/paths.h"
 #include "data/subword.h"
 #include "data/vocab.h"
 #include "io/marian.h"
@@ -239,27 +240,16 @@ static int yml_key(const char **s, char *out, size_t cap)
  * which it owns (free both). */
 static int vocab_yml_load(char ***words, char **text, int *n, const char *path, nmt_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmt_fail(err, NMT_ERR_IO, "%s: cannot open the vocabulary", path);
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0)
-        if ((len += got) + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory reading %s", path);
-    if (bad) { free(buf); return nmt_fail(err, NMT_ERR_IO, "%s: read error", path); }
-    buf[len] = 0;
+    char *buf;
+    size_t len;
+    int rc = path_read_all(path, &buf, &len, err);
+    if (rc) return rc;
     int lines = 0;
     for (size_t i = 0; i < len; i++) lines += buf[i] == '\n';
     char **w = calloc((size_t)lines + 1, sizeof *w);
     char *pool = malloc(len + 1);
     if (!w || !pool) { free(w); free(pool); free(buf); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory reading %s", path); }
-    int count = 0, line = 0, rc = NMT_OK;
+    int count = 0, line = 0;
     size_t used = 0;
     for (const char *s = buf; *s && !rc; line++) {
         const char *nl = strchr(s, '\n');
@@ -467,11 +457,31 @@ int marian_import(nmt_model **out, const char *npz, const char *const vocabs[2],
     return NMT_OK;
 }
 
-/* The SentencePiece models of both sides into m (spms[0] source, spms[1] target). */
+/* The SentencePiece models of both sides into m (spms[0] source, spms[1] target; one model
+ * when the two files hold the same bytes), segmenting raw text into the pieces of m's own
+ * vocabularies, with no text stage before them (OPUS-MT's spm_encode on raw text). */
 static int marian_attach_spm(nmt_model *m, const char *const spms[2], nmt_err *err)
 {
-    (void)m, (void)spms;
-    return nmt_fail(err, NMT_ERR_ARG, "SentencePiece models with a Marian model: not supported yet");
+    char *buf[2] = {NULL, NULL};
+    size_t len[2];
+    spm *sp[2] = {NULL, NULL};
+    int rc = path_read_all(spms[0], &buf[0], &len[0], err);
+    if (!rc) rc = path_read_all(spms[1], &buf[1], &len[1], err);
+    int same = !rc && len[0] == len[1] && !memcmp(buf[0], buf[1], len[0]);
+    if (!rc) rc = spm_load(&sp[0], buf[0], len[0], spms[0], err);
+    if (!rc && !same && (rc = spm_load(&sp[1], buf[1], len[1], spms[1], err))) spm_free(sp[0]);
+    free(buf[0]);
+    free(buf[1]);
+    if (rc) return rc;
+    nmt_text_opts text[2] = {nmt_text_default_opts(), nmt_text_default_opts()};
+    subwords *sw = NULL;
+    rc = subwords_init(&sw, sp[0], sp[1], text, err); /* takes the models, on failure too */
+    if (!rc) rc = subwords_use_vocab(sw, NMT_SOURCE, m->src, err);
+    if (!rc) rc = subwords_use_vocab(sw, NMT_TARGET, m->tgt, err);
+    if (rc) { subwords_free(sw); return rc; }
+    subwords_free(m->sw);
+    m->sw = sw;
+    return NMT_OK;
 }
 
 int nmt_model_import_marian(nmt_model **out, const char *npz, const char *const vocabs[2], const char *const spms[2],

@@ -385,6 +385,11 @@ static int subwords_from_file(nmt_model *m, const st_file *f, nmt_err *err)
     const char *json = st_meta(f, SUBWORDS_KEY);
     if (!json) return NMT_OK;
     int rc = subwords_meta_parse(&m->sw, json, st_name(f), err);
+    if (!rc && m->sw->by_vocab) { /* vocabularies of their own: the maps go through their words */
+        rc = subwords_use_vocab(m->sw, NMT_SOURCE, m->src, err);
+        if (!rc) rc = subwords_use_vocab(m->sw, NMT_TARGET, m->tgt, err);
+        return rc;
+    }
     if (!rc) rc = subwords_check_vocab(m->sw, NMT_SOURCE, (const char *const *)m->src->words, m->src->n, st_name(f), err);
     if (!rc) rc = subwords_check_vocab(m->sw, NMT_TARGET, (const char *const *)m->tgt->words, m->tgt->n, st_name(f), err);
     return rc;

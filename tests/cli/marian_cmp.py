@@ -1,5 +1,5 @@
 """marian_cmp.py KIND NMT MARIAN [TOL]: compares an nmt output file with Marian's (tests/cli/marian_import.sh).
-KIND: best (1-best lines equal), nbest (per sentence the same hypotheses in the same order, F0 and
+KIND: best (1-best lines equal), rawbest (raw text against Marian's pieces decoded), nbest (per sentence the same hypotheses in the same order, F0 and
 total within TOL plus half a unit of the last digit Marian printed), score (nmt score's TOTAL column against marian-scorer's numbers), hard (n-best lines' Pharaoh
 links equal as sets; SRC, a 5th argument, the source pieces), fhard (nmt align's links against
 marian-scorer's), soft (1-best soft alignments within TOL), fsoft (nmt align --soft's matrices
@@ -40,6 +40,13 @@ if kind == "best":
         if x.strip() != y.strip():
             differ(f"line {i + 1}: '{x}' against Marian's '{y}'")
     print(f"best: {len(a) - bad} of {len(a)} lines equal")
+elif kind == "rawbest":
+    # Marian's pieces decoded as SentencePiece decodes normal pieces: joined, U+2581 a space
+    for i, (x, y) in enumerate(zip(a, b)):
+        text = "".join(y.split()).replace("\u2581", " ").strip()
+        if x.strip() != text:
+            differ(f"line {i + 1}: '{x}' against Marian's '{text}'")
+    print(f"rawbest: {len(a) - bad} of {len(a)} lines equal")
 elif kind == "nbest":
     for i, (x, y) in enumerate(zip(a, b)):
         fx, fy = fields(x), fields(y)

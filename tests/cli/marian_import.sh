@@ -3,7 +3,7 @@
 # Marian-trained Transformers ($NMT_SHARED/peers/marian/vectors, README.md there) converted, then
 # nmt's beam-4 n-best lists (normalize 0 and 1), 1-best, greedy output and forced scores compared
 # with marian-decoder's and marian-scorer's (marian_cmp.py: the same hypotheses, scores within
-# 1e-4 plus Marian's printing). And refusals: a damaged or foreign file, an unsupported option
+# 1e-4 plus Marian's printing); alignments; raw text through the stored SentencePiece models. And refusals: a damaged or foreign file, an unsupported option
 # named, a vocabulary that does not fit the embeddings, each with nothing written.
 . tests/cli/lib.sh
 V=$NMT_SHARED/peers/marian/vectors
@@ -48,6 +48,22 @@ for m in a_postnorm_tiedall b_prenorm_tiedtgt d_guided_untied; do
         cmp_out "$m forced hard alignments" fhard "$T/fh" "$O/score.ref.align-hard.txt" 1e-4 "$V/$m/test100.sp.en"
     "$NMT_BIN" align --soft --model "$M" --threads 1 --src "$V/$m/test100.sp.en" --tgt "$V/$m/test100.sp.fr" > "$T/fs" &&
         cmp_out "$m forced soft alignments" fsoft "$T/fs" "$O/score.ref.align-soft.txt"
+done
+
+# ---- raw text through the SentencePiece models the model stores: the same pieces as Marian's
+# input (test100.sp.en is test100.en encoded by source.spm), the same translations decoded
+for m in a_postnorm_tiedall b_prenorm_tiedtgt; do
+    M=$T/$m.spm.nmt
+    # shellcheck disable=SC2046
+    if ! "$NMT_BIN" convert --from marian "$V/$m/model.npz" --vocabs $(vocabs $m) --spm "$V/$m/source.spm" "$V/$m/target.spm" \
+        --model "$M" 2> "$T/conv.err"; then
+        bad "$m --spm: convert: $(cat "$T/conv.err")"
+        continue
+    fi
+    "$NMT_BIN" segment --model "$M" < "$V/data/test100.en" > "$T/seg"
+    if cmp -s "$T/seg" "$V/$m/test100.sp.en"; then ok; else bad "$m --spm: nmt segment differs from test100.sp.en"; fi
+    "$NMT_BIN" translate --model "$M" --threads 1 --beam 4 --no-length-norm < "$V/data/test100.en" > "$T/raw" &&
+        cmp_out "$m raw text" rawbest "$T/raw" "$V/$m/out/best.b4.norm0.txt"
 done
 
 # ---- refusals: the message names the problem, and no model is written
