@@ -114,6 +114,12 @@ typedef struct nmt_config {
      * output throughout. Converted pre-norm Marian models set it, so that nmt's translations are
      * Marian's. */
     int marian_kv;
+    /* 1: each decoder layer's self-attention is Marian's simpler simple recurrent unit (SSRU; Kim
+     * et al. 2019, marian-dev src/rnn/cells.h): f_t = σ(a_t W_f + b_f), c_t = f_t ∘ c_{t−1} +
+     * (1 − f_t) ∘ a_t W, output relu(c_t), c_{−1} = 0 (tensors dec_l{n}_ssru_W [d, 2d] = W|W_f,
+     * _ssru_bf, _ssru_ln_*). For converted Marian models: they translate, score and align; nmt
+     * does not train them. 0 (default): self-attention. */
+    int ssru;
 } nmt_config;
 
 /* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */

@@ -81,7 +81,7 @@ static void test_train_opts(void)
 static void test_vocab_utf8(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "caf\xE9"}, *tw[] = {"</s>", "<unk>", "x", "y"};
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = NULL;
     nmt_err err = {0, ""};
     int rc = nmt_model_create(&m, &c, sw, tw, 1, &err);
@@ -97,7 +97,7 @@ static void test_vocab_utf8(void)
 static void test_decode_args(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "b"}, *tw[] = {"</s>", "<unk>", "x", "y"};
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     nmt_err err = {0, ""};
@@ -528,7 +528,7 @@ static void test_table_complete(void)
 
 static void test_every_function(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_translate_opts o = nmt_translate_default_opts();
     nmt_text_opts to = nmt_text_default_opts();
     char text[64];

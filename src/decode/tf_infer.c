@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode/tf_infer.h"
+#include "nn/ssru.h"
 #include "nn/tf_layer.h"
 
 static real *take(arena *a, size_t n) { return arena_take(a, sizeof(real) * n); }
@@ -30,7 +31,8 @@ void tf_infer_layout(tf_infer *t, arena *a, const nmt_config *c, int S, int Tx, 
     t->ones = take(a, h);
     t->pos = take(a, (size_t)Tmax * d);
     t->scale = take(a, H);
-    t->hconst = arena_take_host(a, sizeof(real) * ((size_t)Tmax * d + h + H));
+    t->one = c->ssru ? take(a, H) : NULL;
+    t->hconst = arena_take_host(a, sizeof(real) * ((size_t)Tmax * d + h + 2 * (size_t)H));
 }
 
 void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c)
@@ -43,6 +45,9 @@ void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c)
     x->b->copy_in(t->pos, buf, sizeof(real) * n);
     x->b->copy_in(t->ones, buf + n, sizeof(real) * h);
     x->b->copy_in(t->scale, buf + n + h, sizeof(real) * t->H);
+    if (!t->one) return;
+    for (int r = 0; r < t->H; r++) buf[n + h + t->H + r] = 1;
+    x->b->copy_in(t->one, buf + n + h + t->H, sizeof(real) * t->H);
 }
 
 void tf_infer_encode(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, const batch *src)
@@ -92,6 +97,24 @@ static void self_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const p
     tf_att_forward(x, &att, t->P, t->P, NULL, t->ctx, d, d);
     if (raw && t->t == 0) raw_kv(x, t, c, p, l, H, slot, (int)row);
     tf_linear(x, t->tmp, t->ctx, H, d, d, tf_weight(p, TF_DEC, l, TF_SELF_WO), tf_t(p, TF_DEC, l, TF_SELF_BO));
+    block_done(x, t, &k, g, b, H, c);
+}
+
+/* An SSRU layer (nmt_config.ssru): its cell of the previous position read from the cache, this
+ * position's written there, so that the search's reordering of the cache carries it. */
+static void ssru_layer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H)
+{
+    int d = c->emb, L = c->dec_depth;
+    long ld = (long)L * 2 * d, row = (long)t->Tmax * ld;
+    tf_blk k = {t->n, t->st, NULL, NULL};
+    const real *g = tf_t(p, TF_DEC, l, TF_SELF_LNS), *b = tf_t(p, TF_DEC, l, TF_SELF_LNB);
+    const real *a = tf_block_in(x, &k, t->x, g, b, H, d, c);
+    tf_linear(x, t->q, a, H, d, 2 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), NULL);
+    real *cell = t->cache + (long)t->t * ld + (long)l * 2 * d;
+    const real *prev = t->t ? cell - ld : NULL;
+    /* scratch: t->tmp holds [H, max(3d, f)], room for the output and two [H, d] more */
+    ssru_step(x, cell, (int)row, t->tmp, d, t->q, 2 * d, tf_t(p, TF_DEC, l, TF_SELF_BQKV), prev, (int)row, t->tmp + (long)H * d,
+              t->tmp + 2L * H * d, t->one, H, d);
     block_done(x, t, &k, g, b, H, c);
 }
 
@@ -149,7 +172,8 @@ void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
     bk->axpy_diff_rows(t->x, d, t->scale, t->tmp, d, NULL, 0, H, d);
     int al = c->align_layer ? c->align_layer - 1 : c->dec_depth - 1;
     for (int l = 0; l < c->dec_depth; l++) {
-        self_step(x, t, c, p, l, H);
+        if (c->ssru) ssru_layer_step(x, t, c, p, l, H);
+        else self_step(x, t, c, p, l, H);
         cross_step(x, t, c, p, l, H, src_of, rowlen);
         if (l == al) report_attention(x, t, c, H, alpha);
         ffn_step(x, t, c, p, l, H);

@@ -12,9 +12,11 @@ typedef struct tf_infer {
     int S, Tx, H, Tmax;   /* the room: sentences, source length, rows, target positions */
     int t;                /* the next position: positions 0 .. t-1 are in the cache */
     real *kv[NMT_MAX_DEPTH]; /* [S*Tx, 2d] each decoder layer's encoder keys | values */
-    real *cache, *spare;  /* [H, Tmax, L, 2d]: per row, position, layer: key | value */
+    real *cache, *spare;  /* [H, Tmax, L, 2d]: per row, position, layer: key | value (an SSRU
+                           * decoder's: its cell c, then unused room) */
     real *x, *y, *n, *st, *q, *ctx, *tmp, *pre, *P, *Pc; /* a step's rows */
     real *ones;           /* [heads] 1/heads: the mean of the heads' attention */
+    real *one;            /* [H] ones, an SSRU decoder's (NULL otherwise) */
     real *pos;            /* [Tmax, d] the sinusoid */
     real *scale;          /* [H] √d */
     real *hconst;         /* host: the three above, staged */

@@ -185,6 +185,7 @@ static int config_from_yml(nmt_config *c, marian_extra *x, const char *yml, cons
     c->align_layer = x->align_layer + 1;
     c->align_head = 1;
     c->marian_kv = !c->post_norm;
+    c->ssru = x->ssru;
     return NMT_OK;
 }
 
@@ -326,6 +327,28 @@ static int put_cat(conv *v, const char *dst, const char *pre, const char *const 
     return rc;
 }
 
+/* A decoder layer's SSRU (pre, dpre: Marian's and nmt's name prefixes): W|W_f fused, b_f, and
+ * its norm, named after Marian's "_rnn" block (post-norm "_rnn_ffn_ln_*", pre-norm
+ * "_rnn_ln_*_pre"). */
+static int put_ssru(conv *v, const nmt_config *c, const char *pre, const char *dpre)
+{
+    static const char *const w[2] = {"rnn_W", "rnn_Wf"};
+    char dst[80], src[160];
+    snprintf(dst, sizeof dst, "%sssru_W", dpre);
+    int rc = put_cat(v, dst, pre, w, 2, c->emb);
+    snprintf(dst, sizeof dst, "%sssru_bf", dpre);
+    snprintf(src, sizeof src, "%srnn_bf", pre);
+    if (!rc) rc = put(v, dst, 0, src, 0);
+    for (int k = 0; k < 2 && !rc; k++) {
+        const char *part = k ? "bias" : "scale";
+        snprintf(dst, sizeof dst, "%sssru_ln_%s", dpre, part);
+        if (c->post_norm) snprintf(src, sizeof src, "%srnn_ffn_ln_%s", pre, part);
+        else snprintf(src, sizeof src, "%srnn_ln_%s_pre", pre, part);
+        rc = put(v, dst, 0, src, 0);
+    }
+    return rc;
+}
+
 /* One layer l of side s (0 encoder, 1 decoder). */
 static int put_layer(conv *v, const nmt_config *c, int s, int l)
 {
@@ -342,18 +365,19 @@ static int put_layer(conv *v, const nmt_config *c, int s, int l)
     char pre[40], dpre[40], dst[80], src[160];
     snprintf(pre, sizeof pre, "%s_l%d_", s ? "decoder" : "encoder", l + 1);
     snprintf(dpre, sizeof dpre, "%s_l%d_", s ? "dec" : "enc", l + 1);
-    int d = c->emb, rc = NMT_OK;
-    int n_one = s ? 10 : 6, n_norm = s ? 6 : 4;
+    int d = c->emb, rc = NMT_OK, ssru = s && c->ssru;
+    int n_one = s ? 10 : 6, n_norm = s ? 6 : 4, first = ssru ? 2 : 0;
 #define DST(part) (snprintf(dst, sizeof dst, "%s%s", dpre, part), dst)
-    if (!rc) rc = put_cat(v, DST("self_Wqkv"), pre, wqkv, 3, d);
-    if (!rc) rc = put_cat(v, DST("self_bqkv"), pre, bqkv, 3, d);
+    if (ssru) rc = put_ssru(v, c, pre, dpre);
+    if (!ssru && !rc) rc = put_cat(v, DST("self_Wqkv"), pre, wqkv, 3, d);
+    if (!ssru && !rc) rc = put_cat(v, DST("self_bqkv"), pre, bqkv, 3, d);
     if (s && !rc) rc = put_cat(v, DST("ctx_Wkv"), pre, wkv, 2, d);
     if (s && !rc) rc = put_cat(v, DST("ctx_bkv"), pre, bkv, 2, d);
-    for (int i = 0; i < n_one && !rc; i++) {
+    for (int i = first; i < n_one && !rc; i++) {
         snprintf(src, sizeof src, "%s%s", pre, one[i][1]);
         rc = put(v, DST(one[i][0]), 0, src, 0);
     }
-    for (int i = 0; i < n_norm && !rc; i++) {
+    for (int i = first; i < n_norm && !rc; i++) {
         snprintf(src, sizeof src, "%s%s%s", pre, norms[i][1], c->post_norm ? "" : "_pre");
         rc = put(v, DST(norms[i][0]), 0, src, 0);
     }
@@ -435,7 +459,6 @@ int marian_import(nmt_model **out, const char *npz, const char *const vocabs[2],
     nmt_config c;
     if (!yml) rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: no special:model.yml: not a Marian model", npz);
     if (!rc) rc = config_from_yml(&c, x, yml, npz, err);
-    if (!rc && x->ssru) rc = nmt_fail(err, NMT_ERR_ARG, "%s: model.yml option transformer-decoder-autoreg: rnn (SSRU) is not supported yet", npz);
     nmt_err inner;
     if (!rc && (rc = nmt_config_check(&c, &inner))) rc = nmt_fail(err, NMT_ERR_ARG, "%s: %s", npz, inner.msg);
     vocab *sv = NULL, *tv = NULL;

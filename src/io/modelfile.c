@@ -153,6 +153,7 @@ static int tf_config_json(cJSON *o, const nmt_config *c)
     if (c->align_layer) cJSON_AddNumberToObject(t, "align_layer", c->align_layer);
     if (c->align_head) cJSON_AddNumberToObject(t, "align_head", c->align_head);
     if (c->marian_kv) cJSON_AddBoolToObject(t, "marian_kv", 1);
+    if (c->ssru) cJSON_AddBoolToObject(t, "ssru", 1);
     return 0;
 }
 
@@ -249,20 +250,20 @@ static int tf_config_parse(nmt_config *c, const cJSON *t, const char *file, nmt_
 {
     /* the first nine required; the rest later additions, optional (absent: 0) */
     static const char *const keys[] = {"enc_depth", "dec_depth", "heads", "ffn", "max_positions", "ffn_activation", "norm",
-                                       "ln_eps", "tied_all", "align_layer", "align_head", "marian_kv"};
+                                       "ln_eps", "tied_all", "align_layer", "align_head", "marian_kv", "ssru"};
     static const char *const norms[2] = {"pre", "post"};
     int *ints[] = {&c->enc_depth, &c->dec_depth, &c->heads, &c->ffn, &c->max_pos};
     if (!cJSON_IsObject(t)) return nmt_fail(err, NMT_ERR_FORMAT, "%s: config 'transformer' is not an object", file);
     for (const cJSON *it = t->child; it; it = it->next)
-        if (name_index(it->string, keys, 12) < 0) return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown transformer key '%s'", file, it->string);
-    for (int k = 0; k < 12; k++) {
+        if (name_index(it->string, keys, 13) < 0) return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown transformer key '%s'", file, it->string);
+    for (int k = 0; k < 13; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(t, keys[k]);
         if (k >= 9 && !it) continue;
         int ok = it != NULL;
         if (ok && (k == 9 || k == 10)) ok = cJSON_IsNumber(it) && it->valuedouble == floor(it->valuedouble) && it->valuedouble >= 0 &&
                                             it->valuedouble <= 65536;
         if (ok && (k == 9 || k == 10)) *(k == 9 ? &c->align_layer : &c->align_head) = (int)it->valuedouble;
-        if (ok && k == 11) ok = cJSON_IsBool(it) && (c->marian_kv = cJSON_IsTrue(it)) >= 0;
+        if (ok && k >= 11) ok = cJSON_IsBool(it) && (*(k == 11 ? &c->marian_kv : &c->ssru) = cJSON_IsTrue(it)) >= 0;
         if (ok && k < 5) ok = cJSON_IsNumber(it) && it->valuedouble == floor(it->valuedouble) && it->valuedouble >= 0 &&
                              it->valuedouble <= 1e9;
         if (ok && k < 5) *ints[k] = (int)it->valuedouble;

@@ -25,7 +25,7 @@ cmp_out() { # NAME KIND NMT MARIAN [TOL SRC]: marian_cmp.py's verdict, its count
     echo "$name: $(tail -n 1 "$T/cmp")"
 }
 
-for m in a_postnorm_tiedall b_prenorm_tiedtgt d_guided_untied; do
+for m in a_postnorm_tiedall b_prenorm_tiedtgt c_ssru_tiedall d_guided_untied; do
     M=$T/$m.nmt O=$V/$m/out
     # shellcheck disable=SC2046
     if ! "$NMT_BIN" convert --from marian "$V/$m/model.npz" --vocabs $(vocabs $m) --model "$M" 2> "$T/conv.err"; then
@@ -65,6 +65,14 @@ for m in a_postnorm_tiedall b_prenorm_tiedtgt; do
     "$NMT_BIN" translate --model "$M" --threads 1 --beam 4 --no-length-norm < "$V/data/test100.en" > "$T/raw" &&
         cmp_out "$m raw text" rawbest "$T/raw" "$V/$m/out/best.b4.norm0.txt"
 done
+
+# ---- an SSRU decoder translates but is not trained (no backward pass): refused by name
+if [ -s "$T/c_ssru_tiedall.nmt" ]; then
+    C=$V/c_ssru_tiedall
+    expect_fail "SSRU training refused" 1 "its decoder is an SSRU .* does not train" "$NMT_BIN" train \
+        --pretrained-model "$T/c_ssru_tiedall.nmt" --src "$C/test100.sp.en" --tgt "$C/test100.sp.fr" --model "$T/ct.nmt" --max-updates 1
+    if [ -e "$T/ct.nmt" ]; then bad "SSRU training: a model was written"; else ok; fi
+fi
 
 # ---- refusals: the message names the problem, and no model is written
 A=$V/a_postnorm_tiedall
