@@ -78,14 +78,22 @@ static void raw_kv(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
     x->b->copy_rows(slot, ld, t->tmp + d, 3 * d, H, 2 * d);
 }
 
+/* The first half of decoder layer l's self block, attention or SSRU: its input (t->x, normed
+ * when pre-norm, through k) times its fused weights into t->q, cols wide (bias NULL: none). */
+static void self_in(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H, tf_blk *k, int cols,
+                    const real *bias)
+{
+    const real *a = tf_block_in(x, k, t->x, tf_t(p, TF_DEC, l, TF_SELF_LNS), tf_t(p, TF_DEC, l, TF_SELF_LNB), H, c->emb, c);
+    tf_linear(x, t->q, a, H, c->emb, cols, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), bias);
+}
+
 static void self_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H)
 {
     int d = c->emb, L = c->dec_depth;
     long ld = (long)L * 2 * d, row = (long)t->Tmax * ld;
     tf_blk k = {t->n, t->st, NULL, NULL};
     const real *g = tf_t(p, TF_DEC, l, TF_SELF_LNS), *b = tf_t(p, TF_DEC, l, TF_SELF_LNB);
-    const real *a = tf_block_in(x, &k, t->x, g, b, H, d, c);
-    tf_linear(x, t->q, a, H, d, 3 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), tf_t(p, TF_DEC, l, TF_SELF_BQKV));
+    self_in(x, t, c, p, l, H, &k, 3 * d, tf_t(p, TF_DEC, l, TF_SELF_BQKV));
     real *slot = t->cache + (long)t->t * ld + (long)l * 2 * d; /* this position's key | value */
     x->b->copy_rows(slot, (int)row, t->q + d, 3 * d, H, 2 * d);
     tf_att att = {H, c->heads, 1, t->t + 1, d / c->heads, t->q, 3 * d, 3 * d, t->cache + (long)l * 2 * d,
@@ -104,18 +112,16 @@ static void self_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const p
  * position's written there, so that the search's reordering of the cache carries it. */
 static void ssru_layer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H)
 {
-    int d = c->emb, L = c->dec_depth;
-    long ld = (long)L * 2 * d, row = (long)t->Tmax * ld;
+    int d = c->emb;
+    long ld = (long)c->dec_depth * 2 * d, row = (long)t->Tmax * ld;
     tf_blk k = {t->n, t->st, NULL, NULL};
-    const real *g = tf_t(p, TF_DEC, l, TF_SELF_LNS), *b = tf_t(p, TF_DEC, l, TF_SELF_LNB);
-    const real *a = tf_block_in(x, &k, t->x, g, b, H, d, c);
-    tf_linear(x, t->q, a, H, d, 2 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), NULL);
+    self_in(x, t, c, p, l, H, &k, 2 * d, NULL);
     real *cell = t->cache + (long)t->t * ld + (long)l * 2 * d;
     const real *prev = t->t ? cell - ld : NULL;
     /* scratch: t->tmp holds [H, max(3d, f)], room for the output and two [H, d] more */
     ssru_step(x, cell, (int)row, t->tmp, d, t->q, 2 * d, tf_t(p, TF_DEC, l, TF_SELF_BQKV), prev, (int)row, t->tmp + (long)H * d,
               t->tmp + 2L * H * d, t->one, H, d);
-    block_done(x, t, &k, g, b, H, c);
+    block_done(x, t, &k, tf_t(p, TF_DEC, l, TF_SELF_LNS), tf_t(p, TF_DEC, l, TF_SELF_LNB), H, c);
 }
 
 static void cross_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H,
