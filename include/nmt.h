@@ -117,8 +117,8 @@ typedef struct nmt_config {
     /* 1: each decoder layer's self-attention is Marian's simpler simple recurrent unit (SSRU; Kim
      * et al. 2019, marian-dev src/rnn/cells.h): f_t = σ(a_t W_f + b_f), c_t = f_t ∘ c_{t−1} +
      * (1 − f_t) ∘ a_t W, output relu(c_t), c_{−1} = 0 (tensors dec_l{n}_ssru_W [d, 2d] = W|W_f,
-     * _ssru_bf, _ssru_ln_*). For converted Marian models: they translate, score and align; nmt
-     * does not train them. 0 (default): self-attention. */
+     * _ssru_bf, _ssru_ln_*), for converted Marian models (nmt train has no option for it, but
+     * fine-tunes such a model). 0 (default): self-attention. */
     int ssru;
 } nmt_config;
 

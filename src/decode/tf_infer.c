@@ -120,7 +120,7 @@ static void ssru_layer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, c
     const real *prev = t->t ? cell - ld : NULL;
     /* scratch: t->tmp holds [H, max(3d, f)], room for the output and two [H, d] more */
     ssru_step(x, cell, (int)row, t->tmp, d, t->q, 2 * d, tf_t(p, TF_DEC, l, TF_SELF_BQKV), prev, (int)row, t->tmp + (long)H * d,
-              t->tmp + 2L * H * d, t->one, H, d);
+              d, t->tmp + 2L * H * d, t->one, H, d);
     block_done(x, t, &k, tf_t(p, TF_DEC, l, TF_SELF_LNS), tf_t(p, TF_DEC, l, TF_SELF_LNB), H, c);
 }
 

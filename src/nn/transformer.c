@@ -218,17 +218,20 @@ static void self_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const p
 }
 
 /* an SSRU block of the decoder (nmt_config.ssru): its recurrence position by position over the
- * batch's sentences, the cells in self.ctx, the outputs in w->tmp (scratch: GS, dA) */
+ * batch's sentences; kept for backward: g = a·[W | W_f] in self.q [R, 2d], the gates f after it
+ * [R, d], the cells in self.ctx; the outputs in w->tmp (scratch: dA) */
 static void ssru_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, int l, const real *Xin, real *Xout)
 {
     int d = c->emb, B = w->B, T = w->Ty, R = B * T;
     tf_lay *L = &w->lay[TF_DEC][l];
     real *g = tf_t(p, TF_DEC, l, TF_SELF_LNS), *b = tf_t(p, TF_DEC, l, TF_SELF_LNB), *G = L->self.q, *C = L->self.ctx;
+    real *F = G + (size_t)R * 2 * d;
     const real *a = tf_block_in(x, &L->blk[0], Xin, g, b, R, d, c);
     tf_linear(x, G, a, R, d, 2 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), NULL);
     for (int t = 0; t < T; t++) /* rows b*T + t of every sentence b */
         ssru_step(x, C + (long)t * d, T * d, w->tmp + (long)t * d, T * d, G + (long)t * 2 * d, T * 2 * d,
-                  tf_t(p, TF_DEC, l, TF_SELF_BQKV), t ? C + (long)(t - 1) * d : NULL, T * d, w->GS, w->dA, w->one, B, d);
+                  tf_t(p, TF_DEC, l, TF_SELF_BQKV), t ? C + (long)(t - 1) * d : NULL, T * d, F + (long)t * d, T * d, w->dA,
+                  w->one, B, d);
     tf_block_out(x, &L->blk[0], Xout, Xin, w->tmp, g, b, R, d, c);
 }
 
@@ -350,6 +353,21 @@ static void self_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const 
     tf_block_back_in(x, &L->blk[k], w->G, w->dA, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), Xin, gam, R, d, c);
 }
 
+/* From w->G = d Xout of an SSRU block (ssru_forward), w->G becomes d Xin (scratch: dctx, tmp). */
+static void ssru_block_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, params *g, int l,
+                                const real *Xin)
+{
+    const int s = TF_DEC;
+    int d = c->emb, B = w->B, T = w->Ty, R = B * T;
+    tf_lay *L = &w->lay[s][l];
+    const real *gam = tf_t(p, s, l, TF_SELF_LNS), *a = c->post_norm ? Xin : L->blk[0].n, *G = L->self.q;
+    tf_block_back_out(x, &L->blk[0], w->G, w->DO, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), gam, R, d, c);
+    ssru_backward(x, w->dq, w->DO, L->self.ctx, G + (size_t)R * 2 * d, G, w->dctx, w->tmp, w->one, B, T, d);
+    tf_linear_backward(x, w->dA, GT(TF_SELF_WQKV), NULL, w->dq, a, tf_t(p, s, l, TF_SELF_WQKV), R, d, 2 * d);
+    colsum_add(x, GT(TF_SELF_BQKV), w->dq + d, R, d, 2 * d); /* b_f: the gates' half */
+    tf_block_back_in(x, &L->blk[0], w->G, w->dA, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), Xin, gam, R, d, c);
+}
+
 /* the same for an encoder-decoder attention block; adds the encoder's share into w->dH */
 static void cross_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, params *g, int l,
                            const real *Xin, const batch *bt)
@@ -443,7 +461,8 @@ void tf_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p
         ffn_backward(x, w, c, p, g, TF_DEC, l, 2, X[2], Ry);
         cross_backward(x, w, c, p, g, l, X[1], bt);
         dec.Q = w->lay[TF_DEC][l].self.q, dec.K = dec.Q + d, dec.V = dec.Q + 2 * d;
-        self_backward(x, w, c, p, g, TF_DEC, l, 0, X[0], &dec);
+        if (c->ssru) ssru_block_backward(x, w, c, p, g, l, X[0]);
+        else self_backward(x, w, c, p, g, TF_DEC, l, 0, X[0], &dec);
     }
     embed_backward(x, w, c, g, TF_DEC, Ry);
     x->b->copy_rows(w->G, d, w->dH, d, Rx, d);

@@ -368,9 +368,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
         cfg.tgt_vocab = tv->n;
     }
     const nmt_config *c = &cfg;
-    rc = c->ssru ? nmt_fail(err, NMT_ERR_ARG, "%s: its decoder is an SSRU (a converted Marian model), which nmt translates, scores "
-                                              "and aligns with but does not train", from ? from : "the model")
-                 : pairs_build(&t->train, &t->ts, &t->tt, sv, tv, o->max_len, err);
+    rc = pairs_build(&t->train, &t->ts, &t->tt, sv, tv, o->max_len, err);
     if (!rc && t->train.n == 0)
         rc = nmt_fail(err, NMT_ERR_ARG, "%s: no sentence pair is left after skipping empty pairs and pairs over %d words",
                       o->src, o->max_len);
