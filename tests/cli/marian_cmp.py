@@ -1,6 +1,7 @@
 """marian_cmp.py KIND NMT MARIAN [TOL]: compares an nmt output file with Marian's (tests/cli/marian_import.sh).
 KIND: best (1-best lines equal), rawbest (raw text against Marian's pieces decoded), nbest (per sentence the same hypotheses in the same order, F0 and
-total within TOL plus half a unit of the last digit Marian printed), score (nmt score's TOTAL column against marian-scorer's numbers), hard (n-best lines' Pharaoh
+total within TOL plus half a unit of the last digit Marian printed), wscores (n-best word scores within TOL), score (nmt score's TOTAL column against
+marian-scorer's numbers), hard (n-best lines' Pharaoh
 links equal as sets; SRC, a 5th argument, the source pieces), fhard (nmt align's links against
 marian-scorer's), soft (1-best soft alignments within TOL), fsoft (nmt align --soft's matrices
 against marian-scorer's). Prints one line
@@ -59,6 +60,22 @@ elif kind == "nbest":
         if abs(f0x - f0y) > tol + printed(fy[-2].split()[-1]) or abs(float(fx[-1]) - float(fy[-1])) > tol + printed(fy[-1]):
             differ(f"line {i + 1}: scores {fx[-2]} {fx[-1]} against Marian's {fy[-2]} {fy[-1]}")
     print(f"nbest: {len(a) - bad} of {len(a)} entries the same hypothesis with scores within {tol:g}; max difference {worst:.2e}")
+elif kind == "wscores":
+    # n-best lines with WordScores= (one per piece and one for the EOS when there is one)
+    for i, (x, y) in enumerate(zip(a, b)):
+        fx, fy = fields(x), fields(y)
+        if fx[1] != fy[1]:
+            differ(f"line {i + 1}: '{fx[1]}' against Marian's '{fy[1]}'")
+            continue
+        wx, wy = fx[2].split()[1:], fy[2].split()[1:]
+        if len(wx) != len(wy):
+            differ(f"line {i + 1}: {len(wx)} word scores against Marian's {len(wy)}")
+            continue
+        d = max(abs(float(u) - float(v)) for u, v in zip(wx, wy))
+        worst = max(worst, d)
+        if any(abs(float(u) - float(v)) > tol + printed(v) for u, v in zip(wx, wy)):
+            differ(f"line {i + 1}: word scores differ by {d:.2e}")
+    print(f"wscores: {len(a) - bad} of {len(a)} entries' word scores within {tol:g}; max difference {worst:.2e}")
 elif kind == "score":
     for i, (x, y) in enumerate(zip(a, b)):
         d = abs(float(x.split("\t")[0]) - float(fields(y)[0]))
