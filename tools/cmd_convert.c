@@ -28,18 +28,20 @@ int cmd_convert(int argc, char **argv)
     opt table[] = {
         OPT_STR1("--from", &from, "KIND", "the toolkit the model comes from: marian (OPUS-MT's models)"),
         {.names = "--vocabs", .kind = OPTK_FN, .dst = &vocabs, .fn = take_pair, .flags = OPT_MORE | OPT_ONCE,
-         .arg = "SRC [TGT]", .help = "Marian's vocabulary .yml of the source and of the target (one file: a joint vocabulary)"},
+         .arg = "SRC [TGT]", .help = "Marian's vocabulary .yml of the source and of the target (one file: a joint\n"
+                                     "vocabulary)"},
         {.names = "--spm", .kind = OPTK_FN, .dst = &spms, .fn = take_pair, .flags = OPT_MORE | OPT_ONCE, .arg = "SRC TGT",
-         .help = "the SentencePiece models of the source and the target (OPUS-MT's source.spm target.spm): the model "
-                 "then reads and writes raw text; without them it reads and writes pieces"},
+         .help = "the SentencePiece models of the source and the target (OPUS-MT's source.spm\n"
+                 "target.spm): the model then reads and writes raw text; without them, pieces"},
         OPT_STR1("--model -m", &out, "FILE", "where the nmt model is written"),
         OPT_END,
     };
     opt_cmd c = {"convert", "Usage: nmt convert --from marian MODEL.npz --vocabs SRC [TGT] [--spm SRC TGT] --model OUT\n"
                  "Converts a Marian Transformer (an OPUS-MT model) into an nmt model file: its configuration from the\n"
                  "archive's special:model.yml, its parameters by Marian's names. Supported: post-norm and pre-norm\n"
-                 "Transformers, tied or untied embeddings, relu or swish; anything else is refused by name\n"
-                 "(docs/OPUS-MT.md). Nothing is written when the conversion fails.\n\n", NULL, table, 1, "one model"};
+                 "Transformers, tied or untied embeddings, relu or swish, the SSRU decoder, alignments from the\n"
+                 "guided-alignment layer; anything else is refused by name (docs/OPUS-MT.md). Nothing is written\n"
+                 "when the conversion fails.\n\n", NULL, table, 1, "one model"};
     char *args[1];
     int n, rc = opt_parse(&c, argc, argv, args, &n);
     if (rc != OPT_GO) return rc;
