@@ -47,7 +47,7 @@ static int yml_ints(const char *yml, const char *key, long *out, int n)
 {
     char head[64];
     snprintf(head, sizeof head, "\n%s:", key);
-    const char *s = strstr(yml, head);
+    const char *s = strncmp(yml, head + 1, strlen(head + 1)) ? strstr(yml, head) : yml; /* the first line too */
     int k = 0;
     if (!s) return 0;
     for (s = strchr(s + 1, '\n'); s && k < n; s = strchr(s + 1, '\n')) {
