@@ -190,8 +190,9 @@ static void embed(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *
 static tf_att self_att(const nmt_config *c, const real *qkv, int B, int T, const int *klen, int causal)
 {
     int d = c->emb;
-    tf_att a = {B, c->heads, T, T, d / c->heads, qkv, 3 * d, (long)T * 3 * d, qkv + d, qkv + 2 * d, 3 * d,
-                (long)T * 3 * d, NULL, klen, T, causal, 0};
+    /* qkv NULL: the callers point Q, K and V at each layer's buffer later (no offset from NULL) */
+    tf_att a = {B, c->heads, T, T, d / c->heads, qkv, 3 * d, (long)T * 3 * d, qkv ? qkv + d : NULL, qkv ? qkv + 2 * d : NULL,
+                3 * d, (long)T * 3 * d, NULL, klen, T, causal, 0};
     return a;
 }
 
