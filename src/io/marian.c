@@ -60,8 +60,9 @@ static int yml_ints(const char *yml, const char *key, long *out, int n)
     return k;
 }
 
-/* The options whose values nmt can read; any other value is refused by name. "" is YAML's
- * empty string, "*" any integer. A key a model.yml lacks takes Marian's default, the first. */
+/* The options whose values nmt can read, '|'-separated (an empty one: YAML's ""); any other
+ * value is refused by name. A key a model.yml lacks takes Marian's default, which is allowed
+ * (older Marian versions write fewer keys). Keys not listed leave the parameters alone. */
 typedef struct yml_rule { const char *key, *allowed; } yml_rule;
 static const yml_rule rules[] = {
     {"type", "transformer"},
@@ -132,15 +133,10 @@ static int norm_placement(const char *yml)
     return -1;
 }
 
-/* The model's configuration from its model.yml, every option checked. */
-static int config_from_yml(nmt_config *c, marian_extra *x, const char *yml, const char *file, nmt_err *err)
+/* The sizes: model, depths, heads, feed-forward, vocabularies. */
+static int config_sizes(nmt_config *c, const char *yml, const char *file, nmt_err *err)
 {
     char v[128];
-    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
-        if (yml_get(yml, rules[i].key, v, sizeof v) && !allowed(rules[i].allowed, v))
-            return nmt_fail(err, NMT_ERR_ARG, "%s: model.yml option %s: '%s' is not supported (nmt reads: %s)", file, rules[i].key, v,
-                            rules[i].allowed);
-    *c = nmt_config_transformer();
     int rc = yml_int(yml, "dim-emb", 2, 65536, &c->emb, file, err);
     if (!rc) rc = yml_int(yml, "enc-depth", 1, NMT_MAX_DEPTH, &c->enc_depth, file, err);
     if (!rc) rc = yml_int(yml, "dec-depth", 1, NMT_MAX_DEPTH, &c->dec_depth, file, err);
@@ -155,6 +151,24 @@ static int config_from_yml(nmt_config *c, marian_extra *x, const char *yml, cons
         return nmt_fail(err, NMT_ERR_ARG, "%s: model.yml option transformer-decoder-dim-ffn: %d differs from transformer-dim-ffn %d "
                         "(not supported)", file, dffn, c->ffn);
     c->hid = c->att = c->maxout = c->emb;
+    long dv[2];
+    if (yml_ints(yml, "dim-vocabs", dv, 2) != 2 || dv[0] < 2 || dv[1] < 2 || dv[0] > 1L << 30 || dv[1] > 1L << 30)
+        return nmt_fail(err, NMT_ERR_FORMAT, "%s: model.yml lacks two vocabulary sizes (dim-vocabs)", file);
+    c->src_vocab = (int)dv[0], c->tgt_vocab = (int)dv[1];
+    return NMT_OK;
+}
+
+/* The model's configuration from its model.yml, every option checked. */
+static int config_from_yml(nmt_config *c, marian_extra *x, const char *yml, const char *file, nmt_err *err)
+{
+    char v[128];
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+        if (yml_get(yml, rules[i].key, v, sizeof v) && !allowed(rules[i].allowed, v))
+            return nmt_fail(err, NMT_ERR_ARG, "%s: model.yml option %s: '%s' is not supported (nmt reads: %s)", file, rules[i].key, v,
+                            rules[i].allowed);
+    *c = nmt_config_transformer();
+    int rc = config_sizes(c, yml, file, err);
+    if (rc) return rc;
     c->ffn_act = yml_get(yml, "transformer-ffn-activation", v, sizeof v) && !strcmp(v, "relu") ? NMT_ACT_RELU : NMT_ACT_SWISH;
     if ((c->post_norm = norm_placement(yml)) < 0)
         return nmt_fail(err, NMT_ERR_ARG, "%s: model.yml options transformer-preprocess, -postprocess, -postprocess-top: only "
@@ -163,13 +177,10 @@ static int config_from_yml(nmt_config *c, marian_extra *x, const char *yml, cons
     c->max_pos = 0;
     c->tied_emb = yml_true(yml, "tied-embeddings-all") ? 2 : yml_true(yml, "tied-embeddings") ? 1 : 0;
     x->ssru = yml_get(yml, "transformer-decoder-autoreg", v, sizeof v) && !strcmp(v, "rnn");
-    if (x->ssru && (!yml_get(yml, "dec-cell", v, sizeof v) || strcmp(v, "ssru")))
+    if (x->ssru && !yml_get(yml, "dec-cell", v, sizeof v)) strcpy(v, "(none)");
+    if (x->ssru && strcmp(v, "ssru"))
         return nmt_fail(err, NMT_ERR_ARG, "%s: model.yml option dec-cell: '%s' is not supported for an rnn decoder (nmt reads: ssru)",
                         file, v);
-    long dv[2];
-    if (yml_ints(yml, "dim-vocabs", dv, 2) != 2 || dv[0] < 2 || dv[1] < 2 || dv[0] > 1L << 30 || dv[1] > 1L << 30)
-        return nmt_fail(err, NMT_ERR_FORMAT, "%s: model.yml lacks two vocabulary sizes (dim-vocabs)", file);
-    c->src_vocab = (int)dv[0], c->tgt_vocab = (int)dv[1];
     /* the guided-alignment layer: "last" or a 1-based layer number */
     x->align_layer = c->dec_depth - 1;
     if (yml_get(yml, "transformer-guided-alignment-layer", v, sizeof v) && strcmp(v, "last")) {
