@@ -105,7 +105,7 @@ SERVE_OBJ := $(SERVE_SRC:%.c=$(BUILD)/%.o) $(WEB_C:.c=.o)
 LIBS_A   := $(BUILD)/libnmt-serve.a $(BUILD)/libnmt-eval.a $(BUILD)/libnmt.a
 # The fuzz harnesses (fuzz/): one libFuzzer program each under `make fuzz`; the committed inputs
 # are replayed through the same functions by tests/test_fuzz_replay.c in every `make test`.
-FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu request http api npz
+FUZZ_NAMES := modelfile checkpoint corpus tokenize detokenize alignio bleu request http api npz marian
 FUZZ_OBJ := $(patsubst %.c,$(BUILD)/%.o,fuzz/memfile.c $(FUZZ_NAMES:%=fuzz/fuzz_%.c))
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)

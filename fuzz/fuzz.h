@@ -19,6 +19,7 @@ int fuzz_request(const uint8_t *data, size_t size);     /* nmt serve's POST /tra
 int fuzz_http(const uint8_t *data, size_t size);        /* raw bytes to a running nmt serve */
 int fuzz_api(const uint8_t *data, size_t size);         /* a program of public API calls on tiny models */
 int fuzz_npz(const uint8_t *data, size_t size);         /* .npz archives (Marian models): ZIP, deflate, .npy */
+int fuzz_marian(const uint8_t *data, size_t size);      /* a Marian vocabulary .yml and model .npz converted */
 
 /* The bytes as a file that path-based readers can open: a path to an in-memory file (memfd),
  * valid until the next call with the same slot (0..3). NULL if it cannot be made. */
@@ -27,5 +28,10 @@ const char *fuzz_file(int slot, const uint8_t *data, size_t size);
 /* Splits data at the first byte `sep`: *n1 bytes from data, then the rest (after sep) in
  * *p2 / *n2; without sep the second part is the whole input again. */
 void fuzz_split(const uint8_t *data, size_t size, uint8_t sep, size_t *n1, const uint8_t **p2, size_t *n2);
+
+struct nmt_model;
+/* A model that a reader accepted translates one sentence (beam 2, attention kept), so that what
+ * the checks let through is used once; skipped for models over 200,000 parameters. */
+void fuzz_translate_once(const struct nmt_model *m);
 
 #endif

@@ -1,11 +1,13 @@
-/* memfile.c: fuzz inputs as files, for readers that take a path: one in-memory file (memfd) per
- * process, rewritten for every input, so that fuzzing touches no disk. */
+/* memfile.c: what the harnesses share: fuzz inputs as files, for readers that take a path (one
+ * in-memory file (memfd) per process, rewritten for every input, so that fuzzing touches no
+ * disk), and one translation by a model a reader accepted. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "nmt.h"
 
 const char *fuzz_file(int slot, const uint8_t *data, size_t size)
 {
@@ -35,4 +37,20 @@ void fuzz_split(const uint8_t *data, size_t size, uint8_t sep, size_t *n1, const
     *n1 = at ? (size_t)(at - data) : size;
     *p2 = at ? at + 1 : data;
     *n2 = at ? size - *n1 - 1 : size;
+}
+
+void fuzz_translate_once(const nmt_model *m)
+{
+    if (nmt_model_num_params(m) > 200000) return; /* keep executions fast */
+    nmt_translate_opts o = nmt_translate_default_opts();
+    o.beam = 2;
+    o.attention = 1;
+    nmt_decoder *d = NULL;
+    nmt_err err;
+    if (nmt_decoder_init(&d, m, &o, &err) == 0) {
+        const char *src[1] = {"a b c"};
+        nmt_translation t[1];
+        if (nmt_translate(d, src, 1, t, &err) == 0) nmt_translation_free(t, 1);
+    }
+    nmt_decoder_free(d);
 }

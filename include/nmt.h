@@ -102,6 +102,24 @@ typedef struct nmt_config {
                                  with a final norm on each stack (the default) */
     int max_pos;              /* learned positions: rows of each side's table; 0: sinusoidal */
     double ln_eps;            /* the layer norms' epsilon */
+    /* Where alignments come from (the attention rows of translations, n-best alignments, forced
+     * alignment): the encoder-decoder attention of decoder layer align_layer (1-based; 0, the
+     * default: the last), head align_head (1-based; 0, the default: the mean of the heads).
+     * A converted Marian model names its guided-alignment layer's head 1 (docs/OPUS-MT.md). */
+    int align_layer, align_head;
+    /* 1: decoding as Marian decodes a pre-norm Transformer (marian-dev src/models/transformer.h,
+     * DecoderLayerSelfAttention and LayerAttention): after the first position, the decoder's
+     * self-attention takes its keys and values from the stream before the block's norm, the
+     * queries from after it; training and forced scoring are unchanged. 0 (default): the norm's
+     * output throughout. Converted pre-norm Marian models set it, so that nmt's translations are
+     * Marian's. */
+    int marian_kv;
+    /* 1: each decoder layer's self-attention is Marian's simpler simple recurrent unit (SSRU; Kim
+     * et al. 2019, marian-dev src/rnn/cells.h): f_t = σ(a_t W_f + b_f), c_t = f_t ∘ c_{t−1} +
+     * (1 − f_t) ∘ a_t W, output relu(c_t), c_{−1} = 0 (tensors dec_l{n}_ssru_W [d, 2d] = W|W_f,
+     * _ssru_bf, _ssru_ln_*), for converted Marian models (nmt train has no option for it, but
+     * fine-tunes such a model). 0 (default): self-attention. */
+    int ssru;
 } nmt_config;
 
 /* The paper's sizes: 30002-word vocabularies, m 620, n 1000, n' 1000, l 500. */
@@ -134,6 +152,16 @@ void nmt_model_free(nmt_model *m);
  * configuration and the same vocabularies, else NMT_ERR_ARG naming what differs); the rest
  * (configuration, vocabularies, text stages) is the first file's. */
 int nmt_model_average(nmt_model **out, const char *const *paths, int n, nmt_err *err);
+/* A Marian Transformer (an OPUS-MT model, docs/OPUS-MT.md) as an nmt model: npz is Marian's
+ * .npz (its configuration read from its special:model.yml), vocabs[0] and vocabs[1] Marian's
+ * vocabulary .yml files of the source and the target (vocabs[1] NULL: one joint vocabulary),
+ * spms NULL or spms[0] and spms[1] the SentencePiece models of each side, which the model then
+ * applies to raw text itself (without them it reads and writes pieces as tokens, as Marian built
+ * without SentencePiece). An option nmt does not read is NMT_ERR_ARG naming it; a damaged or
+ * foreign file NMT_ERR_FORMAT; a vocabulary whose size is not the embeddings' rows
+ * NMT_ERR_MISMATCH. */
+int nmt_model_import_marian(nmt_model **out, const char *npz, const char *const vocabs[2], const char *const spms[2],
+                            nmt_err *err);
 const nmt_config *nmt_model_config(const nmt_model *m);
 size_t nmt_model_num_params(const nmt_model *m);
 /* The vocabulary of one side (enum nmt_side, below) as the model reads or writes it: its size

@@ -81,7 +81,7 @@ static void test_train_opts(void)
 static void test_vocab_utf8(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "caf\xE9"}, *tw[] = {"</s>", "<unk>", "x", "y"};
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = NULL;
     nmt_err err = {0, ""};
     int rc = nmt_model_create(&m, &c, sw, tw, 1, &err);
@@ -97,7 +97,7 @@ static void test_vocab_utf8(void)
 static void test_decode_args(void)
 {
     static const char *sw[] = {"</s>", "<unk>", "a", "b"}, *tw[] = {"</s>", "<unk>", "x", "y"};
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = NULL;
     nmt_decoder *d = NULL;
     nmt_err err = {0, ""};
@@ -191,6 +191,13 @@ static int c_model_average(int k)
     nmt_model *o = NULL;
     const char *paths[2] = {model_path, k == 2 ? NULL : model_path};
     return ARG(nmt_model_average(NUL(0, &o), NUL(1, paths), 2, &E));
+}
+/* no output, archive, vocabulary list; a NULL vocabulary; a NULL SentencePiece model */
+static int c_model_import_marian(int k)
+{
+    nmt_model *o = NULL;
+    const char *v[2] = {k == 3 ? NULL : model_path, NULL}, *sp[2] = {model_path, NULL};
+    return ARG(nmt_model_import_marian(NUL(0, &o), NUL(1, model_path), NUL(2, v), k == 4 ? sp : NULL, &E)) && !o;
 }
 static int c_model_config(int k) { (void)k; return nmt_model_config(NULL) == NULL; }
 static int c_model_num_params(int k) { (void)k; return nmt_model_num_params(NULL) == 0; }
@@ -448,6 +455,7 @@ static const struct api_case {
     {"nmt_config_default", 1, c_none}, {"nmt_config_transformer", 1, c_config_transformer}, {"nmt_config_check", 1, c_config_check}, {"nmt_arch_name", 1, c_arch_name},
     {"nmt_arch_parse", 1, c_arch_parse}, {"nmt_model_create", 6, c_model_create}, {"nmt_model_load", 2, c_model_load},
     {"nmt_model_save", 2, c_model_save}, {"nmt_model_free", 1, c_model_free}, {"nmt_model_average", 3, c_model_average},
+    {"nmt_model_import_marian", 5, c_model_import_marian},
     {"nmt_model_config", 1, c_model_config}, {"nmt_model_num_params", 1, c_model_num_params},
     {"nmt_model_vocab_size", 2, c_model_vocab_size}, {"nmt_model_vocab_entry", 3, c_model_vocab_entry},
     {"nmt_model_has_subwords", 1, c_model_has_subwords}, {"nmt_model_has_text_stages", 1, c_model_has_text_stages},
@@ -520,7 +528,7 @@ static void test_table_complete(void)
 
 static void test_every_function(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 4, 4, 3, 3, 3, 2, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_translate_opts o = nmt_translate_default_opts();
     nmt_text_opts to = nmt_text_default_opts();
     char text[64];

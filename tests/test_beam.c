@@ -43,7 +43,7 @@ static void test_golden(const char *shared)
     cJSON *J = cJSON_Parse(js), *cf = cJSON_GetObjectItem(J, "config");
     nmt_config c = {NMT_ARCH_RNNSEARCH, cJSON_GetObjectItem(cf, "Vs")->valueint, cJSON_GetObjectItem(cf, "Vt")->valueint,
                     cJSON_GetObjectItem(cf, "m")->valueint, cJSON_GetObjectItem(cf, "n")->valueint,
-                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                    cJSON_GetObjectItem(cf, "na")->valueint, cJSON_GetObjectItem(cf, "l")->valueint, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_model(c, 0);
     snprintf(path, sizeof path, "%s/golden/golden_rnnsearch.safetensors", shared);
     st_file *sf;
@@ -237,7 +237,7 @@ static void test_greedy_and_batching(nmt_config c)
  * and fewer than it holds at beam 5; ties go to the lower (row, word) index either way. */
 static void test_ties(int arch)
 {
-    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 6, 40, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     memset(m->p.out_W, 0, sizeof(real) * c.maxout * c.tgt_vocab);
     for (int v = 0; v < c.tgt_vocab; v++) m->p.out_bias[v] = v >= 20 ? 1 : 0;
@@ -290,8 +290,8 @@ int main(void)
     test_max_len();
     test_golden(shared ? shared : "../shared");
     for (int arch = 0; arch < NMT_ARCH_RNN_COUNT; arch++) {
-        test_exhaustive((nmt_config){arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-        test_greedy_and_batching((nmt_config){arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+        test_exhaustive((nmt_config){arch, 6, 5, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+        test_greedy_and_batching((nmt_config){arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
         test_ties(arch);
     }
     /* the Transformer through the same search: its key/value cache reordered at every step */

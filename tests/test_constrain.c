@@ -62,7 +62,7 @@ static void test_banks(void)
 #define NS 24  /* sentences */
 #define KY 14  /* target words w2 .. w13 */
 
-static nmt_config config(int arch) { return (nmt_config){arch, 12, KY, 6, 7, 5, 4, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0}; }
+static nmt_config config(int arch) { return (nmt_config){arch, 12, KY, 6, 7, 5, 4, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}; }
 
 typedef struct sent {
     char src[128], prefix[64], ph[3][64];

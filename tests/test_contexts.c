@@ -91,7 +91,7 @@ static void shared_lowp(const nmt_model *m)
 
 static void test_arch(int arch)
 {
-    nmt_config c = {arch, 12, 11, 6, 7, 6, 5, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 12, 11, 6, 7, 6, 5, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     rng r;
     rng_seed(&r, 11 + (unsigned)arch);
     NMT_ASSERT(nmt_set_device("cpu", NULL) == 0);

@@ -47,7 +47,7 @@ static const char *write_file(int k, const char *name, const char *text)
 
 static nmt_model *model_of(int tied, double sd)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, KX, KY, 16, 24, 16, 16, 1, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, KX, KY, 16, 24, 16, 16, 1, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, sd);
     return m;
 }

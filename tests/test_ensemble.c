@@ -27,7 +27,7 @@ static nmt_model *model_of(nmt_config c, double sd, int rename)
 
 static nmt_config config(int arch, int Kx, int Ky)
 {
-    return (nmt_config){arch, Kx, Ky, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    return (nmt_config){arch, Kx, Ky, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 }
 
 static const char *const SRC[] = {"w2 w3 w4", "w5", "w3 w3 w2 w6 w4", "w4 w2"};

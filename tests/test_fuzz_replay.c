@@ -15,7 +15,7 @@ static const struct { const char *name; int (*fn)(const uint8_t *, size_t); } ha
     {"modelfile", fuzz_modelfile}, {"checkpoint", fuzz_checkpoint}, {"corpus", fuzz_corpus},
     {"tokenize", fuzz_tokenize}, {"detokenize", fuzz_detokenize}, {"alignio", fuzz_alignio},
     {"bleu", fuzz_bleu}, {"request", fuzz_request}, {"http", fuzz_http}, {"api", fuzz_api},
-    {"npz", fuzz_npz},
+    {"npz", fuzz_npz}, {"marian", fuzz_marian},
 };
 
 /* Runs every file of dir through fn; the number of files, -1 when dir is missing. */

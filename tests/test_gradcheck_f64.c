@@ -242,7 +242,7 @@ static void model_init_with(struct model_ctx *m, nmt_config c, int B)
 /* tied: the target embeddings as the softmax layer's weights (emb = maxout = 4) */
 static void model_init_tied(struct model_ctx *m, int arch, int tied)
 {
-    nmt_config c = {arch, 7, 9, 4, 5, 6, tied ? 4 : 3, 1, 0.7, 1.3, tied, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 7, 9, 4, 5, 6, tied ? 4 : 3, 1, 0.7, 1.3, tied, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     model_init_with(m, c, 3);
 }
 
@@ -323,7 +323,7 @@ static void scale(real *w, int rows, int cols, const real *v, int by_rows)
 static void test_variational(int arch)
 {
     struct model_ctx m;
-    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 7, 9, 4, 5, 6, 3, 1, 0.7, 1.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     model_init_with(&m, c, 1);
     int n = c.hid, e = c.emb;
     double plain = model_loss(&m);

@@ -56,7 +56,7 @@ static int same_config(const nmt_config *a, const nmt_config *b)
 
 static nmt_model *new_model(int arch)
 {
-    nmt_config c = {arch, 13, 17, 6, 7, 5, tied ? 6 : 4, 2, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 13, 17, 6, 7, 5, tied ? 6 : 4, 2, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     char **sw = make_words(c.src_vocab, "s"), **tw = make_words(c.tgt_vocab, "t");
     nmt_model *m = NULL;
     nmt_err err;

@@ -21,7 +21,7 @@
 
 static nmt_config config(int arch)
 {
-    return (nmt_config){arch, 9, 8, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    return (nmt_config){arch, 9, 8, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 }
 
 /* Every tensor of m against the saved file: names in order, shapes, values bit for bit. */
@@ -88,7 +88,7 @@ static void check_vocab(const nmt_model *m, const char *what, const char *const 
 static void test_vocab_text(void)
 {
     static const char *const sw[] = {"</s>", "<unk>", "le", "chat", "noir"}, *tw[] = {"</s>", "<unk>", "the", "cat"};
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 5, 4, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 5, 4, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     char path[64];
     snprintf(path, sizeof path, "/tmp/nmt-inspect-vocab-%d.nmt", (int)getpid());
     nmt_err err;

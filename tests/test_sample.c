@@ -146,7 +146,7 @@ static void exact(const nmt_model *m, const int *src, int sl, double T, int topk
  * cannot be, each draw's logprob that of forced decoding, each sentence's draws best first. */
 static void test_distribution(int arch, double T, int topk, double topp, int no_unk, int norm, double alpha)
 {
-    nmt_config c = {arch, 6, V, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 6, V, 4, 5, 4, 3, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.7);
     if (no_unk) m->p.out_bias[VOCAB_UNK] += 3; /* UNK among the most probable: left out before the top k is taken */
     int src[3] = {3, 4, 0}, sl = 3, *sp = src;
@@ -209,7 +209,7 @@ static void test_distribution(int arch, double T, int topk, double topp, int no_
  * of a model with itself draws what the model draws. */
 static void test_batching(int arch, double topp)
 {
-    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     enum { S = 5, K = 3 };
     int lens[S] = {4, 7, 1, 9, 3}, *src[S];
@@ -259,7 +259,7 @@ static void test_batching(int arch, double topp)
  * without UNK (weights are taken against the best drawable word, so that none underflows). */
 static void test_cold(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     m->p.out_bias[VOCAB_UNK] += 30;
     enum { S = 4 };
@@ -308,7 +308,7 @@ static int same_up_to_rounding(const nmt_translation *x, const nmt_translation *
  * options' limits are refused. */
 static void test_api(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = tiny_random_model(c, &R, 0.5);
     const char *lines[] = {"w3 w4 w5", "w7 w2", "w3 w4 w5", "w9 w9 w9 w9 w9 w9"};
     nmt_translate_opts o = nmt_translate_default_opts();
@@ -363,7 +363,7 @@ static void test_api(void)
  * translates. */
 static void test_nonfinite(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 20, 15, 6, 8, 7, 5, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const char *src[] = {"w3 w4 w5", "w7 w2"}, *tgt[] = {"w3 w4", "w5"};
     for (int huge = 0; huge < 2; huge++) {
         nmt_model *m = tiny_random_model(c, &R, huge ? 1e30 : 0.5);

@@ -1,7 +1,8 @@
 /* test_tf_gradcheck_f64.c: the Transformer's backward pass against central finite differences
  * in float64, for every parameter tensor: pre- and post-norm, embeddings untied, tied to the
- * output layer or tied all, sinusoidal and learned positions, relu, gelu and swish, with label
- * smoothing and every dropout on; then faults that drop one backward term each, every one caught. */
+ * output layer or tied all, sinusoidal and learned positions, relu, gelu and swish, an SSRU
+ * decoder (Marian's), with label smoothing and every dropout on; then faults that drop one
+ * backward term each, every one caught. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,12 @@ int main(int argc, char **argv)
     }
     check_one(small(0, 0, 0, NMT_ACT_GELU), all, "pre-norm, label smoothing 0.1, dropout 0.3 / 0.2 / 0.25");
     check_one(small(1, 2, 4, NMT_ACT_SWISH), all, "post-norm, tied all, 4 learned positions (clamped), every term");
+    /* Marian's SSRU decoder in place of self-attention (converted models' fine-tuning) */
+    for (int post = 0; post < 2; post++) {
+        nmt_config sc = small(post, 2 - post, 0, NMT_ACT_RELU);
+        sc.ssru = 1;
+        check_one(sc, post ? all : none, post ? "post-norm SSRU decoder, tied all, every term" : "pre-norm SSRU decoder");
+    }
     test_dropout_applied();
     static const struct { int fault, post, pos; const char *what; } faults[] = {
         {FAULT_TF_RESIDUAL, 0, 0, "a pre-norm block's residual path"},
@@ -165,11 +172,14 @@ int main(int argc, char **argv)
         {FAULT_TF_POS, 0, 6, "learned positions' gradient"},
         {FAULT_TF_FFN, 1, 0, "the feed-forward's inner bias"},
         {FAULT_LABEL_SMOOTHING, 0, 0, "label smoothing's term"},
+        {FAULT_TF_SSRU, 1, 0, "an SSRU cell's gradient to the previous cell"},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i += quick ? 3 : 1) {
         tfm m;
-        init(&m, small(faults[i].post, 1, faults[i].pos, NMT_ACT_RELU));
+        nmt_config fc = small(faults[i].post, 1, faults[i].pos, NMT_ACT_RELU);
+        fc.ssru = faults[i].fault == FAULT_TF_SSRU;
+        init(&m, fc);
         if (faults[i].fault == FAULT_LABEL_SMOOTHING) m.reg.label_smoothing = 0.1;
         nmt_fault = faults[i].fault;
         double mr = 0;

@@ -175,7 +175,7 @@ static void compare(const nmt_model *m, const real *a, const real *b, double *wo
 
 static nmt_model *model_of(int arch, int tied)
 {
-    nmt_config c = {arch, 23, 29, 12, 16, 10, tied ? 12 : 8, 2, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {arch, 23, 29, 12, 16, 10, tied ? 12 : 8, 2, 1.0, 1.0, tied, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m = NULL;
     nmt_err err;
     char **w = malloc(sizeof(char *) * 29);

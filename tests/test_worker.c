@@ -161,7 +161,7 @@ int main(void)
 {
     rng r;
     rng_seed(&r, 5);
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 12, 11, 6, 7, 6, 5, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 12, 11, 6, 7, 6, 5, 1, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     nmt_model *m[2] = {tiny_random_model(c, &r, 0.6), NULL};
     c.arch = NMT_ARCH_RECATT_FERTDEC;
     m[1] = tiny_random_model(c, &r, 0.6);

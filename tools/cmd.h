@@ -20,6 +20,7 @@ int cmd_translate(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_lex(int argc, char **argv);
 int cmd_average(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_plot(int argc, char **argv);

@@ -16,6 +16,7 @@ static const struct cmd {
     {"train", cmd_train, "train a model on a parallel corpus (Appendix B of Bahdanau et al.)"},
     {"translate", cmd_translate, "translate text with beam search (n-best lists, alignments) or by sampling"},
     {"serve", cmd_serve, "HTTP translation server with dynamic batching and a page showing the attention"},
+    {"convert", cmd_convert, "a Marian (OPUS-MT) model as an nmt model file"},
     {"average", cmd_average, "checkpoint averaging: the mean of several models' parameters, as one model"},
     {"score", cmd_score, "log-probability of given translations under a model (forced decoding)"},
     {"align", cmd_align, "forced alignment from the attention: Pharaoh links, soft matrices or JSON"},

@@ -31,7 +31,8 @@ enum {
     FAULT_TF_CROSS = 16,        /* tf_layer.c: encoder-decoder attention sends no gradient to the encoder */
     FAULT_TF_NORM = 17,         /* tf_layer.c: a post-norm block's norm passes its gradient through unchanged */
     FAULT_TF_POS = 18,          /* transformer.c: learned positions get no gradient */
-    FAULT_TF_FFN = 19           /* tf_layer.c: the feed-forward's inner bias gets no gradient */
+    FAULT_TF_FFN = 19,          /* tf_layer.c: the feed-forward's inner bias gets no gradient */
+    FAULT_TF_SSRU = 20          /* transformer.c: an SSRU cell's gradient does not reach the previous cell */
 };
 
 #endif

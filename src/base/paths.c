@@ -192,3 +192,33 @@ void path_unlock(const char *lock_path, int fd)
     unlink(lock_path); /* while still held: nobody can hold a lock on the removed file */
     close(fd);
 }
+
+int path_read_all(const char *path, char **out, size_t *out_len, nmt_err *err)
+{
+    *out = NULL;
+    int fd;
+    size_t size;
+    int rc = path_open_regular(path, &fd, &size, err);
+    if (rc) return rc;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do { /* one byte kept for the NUL */
+        if (len + 1 >= cap) {
+            char *q = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!q) { free(buf); fclose(f); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
+            buf = q;
+        }
+        len += got = fread(buf + len, 1, cap - len - 1, f);
+    } while (got > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(buf); return nmt_fail(err, NMT_ERR_IO, "%s: read error", path); }
+    buf[len] = 0;
+    *out = buf, *out_len = len;
+    return NMT_OK;
+}

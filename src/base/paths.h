@@ -28,6 +28,9 @@ int path_check_regular(const char *path, nmt_err *err);
 /* path opened read-only after path_check_regular, without ever waiting on a FIFO put there
  * meanwhile (O_NONBLOCK, then fstat checked again): the descriptor in *fd, its size in *size. */
 int path_open_regular(const char *path, int *fd, size_t *size, nmt_err *err);
+/* The whole of the regular file path (path_open_regular) into *buf (malloc'ed, NUL-terminated,
+ * the caller's to free), its length in *len. */
+int path_read_all(const char *path, char **buf, size_t *len, nmt_err *err);
 
 /* Takes an exclusive lock on lock_path (created if needed) for as long as *fd stays open:
  * NMT_ERR_IO with "... is locked by another process" when another holder has it. */

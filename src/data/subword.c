@@ -99,6 +99,27 @@ int subwords_check_vocab(const subwords *sw, int side, const char *const *words,
     return NMT_OK;
 }
 
+int subwords_use_vocab(subwords *sw, int side, const vocab *v, nmt_err *err)
+{
+    const spm *s = sw->sp[side];
+    int size = spm_size(s);
+    int *to_spm = malloc(sizeof(int) * (size_t)v->n);
+    if (!to_spm) return nmt_fail(err, NMT_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < v->n; k++) to_spm[k] = spm_unk_id(s); /* a word no piece spells */
+    to_spm[VOCAB_EOS] = -1;
+    for (int id = 0; id < size; id++) {
+        const char *p = spm_piece(s, id);
+        int k = is_token(s, id) ? vocab_find(v, p, strlen(p)) : -1;
+        sw->to_vocab[side][id] = k >= 0 ? k : is_token(s, id) || spm_kind(s, id) == SPM_UNKNOWN ? VOCAB_UNK : -1;
+        if (k > VOCAB_UNK) to_spm[k] = id;
+    }
+    free(sw->to_spm[side]);
+    sw->to_spm[side] = to_spm;
+    sw->n_vocab[side] = v->n;
+    sw->by_vocab = 1;
+    return NMT_OK;
+}
+
 /* ------------------------------------------------------------------ pieces to words */
 
 int subword_word_of(const char *text, size_t len, const int *begin, const int *end, int n, int *word_of)

@@ -15,6 +15,10 @@ typedef struct subwords {
     int *to_spm[2];          /* vocabulary id -> SentencePiece id (-1 for EOS) */
     int n_vocab[2];
     nmt_text_opts text[2];   /* stages before segmentation: lang, tokenize, lowercase, normalize_punct */
+    /* 0: each vocabulary is its SentencePiece model's (subword_vocab_words); 1: a vocabulary of
+     * its own (a converted Marian model's), mapped to the pieces by their strings
+     * (subwords_use_vocab) */
+    int by_vocab;
 } subwords;
 
 /* The vocabulary a SentencePiece model gives: "</s>", "<unk>", then every piece that is neither
@@ -30,6 +34,12 @@ void subwords_free(subwords *sw);
 /* The vocabulary words[0..n) must be exactly the one side's model gives (a model file whose
  * metadata disagree with its embedded SentencePiece model is refused). */
 int subwords_check_vocab(const subwords *sw, int side, const char *const *words, int n, const char *file, nmt_err *err);
+
+typedef struct vocab vocab;
+/* Side's maps rebuilt through the strings of v, a vocabulary of its own (by_vocab set): a piece
+ * that is not one of v's words becomes UNK, as in Marian, and v's words that are no piece (EOS)
+ * have none. */
+int subwords_use_vocab(subwords *sw, int side, const vocab *v, nmt_err *err);
 
 /* The word of each token: spans [begin[k], end[k]) of n tokens over text[0..len), whose words are
  * separated by blanks; a token belongs to the word holding the last byte of its span (a span of

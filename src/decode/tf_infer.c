@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode/tf_infer.h"
+#include "nn/ssru.h"
 #include "nn/tf_layer.h"
 
 static real *take(arena *a, size_t n) { return arena_take(a, sizeof(real) * n); }
@@ -30,7 +31,8 @@ void tf_infer_layout(tf_infer *t, arena *a, const nmt_config *c, int S, int Tx, 
     t->ones = take(a, h);
     t->pos = take(a, (size_t)Tmax * d);
     t->scale = take(a, H);
-    t->hconst = arena_take_host(a, sizeof(real) * ((size_t)Tmax * d + h + H));
+    t->one = c->ssru ? take(a, H) : NULL;
+    t->hconst = arena_take_host(a, sizeof(real) * ((size_t)Tmax * d + h + 2 * (size_t)H));
 }
 
 void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c)
@@ -43,6 +45,9 @@ void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c)
     x->b->copy_in(t->pos, buf, sizeof(real) * n);
     x->b->copy_in(t->ones, buf + n, sizeof(real) * h);
     x->b->copy_in(t->scale, buf + n + h, sizeof(real) * t->H);
+    if (!t->one) return;
+    for (int r = 0; r < t->H; r++) buf[n + h + t->H + r] = 1;
+    x->b->copy_in(t->one, buf + n + h + t->H, sizeof(real) * t->H);
 }
 
 void tf_infer_encode(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, const batch *src)
@@ -65,21 +70,58 @@ static void block_done(const bk_ctx *x, tf_infer *t, tf_blk *k, const real *g, c
     t->x = t->y, t->y = sw;
 }
 
+/* the keys and values of t->x, the stream before the norm, into this position's cache slot */
+static void raw_kv(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H, real *slot, int ld)
+{
+    int d = c->emb;
+    tf_linear(x, t->tmp, t->x, H, d, 3 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), tf_t(p, TF_DEC, l, TF_SELF_BQKV));
+    x->b->copy_rows(slot, ld, t->tmp + d, 3 * d, H, 2 * d);
+}
+
+/* The first half of decoder layer l's self block, attention or SSRU: its input (t->x, normed
+ * when pre-norm, through k) times its fused weights into t->q, cols wide (bias NULL: none). */
+static void self_in(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H, tf_blk *k, int cols,
+                    const real *bias)
+{
+    const real *a = tf_block_in(x, k, t->x, tf_t(p, TF_DEC, l, TF_SELF_LNS), tf_t(p, TF_DEC, l, TF_SELF_LNB), H, c->emb, c);
+    tf_linear(x, t->q, a, H, c->emb, cols, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), bias);
+}
+
 static void self_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H)
 {
     int d = c->emb, L = c->dec_depth;
     long ld = (long)L * 2 * d, row = (long)t->Tmax * ld;
     tf_blk k = {t->n, t->st, NULL, NULL};
     const real *g = tf_t(p, TF_DEC, l, TF_SELF_LNS), *b = tf_t(p, TF_DEC, l, TF_SELF_LNB);
-    const real *a = tf_block_in(x, &k, t->x, g, b, H, d, c);
-    tf_linear(x, t->q, a, H, d, 3 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), tf_t(p, TF_DEC, l, TF_SELF_BQKV));
+    self_in(x, t, c, p, l, H, &k, 3 * d, tf_t(p, TF_DEC, l, TF_SELF_BQKV));
     real *slot = t->cache + (long)t->t * ld + (long)l * 2 * d; /* this position's key | value */
     x->b->copy_rows(slot, (int)row, t->q + d, 3 * d, H, 2 * d);
     tf_att att = {H, c->heads, 1, t->t + 1, d / c->heads, t->q, 3 * d, 3 * d, t->cache + (long)l * 2 * d,
                   t->cache + (long)l * 2 * d + d, (int)ld, row, NULL, NULL, t->t + 1, 0, 0};
+    /* Marian's pre-norm decoding (nmt_config.marian_kv): the cache holds keys and values of the
+     * stream before the norm, which the first position does not yet read */
+    int raw = c->marian_kv && !c->post_norm;
+    if (raw && t->t > 0) raw_kv(x, t, c, p, l, H, slot, (int)row);
     tf_att_forward(x, &att, t->P, t->P, NULL, t->ctx, d, d);
+    if (raw && t->t == 0) raw_kv(x, t, c, p, l, H, slot, (int)row);
     tf_linear(x, t->tmp, t->ctx, H, d, d, tf_weight(p, TF_DEC, l, TF_SELF_WO), tf_t(p, TF_DEC, l, TF_SELF_BO));
     block_done(x, t, &k, g, b, H, c);
+}
+
+/* An SSRU layer (nmt_config.ssru): its cell of the previous position read from the cache, this
+ * position's written there, so that the search's reordering of the cache carries it. */
+static void ssru_layer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H)
+{
+    int d = c->emb;
+    long ld = (long)c->dec_depth * 2 * d, row = (long)t->Tmax * ld;
+    tf_blk k = {t->n, t->st, NULL, NULL};
+    self_in(x, t, c, p, l, H, &k, 2 * d, NULL);
+    real *cell = t->cache + (long)t->t * ld + (long)l * 2 * d;
+    const real *prev = t->t ? cell - ld : NULL;
+    /* scratch: t->tmp holds [H, max(3d, f)], room for the output and two [H, d] more */
+    ssru_step(x, cell, (int)row, t->tmp, d, t->q, 2 * d, tf_t(p, TF_DEC, l, TF_SELF_BQKV), prev, (int)row, t->tmp + (long)H * d,
+              d, t->tmp + 2L * H * d, t->one, H, d);
+    block_done(x, t, &k, tf_t(p, TF_DEC, l, TF_SELF_LNS), tf_t(p, TF_DEC, l, TF_SELF_LNB), H, c);
 }
 
 static void cross_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int l, int H,
@@ -110,6 +152,19 @@ static void ffn_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const pa
     block_done(x, t, &k, g, b, H, c);
 }
 
+/* The attention reported, from the layer whose cross-attention weights t->Pc holds: the head
+ * the config names (nmt_config.align_head), or the heads' mean. */
+static void report_attention(const bk_ctx *x, tf_infer *t, const nmt_config *c, int H, real *alpha)
+{
+    int Tx = t->enc.Tx, h = c->heads;
+    if (c->align_head) {
+        x->b->copy_rows(alpha, Tx, t->Pc + (long)(c->align_head - 1) * Tx, h * Tx, H, Tx);
+        return;
+    }
+    bk_batch s = {H, 1, 0, 0, (long)h * Tx, 0, Tx, 0, NULL};
+    x->b->gemm_batched(0, 0, 1, Tx, h, t->ones, h, t->Pc, Tx, 0, alpha, Tx, &s);
+}
+
 void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
                    const int *yprev, const int *rowlen, real *logits, real *alpha)
 {
@@ -121,9 +176,12 @@ void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
     bk->add_rows(t->x, d, t->x, d, P, 0, H, d);
     bk->gather_rows(t->tmp, p->Et, yprev, H, d);
     bk->axpy_diff_rows(t->x, d, t->scale, t->tmp, d, NULL, 0, H, d);
+    int al = c->align_layer ? c->align_layer - 1 : c->dec_depth - 1;
     for (int l = 0; l < c->dec_depth; l++) {
-        self_step(x, t, c, p, l, H);
+        if (c->ssru) ssru_layer_step(x, t, c, p, l, H);
+        else self_step(x, t, c, p, l, H);
         cross_step(x, t, c, p, l, H, src_of, rowlen);
+        if (l == al) report_attention(x, t, c, H, alpha);
         ffn_step(x, t, c, p, l, H);
     }
     const real *top = t->x;
@@ -134,9 +192,6 @@ void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
     bk->repeat_row(logits, p->out_bias, H, V);
     if (c->tied_emb) mm(x, 0, 1, H, V, d, top, d, p->Et, d, 1, logits, V);
     else mmw(x, H, V, d, top, d, PW(p, out_W), 1, logits, V);
-    /* the attention reported: the last layer's heads' mean */
-    bk_batch s = {H, 1, 0, 0, (long)c->heads * t->enc.Tx, 0, t->enc.Tx, 0, NULL};
-    bk->gemm_batched(0, 0, 1, t->enc.Tx, c->heads, t->ones, c->heads, t->Pc, t->enc.Tx, 0, alpha, t->enc.Tx, &s);
     t->t++;
 }
 

@@ -12,9 +12,11 @@ typedef struct tf_infer {
     int S, Tx, H, Tmax;   /* the room: sentences, source length, rows, target positions */
     int t;                /* the next position: positions 0 .. t-1 are in the cache */
     real *kv[NMT_MAX_DEPTH]; /* [S*Tx, 2d] each decoder layer's encoder keys | values */
-    real *cache, *spare;  /* [H, Tmax, L, 2d]: per row, position, layer: key | value */
+    real *cache, *spare;  /* [H, Tmax, L, 2d]: per row, position, layer: key | value (an SSRU
+                           * decoder's: its cell c, then unused room) */
     real *x, *y, *n, *st, *q, *ctx, *tmp, *pre, *P, *Pc; /* a step's rows */
     real *ones;           /* [heads] 1/heads: the mean of the heads' attention */
+    real *one;            /* [H] ones, an SSRU decoder's (NULL otherwise) */
     real *pos;            /* [Tmax, d] the sinusoid */
     real *scale;          /* [H] √d */
     real *hconst;         /* host: the three above, staged */
@@ -27,7 +29,8 @@ void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c);
 void tf_infer_encode(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, const batch *src);
 /* One position for H rows: row h reads sentence src_of[h] (device), previous word yprev[h]
  * (device, -1 first), source length rowlen[h] (device); writes logits [H, Ky] and alpha [H, Tx]
- * (the last layer's heads' mean). */
+ * (nmt_config's alignment layer and head;
+ * by default the last layer's heads' mean). */
 void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
                    const int *yprev, const int *rowlen, real *logits, real *alpha);
 /* The rows the search keeps: row i of the cache becomes old row parent[i] (device), i < n. */

@@ -149,6 +149,11 @@ static int tf_config_json(cJSON *o, const nmt_config *c)
     cJSON_AddNumberToObject(t, "max_positions", c->max_pos);
     cJSON_AddNumberToObject(t, "ln_eps", c->ln_eps);
     cJSON_AddBoolToObject(t, "tied_all", c->tied_emb == 2);
+    /* later additions, written only when set: a file without them reads as before */
+    if (c->align_layer) cJSON_AddNumberToObject(t, "align_layer", c->align_layer);
+    if (c->align_head) cJSON_AddNumberToObject(t, "align_head", c->align_head);
+    if (c->marian_kv) cJSON_AddBoolToObject(t, "marian_kv", 1);
+    if (c->ssru) cJSON_AddBoolToObject(t, "ssru", 1);
     return 0;
 }
 
@@ -243,16 +248,22 @@ static int name_index(const char *name, const char *const *list, int n)
 /* The "transformer" object of a config into c; every key required, no other allowed. */
 static int tf_config_parse(nmt_config *c, const cJSON *t, const char *file, nmt_err *err)
 {
+    /* the first nine required; the rest later additions, optional (absent: 0) */
     static const char *const keys[] = {"enc_depth", "dec_depth", "heads", "ffn", "max_positions", "ffn_activation", "norm",
-                                       "ln_eps", "tied_all"};
+                                       "ln_eps", "tied_all", "align_layer", "align_head", "marian_kv", "ssru"};
     static const char *const norms[2] = {"pre", "post"};
     int *ints[] = {&c->enc_depth, &c->dec_depth, &c->heads, &c->ffn, &c->max_pos};
     if (!cJSON_IsObject(t)) return nmt_fail(err, NMT_ERR_FORMAT, "%s: config 'transformer' is not an object", file);
     for (const cJSON *it = t->child; it; it = it->next)
-        if (name_index(it->string, keys, 9) < 0) return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown transformer key '%s'", file, it->string);
-    for (int k = 0; k < 9; k++) {
+        if (name_index(it->string, keys, 13) < 0) return nmt_fail(err, NMT_ERR_FORMAT, "%s: unknown transformer key '%s'", file, it->string);
+    for (int k = 0; k < 13; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(t, keys[k]);
+        if (k >= 9 && !it) continue;
         int ok = it != NULL;
+        if (ok && (k == 9 || k == 10)) ok = cJSON_IsNumber(it) && it->valuedouble == floor(it->valuedouble) && it->valuedouble >= 0 &&
+                                            it->valuedouble <= 65536;
+        if (ok && (k == 9 || k == 10)) *(k == 9 ? &c->align_layer : &c->align_head) = (int)it->valuedouble;
+        if (ok && k >= 11) ok = cJSON_IsBool(it) && (*(k == 11 ? &c->marian_kv : &c->ssru) = cJSON_IsTrue(it)) >= 0;
         if (ok && k < 5) ok = cJSON_IsNumber(it) && it->valuedouble == floor(it->valuedouble) && it->valuedouble >= 0 &&
                              it->valuedouble <= 1e9;
         if (ok && k < 5) *ints[k] = (int)it->valuedouble;
@@ -375,6 +386,11 @@ static int subwords_from_file(nmt_model *m, const st_file *f, nmt_err *err)
     const char *json = st_meta(f, SUBWORDS_KEY);
     if (!json) return NMT_OK;
     int rc = subwords_meta_parse(&m->sw, json, st_name(f), err);
+    if (!rc && m->sw->by_vocab) { /* vocabularies of their own: the maps go through their words */
+        rc = subwords_use_vocab(m->sw, NMT_SOURCE, m->src, err);
+        if (!rc) rc = subwords_use_vocab(m->sw, NMT_TARGET, m->tgt, err);
+        return rc;
+    }
     if (!rc) rc = subwords_check_vocab(m->sw, NMT_SOURCE, (const char *const *)m->src->words, m->src->n, st_name(f), err);
     if (!rc) rc = subwords_check_vocab(m->sw, NMT_TARGET, (const char *const *)m->tgt->words, m->tgt->n, st_name(f), err);
     return rc;

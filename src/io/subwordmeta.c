@@ -4,7 +4,8 @@
  *    "src_text": {"lang": "en", "tokenize": false, "lowercase": true, "normalize_punct": true,
  *                 "escape": true},
  *    "tgt_text": {...}}
- * ("tgt" is absent when joint); a raw-text word model's "text": {"src": {...}, "tgt": {...}}, the
+ * ("tgt" is absent when joint; "vocab": "own" is present when the vocabularies are not the
+ * SentencePiece models' own but the model's, a converted Marian model's); a raw-text word model's "text": {"src": {...}, "tgt": {...}}, the
  * same objects. The reader accepts nothing else: an unknown key is damage. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ char *subwords_meta_json(const subwords *sw)
     if (!o) return NULL;
     cJSON_AddStringToObject(o, "type", "sentencepiece");
     cJSON_AddBoolToObject(o, "joint", sw->joint);
+    if (sw->by_vocab) cJSON_AddStringToObject(o, "vocab", "own"); /* absent: the SentencePiece models' */
     int bad = add_model(o, "src", sw->sp[0]) || (!sw->joint && add_model(o, "tgt", sw->sp[1]));
     cJSON *st = text_json(&sw->text[0]), *tt = text_json(&sw->text[1]);
     if (st) cJSON_AddItemToObject(o, "src_text", st);
@@ -111,12 +113,12 @@ static int model_parse(spm **out, const cJSON *o, const char *key, int side, con
 
 int subwords_meta_parse(subwords **out, const char *json, const char *file, nmt_err *err)
 {
-    static const char *const keys[] = {"type", "joint", "src", "tgt", "src_text", "tgt_text"};
+    static const char *const keys[] = {"type", "joint", "src", "tgt", "src_text", "tgt_text", "vocab"};
     *out = NULL;
-    cJSON *o = st_json_values(json, 64) <= 64 ? cJSON_Parse(json) : NULL; /* six keys and values */
+    cJSON *o = st_json_values(json, 64) <= 64 ? cJSON_Parse(json) : NULL; /* seven keys and values */
     const char *bad = NULL;
     int rc = NMT_OK;
-    if (!cJSON_IsObject(o) || only_keys(o, keys, 6, &bad))
+    if (!cJSON_IsObject(o) || only_keys(o, keys, 7, &bad))
         rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords entry is not a JSON object of known keys (key '%.60s')", file, bad ? bad : "?");
     const cJSON *type = rc ? NULL : cJSON_GetObjectItemCaseSensitive(o, "type");
     const cJSON *joint = rc ? NULL : cJSON_GetObjectItemCaseSensitive(o, "joint");
@@ -131,7 +133,14 @@ int subwords_meta_parse(subwords **out, const char *json, const char *file, nmt_
     spm *src = NULL, *tgt = NULL;
     if (!rc) rc = model_parse(&src, o, "src", 0, file, err);
     if (!rc && !is_joint && (rc = model_parse(&tgt, o, "tgt", 1, file, err))) spm_free(src);
+    const cJSON *own = rc ? NULL : cJSON_GetObjectItemCaseSensitive(o, "vocab");
+    if (own && (!cJSON_IsString(own) || strcmp(own->valuestring, "own"))) {
+        rc = nmt_fail(err, NMT_ERR_FORMAT, "%s: the subwords entry's 'vocab' is not \"own\"", file);
+        spm_free(src);
+        spm_free(tgt);
+    }
     if (!rc) rc = subwords_init(out, src, tgt, text, err);
+    if (!rc && own) (*out)->by_vocab = 1; /* its maps are made from the model's vocabularies */
     cJSON_Delete(o);
     return rc;
 }

@@ -13,14 +13,14 @@
 
 nmt_config nmt_config_default(void)
 {
-    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    nmt_config c = {NMT_ARCH_RNNSEARCH, 30002, 30002, 620, 1000, 1000, 500, 2, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     return c;
 }
 
 nmt_config nmt_config_transformer(void)
 {
     nmt_config c = {NMT_ARCH_TRANSFORMER, 30002, 30002, 512, 512, 512, 512, 0, 1.0, 1.0, 1,
-                    6, 6, 8, 2048, NMT_ACT_RELU, 0, 0, 1e-6};
+                    6, 6, 8, 2048, NMT_ACT_RELU, 0, 0, 1e-6, 0, 0, 0, 0};
     return c;
 }
 
@@ -41,6 +41,11 @@ static int transformer_check(const nmt_config *c, nmt_err *err)
     if (c->tied_emb == 2 && c->src_vocab != c->tgt_vocab)
         return nmt_fail(err, NMT_ERR_ARG, "tying all embeddings needs one joint vocabulary: the source has %d entries, the target %d",
                         c->src_vocab, c->tgt_vocab);
+    if (c->align_layer < 0 || c->align_layer > c->dec_depth || c->align_head < 0 || c->align_head > c->heads)
+        return nmt_fail(err, NMT_ERR_ARG, "alignment layer %d and head %d: must be in [0, %d] and [0, %d] (0: the last layer, the "
+                        "mean of the heads)", c->align_layer, c->align_head, c->dec_depth, c->heads);
+    if (c->marian_kv != 0 && c->marian_kv != 1) return nmt_fail(err, NMT_ERR_ARG, "marian_kv %d: must be 0 or 1", c->marian_kv);
+    if (c->ssru != 0 && c->ssru != 1) return nmt_fail(err, NMT_ERR_ARG, "ssru %d: must be 0 or 1", c->ssru);
     if (c->hid != c->emb || c->att != c->emb || c->maxout != c->emb)
         return nmt_fail(err, NMT_ERR_ARG, "a Transformer's hid, att and maxout are its model size %d (got %d, %d, %d)", c->emb, c->hid,
                         c->att, c->maxout);
@@ -50,8 +55,10 @@ static int transformer_check(const nmt_config *c, nmt_err *err)
 /* The Transformer's sizes are 0 in a recurrent model's config. */
 static int recurrent_extra_check(const nmt_config *c, nmt_err *err)
 {
-    if (c->enc_depth || c->dec_depth || c->heads || c->ffn || c->ffn_act || c->post_norm || c->max_pos)
-        return nmt_fail(err, NMT_ERR_ARG, "depths, heads, feed-forward size, activation, norm placement and learned positions "
+    if (c->enc_depth || c->dec_depth || c->heads || c->ffn || c->ffn_act || c->post_norm || c->max_pos || c->align_layer ||
+        c->align_head || c->marian_kv || c->ssru)
+        return nmt_fail(err, NMT_ERR_ARG, "depths, heads, feed-forward size, activation, norm placement, learned positions and "
+                        "alignment sources "
                         "belong to the Transformer, not to %s", nmt_arch_name(c->arch));
     if (c->tied_emb == 2) return nmt_fail(err, NMT_ERR_ARG, "tying all embeddings (source too) belongs to the Transformer");
     return NMT_OK;
@@ -111,14 +118,20 @@ static void tf_layer_table(param_table *pt, const nmt_config *c, int side, int l
     const int shape[TF_NT][2] = {{d, 3 * d}, {0, 3 * d}, {d, d}, {0, d}, {0, d}, {0, d},
                                  {d, d}, {0, d}, {d, 2 * d}, {0, 2 * d}, {d, d}, {0, d}, {0, d}, {0, d},
                                  {d, f}, {0, f}, {f, d}, {0, d}, {0, d}, {0, d}};
+    /* an SSRU decoder (nmt_config.ssru): its tensors in the self-attention's slots, W|W_f fused
+     * as Q|K|V are, no output projection */
+    static const char *const ssru_part[TF_SELF_LNB + 1] = {"ssru_W", "ssru_bf", NULL, NULL, "ssru_ln_scale", "ssru_ln_bias"};
+    int ssru = side == TF_DEC && c->ssru;
     for (int k = 0; k < TF_NT; k++) {
         if (side == TF_ENC && k >= TF_CTX_WQ && k <= TF_CTX_LNB) continue;
+        if (ssru && (k == TF_SELF_WO || k == TF_SELF_BO)) continue;
         char name[40];
-        snprintf(name, sizeof name, "%s_l%d_%s", side == TF_ENC ? "enc" : "dec", l + 1, part[k]);
+        snprintf(name, sizeof name, "%s_l%d_%s", side == TF_ENC ? "enc" : "dec", l + 1, ssru && k <= TF_SELF_LNB ? ssru_part[k] : part[k]);
         size_t slot = offsetof(params, tf) + sizeof(real *) * (((size_t)side * TF_MAX_DEPTH + l) * TF_NT + k);
         int lns = k == TF_SELF_LNS || k == TF_CTX_LNS || k == TF_FFN_LNS;
-        if (shape[k][0]) add(pt, name, shape[k][0], shape[k][1], 2, INIT_GLOROT, slot);
-        else add(pt, name, 1, shape[k][1], 1, lns ? INIT_ONE : INIT_ZERO, slot);
+        int cols = ssru && k == TF_SELF_WQKV ? 2 * d : ssru && k == TF_SELF_BQKV ? d : shape[k][1];
+        if (shape[k][0]) add(pt, name, shape[k][0], cols, 2, INIT_GLOROT, slot);
+        else add(pt, name, 1, cols, 1, lns ? INIT_ONE : INIT_ZERO, slot);
     }
 }
 

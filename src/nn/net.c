@@ -149,13 +149,16 @@ int net_attention_host(const bk_ctx *x, const net_ws *w, const nmt_config *c, co
     size_t n = (size_t)B * h * Ty * Tx;
     real *P = malloc(sizeof(real) * n);
     if (!P) return NMT_ERR_NOMEM;
-    x->b->copy_out(P, w->tf.lay[TF_DEC][c->dec_depth - 1].ctx.P, sizeof(real) * n);
+    /* the layer and head the config names (nmt_config.align_layer, align_head) */
+    int layer = c->align_layer ? c->align_layer - 1 : c->dec_depth - 1, k0 = c->align_head ? c->align_head - 1 : 0;
+    int nh = c->align_head ? 1 : h;
+    x->b->copy_out(P, w->tf.lay[TF_DEC][layer].ctx.P, sizeof(real) * n);
     for (int t = 0; t < Ty; t++)
         for (int b = 0; b < B; b++)
             for (int j = 0; j < Tx; j++) {
                 double s = 0; /* the heads in order */
-                for (int k = 0; k < h; k++) s += P[(((size_t)b * h + k) * Ty + t) * Tx + j];
-                out[((size_t)t * B + b) * Tx + j] = (real)(s / h);
+                for (int k = k0; k < k0 + nh; k++) s += P[(((size_t)b * h + k) * Ty + t) * Tx + j];
+                out[((size_t)t * B + b) * Tx + j] = (real)(s / nh);
             }
     free(P);
     return NMT_OK;

@@ -7,6 +7,7 @@
 
 #include "base/fault.h"
 #include "nn/readout.h"
+#include "nn/ssru.h"
 #include "nn/tf_layer.h"
 #include "nn/transformer.h"
 
@@ -74,6 +75,8 @@ void tf_layout(tf_ws *w, arena *ap, const nmt_config *c, int B, int Tx, int Ty)
     w->hidx = arena_take_host(ap, sizeof(int) * ni + R[1]);
     w->scale = take(ap, Rm + Tm * d);
     w->hscale = arena_take_host(ap, sizeof(real) * (Rm + Tm * d));
+    w->one = c->ssru ? take(ap, Rm) : NULL;
+    w->hone = c->ssru ? arena_take_host(ap, sizeof(real) * Rm) : NULL;
     w->F = take(ap, R[1] * d);
     w->logits = take(ap, R[1] * V);
     w->nll = arena_take(ap, sizeof(double) * R[1]);
@@ -131,6 +134,9 @@ static void upload_batch(const bk_ctx *x, tf_ws *w, const nmt_config *c, const b
     w->sin = w->scale + Rm;
     if (!c->max_pos) tf_sinusoid(w->hscale + Rm, Tm, d);
     x->b->copy_in(w->scale, w->hscale, sizeof(real) * (Rm + (c->max_pos ? 0 : (size_t)Tm * d)));
+    if (!w->one) return;
+    for (int r = 0; r < Rm; r++) w->hone[r] = 1;
+    x->b->copy_in(w->one, w->hone, sizeof(real) * Rm);
 }
 
 /* the embedding's mask of real previous words (side 1: t > 0), device */
@@ -184,8 +190,9 @@ static void embed(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *
 static tf_att self_att(const nmt_config *c, const real *qkv, int B, int T, const int *klen, int causal)
 {
     int d = c->emb;
-    tf_att a = {B, c->heads, T, T, d / c->heads, qkv, 3 * d, (long)T * 3 * d, qkv + d, qkv + 2 * d, 3 * d,
-                (long)T * 3 * d, NULL, klen, T, causal, 0};
+    /* qkv NULL: the callers point Q, K and V at each layer's buffer later (no offset from NULL) */
+    tf_att a = {B, c->heads, T, T, d / c->heads, qkv, 3 * d, (long)T * 3 * d, qkv ? qkv + d : NULL, qkv ? qkv + 2 * d : NULL,
+                3 * d, (long)T * 3 * d, NULL, klen, T, causal, 0};
     return a;
 }
 
@@ -209,6 +216,24 @@ static void self_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const p
     tf_att_forward(x, shape, L->self.P, L->self.Pd, L->self.mask, L->self.ctx, d, (long)shape->Tq * d);
     tf_linear(x, w->tmp, L->self.ctx, R, d, d, tf_weight(p, s, l, TF_SELF_WO), tf_t(p, s, l, TF_SELF_BO));
     tf_block_out(x, &L->blk[k], Xout, Xin, w->tmp, g, b, R, d, c);
+}
+
+/* an SSRU block of the decoder (nmt_config.ssru): its recurrence position by position over the
+ * batch's sentences; kept for backward: g = a·[W | W_f] in self.q [R, 2d], the gates f after it
+ * [R, d], the cells in self.ctx; the outputs in w->tmp (scratch: dA) */
+static void ssru_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, int l, const real *Xin, real *Xout)
+{
+    int d = c->emb, B = w->B, T = w->Ty, R = B * T;
+    tf_lay *L = &w->lay[TF_DEC][l];
+    real *g = tf_t(p, TF_DEC, l, TF_SELF_LNS), *b = tf_t(p, TF_DEC, l, TF_SELF_LNB), *G = L->self.q, *C = L->self.ctx;
+    real *F = G + (size_t)R * 2 * d;
+    const real *a = tf_block_in(x, &L->blk[0], Xin, g, b, R, d, c);
+    tf_linear(x, G, a, R, d, 2 * d, tf_weight(p, TF_DEC, l, TF_SELF_WQKV), NULL);
+    for (int t = 0; t < T; t++) /* rows b*T + t of every sentence b */
+        ssru_step(x, C + (long)t * d, T * d, w->tmp + (long)t * d, T * d, G + (long)t * 2 * d, T * 2 * d,
+                  tf_t(p, TF_DEC, l, TF_SELF_BQKV), t ? C + (long)(t - 1) * d : NULL, T * d, F + (long)t * d, T * d, w->dA,
+                  w->one, B, d);
+    tf_block_out(x, &L->blk[0], Xout, Xin, w->tmp, g, b, R, d, c);
 }
 
 static void cross_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, int l, const real *Xin,
@@ -299,7 +324,8 @@ double tf_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *
     for (int l = 0; l < c->dec_depth; l++) {
         real **X = w->X[TF_DEC] + 3 * l;
         dec.Q = w->lay[TF_DEC][l].self.q, dec.K = dec.Q + c->emb, dec.V = dec.Q + 2 * c->emb;
-        self_forward(x, w, c, p, TF_DEC, l, 0, X[0], X[1], &dec);
+        if (c->ssru) ssru_forward(x, w, c, p, l, X[0], X[1]);
+        else self_forward(x, w, c, p, TF_DEC, l, 0, X[0], X[1], &dec);
         cross_forward(x, w, c, p, l, X[1], X[2], bt);
         ffn_forward(x, w, c, p, TF_DEC, l, 2, X[2], X[3], Ry);
     }
@@ -326,6 +352,21 @@ static void self_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const 
                     w->dq + d, w->dq + 2 * d, 3 * d, oq);
     tf_linear_backward(x, w->dA, GT(TF_SELF_WQKV), GT(TF_SELF_BQKV), w->dq, a, tf_t(p, s, l, TF_SELF_WQKV), R, d, 3 * d);
     tf_block_back_in(x, &L->blk[k], w->G, w->dA, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), Xin, gam, R, d, c);
+}
+
+/* From w->G = d Xout of an SSRU block (ssru_forward), w->G becomes d Xin (scratch: dctx, tmp). */
+static void ssru_block_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, params *g, int l,
+                                const real *Xin)
+{
+    const int s = TF_DEC;
+    int d = c->emb, B = w->B, T = w->Ty, R = B * T;
+    tf_lay *L = &w->lay[s][l];
+    const real *gam = tf_t(p, s, l, TF_SELF_LNS), *a = c->post_norm ? Xin : L->blk[0].n, *G = L->self.q;
+    tf_block_back_out(x, &L->blk[0], w->G, w->DO, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), gam, R, d, c);
+    ssru_backward(x, w->dq, w->DO, L->self.ctx, G + (size_t)R * 2 * d, G, w->dctx, w->tmp, w->one, B, T, d);
+    tf_linear_backward(x, w->dA, GT(TF_SELF_WQKV), NULL, w->dq, a, tf_t(p, s, l, TF_SELF_WQKV), R, d, 2 * d);
+    colsum_add(x, GT(TF_SELF_BQKV), w->dq + d, R, d, 2 * d); /* b_f: the gates' half */
+    tf_block_back_in(x, &L->blk[0], w->G, w->dA, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), Xin, gam, R, d, c);
 }
 
 /* the same for an encoder-decoder attention block; adds the encoder's share into w->dH */
@@ -421,7 +462,8 @@ void tf_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p
         ffn_backward(x, w, c, p, g, TF_DEC, l, 2, X[2], Ry);
         cross_backward(x, w, c, p, g, l, X[1], bt);
         dec.Q = w->lay[TF_DEC][l].self.q, dec.K = dec.Q + d, dec.V = dec.Q + 2 * d;
-        self_backward(x, w, c, p, g, TF_DEC, l, 0, X[0], &dec);
+        if (c->ssru) ssru_block_backward(x, w, c, p, g, l, X[0]);
+        else self_backward(x, w, c, p, g, TF_DEC, l, 0, X[0], &dec);
     }
     embed_backward(x, w, c, g, TF_DEC, Ry);
     x->b->copy_rows(w->G, d, w->dH, d, Rx, d);

@@ -60,6 +60,7 @@ typedef struct tf_ws {
     int N;
     real *scale, *hscale;   /* [max R] √d, the embeddings' scale (axpy_diff_rows' per-row factor) */
     real *sin, *hsin;       /* [max T, d] sinusoidal positions */
+    real *one, *hone;       /* [max R] ones, an SSRU decoder's (nmt_config.ssru; NULL otherwise) */
     /* the output layer */
     real *F, *logits;       /* [N, d] the top rows of real tokens, [N, Ky] */
     double *nll, *rsum, *hnll;

@@ -48,28 +48,10 @@ static int load_model_file(spm **out, const char *path, nmt_err *err)
 {
     *out = NULL;
     /* a model, read once per side that names it: a FIFO would wait for ever the second time */
-    int fd;
-    size_t size;
-    int rc = path_open_regular(path, &fd, &size, err);
-    if (rc) return rc;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        close(fd);
-        return nmt_fail(err, NMT_ERR_IO, "%s: %s", path, strerror(errno));
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len == cap) {
-            char *q = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
-            if (!q) { free(buf); fclose(f); return nmt_fail(err, NMT_ERR_NOMEM, "out of memory"); }
-            buf = q;
-        }
-        len += got = fread(buf + len, 1, cap - len, f);
-    } while (got > 0);
-    int bad = ferror(f);
-    fclose(f);
-    rc = bad ? nmt_fail(err, NMT_ERR_IO, "%s: read error", path) : spm_load(out, buf, len, path, err);
+    char *buf;
+    size_t len;
+    int rc = path_read_all(path, &buf, &len, err);
+    if (!rc) rc = spm_load(out, buf, len, path, err);
     free(buf);
     return rc;
 }
