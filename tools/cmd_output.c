@@ -41,9 +41,11 @@ static int forced_pairs(out_fmt *o, char *const *src, const nmt_translation *tr,
 {
     size_t pairs = 0, bytes = 1;
     for (int i = 0; i < nb; i++)
-        for (int k = 0; k < n_printed(o, &tr[i]); k++)
+        for (int k = 0; k < n_printed(o, &tr[i]); k++) {
+            bytes++; /* the pair's NUL, which a pair of no words (empty or too long) needs too */
             for (int w = 0, n = too_long(&tr[i].hyps[k]) ? 0 : tr[i].hyps[k].n_words; w < n; w++)
                 bytes += strlen(tr[i].hyps[k].ids[w] == 1 ? "<unk>" : tr[i].hyps[k].words[w]) + 1;
+        }
     for (int i = 0; i < nb; i++) pairs += (size_t)n_printed(o, &tr[i]);
     if (grow(&o->fsrc, &o->fsrc_cap, pairs + 1, sizeof *o->fsrc) || grow(&o->ftgt, &o->ftgt_cap, pairs + 1, sizeof *o->ftgt) ||
         grow(&o->fbuf, &o->fbuf_cap, bytes, 1))

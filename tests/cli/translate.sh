@@ -153,6 +153,14 @@ cmp -s "$T/one" "$T/one_want" && ok || bad "1-best differs from the n-best's fir
 # an empty line: one n-best line with an empty hypothesis and every field
 printf 'a man .\n\n' | $TR --n-best 2 --word-scores > "$T/nbe"
 [ "$(sed -n 3p "$T/nbe")" = "1 |||  ||| WordScores= ||| F0= 0.000000 ||| 0.000000" ] && ok || bad "empty input's n-best line: $(cat "$T/nbe")"
+# a barely trained model's n-best holds empty hypotheses: their pairs fit the forced pass's buffer
+# (one byte past it per empty pair after the first; the sanitizer pass sees even one)
+head -n 100 "$D/train.en" > "$T/raw.en"; head -n 100 "$D/train.fr" > "$T/raw.fr"
+"$NMT_BIN" train --src "$T/raw.en" --tgt "$T/raw.fr" --emb 4 --hid 4 --att 4 --maxout 2 --vocab 50 --batch 10 --threads 1 \
+    --max-updates 3 --seed 3 --model "$T/raw.nmt" 2> /dev/null
+head -n 60 "$D/val.en" > "$T/v60"
+"$NMT_BIN" translate --model "$T/raw.nmt" --n-best 4 --beam 4 --word-scores --threads 1 < "$T/v60" > "$T/raw.nb" 2> "$T/raw.err" \
+    && [ "$(wc -l < "$T/raw.nb")" -eq 240 ] && ok || bad "n-best word scores with empty hypotheses: $(head -n 3 "$T/raw.err")"
 # --detokenize: alignments index the printed words; each printed word's soft row is the mean of
 # its tokens' rows, the tokens found in the printed line by the reader (drawn translations: this
 # small model's searched ones are too short to hold a join)
