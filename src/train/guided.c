@@ -1,6 +1,7 @@
 /* guided.c: guided alignment's set-up for a training run (docs/TRAINING.md): what it refuses
  * (a model without attention; text the run re-segments, whose words the links would miss),
- * the links read with the corpus, and the cost's buffers. */
+ * the links read with the corpus, and the cost's buffers; and a Transformer's choice of the
+ * layer and head that give alignments, which guided alignment trains. */
 #include <stdio.h>
 
 #include "base/err.h"
@@ -40,6 +41,34 @@ int train_guided_check(const trainer *t, nmt_err *err)
     return check_words_kept(t, err);
 }
 
+int train_align_check(const trainer *t, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    const nmt_config *a = &o->tf; /* 1-based there; --alignment-head counts from 0 */
+    if (o->cfg.arch != NMT_ARCH_TRANSFORMER && (a->align_layer || a->align_head))
+        return nmt_fail(err, NMT_ERR_ARG, "--alignment-%s: a Transformer's choice of attention; not with --arch %s",
+                        a->align_layer ? "layer" : "head", nmt_arch_name(o->cfg.arch));
+    if (t->m) return NMT_OK; /* a model from a file keeps its own (train_guided_init) */
+    if (a->align_layer < 0 || a->align_layer > a->dec_depth)
+        return nmt_fail(err, NMT_ERR_ARG, "--alignment-layer %d: the decoder has layers 1 to %d (--dec-depth)", a->align_layer,
+                        a->dec_depth);
+    if (a->align_head < 0 || a->align_head > a->heads)
+        return nmt_fail(err, NMT_ERR_ARG, "--alignment-head %d: the heads are 0 to %d (--heads %d)", a->align_head - 1,
+                        a->heads - 1, a->heads);
+    return NMT_OK;
+}
+
+/* A guided Transformer aligns with the head it trains: the model's config names it (the last
+ * layer and head 0 unless the options or the file named others), so that nmt align, translate's
+ * alignments and UNK replacement read it. A model from a file that names none takes those too. */
+static void name_guided_head(trainer *t)
+{
+    nmt_config *c = &t->m->cfg;
+    if (!is_transformer(c)) return;
+    if (!c->align_layer) c->align_layer = c->dec_depth;
+    if (!c->align_head) c->align_head = 1;
+}
+
 int train_guided_links(trainer *t, nmt_err *err)
 {
     const char *path = t->o->guided_alignment;
@@ -50,6 +79,7 @@ int train_guided_init(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     if (!o->guided_alignment) return NMT_OK;
+    name_guided_head(t);
     int rc = guide_init(&t->m->cx, &t->guide, o->guided_cost, o->guided_weight, o->batch, t->max_src, t->max_tgt, err);
     if (!rc) net_set_guide(&t->ws, &t->guide);
     return rc;
