@@ -184,6 +184,17 @@ tf_train tf_half --max-updates 4 $G1
 "$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --threads 1 --model "$T/tf_half.nmt" --resume "$T/tf_half.nmt.ckpt" --max-updates 8 \
     --guided-alignment "$T/l40" 2> "$T/tf_resume.log" || bad "resumed Transformer: $(tail -n 2 "$T/tf_resume.log")"
 cmp -s "$T/tf_full.nmt" "$T/tf_half.nmt" && ok || bad "the resumed guided Transformer ends with another model than the uninterrupted one"
+# a model from a file keeps the head it names (a warning names the option not followed); a guided
+# run fine-tuning one that names none takes the options' head
+"$NMT_BIN" train --src "$T/s40" --tgt "$T/t40" --threads 1 --model "$T/tf_half.nmt" --resume "$T/tf_half.nmt.ckpt" --max-updates 9 \
+    --guided-alignment "$T/l40" --arch transformer --alignment-head 0 2> "$T/tf_resume2.log" || bad "resumed: $(tail -n 2 "$T/tf_resume2.log")"
+grep -q "warning: the model from the file reports alignments from layer 1, head 1 (which guided alignment trains): --alignment-head is not followed" \
+    "$T/tf_resume2.log" && ok || bad "no warning that --alignment-head is not followed: $(grep warn "$T/tf_resume2.log")"
+[ "$(header "$T/tf_half.nmt")" = '"align_layer":1 "align_head":2 ' ] && ok || bad "the resumed run changed the head: $(header "$T/tf_half.nmt")"
+tf_train tf_tuned --max-updates 2 --pretrained-model "$T/tf_plain.nmt" --guided-alignment "$T/l40" --alignment-head 1
+[ "$(header "$T/tf_tuned.nmt")" = '"align_layer":2 "align_head":2 ' ] && ok \
+    || bad "a guided run from an unguided model does not name the options' head: $(header "$T/tf_tuned.nmt")"
+grep -q "alignment-head is not followed" "$T/tf_tuned.log" && bad "a warning for the head the run follows" || ok
 # shellcheck disable=SC2086
 tf_train tf_devsim --max-updates 8 $G1 --device devsim
 cmp -s "$T/tf_full.nmt" "$T/tf_devsim.nmt" && ok || bad "guided Transformer training on the simulated device differs from the CPU's"
