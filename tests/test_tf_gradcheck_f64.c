@@ -1,8 +1,9 @@
 /* test_tf_gradcheck_f64.c: the Transformer's backward pass against central finite differences
  * in float64, for every parameter tensor: pre- and post-norm, embeddings untied, tied to the
  * output layer or tied all, sinusoidal and learned positions, relu, gelu and swish, an SSRU
- * decoder (Marian's), with label smoothing and every dropout on; then faults that drop one
- * backward term each, every one caught. */
+ * decoder (Marian's), with label smoothing and every dropout on, guided alignment's ce and mse
+ * costs on one head of one layer; then faults that drop one backward term each, every one
+ * caught. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,16 +28,22 @@ typedef struct tfm {
     params p, g;
     batch bt;
     net_ws ws;
+    guide_ws *guide;    /* guided alignment on links (check_guided), or NULL */
+    batch_links links;
 } tfm;
 
 static double loss(void *ctx)
 {
     tfm *m = ctx;
-    int train = m->reg.label_smoothing > 0 || m->reg.dropout_tf > 0 || m->reg.dropout_attn > 0 || m->reg.dropout_ffn > 0;
+    int train = m->reg.label_smoothing > 0 || m->reg.dropout_tf > 0 || m->reg.dropout_attn > 0 || m->reg.dropout_ffn > 0 ||
+                m->guide;
     rng_seed(&m->drop, 77); /* the same masks at every evaluation */
     net_set_dropout(&m->ws, 0, train ? &m->drop : NULL);
     net_set_reg(&m->ws, &m->reg);
-    return net_forward(TX, &m->ws, &m->c, &m->p, &m->bt, NULL) / m->bt.B;
+    net_set_guide(&m->ws, m->guide);
+    net_set_links(&m->ws, m->guide ? &m->links : NULL);
+    double nll = net_forward(TX, &m->ws, &m->c, &m->p, &m->bt, NULL);
+    return (nll + net_guided_cost(&m->ws)) / m->bt.B;
 }
 
 /* lengths with EOS; ids random words, EOS last; padding holds 0 */
@@ -124,6 +131,37 @@ static void check_one(nmt_config c, net_reg reg, const char *what)
     done(&m);
 }
 
+/* Guided alignment's links on make_batch's batch (lengths with EOS: source 4, 2, 5; target 3, 5,
+ * 1): row 0's first target word linked to source words 0 and 2 (a = 1/2 each), its second to
+ * word 1; row 1's target words 0 and 2 to its source word 0; row 2 none. Sorted by target, then
+ * source, as links_attach leaves them; pairs (source, target). */
+static int guided_off[4] = {0, 3, 5, 5};
+static int guided_lk[10] = {0, 0, 2, 0, 1, 1, 0, 0, 0, 2};
+
+static void guided_on(tfm *m, guide_ws *g, int kind)
+{
+    NMT_ASSERT(!guide_init(TX, g, kind, 0.7, m->bt.B, m->bt.Tx, m->bt.Ty, NULL));
+    m->links = (batch_links){guided_off, guided_lk};
+    m->guide = g;
+}
+
+/* The guided cost (weight 0.7) on head align_head - 1 of layer align_layer (0, 0: the last
+ * layer's head 0), ce or mse, under reg's terms. */
+static void check_guided(nmt_config c, net_reg reg, int kind, const char *what)
+{
+    tfm m;
+    guide_ws g;
+    init(&m, c);
+    m.reg = reg;
+    guided_on(&m, &g, kind);
+    double mr = 0;
+    check(&m, what, &mr);
+    CHECKF(m.ws.guide->active && m.ws.guide->cost > 0, "%s: guided alignment's cost was not formed", what);
+    printf("transformer, %s: largest relative gradient error %.2e (guided cost %.4g)\n", what, mr, m.ws.guide->cost);
+    guide_free(&g);
+    done(&m);
+}
+
 /* dropout changes the loss (so the masks were applied), and the same seed gives the same loss */
 static void test_dropout_applied(void)
 {
@@ -163,6 +201,12 @@ int main(int argc, char **argv)
         sc.ssru = 1;
         check_one(sc, post ? all : none, post ? "post-norm SSRU decoder, tied all, every term" : "pre-norm SSRU decoder");
     }
+    /* guided alignment: the default head (the last layer's head 0), and head 1 of layer 1 under
+     * attention dropout (the cost reads the weights before their dropout) */
+    check_guided(small(0, 1, 0, NMT_ACT_RELU), none, NMT_GUIDED_CE, "pre-norm, guided alignment ce on layer 2 head 0");
+    nmt_config gc = small(1, 0, 0, NMT_ACT_GELU);
+    gc.align_layer = 1, gc.align_head = 2;
+    check_guided(gc, all, NMT_GUIDED_MSE, "post-norm, guided alignment mse on layer 1 head 1, every term");
     test_dropout_applied();
     static const struct { int fault, post, pos; const char *what; } faults[] = {
         {FAULT_TF_RESIDUAL, 0, 0, "a pre-norm block's residual path"},
@@ -173,6 +217,7 @@ int main(int argc, char **argv)
         {FAULT_TF_FFN, 1, 0, "the feed-forward's inner bias"},
         {FAULT_LABEL_SMOOTHING, 0, 0, "label smoothing's term"},
         {FAULT_TF_SSRU, 1, 0, "an SSRU cell's gradient to the previous cell"},
+        {FAULT_TF_GUIDED, 0, 0, "guided alignment's gradient to its head"},
     };
     quiet = 1;
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i += quick ? 3 : 1) {
@@ -180,6 +225,8 @@ int main(int argc, char **argv)
         nmt_config fc = small(faults[i].post, 1, faults[i].pos, NMT_ACT_RELU);
         fc.ssru = faults[i].fault == FAULT_TF_SSRU;
         init(&m, fc);
+        guide_ws g;
+        if (faults[i].fault == FAULT_TF_GUIDED) guided_on(&m, &g, NMT_GUIDED_CE);
         if (faults[i].fault == FAULT_LABEL_SMOOTHING) m.reg.label_smoothing = 0.1;
         nmt_fault = faults[i].fault;
         double mr = 0;
@@ -187,6 +234,7 @@ int main(int argc, char **argv)
         nmt_fault = 0;
         CHECKF(bad > 0, "dropping %s went unnoticed", faults[i].what);
         printf("fault '%s': caught, %d elements off\n", faults[i].what, bad);
+        if (m.guide) guide_free(&g);
         done(&m);
     }
     return test_done("test_tf_gradcheck_f64");

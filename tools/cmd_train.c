@@ -247,7 +247,7 @@ static const char train_usage[] =
 /* What train's options read into values of their own before nmt_train_opts takes them. */
 struct train_vals {
     long seed, *log_every;
-    int langs[2], text_langs[2], units, dump, bf16;
+    int langs[2], text_langs[2], units, dump, bf16, align_head;
     const char *config;
 };
 
@@ -380,7 +380,7 @@ static size_t model_options(opt *t, nmt_train_opts *o)
 #define TF_DBL(n, d, l, u, a, h) {.names = n, .kind = OPTK_DBL, .dst = (d), .lo = l, .hi = u, .arg = a, .help = h, .flags = OPT_IF_GIVEN}
 
 /* The Transformer's options into t (Marian's names where it has them); how many. */
-static size_t transformer_options(opt *t, nmt_train_opts *o)
+static size_t transformer_options(opt *t, nmt_train_opts *o, struct train_vals *x)
 {
     const opt part[] = {
         OPT_HEAD("Transformer (--arch transformer; docs/TRAINING.md):"),
@@ -400,6 +400,10 @@ static size_t transformer_options(opt *t, nmt_train_opts *o)
         TF_DBL("--transformer-dropout", &o->dropout_tf, 0, 0.99, "P", "dropout on every block's output and the embeddings (default {})"),
         TF_DBL("--transformer-dropout-attention", &o->dropout_attn, 0, 0.99, "P", "dropout on the attention weights (default {})"),
         TF_DBL("--transformer-dropout-ffn", &o->dropout_ffn, 0, 0.99, "P", "dropout inside the feed-forward layers (default {})"),
+        TF_INT("--alignment-layer", &o->tf.align_layer, 1, NMT_MAX_DEPTH, "N", "the decoder layer (from 1) whose encoder-decoder attention gives\n"
+               "alignments and takes --guided-alignment's cost (default: the last)"),
+        TF_INT("--alignment-head", &x->align_head, 0, 1023, "H", "... and its head (from 0; default {}): with --guided-alignment\n"
+               "that head is trained and gives alignments; without, the heads'\nmean gives them unless this is given"),
     };
     memcpy(t, part, sizeof part);
     return sizeof part / sizeof *part;
@@ -412,7 +416,8 @@ static int check_family(const nmt_train_opts *o, const opt_cmd *c)
     static const char *const tf_only[] = {"--dim-model", "--enc-depth", "--dec-depth", "--heads", "--dim-ffn",
                                           "--transformer-ffn-activation", "--transformer-norm", "--transformer-ln-eps",
                                           "--max-positions", "--tied-embeddings-all", "--transformer-dropout",
-                                          "--transformer-dropout-attention", "--transformer-dropout-ffn"};
+                                          "--transformer-dropout-attention", "--transformer-dropout-ffn", "--alignment-layer",
+                                          "--alignment-head"};
     static const char *const rnn_only[] = {"--emb", "--hid", "--att", "--maxout", "--window", "--fert-step-weight",
                                            "--fert-left-weight", "--dropout", "--dropout-emb", "--dropout-rnn", "--init"};
     int tf = o->cfg.arch == NMT_ARCH_TRANSFORMER;
@@ -523,6 +528,7 @@ static int apply_options(nmt_train_opts *o, const opt_cmd *c, const struct train
     }
     if (opt_given(c, "--subwords")) o->subwords = x->units + 1; /* SPM_UNIGRAM, SPM_BPE */
     o->precision = x->bf16 ? NMT_PREC_BF16 : NMT_PREC_FP32;
+    if (opt_given(c, "--alignment-head")) o->tf.align_head = x->align_head + 1; /* the config's count from 1 */
     o->spm_src = spm.src;
     o->spm_tgt = spm.tgt;
     int rc = check_family(o, c);
@@ -540,7 +546,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     size_t n = data_options(table, o, &x);
     n += subword_options(table + n, o, &x);
     n += model_options(table + n, o);
-    n += transformer_options(table + n, o);
+    n += transformer_options(table + n, o, &x);
     n += loop_options(table + n, o, &x);
     n += stop_options(table + n, o, &x);
     NMT_ASSERT(n < TRAIN_MAX_OPTS);

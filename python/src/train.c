@@ -223,6 +223,17 @@ static int set_vocab(opts_in *in, PyObject *v, const char *key)
     return 0;
 }
 
+/* alignment_head counts from 0, as nmt train --alignment-head does; the config from 1 (0: the
+ * heads' mean). The library checks it against the heads. */
+static int set_align_head(opts_in *in, PyObject *v, const char *key)
+{
+    long k = PyLong_AsLong(v);
+    if (k == -1 && PyErr_Occurred()) return -1;
+    if (k < 0 || k > 1023) return PyErr_Format(nmtpy_arg_error, "%s: %ld out of range [0, 1023]", key, k), -1;
+    in->o.tf.align_head = (int)k + 1;
+    return 0;
+}
+
 /* the process's device (nmt_set_device), as --device makes it */
 static int set_device(opts_in *in, PyObject *v, const char *key)
 {
@@ -298,6 +309,8 @@ static const key KEYS[] = {
     {"transformer-dropout", K_DBL, OFF(dropout_tf), 0, NULL, FAM_TF},
     {"transformer-dropout-attention", K_DBL, OFF(dropout_attn), 0, NULL, FAM_TF},
     {"transformer-dropout-ffn", K_DBL, OFF(dropout_ffn), 0, NULL, FAM_TF},
+    {"alignment-layer", K_INT, OFF(tf.align_layer), 0, NULL, FAM_TF},
+    {"alignment-head", K_FN, 0, 0, set_align_head, FAM_TF},
     {"max-len", K_INT, OFF(max_len), 0, NULL},
     {"batch", K_INT, OFF(batch), 0, NULL},
     {"sort-blocks", K_INT, OFF(sort_blocks), 0, NULL},

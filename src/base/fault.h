@@ -32,7 +32,8 @@ enum {
     FAULT_TF_NORM = 17,         /* tf_layer.c: a post-norm block's norm passes its gradient through unchanged */
     FAULT_TF_POS = 18,          /* transformer.c: learned positions get no gradient */
     FAULT_TF_FFN = 19,          /* tf_layer.c: the feed-forward's inner bias gets no gradient */
-    FAULT_TF_SSRU = 20          /* transformer.c: an SSRU cell's gradient does not reach the previous cell */
+    FAULT_TF_SSRU = 20,         /* transformer.c: an SSRU cell's gradient does not reach the previous cell */
+    FAULT_TF_GUIDED = 21        /* tf_layer.c: guided alignment's cost sends no gradient to its head's weights */
 };
 
 #endif

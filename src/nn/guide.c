@@ -66,7 +66,7 @@ static double word_cost(int kind, const int *lk, int n, const real *al, int xlen
 /* Σ G over the batch from hA; with gs != 0 also gs·∂G/∂α into hG (zeroed by the caller). */
 static double batch_cost(const guide_ws *g, const batch *bt, const batch_links *l, double gs)
 {
-    int B = bt->B, Tx = bt->Tx;
+    int B = bt->B, Tx = bt->Tx, Ty = bt->Ty;
     double cost = 0;
     for (int r = 0; r < B; r++) {
         const int *lk = l->lk + 2 * (size_t)l->off[r];
@@ -74,7 +74,7 @@ static double batch_cost(const guide_ws *g, const batch *bt, const batch_links *
         for (int a = 0, e; a < n; a = e) {
             int i = lk[2 * a + 1];
             for (e = a; e < n && lk[2 * e + 1] == i; e++) {}
-            size_t row = ((size_t)i * B + r) * Tx; /* α_i of row r */
+            size_t row = (g->batch_major ? (size_t)r * Ty + i : (size_t)i * B + r) * Tx; /* α_i of row r */
             cost += word_cost(g->kind, lk + 2 * a, e - a, g->hA + row, bt->xlen[r], g->hG + row, gs);
         }
     }

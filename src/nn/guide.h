@@ -7,7 +7,9 @@
  * over the sentence's real source positions (its EOS included: a_ij = 0 there). Target words
  * without links, the target EOS and padding contribute nothing. The training loss adds
  * λ Σ_i G_i per sentence beside its summed NLL; the gradient reaches α_i, then the attention's
- * softmax and energies through attn_backward's dα input.
+ * softmax and energies through attn_backward's dα input. A Transformer's α is one head of one
+ * decoder layer's encoder-decoder attention (its softmax P), the gradient added to that head's
+ * dP before the softmax's backward (transformer.c): the same cost, read in batch-major layout.
  * α is read back once per batch and the cost and its gradient formed on the host in double
  * (a log and a ratio per link: no kernel of the table does that), the gradient uploaded once. */
 #ifndef NMT_GUIDE_H
@@ -21,10 +23,12 @@
 
 typedef struct guide_ws {
     int kind;            /* enum nmt_guided_cost */
+    int batch_major;     /* α and dA are [B, Ty, Tx] (a Transformer head's P), not [Ty*B, Tx] */
     double weight;       /* λ */
     size_t cap;          /* reals in dA, hA, hG: B·Tx·Ty of the largest batch */
     size_t cap_row;      /* reals in tmp: B·Tx */
-    real *dA;            /* device [Ty*B, Tx]: λ·scale·∂G/∂α of the last batch, zero where no link reaches */
+    real *dA;            /* device [Ty*B, Tx]: λ·scale·∂G/∂α of the last batch, zero where no link reaches
+                            (a Transformer's: first the room its head's α is gathered into) */
     real *tmp;           /* device [B, Tx]: Markov / LocFer add it to what later steps send to α_i */
     real *hA, *hG;       /* host: α read back; the gradient built */
     double cost;         /* the last forward's Σ G over its sentences (unweighted) */
@@ -36,10 +40,10 @@ typedef struct guide_ws {
 int guide_init(const bk_ctx *x, guide_ws *g, int kind, double weight, int B, int Tx, int Ty, nmt_err *err);
 void guide_free(guide_ws *g); /* accepts NULL */
 
-/* After the decoder's forward pass: reads α [Ty*B, Tx] back and returns Σ G over the batch
- * (unweighted; also in g->cost). */
+/* After the decoder's forward pass: reads α [Ty*B, Tx] (batch_major: [B, Ty, Tx]) back and
+ * returns Σ G over the batch (unweighted; also in g->cost). */
 double guide_forward(const bk_ctx *x, guide_ws *g, const real *alpha, const batch *bt, const batch_links *l);
-/* The gradient of scale·λ·Σ G w.r.t. α into g->dA (uploaded); returns g->dA. */
+/* The gradient of scale·λ·Σ G w.r.t. α into g->dA (uploaded, α's layout); returns g->dA. */
 const real *guide_backward(const bk_ctx *x, guide_ws *g, const batch *bt, const batch_links *l, real scale);
 
 #endif

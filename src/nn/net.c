@@ -89,6 +89,13 @@ static double tf_net_forward(const bk_ctx *x, net_ws *w, const nmt_config *c, co
     w->tf_ls = r ? g->label_smoothing : 0;
     const batch *bt = &w->view;
     double loss = tf_forward(x, &w->tf, c, p, bt, logp_tok ? w->logp : NULL, r ? &drop : NULL, w->tf_ls);
+    if (w->guide) w->guide->active = 0;
+    if (w->guide && w->links && r) { /* training mode only */
+        guide_ws *gd = w->guide;
+        gd->batch_major = 1; /* a head's weights are [B, Ty, Tx]; gathered into dA, which backward rewrites whole */
+        tf_head_probs(x, &w->tf, c, tf_align_layer(c), tf_guided_head(c), gd->dA);
+        guide_forward(x, gd, gd->dA, bt, w->links);
+    }
     if (logp_tok) x->b->copy_out(logp_tok, w->logp, sizeof(real) * bt->Ty * bt->B);
     return loss;
 }
@@ -120,6 +127,9 @@ void net_backward(const bk_ctx *x, net_ws *w, const nmt_config *c, const params 
     (void)host_bt; /* the batch net_forward uploaded, still on the device */
     const batch *bt = &w->view;
     if (is_transformer(c)) {
+        int gd = w->guide && w->guide->active;
+        w->tf.ga = gd ? guide_backward(x, w->guide, bt, w->links, scale) : NULL;
+        w->tf.ga_layer = tf_align_layer(c), w->tf.ga_head = tf_guided_head(c);
         tf_backward(x, &w->tf, c, p, g, bt, scale, w->tf_ls);
         return;
     }
@@ -150,7 +160,7 @@ int net_attention_host(const bk_ctx *x, const net_ws *w, const nmt_config *c, co
     real *P = malloc(sizeof(real) * n);
     if (!P) return NMT_ERR_NOMEM;
     /* the layer and head the config names (nmt_config.align_layer, align_head) */
-    int layer = c->align_layer ? c->align_layer - 1 : c->dec_depth - 1, k0 = c->align_head ? c->align_head - 1 : 0;
+    int layer = tf_align_layer(c), k0 = c->align_head ? c->align_head - 1 : 0;
     int nh = c->align_head ? 1 : h;
     x->b->copy_out(P, w->tf.lay[TF_DEC][layer].ctx.P, sizeof(real) * n);
     for (int t = 0; t < Ty; t++)

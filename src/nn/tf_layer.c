@@ -28,7 +28,8 @@ void tf_att_forward(const bk_ctx *x, const tf_att *a, real *P, real *Pd, const r
 }
 
 void tf_att_backward(const bk_ctx *x, const tf_att *a, const real *P, const real *Pd, const real *mask, const real *dctx,
-                     int ldc, long oc, real *dP, real *dQ, int lddq, long odq, real *dK, real *dV, int lddk, long odk)
+                     int ldc, long oc, real *dP, real *dQ, int lddq, long odq, real *dK, real *dV, int lddk, long odk,
+                     const tf_pgrad *pg)
 {
     const backend_ops *bk = x->b;
     long pb = (long)a->Tq * a->Tk, ph = (long)a->heads * pb;
@@ -41,6 +42,10 @@ void tf_att_backward(const bk_ctx *x, const tf_att *a, const real *P, const real
     bk->gemm_batched(1, 0, a->Tk, dk, a->Tq, Pd, a->Tk, dctx, ldc, 0, dV, lddk, &s);
     long rows = (long)a->n * a->heads * a->Tq;
     if (mask) bk->mul_rows(dP, a->Tk, dP, a->Tk, mask, a->Tk, (int)rows, a->Tk);
+    /* dP is now d/dP (the mask undone): a cost on P itself adds here, one [Tq, Tk] block per
+     * group, the groups' blocks ph apart */
+    if (pg && !FAULT(FAULT_TF_GUIDED))
+        bk->add_rows(dP + pg->head * pb, (int)ph, dP + pg->head * pb, (int)ph, pg->g, (int)pb, a->n, (int)pb);
     bk->attn_softmax_backward(dP, P, dP, rows, a->Tk, (real)(1 / sqrt((double)dk)));
     /* dQ = dS K; dK = dSᵀ Q */
     s = batch_of(a, ph, pb, a->ok, dk, odq, dk, NULL);

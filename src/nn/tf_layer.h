@@ -27,10 +27,18 @@ typedef struct tf_att {
 /* P [n, heads, Tq, Tk] = softmax(Q Kᵀ/√dk) masked; Pd = P ∘ mask (mask NULL: Pd may be P, and is
  * not written); ctx rows o·oc + i (stride ldc) = Pd V, the heads side by side. */
 void tf_att_forward(const bk_ctx *x, const tf_att *a, real *P, real *Pd, const real *mask, real *ctx, int ldc, long oc);
+/* A gradient on the weights P of one head themselves, from a cost that reads them (guided
+ * alignment's): g [n, Tq, Tk], the gradient of head `head`'s blocks. */
+typedef struct tf_pgrad {
+    const real *g;
+    int head;
+} tf_pgrad;
+
 /* From dctx: dQ, dK, dV written (strides lddq / lddk, group offsets odq / odk); dP scratch of P's
- * size. sel must be NULL. */
+ * size; pg (or NULL: none) joins dP before the softmax's backward. sel must be NULL. */
 void tf_att_backward(const bk_ctx *x, const tf_att *a, const real *P, const real *Pd, const real *mask, const real *dctx,
-                     int ldc, long oc, real *dP, real *dQ, int lddq, long odq, real *dK, real *dV, int lddk, long odk);
+                     int ldc, long oc, real *dP, real *dQ, int lddq, long odq, real *dK, real *dV, int lddk, long odk,
+                     const tf_pgrad *pg);
 
 /* y [R, out] = a [R, in] · W + b (b NULL: no bias) */
 void tf_linear(const bk_ctx *x, real *y, const real *a, int R, int in, int out, bk_weight W, const real *b);

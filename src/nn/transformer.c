@@ -333,6 +333,12 @@ double tf_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *
     return output_forward(x, w, c, p, bt, logp, ls);
 }
 
+void tf_head_probs(const bk_ctx *x, const tf_ws *w, const nmt_config *c, int l, int k, real *out)
+{
+    int blk = w->Ty * w->Tx; /* one head's block of one sentence; a sentence's heads lie side by side */
+    x->b->copy_rows(out, blk, w->lay[TF_DEC][l].ctx.P + (size_t)k * blk, c->heads * blk, w->B, blk);
+}
+
 /* ------------------------------------------------------------------ backward */
 
 /* the gradients' tensors of layer l of side s in g */
@@ -349,7 +355,7 @@ static void self_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const 
     tf_block_back_out(x, &L->blk[k], w->G, w->DO, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), gam, R, d, c);
     tf_linear_backward(x, w->dctx, GT(TF_SELF_WO), GT(TF_SELF_BO), w->DO, L->self.ctx, tf_t(p, s, l, TF_SELF_WO), R, d, d);
     tf_att_backward(x, shape, L->self.P, L->self.Pd, L->self.mask, w->dctx, d, (long)shape->Tq * d, w->dP, w->dq, 3 * d, oq,
-                    w->dq + d, w->dq + 2 * d, 3 * d, oq);
+                    w->dq + d, w->dq + 2 * d, 3 * d, oq, NULL);
     tf_linear_backward(x, w->dA, GT(TF_SELF_WQKV), GT(TF_SELF_BQKV), w->dq, a, tf_t(p, s, l, TF_SELF_WQKV), R, d, 3 * d);
     tf_block_back_in(x, &L->blk[k], w->G, w->dA, w->GS, w->gx, GT(TF_SELF_LNS), GT(TF_SELF_LNB), Xin, gam, R, d, c);
 }
@@ -380,8 +386,9 @@ static void cross_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const
     tf_block_back_out(x, &L->blk[1], w->G, w->DO, w->GS, w->gx, GT(TF_CTX_LNS), GT(TF_CTX_LNB), gam, R, d, c);
     tf_linear_backward(x, w->dctx, GT(TF_CTX_WO), GT(TF_CTX_BO), w->DO, L->ctx.ctx, tf_t(p, s, l, TF_CTX_WO), R, d, d);
     tf_att att = cross_att(c, L->ctx.q, L->ctx.kv, B, bt->Ty, bt->Tx, bt->dev_xlen);
+    tf_pgrad pg = {w->ga, w->ga_head}; /* guided alignment's, on one head of one layer */
     tf_att_backward(x, &att, L->ctx.P, L->ctx.Pd, L->ctx.mask, w->dctx, d, (long)bt->Ty * d, w->dP, w->dq, d,
-                    (long)bt->Ty * d, w->dkv, w->dkv + d, 2 * d, (long)bt->Tx * 2 * d);
+                    (long)bt->Ty * d, w->dkv, w->dkv + d, 2 * d, (long)bt->Tx * 2 * d, w->ga && l == w->ga_layer ? &pg : NULL);
     tf_linear_backward(x, w->dA, GT(TF_CTX_WQ), GT(TF_CTX_BQ), w->dq, a, tf_t(p, s, l, TF_CTX_WQ), R, d, d);
     /* [K|V] = H W_kv + b_kv: H's gradient sums every decoder layer's share */
     tf_linear_backward(x, NULL, GT(TF_CTX_WKV), GT(TF_CTX_BKV), w->dkv, w->top[TF_ENC], NULL, Rx, d, 2 * d);

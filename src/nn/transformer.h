@@ -70,6 +70,10 @@ typedef struct tf_ws {
     real *dq, *dkv, *dH;    /* [max R, 3d], [Rx, 2d], [Rx, d] */
     real *dctx, *dP, *dpre, *gx; /* [max R, d], [B, h, T, T], [max R, f], [max R, max(d, f)] */
     real *tmp;              /* [max R, max(3d, f)] the sublayers' outputs and products */
+    /* guided alignment's gradient, set by net.c before tf_backward (NULL: none): λ·scale·∂G/∂P
+     * [B, Ty, Tx] of head ga_head of decoder layer ga_layer's encoder-decoder attention */
+    const real *ga;
+    int ga_layer, ga_head;
 } tf_ws;
 
 /* Lays w out in a for batches up to B x Tx x Ty. */
@@ -85,6 +89,15 @@ double tf_forward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *
 /* Backward of scale · that loss after tf_forward on the same batch; ADDS into g. */
 void tf_backward(const bk_ctx *x, tf_ws *w, const nmt_config *c, const params *p, params *g, const batch *bt, real scale,
                  double ls);
+
+/* The decoder layer (0-based) whose encoder-decoder attention gives a model's alignments
+ * (nmt_config.align_layer; 0: the last), and the head guided alignment trains there
+ * (align_head; 0: head 0, as Marian's and Garg et al.'s) */
+static inline int tf_align_layer(const nmt_config *c) { return c->align_layer ? c->align_layer - 1 : c->dec_depth - 1; }
+static inline int tf_guided_head(const nmt_config *c) { return c->align_head ? c->align_head - 1 : 0; }
+/* Head k of decoder layer l's encoder-decoder weights P of the last tf_forward into out
+ * [B, Ty, Tx] (device) */
+void tf_head_probs(const bk_ctx *x, const tf_ws *w, const nmt_config *c, int l, int k, real *out);
 
 /* The weight k of layer l of side s in p (its typed form where p has a view) */
 bk_weight tf_weight(const params *p, int s, int l, int k);

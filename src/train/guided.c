@@ -1,6 +1,7 @@
 /* guided.c: guided alignment's set-up for a training run (docs/TRAINING.md): what it refuses
  * (a model without attention; text the run re-segments, whose words the links would miss),
- * the links read with the corpus, and the cost's buffers. */
+ * the links read with the corpus, and the cost's buffers; and a Transformer's choice of the
+ * layer and head that give alignments, which guided alignment trains. */
 #include <stdio.h>
 
 #include "base/err.h"
@@ -40,6 +41,62 @@ int train_guided_check(const trainer *t, nmt_err *err)
     return check_words_kept(t, err);
 }
 
+/* "head H" (from 0, as --alignment-head counts) or the heads' mean, for a message */
+static const char *head_name(int align_head, char *buf, size_t n)
+{
+    if (!align_head) return "the heads' mean";
+    snprintf(buf, n, "head %d", align_head - 1);
+    return buf;
+}
+
+/* A model from a file keeps the layer and head it names (a resumed guided run goes on training
+ * them); the options fill only what it leaves unnamed, and only in a guided run (name_guided_head).
+ * Options it does not follow are named in a warning. */
+static void warn_align_kept(trainer *t, const nmt_config *m)
+{
+    const nmt_config *a = &t->o->tf;
+    int guided = t->o->guided_alignment != NULL;
+    int layer = a->align_layer && a->align_layer != m->align_layer && (m->align_layer || !guided);
+    int head = a->align_head && a->align_head != m->align_head && (m->align_head || !guided);
+    if (!layer && !head) return;
+    char line[512], h[32];
+    snprintf(line, sizeof line, "the model from the file reports alignments from layer %d, %s (%s): --alignment-%s is not "
+             "followed", m->align_layer ? m->align_layer : m->dec_depth, head_name(m->align_head, h, sizeof h),
+             guided ? "which guided alignment trains" : "a run without guided alignment keeps them", layer ? "layer" : "head");
+    train_warn(t, line);
+}
+
+int train_align_check(trainer *t, nmt_err *err)
+{
+    const nmt_train_opts *o = t->o;
+    const nmt_config *a = &o->tf, *m = t->m ? &t->m->cfg : a; /* 1-based there; --alignment-head counts from 0 */
+    int arch = t->m ? m->arch : o->cfg.arch;
+    if (arch != NMT_ARCH_TRANSFORMER && (a->align_layer || a->align_head))
+        return nmt_fail(err, NMT_ERR_ARG, "--alignment-%s: a Transformer's choice of attention; not with --arch %s",
+                        a->align_layer ? "layer" : "head", nmt_arch_name(arch));
+    if (a->align_layer < 0 || a->align_layer > m->dec_depth)
+        return nmt_fail(err, NMT_ERR_ARG, "--alignment-layer %d: the decoder has layers 1 to %d%s", a->align_layer,
+                        m->dec_depth, t->m ? "" : " (--dec-depth)");
+    if (a->align_head < 0 || a->align_head > m->heads)
+        return nmt_fail(err, NMT_ERR_ARG, "--alignment-head %d: the heads are 0 to %d (%s%d)", a->align_head - 1,
+                        m->heads - 1, t->m ? "the model's heads: " : "--heads ", m->heads);
+    if (t->m) warn_align_kept(t, m);
+    return NMT_OK;
+}
+
+/* A guided Transformer aligns with the head it trains: the model's config names it, so that nmt
+ * align, translate's alignments and UNK replacement read it. What a model from a file names
+ * stays; what is unnamed takes the options (for a new model, already its config), else the last
+ * layer and head 0. */
+static void name_guided_head(trainer *t)
+{
+    nmt_config *c = &t->m->cfg;
+    const nmt_config *a = &t->o->tf;
+    if (!is_transformer(c)) return;
+    if (!c->align_layer) c->align_layer = a->align_layer ? a->align_layer : c->dec_depth;
+    if (!c->align_head) c->align_head = a->align_head ? a->align_head : 1;
+}
+
 int train_guided_links(trainer *t, nmt_err *err)
 {
     const char *path = t->o->guided_alignment;
@@ -50,6 +107,7 @@ int train_guided_init(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     if (!o->guided_alignment) return NMT_OK;
+    name_guided_head(t);
     int rc = guide_init(&t->m->cx, &t->guide, o->guided_cost, o->guided_weight, o->batch, t->max_src, t->max_tgt, err);
     if (!rc) net_set_guide(&t->ws, &t->guide);
     return rc;

@@ -344,7 +344,7 @@ int train_setup(trainer *t, st_file **ck, nmt_err *err)
     }
     const int from_model = t->m != NULL; /* its vocabularies and sizes, not the options' */
     if ((rc = train_mix_check(o, err))) return rc; /* a resumed run's precision is its checkpoint's */
-    if ((rc = train_guided_check(t, err))) return rc;
+    if ((rc = train_guided_check(t, err)) || (rc = train_align_check(t, err))) return rc;
     if ((rc = read_side(t, &t->ts, &t->tt, o->src, o->tgt, err))) return rc;
     if (o->valid_src && (rc = read_side(t, &t->vs, &t->vt, o->valid_src, o->valid_tgt, err))) return rc;
     if ((rc = valid_refs_keep(t, err))) return rc;

@@ -88,6 +88,7 @@ void train_cleanup(trainer *t);
 
 /* guided.c: guided alignment (nmt_train_opts.guided_alignment; nothing without it) */
 int train_guided_check(const trainer *t, nmt_err *err); /* before the corpus is read: what it refuses */
+int train_align_check(trainer *t, nmt_err *err);        /* --alignment-layer / --alignment-head against the model */
 int train_guided_links(trainer *t, nmt_err *err);       /* the links onto t->train, once its pairs are built */
 int train_guided_init(trainer *t, nmt_err *err);        /* the cost's buffers, after the workspace */
 

@@ -359,9 +359,15 @@ class Robust(unittest.TestCase):
             nmt.train(dict(base, arch="transformer", hid=32))
         with self.assertRaisesRegex(nmt.ArgumentError, "dropout-rnn belongs to the recurrent models"):
             nmt.train(dict(base, preset="transformer-hour", dropout_rnn=0.2))
+        with self.assertRaisesRegex(nmt.ArgumentError, "alignment-head belongs to arch transformer; not with arch rnnsearch"):
+            nmt.train(dict(base, alignment_head=0))
         # the family's own keys pass the check (and stop at the missing corpus)
         with self.assertRaises(nmt.FileError):
             nmt.train(dict(base, preset="transformer-hour", dim_ffn=128))
+        with self.assertRaises(nmt.FileError):
+            nmt.train(dict(base, arch="transformer", alignment_layer=1, alignment_head=0))
+        with self.assertRaisesRegex(nmt.ArgumentError, "alignment-head: -1 out of range"):
+            nmt.train(dict(base, arch="transformer", alignment_head=-1))
 
     def test_nul_refused(self):
         """A str with a NUL was cut there on its way to C (a model "x\\0.nmt" written to "x"): each is
