@@ -207,7 +207,9 @@ static int check_opts(const nmt_train_opts *o, nmt_err *err)
  * smaller one than asked. */
 static void warn_model_kept(trainer *t, const char *file, const nmt_config *asked, const nmt_config *m)
 {
-    const nmt_config d = nmt_train_default_opts().cfg;
+    nmt_train_opts dopts = nmt_train_default_opts(); /* the defaults of the family asked for */
+    dopts.cfg.arch = asked->arch;
+    const nmt_config d = train_model_config(&dopts);
     char msg[512] = "";
     size_t k = 0;
 #define KEPT(field, ...) \
@@ -219,6 +221,10 @@ static void warn_model_kept(trainer *t, const char *file, const nmt_config *aske
     KEPT(att, ", att %d (not %d)", m->att, asked->att);
     KEPT(maxout, ", maxout %d (not %d)", m->maxout, asked->maxout);
     KEPT(tied_emb, ", %s embeddings", m->tied_emb ? "tied" : "untied");
+    KEPT(enc_depth, ", %d encoder layers (not %d)", m->enc_depth, asked->enc_depth);
+    KEPT(dec_depth, ", %d decoder layers (not %d)", m->dec_depth, asked->dec_depth);
+    KEPT(heads, ", %d heads (not %d)", m->heads, asked->heads);
+    KEPT(ffn, ", feed-forward %d (not %d)", m->ffn, asked->ffn);
 #undef KEPT
     if ((asked->src_vocab < m->src_vocab && asked->src_vocab != d.src_vocab) ||
         (asked->tgt_vocab < m->tgt_vocab && asked->tgt_vocab != d.tgt_vocab))

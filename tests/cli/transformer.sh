@@ -22,6 +22,12 @@ train half --max-updates 15
 "$NMT_BIN" train $BASE --model "$T/half.nmt" --resume "$T/half.nmt.ckpt" --max-updates 30 2> "$T/resume.log" \
     || bad "resumed run: $(tail -n 2 "$T/resume.log")"
 cmp -s "$T/full.nmt" "$T/half.nmt" && ok || bad "the resumed run ends with another model than the uninterrupted one"
+# the sizes the run asked for are the checkpoint's: no warning that it trains another model
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --arch transformer --threads 1 --model "$T/half1.nmt" --resume "$T/half.nmt.ckpt" \
+    --max-updates 31 2> "$T/resume1.log" || bad "resume without the sizes: $(tail -n 2 "$T/resume1.log")"
+grep -q "trains this file's model" "$T/resume1.log" && bad "resume warns of sizes never asked: $(grep "file's model" "$T/resume1.log")" || ok
+"$NMT_BIN" train $BASE --model "$T/half2.nmt" --resume "$T/half.nmt.ckpt" --max-updates 31 --dec-depth 3 2> "$T/resume2.log"
+grep -q "trains this file's model: 1 decoder layers (not 3)" "$T/resume2.log" && ok || bad "resume with another depth: $(grep "file's model" "$T/resume2.log")"
 train sim --max-updates 30 --device devsim
 cmp -s "$T/full.nmt" "$T/sim.nmt" && ok || bad "the simulated device trains another model than the CPU"
 train nodrop --max-updates 30 --transformer-dropout 0 --transformer-dropout-attention 0 --transformer-dropout-ffn 0
