@@ -215,7 +215,8 @@ static void warn_model_kept(trainer *t, const char *file, const nmt_config *aske
 #define KEPT(field, ...) \
     if (asked->field != m->field && asked->field != d.field && k < sizeof msg) \
         k += (size_t)snprintf(msg + k, sizeof msg - k, __VA_ARGS__)
-    KEPT(arch, ", %s (not %s)", nmt_arch_name(m->arch), nmt_arch_name(asked->arch));
+    if (asked->arch != m->arch && asked->arch != nmt_train_default_opts().cfg.arch)
+        k += (size_t)snprintf(msg, sizeof msg, ", %s (not %s)", nmt_arch_name(m->arch), nmt_arch_name(asked->arch));
     KEPT(emb, ", emb %d (not %d)", m->emb, asked->emb);
     KEPT(hid, ", hid %d (not %d)", m->hid, asked->hid);
     KEPT(att, ", att %d (not %d)", m->att, asked->att);
