@@ -79,9 +79,9 @@ static void preset_hour_v1(nmt_train_opts *o)
 /* transformer-hour (docs/TRAINING.md, "The `transformer-hour` preset"): the small Transformer of
  * the Multi30k literature (4 + 4 layers, d 128, 4 heads, feed-forward 256; Wu et al. 2021, Guo et
  * al. 2023) on the hour preset's 10,000 words a side, dropout 0.3 as its size wants on 29,000
- * pairs, Adam warmed up then decayed by the inverse square root; 20 epochs fit the hour on 2
- * cores (docs/results/training.md). The recipe adds --keep-best 10 and `nmt average` (a dev set
- * is the user's to give). */
+ * pairs, Adam warmed up then decayed by the inverse square root; 20 epochs, or the hour. Its two
+ * seeds end 3 BLEU below `hour` (docs/results/training.md). The recipe adds --keep-best 10 and
+ * `nmt average` (a dev set is the user's to give). */
 static void preset_transformer_hour(nmt_train_opts *o)
 {
     o->cfg.arch = NMT_ARCH_TRANSFORMER;
