@@ -34,6 +34,8 @@ check() {
 #   tiny600   tiny after 600 updates (fewer leave a model that answers "." to everything)
 #   small600  32-dim (maxout 16) after 600 updates, on OpenBLAS's products whatever NMT_GEMM the
 #             environment holds (the int8 agreement lowp.sh counts depends on the model)
+#   tf600     a Transformer: d 32, 2 + 2 layers, 4 heads, feed-forward 64, 600 updates (pre-norm,
+#             sinusoids, tied output, as the defaults)
 model() {
     fx_dir=${NMT_FIXTURES:-$T/fixtures}
     if [ ! -s "$fx_dir/$1.nmt" ]; then
@@ -42,6 +44,8 @@ model() {
             tiny-enc) fx_args="--emb 16 --hid 16 --att 16 --maxout 8 --max-updates 150 --arch rnnenc" ;;
             tiny600) fx_args="--emb 16 --hid 16 --att 16 --maxout 8 --max-updates 600" ;;
             small600) fx_args="--emb 32 --hid 32 --att 32 --maxout 16 --max-updates 600" ;;
+            tf600) fx_args="--arch transformer --dim-model 32 --enc-depth 2 --dec-depth 2 --heads 4 --dim-ffn 64
+                            --max-updates 600" ;;
             *) echo "model: no recipe '$1'" >&2; return 1 ;;
         esac
         mkdir -p "$fx_dir"
