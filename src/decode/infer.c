@@ -154,7 +154,9 @@ void infer_step(infer_ws *w, const nmt_model *m, const batch *src, int H, const 
     const int *d_src_of = w->idx, *d_yprev = w->idx + H, *d_rowlen = w->idx + 2 * H;
     (void)st_prev, (void)st_new, (void)ld;
     if (is_transformer(c)) {
-        tf_infer_step(x, &w->tf, c, p, H, d_src_of, d_yprev, d_rowlen, w->logits, w->alpha);
+        const real *top = tf_infer_step(x, &w->tf, c, p, H, d_src_of, d_yprev, d_rowlen, w->alpha);
+        if (w->out) out_logits(x, w->out, w->logits, top, H);
+        else tf_infer_logits(x, c, p, top, H, w->logits);
         return;
     }
     bk->gather_rows(w->E, p->Et, d_yprev, H, me); /* ȳ_{i-1}; a negative id (no previous word) is ȳ_0 = 0 */

@@ -165,11 +165,11 @@ static void report_attention(const bk_ctx *x, tf_infer *t, const nmt_config *c, 
     x->b->gemm_batched(0, 0, 1, Tx, h, t->ones, h, t->Pc, Tx, 0, alpha, Tx, &s);
 }
 
-void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
-                   const int *yprev, const int *rowlen, real *logits, real *alpha)
+const real *tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
+                          const int *yprev, const int *rowlen, real *alpha)
 {
     const backend_ops *bk = x->b;
-    int d = c->emb, V = c->tgt_vocab, pt = c->max_pos && t->t >= c->max_pos ? c->max_pos - 1 : t->t;
+    int d = c->emb, pt = c->max_pos && t->t >= c->max_pos ? c->max_pos - 1 : t->t;
     /* y⁰ = √d E[y_{t-1}] + P_t, the first position's word row zero */
     const real *P = c->max_pos ? p->tf_pos[TF_DEC] + (long)pt * d : t->pos + (long)t->t * d;
     bk->zero_rows(t->x, d, H, d);
@@ -189,10 +189,16 @@ void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const para
         bk->layer_norm(t->y, d, t->st, t->x, d, p->tf_top[TF_DEC][0], p->tf_top[TF_DEC][1], H, d, (real)c->ln_eps);
         top = t->y;
     }
-    bk->repeat_row(logits, p->out_bias, H, V);
+    t->t++;
+    return top;
+}
+
+void tf_infer_logits(const bk_ctx *x, const nmt_config *c, const params *p, const real *top, int H, real *logits)
+{
+    int d = c->emb, V = c->tgt_vocab;
+    x->b->repeat_row(logits, p->out_bias, H, V);
     if (c->tied_emb) mm(x, 0, 1, H, V, d, top, d, p->Et, d, 1, logits, V);
     else mmw(x, H, V, d, top, d, PW(p, out_W), 1, logits, V);
-    t->t++;
 }
 
 void tf_infer_reorder(const bk_ctx *x, tf_infer *t, const nmt_config *c, const int *parent, int n)

@@ -28,11 +28,15 @@ void tf_infer_layout(tf_infer *t, arena *a, const nmt_config *c, int S, int Tx, 
 void tf_infer_ready(const bk_ctx *x, tf_infer *t, const nmt_config *c);
 void tf_infer_encode(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, const batch *src);
 /* One position for H rows: row h reads sentence src_of[h] (device), previous word yprev[h]
- * (device, -1 first), source length rowlen[h] (device); writes logits [H, Ky] and alpha [H, Tx]
- * (nmt_config's alignment layer and head;
- * by default the last layer's heads' mean). */
-void tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
-                   const int *yprev, const int *rowlen, real *logits, real *alpha);
+ * (device, -1 first), source length rowlen[h] (device); writes alpha [H, Tx] (nmt_config's
+ * alignment layer and head; by default the last layer's heads' mean) and returns the decoder's
+ * top rows [H, d], the output layer's input (t's room, valid until the next step). The weights
+ * p's typed view gives (int8, bf16) or FP32. */
+const real *tf_infer_step(const bk_ctx *x, tf_infer *t, const nmt_config *c, const params *p, int H, const int *src_of,
+                          const int *yprev, const int *rowlen, real *alpha);
+/* The output layer over the whole vocabulary in FP32: logits [H, Ky] of the top rows. (In
+ * int8, bf16 or over a shortlist the search's decode/outlayer.c does it.) */
+void tf_infer_logits(const bk_ctx *x, const nmt_config *c, const params *p, const real *top, int H, real *logits);
 /* The rows the search keeps: row i of the cache becomes old row parent[i] (device), i < n. */
 void tf_infer_reorder(const bk_ctx *x, tf_infer *t, const nmt_config *c, const int *parent, int n);
 

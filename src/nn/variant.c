@@ -15,9 +15,8 @@ static const variant variants[] = {
     {"fertdec",          1,        0,        0,        XI_NONE,   1,       FAMILY_RNN,        1,    1},
     {"recatt+fertdec",   1,        1,        0,        XI_NONE,   1,       FAMILY_RNN,        1,    1},
     /* the Transformer's attention is its own (nn/tf_layer.c); "attention" says it has one, and
-     * guided alignment trains one head of it. Its int8 / bf16 / shortlist decoding is not
-     * written yet: refused */
-    {"transformer",      1,        0,        0,        XI_NONE,   0,       FAMILY_TRANSFORMER, 0,    1},
+     * guided alignment trains one head of it */
+    {"transformer",      1,        0,        0,        XI_NONE,   0,       FAMILY_TRANSFORMER, 1,    1},
 };
 #define N_VARIANTS (int)(sizeof variants / sizeof *variants)
 _Static_assert(N_VARIANTS == NMT_ARCH_COUNT, "one row per enum nmt_arch value");

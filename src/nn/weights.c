@@ -1,6 +1,6 @@
 /* weights.c: a model's weights converted once into int8 or bf16 (weights.h). The products a
- * decoder step makes by them (nn/step.c, gru.c, readout.c through mmw) then read the converted
- * form; the encoder's and the initial state's stay FP32, as they always have. */
+ * decoder step makes by them (nn/step.c, gru.c, readout.c, decode/tf_infer.c through mmw) then
+ * read the converted form; the encoder's and the initial state's stay FP32, as they always have. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +72,31 @@ static int convert_out(const nmt_model *m, model_lowp *s, nmt_err *err)
     return convert(m, &s->out, s->prec, W, l, V, err);
 }
 
+/* A Transformer's decoder weights a search step multiplies by (decode/tf_infer.c): every
+ * layer's but the encoder-decoder keys and values, which are projected once per sentence from
+ * the FP32 encoder. The slots, as offsets into params, into slots; how many. */
+static size_t tf_step_slots(const nmt_config *c, size_t *slots)
+{
+    static const int k[] = {TF_SELF_WQKV, TF_SELF_WO, TF_CTX_WQ, TF_CTX_WO, TF_FFN_W1, TF_FFN_W2};
+    size_t n = 0, nk = sizeof k / sizeof *k;
+    for (int l = 0; l < c->dec_depth; l++)
+        for (size_t j = 0; j < nk; j++)
+            slots[n++] = offsetof(params, tf) + sizeof(real *) * (((size_t)TF_DEC * TF_MAX_DEPTH + l) * TF_NT + k[j]);
+    return n;
+}
+
+/* the weight in slot converted into s->tw, s's widest product widened to it */
+static int convert_slot(const nmt_model *m, model_lowp *s, size_t slot, nmt_err *err)
+{
+    const tensor_info *t = NULL;
+    for (int i = 0; i < m->pt.n; i++)
+        if (m->pt.t[i].slot == slot) t = &m->pt.t[i];
+    if (!t) return NMT_OK; /* this variant has no such weight */
+    if (t->rows > s->maxK) s->maxK = t->rows;
+    if (t->cols > s->maxN) s->maxN = t->cols;
+    return convert(m, &s->tw[slot / sizeof(real *)], s->prec, m->P + t->offset, t->rows, t->cols, err);
+}
+
 static int make(nmt_model *m, int prec, model_lowp **out, nmt_err *err)
 {
     model_lowp *s = calloc(1, sizeof *s);
@@ -81,15 +106,10 @@ static int make(nmt_model *m, int prec, model_lowp **out, nmt_err *err)
     int rc = convert_out(m, s, err);
     s->maxK = m->cfg.maxout;
     s->maxN = m->cfg.tgt_vocab;
-    for (size_t k = 0; k < sizeof step_slots / sizeof *step_slots && !rc; k++) {
-        const tensor_info *t = NULL;
-        for (int i = 0; i < m->pt.n; i++)
-            if (m->pt.t[i].slot == step_slots[k]) t = &m->pt.t[i];
-        if (!t) continue; /* this variant has no such weight */
-        rc = convert(m, &s->tw[step_slots[k] / sizeof(real *)], prec, m->P + t->offset, t->rows, t->cols, err);
-        if (t->rows > s->maxK) s->maxK = t->rows;
-        if (t->cols > s->maxN) s->maxN = t->cols;
-    }
+    size_t tf[6 * TF_MAX_DEPTH], n = is_transformer(&m->cfg) ? tf_step_slots(&m->cfg, tf) : 0;
+    const size_t *slots = n ? tf : step_slots;
+    if (!n) n = sizeof step_slots / sizeof *step_slots;
+    for (size_t k = 0; k < n && !rc; k++) rc = convert_slot(m, s, slots[k], err);
     if (rc) lowp_free(m, s);
     else *out = s;
     return rc;
