@@ -730,7 +730,9 @@ typedef struct nmt_train_opts {
                                            0), one line per corpus line (empty: none); NULL: off, and
                                            training is what it was without it, bit for bit */
     double guided_weight;               /* λ: the loss per sentence adds λ Σ_i G_i over its linked target
-                                           words (0.1); kept from the checkpoint on resume */
+                                           words; negative (the default): the family's, 0.1 for the
+                                           recurrent models (Marian's), 0.05 for a Transformer (Garg
+                                           et al. 2019); kept from the checkpoint on resume */
     int guided_cost;                    /* enum nmt_guided_cost: G_i's form (NMT_GUIDED_CE) */
 } nmt_train_opts;
 

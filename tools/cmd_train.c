@@ -462,7 +462,8 @@ static size_t loop_options(opt *t, nmt_train_opts *o, struct train_vals *x)
                  "as MODEL.ibm-links (made again when a corpus file is newer)"),
         /* dumped only when given: a run without guidance dumps what it always did */
         {.names = "--guided-alignment-weight", .kind = OPTK_DBL, .dst = &o->guided_weight, .lo = 0, .hi = 1e6, .arg = "W",
-         .flags = OPT_IF_GIVEN, .help = "its cost's weight beside the NLL, per linked target word (default {})"},
+         .flags = OPT_IF_GIVEN, .help = "its cost's weight beside the NLL, per linked target word (default 0.1,\n"
+                                        "Marian's; 0.05 for a Transformer, Garg et al.'s)"},
         {.names = "--guided-alignment-cost", .kind = OPTK_CHOICE, .dst = &o->guided_cost, .arg = "ce|mse", .flags = OPT_IF_GIVEN,
          .help = "ce (default): cross-entropy of the attention against the links,\n"
                  "normalised per target word | mse: squared error (Chen et al. 2016)"},

@@ -485,8 +485,9 @@ static void warn_replaced(trainer *t, const nmt_train_opts *now, const st_file *
     if (e->precision != now->precision)
         append(msg, sizeof msg, ", precision %s (not %s)", prec_name(now->precision), prec_name(e->precision));
     if (!now->guided_alignment && e->guided_alignment) append(msg, sizeof msg, ", no guided alignment (not %s)", e->guided_alignment);
-    if (now->guided_alignment && e->guided_weight != now->guided_weight)
-        append(msg, sizeof msg, ", guided alignment weight %g (not %g)", now->guided_weight, e->guided_weight);
+    double asked = train_guided_weight(e, &t->m->cfg);
+    if (now->guided_alignment && asked != now->guided_weight)
+        append(msg, sizeof msg, ", guided alignment weight %g (not %g)", now->guided_weight, asked);
     if (now->guided_alignment && e->guided_cost != now->guided_cost)
         append(msg, sizeof msg, ", guided alignment cost %s (not %s)", gcost_name(now->guided_cost), gcost_name(e->guided_cost));
     if (!*msg) return;

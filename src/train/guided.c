@@ -34,7 +34,7 @@ int train_guided_check(const trainer *t, nmt_err *err)
     if (!variant_of(c)->guidable)
         return nmt_fail(err, NMT_ERR_ARG, "--guided-alignment: not yet for a %s model: use a recurrent attention model "
                         "(rnnsearch, recatt, ...)", nmt_arch_name(c->arch));
-    if (!(o->guided_weight >= 0 && o->guided_weight <= 1e6))
+    if (!(o->guided_weight <= 1e6)) /* negative: the family's default */
         return nmt_fail(err, NMT_ERR_ARG, "guided alignment weight %g out of range [0, 1e6]", o->guided_weight);
     if (o->guided_cost != NMT_GUIDED_CE && o->guided_cost != NMT_GUIDED_MSE)
         return nmt_fail(err, NMT_ERR_ARG, "unknown guided alignment cost %d (0 ce, 1 mse)", o->guided_cost);
@@ -103,10 +103,19 @@ int train_guided_links(trainer *t, nmt_err *err)
     return path ? links_attach(&t->train, path, &t->ts, &t->tt, err) : NMT_OK;
 }
 
+/* λ's default by family: Marian's 0.1 for the recurrent models; Garg et al. (2019) train one
+ * Transformer head with 0.05 */
+double train_guided_weight(const nmt_train_opts *o, const nmt_config *c)
+{
+    if (o->guided_weight >= 0) return o->guided_weight;
+    return is_transformer(c) ? 0.05 : 0.1;
+}
+
 int train_guided_init(trainer *t, nmt_err *err)
 {
     const nmt_train_opts *o = t->o;
     if (!o->guided_alignment) return NMT_OK;
+    t->eff.guided_weight = train_guided_weight(o, &t->m->cfg);
     name_guided_head(t);
     int rc = guide_init(&t->m->cx, &t->guide, o->guided_cost, o->guided_weight, o->batch, t->max_src, t->max_tgt, err);
     if (!rc) net_set_guide(&t->ws, &t->guide);

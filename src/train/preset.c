@@ -36,7 +36,7 @@ nmt_train_opts nmt_train_default_opts(void)
     o.lang_src = o.lang_tgt = -1;
     o.subword_vocab = 8000;
     o.valid_beam = 12;
-    o.guided_weight = 0.1;
+    o.guided_weight = -1; /* the family's: train_guided_init */
     o.guided_cost = NMT_GUIDED_CE;
     return o;
 }

@@ -91,6 +91,8 @@ int train_guided_check(const trainer *t, nmt_err *err); /* before the corpus is 
 int train_align_check(trainer *t, nmt_err *err);        /* --alignment-layer / --alignment-head against the model */
 int train_guided_links(trainer *t, nmt_err *err);       /* the links onto t->train, once its pairs are built */
 int train_guided_init(trainer *t, nmt_err *err);        /* the cost's buffers, after the workspace */
+/* λ: the weight asked, or the family's default for a model of config c (0.1; a Transformer's 0.05) */
+double train_guided_weight(const nmt_train_opts *o, const nmt_config *c);
 
 /* mixed.c: bf16 training */
 int train_mix_check(const nmt_train_opts *o, nmt_err *err); /* the precision is one training has, on this CPU */

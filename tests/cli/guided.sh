@@ -173,6 +173,19 @@ weights "$T/tf_empty.nmt" | cmp -s "$T/tf_plain.w" - && ok || bad "a links file 
     || bad "a guided Transformer does not name its head (the last layer's head 0): $(header "$T/tf_empty.nmt")"
 tf_train tf_g4 --max-updates 4 --guided-alignment "$T/l40"
 weights "$T/tf_g4.nmt" | cmp -s "$T/tf_plain.w" - && bad "the links changed no Transformer weight" || ok
+# λ's default is the family's: Garg et al.'s 0.05 for a Transformer, Marian's 0.1 for RNNsearch;
+# one given is kept, and a resumed run keeps its checkpoint's
+grep -q "guided alignment: .* ce cost, weight 0.05$" "$T/tf_g4.log" && ok \
+    || bad "a Transformer's default weight: $(grep 'guided alignment:' "$T/tf_g4.log")"
+tf_train tf_w2 --max-updates 1 --guided-alignment "$T/l40" --guided-alignment-weight 0.2
+grep -q "guided alignment: .* weight 0.2$" "$T/tf_w2.log" && ok || bad "a weight given: $(grep 'guided alignment:' "$T/tf_w2.log")"
+train rnn_w --max-updates 1 --guided-alignment "$T/l40"
+grep -q "guided alignment: .* weight 0.1$" "$T/rnn_w.log" && ok || bad "RNNsearch's default weight: $(grep 'guided alignment:' "$T/rnn_w.log")"
+"$NMT_BIN" train $TFB --model "$T/tf_w2.nmt" --resume "$T/tf_w2.nmt.ckpt" --max-updates 2 --guided-alignment "$T/l40" \
+    2> "$T/tf_w2r.log" || bad "resumed: $(tail -n 2 "$T/tf_w2r.log")"
+grep -q "guided alignment: .* weight 0.2$" "$T/tf_w2r.log" && ok || bad "a resumed run's weight: $(grep 'guided alignment:' "$T/tf_w2r.log")"
+grep -q "warning: .*guided alignment weight 0.2 (not 0.05)" "$T/tf_w2r.log" && ok \
+    || bad "no warning that the checkpoint's weight is kept over the default: $(grep warning "$T/tf_w2r.log")"
 # stopped and resumed, and on the simulated device: the uninterrupted CPU run's model bit for bit
 G1="--guided-alignment $T/l40 --guided-alignment-cost mse --alignment-layer 1 --alignment-head 1"
 # shellcheck disable=SC2086
