@@ -409,17 +409,33 @@ static size_t transformer_options(opt *t, nmt_train_opts *o, struct train_vals *
     return sizeof part / sizeof *part;
 }
 
-/* Options of the other family than --arch's are refused (the library reads only its own):
- * OPT_GO or CMD_USAGE. */
+/* Each family's own options: the other family's are refused (the library reads only its own) */
+static const char *const tf_only[] = {"--dim-model", "--enc-depth", "--dec-depth", "--heads", "--dim-ffn",
+                                      "--transformer-ffn-activation", "--transformer-norm", "--transformer-ln-eps",
+                                      "--max-positions", "--tied-embeddings-all", "--transformer-dropout",
+                                      "--transformer-dropout-attention", "--transformer-dropout-ffn", "--alignment-layer",
+                                      "--alignment-head"};
+static const char *const rnn_only[] = {"--emb", "--hid", "--att", "--maxout", "--window", "--fert-step-weight",
+                                       "--fert-left-weight", "--dropout", "--dropout-emb", "--dropout-rnn", "--init"};
+/* the first TF_SIZES of tf_only, and its dropouts, have values worth dumping whether given or not */
+#define TF_SIZES 9
+
+/* A Transformer's dump (--dump-config) lists its own sizes and dropouts, given or not, and none of
+ * the recurrent models' options, which reading it back would refuse; a recurrent model's dump is
+ * what it always was. */
+static void family_dump(const nmt_train_opts *o, opt_cmd *c)
+{
+    if (o->cfg.arch != NMT_ARCH_TRANSFORMER) return;
+    for (size_t i = 0; i < sizeof rnn_only / sizeof *rnn_only; i++) opt_find_long(c, rnn_only[i] + 2)->flags |= OPT_IF_GIVEN;
+    for (size_t i = 0; i < sizeof tf_only / sizeof *tf_only; i++) {
+        opt *t = opt_find_long(c, tf_only[i] + 2);
+        if (i < TF_SIZES || strstr(tf_only[i], "dropout")) t->flags &= ~OPT_IF_GIVEN;
+    }
+}
+
+/* The other family's options given: OPT_GO or CMD_USAGE. */
 static int check_family(const nmt_train_opts *o, const opt_cmd *c)
 {
-    static const char *const tf_only[] = {"--dim-model", "--enc-depth", "--dec-depth", "--heads", "--dim-ffn",
-                                          "--transformer-ffn-activation", "--transformer-norm", "--transformer-ln-eps",
-                                          "--max-positions", "--tied-embeddings-all", "--transformer-dropout",
-                                          "--transformer-dropout-attention", "--transformer-dropout-ffn", "--alignment-layer",
-                                          "--alignment-head"};
-    static const char *const rnn_only[] = {"--emb", "--hid", "--att", "--maxout", "--window", "--fert-step-weight",
-                                           "--fert-left-weight", "--dropout", "--dropout-emb", "--dropout-rnn", "--init"};
     int tf = o->cfg.arch == NMT_ARCH_TRANSFORMER;
     const char *const *other = tf ? rnn_only : tf_only;
     size_t n = tf ? sizeof rnn_only / sizeof *rnn_only : sizeof tf_only / sizeof *tf_only;
@@ -562,6 +578,7 @@ static int train_options(nmt_train_opts *o, long *log_every, int argc, char **ar
     int nargs, rc = opt_parse(&c, argc, argv, NULL, &nargs);
     if (rc != OPT_GO) return rc;
     char lost[64];
+    family_dump(o, &c);
     if (!(*yaml = opt_dump(&c, lost, sizeof lost))) { fprintf(stderr, "nmt train: error: out of memory\n"); return CMD_ERR; }
     if (x.dump && *lost) { /* the run itself goes on: its checkpoint keeps the rest of the options */
         fprintf(stderr, "nmt train: error: --dump-config: the value of %s is not UTF-8, which a YAML file cannot hold\n", lost);

@@ -67,4 +67,17 @@ TH="--arch transformer --dim-model 128 --enc-depth 4 --dec-depth 4 --heads 4 --d
     || bad "the preset's options: $(tail -n 2 "$T/p2.log")"
 cmp -s "$T/p1.nmt" "$T/p2.nmt" && ok || bad "--preset transformer-hour trains another model than its options"
 grep -q "4 + 4 layers, 4 heads, feed-forward 256 (relu), pre-norm" "$T/p1.log" && ok || bad "the preset's model: $(grep '^transformer:' "$T/p1.log")"
+# --dump-config of a Transformer run reads back (-c) into the same run: its sizes and dropouts
+# listed, given or not, and none of the recurrent models' options, which -c would refuse
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p3.nmt" --preset transformer-hour --dim-ffn 128 --max-updates 2 \
+    --threads 1 --dump-config > "$T/p3.yml" 2> "$T/p3.log" || bad "--dump-config: $(tail -n 2 "$T/p3.log")"
+for k in "dim-model: 128" "enc-depth: 4" "heads: 4" "dim-ffn: 128" "transformer-norm: pre" "transformer-dropout: 0.3"; do
+    grep -qx "$k" "$T/p3.yml" && ok || bad "the Transformer's dump has no '$k'"
+done
+grep -qE "^(emb|hid|att|maxout|window|init|dropout|dropout-rnn):" "$T/p3.yml" \
+    && bad "the Transformer's dump lists a recurrent model's option: $(grep -E '^(emb|hid|init|dropout):' "$T/p3.yml")" || ok
+"$NMT_BIN" train -c "$T/p3.yml" 2> "$T/p3.log" || bad "-c a Transformer's dump: $(tail -n 2 "$T/p3.log")"
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/p4.nmt" --preset transformer-hour --dim-ffn 128 --max-updates 2 \
+    --threads 1 2> "$T/p4.log"
+cmp -s "$T/p3.nmt" "$T/p4.nmt" && ok || bad "-c a Transformer's dump trains another model than its options"
 finish transformer
