@@ -903,8 +903,56 @@ static void test_gemm_batched(const bmm_case *t)
     release();
 }
 
+/* Wider and deeper products than above: columns over several of the CPU kernel's 16-column
+ * blocks, rows past its 4-row ones, and K past its packed tile (1024), where it takes the plain
+ * loop. On the CPU (and devsim, its kernels) every element is the float sum in order from k = 0,
+ * one product then one addition: the same bits as that loop written here, and so a row's result
+ * cannot depend on the rows or heads beside it. Other devices: within 1e-5 of it. */
+static void test_gemm_batched_wide(int ta, int tb, int M, int N, int K)
+{
+    int lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
+    long sa = mat_span(ta ? K : M, ta ? M : K, lda), sb = mat_span(tb ? N : K, tb ? K : N, ldb), sc = mat_span(M, N, ldc);
+    bk_batch s = {2, 2, 2 * sa, sa, 2 * sb, sb, 2 * sc, sc, NULL};
+    real *A = test_rnd(&R, 4 * sa, -1, 1), *B = test_rnd(&R, 4 * sb, -1, 1), *C = calloc(4 * sc, sizeof(real));
+    real *want = calloc(4 * sc, sizeof(real));
+    double *wd = calloc(4 * sc, sizeof(double));
+    bmm_case t = {ta, tb, 2, 0, 0};
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                real v = 0;
+                for (int q = 0; q < K; q++) {
+                    real prod = (real)opa(&t, A + p * sa, lda, i, q) * (real)opb(&t, B + p * sb, ldb, q, j);
+                    v = v + prod;
+                }
+                want[p * sc + i * ldc + j] = v;
+                wd[p * sc + i * ldc + j] = v;
+            }
+    real *dA = dev_r(A, 4 * sa), *dB = dev_r(B, 4 * sb), *dC = dev_r(C, 4 * sc);
+    bk->gemm_batched(ta, tb, M, N, K, dA, lda, dB, ldb, 0, dC, ldc, &s);
+    get(C, dC, sizeof(real) * 4 * sc);
+    char what[96];
+    snprintf(what, sizeof what, "gemm_batched ta %d tb %d, %d x %d x %d", ta, tb, M, N, K);
+    int cpu = !strcmp(bk->name, "cpu") || !strcmp(bk->name, "devsim");
+    if (cpu) {
+        long off = 0;
+        for (long e = 0; e < 2 * sc && !off; e++) off = memcmp(&C[e], &want[e], sizeof(real)) ? e + 1 : 0;
+        CHECKF(!off, "%s: element %ld is %.9g, the in-order float sum %.9g", what, off - 1, off ? C[off - 1] : 0,
+               off ? want[off - 1] : 0);
+    } else {
+        close_all(what, C, wd, 2 * sc, 1e-5);
+    }
+    free(A); free(B); free(C); free(want); free(wd);
+    release();
+}
+
 static void tests_gemm_batched(void)
 {
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            test_gemm_batched_wide(ta, tb, 9, 37, 45);
+            test_gemm_batched_wide(ta, tb, 3, 20, 1100);
+        }
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
             for (int inner = 1; inner <= 3; inner += 2)

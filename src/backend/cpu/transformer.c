@@ -2,6 +2,7 @@
  * backward, multi-head attention's masked softmax and its backward, the batched products of the
  * heads, the feed-forward activations' derivatives, and the strided gather that reorders a
  * key/value cache. Sums run in a fixed order, so results do not depend on the thread count. */
+#include <immintrin.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
@@ -156,7 +157,8 @@ typedef struct bmm_job {
     const bk_batch *s;
 } bmm_job;
 
-/* one product, each C[i][j] a sum over k in order (rows alone, as gemm_rows) */
+/* one product, each C[i][j] a sum over k in order (rows alone, as gemm_rows): the reference
+ * form, for products too deep for bmm_tiled's tile */
 static void bmm_one(const bmm_job *j, const real *A, const real *B, real *C)
 {
     for (int i = 0; i < j->M; i++) {
@@ -173,6 +175,77 @@ static void bmm_one(const bmm_job *j, const real *A, const real *B, real *C)
     }
 }
 
+#ifndef NMT_REAL_DOUBLE /* the AVX forms below are float's; the float64 gradient checks use bmm_one */
+/* bmm_tiled's blocks: BMM_NR columns of B packed for every k (BMM_KMAX at most), BMM_MR rows of A
+ * at once: 4 x 16 sums in eight AVX registers */
+enum { BMM_NR = 16, BMM_MR = 4, BMM_KMAX = 1024 };
+
+/* rows i0 .. i0+mr of C's columns n0 .. n0+nr from the packed columns bt [K, BMM_NR]; a row past
+ * mr reads row i0 again and is not stored */
+static void bmm_block(const bmm_job *j, const real *A, const real *bt, real *C, int i0, int mr, int n0, int nr)
+{
+    const real *ar[BMM_MR];
+    long step = j->ta ? j->lda : 1;
+    for (int r = 0; r < BMM_MR; r++) {
+        int i = i0 + (r < mr ? r : 0);
+        ar[r] = j->ta ? A + i : A + (long)i * j->lda;
+    }
+    __m256 c[BMM_MR][2];
+    for (int r = 0; r < BMM_MR; r++) c[r][0] = c[r][1] = _mm256_setzero_ps();
+    for (int k = 0; k < j->K; k++) {
+        __m256 b0 = _mm256_loadu_ps(bt + (long)k * BMM_NR), b1 = _mm256_loadu_ps(bt + (long)k * BMM_NR + 8);
+        for (int r = 0; r < BMM_MR; r++) {
+            __m256 a = _mm256_broadcast_ss(ar[r] + k * step);
+            /* a product, then a sum: bmm_one's two roundings, not a fused one */
+            c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(a, b0));
+            c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(a, b1));
+        }
+    }
+    real out[BMM_NR];
+    for (int r = 0; r < mr; r++) {
+        real *cr = C + (long)(i0 + r) * j->ldc + n0;
+        _mm256_storeu_ps(out, c[r][0]);
+        _mm256_storeu_ps(out + 8, c[r][1]);
+        for (int t = 0; t < nr; t++) cr[t] = j->beta == 0 ? out[t] : j->beta * cr[t] + out[t];
+    }
+}
+
+/* columns n0 .. n0+nr of op(B) [K, N] into bt [K, BMM_NR], zeros past nr */
+static void bmm_pack(const bmm_job *j, const real *B, real *bt, int n0, int nr)
+{
+    if (j->tb) {
+        if (nr < BMM_NR) memset(bt, 0, sizeof(real) * BMM_NR * (size_t)j->K);
+        for (int t = 0; t < nr; t++) {
+            const real *b = B + (long)(n0 + t) * j->ldb;
+            for (int k = 0; k < j->K; k++) bt[(long)k * BMM_NR + t] = b[k];
+        }
+        return;
+    }
+    /* lanes past nr masked off: loaded as zeros, never read from B */
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane), m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
+    for (int k = 0; k < j->K; k++) {
+        const real *b = B + (long)k * j->ldb + n0;
+        _mm256_storeu_ps(bt + (long)k * BMM_NR, _mm256_maskload_ps(b, m0));
+        _mm256_storeu_ps(bt + (long)k * BMM_NR + 8, _mm256_maskload_ps(b + 8, m1));
+    }
+}
+
+/* The same sums as bmm_one, each C[i][j] = Σ_k in order from 0, one product and one addition at
+ * a time, so the same bits: only the loops are reordered, k outside the columns, so that 16
+ * columns and 4 rows go at once, on B's columns packed contiguous (transposed or not). */
+static void bmm_tiled(const bmm_job *j, const real *A, const real *B, real *C)
+{
+    real bt[BMM_KMAX * BMM_NR];
+    for (int n0 = 0; n0 < j->N; n0 += BMM_NR) {
+        int nr = j->N - n0 < BMM_NR ? j->N - n0 : BMM_NR;
+        bmm_pack(j, B, bt, n0, nr);
+        for (int i0 = 0; i0 < j->M; i0 += BMM_MR)
+            bmm_block(j, A, bt, C, i0, j->M - i0 < BMM_MR ? j->M - i0 : BMM_MR, n0, nr);
+    }
+}
+#endif
+
 static void bmm_body(void *ctx, long lo, long hi, int thread)
 {
     (void)thread;
@@ -180,7 +253,15 @@ static void bmm_body(void *ctx, long lo, long hi, int thread)
     const bk_batch *s = j->s;
     for (long p = lo; p < hi; p++) {
         long o = p / s->inner, k = p % s->inner, ob = s->sel ? s->sel[o] : o;
-        bmm_one(j, j->A + o * s->oa + k * s->ia, j->B + ob * s->ob + k * s->ib, j->C + o * s->oc + k * s->ic);
+        const real *A = j->A + o * s->oa + k * s->ia, *B = j->B + ob * s->ob + k * s->ib;
+        real *C = j->C + o * s->oc + k * s->ic;
+#ifndef NMT_REAL_DOUBLE
+        if (j->K <= BMM_KMAX) {
+            bmm_tiled(j, A, B, C);
+            continue;
+        }
+#endif
+        bmm_one(j, A, B, C);
     }
 }
 
@@ -219,11 +300,37 @@ static real act_grad_x(int f, real x)
     }
 }
 
+typedef struct agx_job {
+    int f, lddx, lddy, ldx, cols;
+    real *dx;
+    const real *dy, *x;
+} agx_job;
+
+static void agx_rows(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const agx_job *j = ctx;
+    for (long r = lo; r < hi; r++) {
+        real *dx = j->dx + r * j->lddx;
+        const real *dy = j->dy + r * j->lddy, *x = j->x + r * j->ldx;
+        if (j->f == BK_RELU) { /* the general form's product by 1 or 0 (NaN > 0 false: 0), 8 at a time */
+            int k = 0;
+#ifndef NMT_REAL_DOUBLE
+            for (const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps(); k + 8 <= j->cols; k += 8) {
+                __m256 g = _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + k), zero, _CMP_GT_OQ), one);
+                _mm256_storeu_ps(dx + k, _mm256_mul_ps(_mm256_loadu_ps(dy + k), g));
+            }
+#endif
+            for (; k < j->cols; k++) dx[k] = dy[k] * act_grad_x(BK_RELU, x[k]);
+        } else
+            for (int k = 0; k < j->cols; k++) dx[k] = dy[k] * act_grad_x(j->f, x[k]);
+    }
+}
+
 void cpu_act_grad_x_rows(int f, real *dx, int lddx, const real *dy, int lddy, const real *x, int ldx, int R, int cols)
 {
-    for (int r = 0; r < R; r++)
-        for (int k = 0; k < cols; k++)
-            dx[(long)r * lddx + k] = dy[(long)r * lddy + k] * act_grad_x(f, x[(long)r * ldx + k]);
+    agx_job j = {f, lddx, lddy, ldx, cols, dx, dy, x};
+    cpu_parallel_for(R, 16, 0, agx_rows, &j);
 }
 
 /* ---- the cache's gather ---- */
@@ -244,8 +351,23 @@ static inline real drop_u(uint64_t seed, long i)
     return (real)(z >> 40) * (real)(1.0 / 16777216.0);
 }
 
+typedef struct dm_job {
+    real *m, p, keep;
+    uint64_t seed;
+} dm_job;
+
+static void dm_span(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const dm_job *j = ctx;
+    real *m = j->m, p = j->p, keep = j->keep; /* locals: m's stores cannot touch them */
+    uint64_t seed = j->seed;
+    for (long i = lo; i < hi; i++) m[i] = drop_u(seed, i) >= p ? keep : 0;
+}
+
+/* each element its own hash of (seed, i): the same mask on any number of threads */
 void cpu_dropout_mask(real *m, long n, uint64_t seed, real p)
 {
-    real keep = 1 / (1 - p);
-    for (long i = 0; i < n; i++) m[i] = drop_u(seed, i) >= p ? keep : 0;
+    dm_job j = {m, p, 1 / (1 - p), seed};
+    cpu_parallel_for(n, 4096, 0, dm_span, &j);
 }
