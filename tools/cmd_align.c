@@ -24,7 +24,9 @@ enum { FMT_PHARAOH, FMT_SOFT, FMT_JSON };
 static const char align_usage[] =
     "Usage: nmt align --model FILE --src FILE --tgt FILE [options] > output\n"
     "Forced alignment: the model reads each source sentence and is made to produce its target; its\n"
-    "attention gives the alignment (RNNsearch-style models only). One record per line pair, in order.\n"
+    "attention gives the alignment (a model with attention: RNNsearch's and its variants', or a\n"
+    "Transformer's encoder-decoder attention of the layer and head its file names, by default the last\n"
+    "layer's heads' mean). One record per line pair, in order.\n"
     "A subword model reads raw text and aligns words: its pieces' attention is summed per word. A\n"
     "word model trained on raw text reads raw text too, and its indices are those of its (Moses) tokens.\n\n";
 
