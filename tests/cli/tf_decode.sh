@@ -35,6 +35,9 @@ tr2 "$T/nb" "$T/v" --model "$M" --beam 4 --n-best 4 --word-scores --alignment ha
 $NB check "$T/nb" "$T/v" --score "$SC $M" --k 4 --word-scores --align hard > /dev/null 2> "$T/nb.chk" && ok ||
     bad "n-best with word scores: $(head -n 3 "$T/nb.chk")"
 tr2 "$T/one" "$T/v" --model "$M" --beam 4
+# (a sentence's output does not depend on its batch: docs/CLI.md; here padded beside longer ones)
+tr2 "$T/nbb" "$T/v" --model "$M" --beam 4 --n-best 4 --word-scores --alignment hard --batch 5
+cmp -s "$T/nb" "$T/nbb" && ok || bad "the n-best list depends on the batch: $(diff "$T/nb" "$T/nbb" | head -n 3)"
 awk -F ' \\|\\|\\| ' '!seen[$1]++ { print $2 }' "$T/nb" | cmp -s - "$T/one" && ok || bad "the n-best list's first differs from the 1-best"
 # forced decoding on devsim too
 sed 's/ ||| .*//' "$T/one" > "$T/hyp"
@@ -228,5 +231,87 @@ awk -F '\t' 'NR == FNR { tr[$1] = $2; next } { n = split($0, w, " "); out = "";
 paste -d '\t' "$T/want_rep0" "$T/want_copy" "$T/as.txt" | awk -F '\t' '{ n = split($3, p, " "); split($1, a, " "); split($2, b, " "); out = "";
     for (i = 1; i <= n; i++) out = out (i > 1 ? " " : "") (p[i] == "<unk>" ? a[i] : b[i]); print out }' > "$T/want_rep"
 cmp -s "$T/rep" "$T/want_rep" && grep -q "XX" "$T/rep" && ok || bad "--unk-replace differs from the table and the links: $(diff "$T/rep" "$T/want_rep" | head -n 4)"
+
+# 8. nmt serve on the Transformer: 16 concurrent requests, batched together (the batch histogram
+# says so), answer what nmt translate writes; one request of the 16 texts with n-best, alignments
+# and attention gives translate's n-best lists (scores within 1e-5) and hard links, and attention
+# rows (the output's words and EOS by the source's words and EOS) that each sum to 1 and equal
+# translate's soft rows; sampling, and a prefix with constraints, as translate does them
+. tests/cli/lib_serve.sh
+C="$PY tests/cli/serve_client.py"
+J=application/json
+if serve_start "$T/slog" "$M" --workers 2 --max-wait-ms 50; then
+    sed -n 1,16p "$D/test_2016_flickr.en" > "$T/in16"
+    "$NMT_BIN" translate --model "$M" --beam 4 --threads 1 < "$T/in16" > "$T/want16"
+    [ "$(sort -u "$T/want16" | wc -l)" -ge 12 ] && ok || bad "the model's translations are too alike: $(sort "$T/want16" | uniq -c | head -n 3)"
+    $C many $PORT "$T/in16" 16 4 > "$T/got16" 2> "$T/err16" && ok || bad "concurrent requests failed: $(cat "$T/err16")"
+    cmp -s "$T/got16" "$T/want16" && ok || bad "concurrent answers differ from nmt translate: $(diff "$T/got16" "$T/want16" | head -n 4)"
+    $C req $PORT GET /metrics > "$T/metrics"
+    awk '/^nmt_batch_sentences_bucket\{le="1"\}/ { one = $2 } /^nmt_batch_sentences_count/ { all = $2 } END { exit !(all > 0 && one < all) }' \
+        "$T/metrics" && ok || bad "no batch held two sentences: $(grep '^nmt_batch_sentences' "$T/metrics" | head -n 4)"
+    $PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "beam": 4, "n_best": 2, "alignment": True,
+        "attention": True}))' "$T/in16" > "$T/req16.json"
+    $C req $PORT POST /translate $J "@$T/req16.json" > "$T/resp16"
+    "$NMT_BIN" translate --model "$M" --beam 4 --n-best 2 --threads 1 --alignment soft < "$T/in16" > "$T/nb16s"
+    "$NMT_BIN" translate --model "$M" --beam 4 --n-best 2 --threads 1 --alignment hard < "$T/in16" > "$T/nb16h"
+    $PY - "$T/resp16" "$T/nb16s" "$T/nb16h" > "$T/att.chk" 2>&1 << 'EOF' && ok || bad "the server's n-best, links or attention: $(tail -n 3 "$T/att.chk")"
+import json, sys
+status, body = open(sys.argv[1]).read().split("\t", 1)
+assert status == "200", status
+r = json.loads(body)["translations"]
+soft = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[2])]
+hard = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[3])]
+assert len(r) == 16 and len(soft) == len(hard) == 32, (len(r), len(soft), len(hard))
+n = 0
+for i, t in enumerate(r):
+    assert len(t["hyps"]) == 2 and t["text"] == t["hyps"][0]["text"], i
+    for k, h in enumerate(t["hyps"]):
+        s, hd = soft[2 * i + k], hard[2 * i + k]
+        assert int(s[0]) == i and h["text"] == s[1] == hd[1], (i, k, h["text"], s[1])
+        assert abs(h["score"] - float(s[-1])) <= 1e-5, (i, k, h["score"], s[-1])
+        assert h["alignment"].strip() == hd[2].strip(), (i, k, h["alignment"], hd[2])
+        a, w = h["attention"], h["attention"]["weights"]
+        assert a["source"] == t["source_tokens"] + ["</s>"], (i, k, a["source"])
+        assert a["target"] == h["tokens"] + (["</s>"] if h["finished"] else []), (i, k, a["target"])
+        assert len(w) == len(a["target"]), (i, k)
+        rows = [[float(x) for x in r.split()] for r in s[2].split(" ; ")]
+        for j, row in enumerate(w):
+            assert len(row) == len(a["source"]) and abs(sum(row) - 1) <= len(row) * 5e-5 + 1e-6, (i, k, j, row, sum(row))
+            if j < len(rows):
+                assert all(abs(x - y) <= 1.01e-4 for x, y in zip(row, rows[j])), (i, k, j, row, rows[j])
+                n += 1
+assert n > 100, n
+EOF
+    # sampling, and hints, as nmt translate's (scores within 1e-5)
+    nbest_of() {
+        $PY -c 'import json,sys; r = json.loads(open(sys.argv[1]).read().split("\t", 1)[1])
+for i, t in enumerate(r["translations"]):
+    for h in t["hyps"]: print("%d ||| %s ||| %.8f" % (i, h["text"], h["score"]))' "$1" 2>&1
+    }
+    same_nbest() { # GOT WANT N
+        paste -d '\n' "$1" "$2" | awk -F ' \\|\\|\\| ' -v want="$3" 'NR % 2 { a = $1 FS $2; s = $NF; next }
+            { n++; d = s - $NF; if (d < 0) d = -d; if (a != $1 FS $2 || d > 1e-5) bad = 1 } END { exit bad || n != want }'
+    }
+    $PY -c 'import json,sys; print(json.dumps({"texts": open(sys.argv[1]).read().splitlines(), "sample": True, "n_best": 3, "seed": 7,
+        "temperature": 0.7, "sample_topk": 5}))' "$T/in16" > "$T/reqs.json"
+    $C req $PORT POST /translate $J "@$T/reqs.json" > "$T/resps"
+    nbest_of "$T/resps" > "$T/s_got"
+    "$NMT_BIN" translate --model "$M" --sample --n-best 3 --seed 7 --temperature 0.7 --sample-topk 5 --threads 1 < "$T/in16" > "$T/s_want"
+    same_nbest "$T/s_got" "$T/s_want" 48 && ok || bad "sampling differs from nmt translate's: $(diff "$T/s_got" "$T/s_want" | head -n 4)"
+    head -n 2 "$T/in" > "$T/in2"; sed -n 1,2p "$T/pfx" > "$T/pfx2"; sed -n 1,2p "$T/terms" > "$T/terms2"
+    $PY -c 'import json,sys; rd = lambda f: open(f).read().splitlines()
+print(json.dumps({"texts": rd(sys.argv[1]), "beam": 4, "n_best": 2, "prefix": rd(sys.argv[2]), "constraints": [l.split("\t") if l else [] for l in rd(sys.argv[3])]}))' \
+        "$T/in2" "$T/pfx2" "$T/terms2" > "$T/reqh.json"
+    $C req $PORT POST /translate $J "@$T/reqh.json" > "$T/resph"
+    nbest_of "$T/resph" > "$T/h_got"
+    "$NMT_BIN" translate --model "$M" --beam 4 --n-best 2 --prefix "$T/pfx2" --constraints "$T/terms2" --threads 1 < "$T/in2" > "$T/h_want"
+    grep -q . "$T/pfx2" && same_nbest "$T/h_got" "$T/h_want" 4 && ok || bad "a prefix and constraints differ from nmt translate's: $(diff "$T/h_got" "$T/h_want" | head -n 4)"
+    kill -TERM $PID # and a bounded wait for its drain
+    for _ in $(seq 100); do kill -0 $PID 2> /dev/null || break; sleep 0.1; done
+    kill -0 $PID 2> /dev/null && { kill -KILL $PID; bad "the server did not stop on SIGTERM"; }
+    wait $PID
+else
+    bad "the server did not start: $(cat "$T/slog")"
+fi
 
 finish tf_decode
