@@ -5,8 +5,8 @@
 # lengths, sampling against greedy search and itself, prefixes and constraints against their
 # files, ensembles against their models' own scores and attention, alignments and UNK
 # replacement against forced alignment (`nmt align`), every one of them on devsim against the
-# CPU byte for byte, and `nmt serve` against `nmt translate`. (The Python package's side is in
-# tests/python/test_nmt.py, class TransformerDecode.)
+# CPU byte for byte, and `nmt serve` against `nmt translate` (and on devsim against itself on the
+# CPU). (The Python package's side is in tests/python/test_nmt.py, class TransformerDecode.)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 export OMP_WAIT_POLICY=PASSIVE NMT_BLAS_AUTOTUNE=0
@@ -236,10 +236,17 @@ cmp -s "$T/rep" "$T/want_rep" && grep -q "XX" "$T/rep" && ok || bad "--unk-repla
 # says so), answer what nmt translate writes; one request of the 16 texts with n-best, alignments
 # and attention gives translate's n-best lists (scores within 1e-5) and hard links, and attention
 # rows (the output's words and EOS by the source's words and EOS) that each sum to 1 and equal
-# translate's soft rows; sampling, and a prefix with constraints, as translate does them
+# translate's soft rows; sampling, and a prefix with constraints, as translate does them; a server
+# on devsim answers the request of 16 texts as the CPU's did
 . tests/cli/lib_serve.sh
 C="$PY tests/cli/serve_client.py"
 J=application/json
+stop_serve() { # SIGTERM, and a bounded wait for the drain
+    kill -TERM $PID
+    for _ in $(seq 100); do kill -0 $PID 2> /dev/null || break; sleep 0.1; done
+    kill -0 $PID 2> /dev/null && { kill -KILL $PID; bad "the server did not stop on SIGTERM"; }
+    wait $PID
+}
 if serve_start "$T/slog" "$M" --workers 2 --max-wait-ms 50; then
     sed -n 1,16p "$D/test_2016_flickr.en" > "$T/in16"
     "$NMT_BIN" translate --model "$M" --beam 4 --threads 1 < "$T/in16" > "$T/want16"
@@ -306,12 +313,18 @@ print(json.dumps({"texts": rd(sys.argv[1]), "beam": 4, "n_best": 2, "prefix": rd
     nbest_of "$T/resph" > "$T/h_got"
     "$NMT_BIN" translate --model "$M" --beam 4 --n-best 2 --prefix "$T/pfx2" --constraints "$T/terms2" --threads 1 < "$T/in2" > "$T/h_want"
     grep -q . "$T/pfx2" && same_nbest "$T/h_got" "$T/h_want" 4 && ok || bad "a prefix and constraints differ from nmt translate's: $(diff "$T/h_got" "$T/h_want" | head -n 4)"
-    kill -TERM $PID # and a bounded wait for its drain
-    for _ in $(seq 100); do kill -0 $PID 2> /dev/null || break; sleep 0.1; done
-    kill -0 $PID 2> /dev/null && { kill -KILL $PID; bad "the server did not stop on SIGTERM"; }
-    wait $PID
+    stop_serve
 else
     bad "the server did not start: $(cat "$T/slog")"
+fi
+# the server on devsim: the same answer to the request of 16 texts, byte for byte
+if serve_start "$T/slogd" "$M" --workers 2 --max-wait-ms 50 --device devsim; then
+    $C req $PORT POST /translate $J "@$T/req16.json" > "$T/resp16d"
+    grep -q '"attention"' "$T/resp16d" && cmp -s "$T/resp16" "$T/resp16d" && ok ||
+        bad "the server on devsim answers otherwise: $(cmp "$T/resp16" "$T/resp16d" 2>&1 | head -c 300)"
+    stop_serve
+else
+    bad "the server did not start on devsim: $(cat "$T/slogd")"
 fi
 
 finish tf_decode
