@@ -194,32 +194,45 @@ for i in range(n):
 EOF
 
 # 6. alignments: the search's attention rows (--alignment soft, one a word, the source's words and
-# EOS) are forced alignment's (nmt align --soft) on the same output, and each sums to 1; the hard
-# links are each word's most attended source word in those forced rows; --unk-copy writes for
-# each <unk> the source word of its link, --unk-replace a table's translation of it (those the
-# table lacks copied), every other word left as it was
-tr2 "$T/as" "$T/v" --model "$M" --beam 4 --alignment soft
-tr2 "$T/ah" "$T/v" --model "$M" --beam 4 --alignment hard
-sed 's/ ||| .*//' "$T/as" > "$T/as.txt"
-"$NMT_BIN" align --model "$M" --src "$T/v" --tgt "$T/as.txt" --soft --threads 1 > "$T/as.al"
-$PY - "$T/as" "$T/ah" "$T/as.al" > "$T/as.chk" 2>&1 << 'EOF' && ok || bad "alignments differ from forced alignment's: $(tail -n 3 "$T/as.chk")"
+# EOS) are forced alignment's (nmt align --soft) on the same output, for every hypothesis of the
+# n-best lists, of beam search and of sampling, and each sums to 1; the hard links are each word's
+# most attended source word in those forced rows; --unk-copy writes for each <unk> the source word
+# of its link, --unk-replace a table's translation of it (those the table lacks copied), every
+# other word left as it was
+al_check() { # NAME OPTIONS...: the n-best lists' soft rows and hard links against forced alignment
+    al_name=$1; shift
+    tr2 "$T/as" "$T/v" --model "$M" "$@" --alignment soft
+    tr2 "$T/ah" "$T/v" --model "$M" "$@" --alignment hard
+    # (an empty hypothesis has no rows, and no place in nmt align's soft format)
+    awk -F ' \\|\\|\\| ' 'NR == FNR { src[NR - 1] = $0; next } $2 != "" { print src[$1] > "'"$T/al.src"'"; print $2 > "'"$T/al.tgt"'" }' \
+        "$T/v" "$T/as"
+    "$NMT_BIN" align --model "$M" --src "$T/al.src" --tgt "$T/al.tgt" --soft --threads 1 > "$T/as.al"
+    $PY - "$T/as" "$T/ah" "$T/as.al" > "$T/as.chk" 2>&1 << 'EOF' && ok || bad "$al_name: alignments differ from forced alignment's: $(tail -n 3 "$T/as.chk")"
 import sys
 soft = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[1])]
 hard = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[2])]
 blocks = [[[float(x) for x in r.split()] for r in b.split("\n") if r] for b in open(sys.argv[3]).read().split("\n\n")]
-assert len(soft) == len(hard) == 12 and len(blocks) >= 12, (len(soft), len(hard), len(blocks))
-for i, ((text, rows), (htext, links), forced) in enumerate(zip(soft, hard, blocks)):
+pairs = [(s, h) for s, h in zip(soft, hard) if s[1]]
+assert len(soft) == len(hard) >= 36 and len(blocks) >= len(pairs) >= 30, (len(soft), len(hard), len(pairs), len(blocks))
+for k, ((i, text, rows, _, _), (hi, htext, links, _, _)) in enumerate(pairs):
+    forced = blocks[k]
     rows = [[float(x) for x in r.split()] for r in rows.split(" ; ")]
-    assert text == htext and len(rows) == len(forced) == len(text.split()), (i, len(rows), len(forced))
+    assert (i, text) == (hi, htext) and len(rows) == len(forced) == len(text.split()), (k, len(rows), len(forced))
     for t, (row, f) in enumerate(zip(rows, forced)):
-        assert len(row) == len(f) + 1 and abs(sum(row) - 1) <= 1e-3, (i, t, row)
-        assert all(abs(a - b) <= 1e-4 for a, b in zip(row, f)), (i, t, row, f)
+        assert len(row) == len(f) + 1 and abs(sum(row) - 1) <= 1e-3, (k, t, row)
+        assert all(abs(a - b) <= 1e-4 for a, b in zip(row, f)), (k, t, row, f)
     want = " ".join("%d-%d" % (max(range(len(f)), key=lambda j: f[j]), t) for t, f in enumerate(forced))
-    assert links == want, (i, links, want)
+    assert links == want, (k, links, want)
 EOF
+}
+al_check "sampling" --sample --seed 3 --n-best 3
+al_check "beam search" --beam 4 --n-best 4
+# the last call's 1-best lines, for UNK replacement
+awk -F ' \\|\\|\\| ' '!seen[$1]++ { print $2 " ||| " $3 }' "$T/ah" > "$T/ah1"
+sed 's/ ||| .*//' "$T/ah1" > "$T/as.txt"
 grep -q "<unk>" "$T/as.txt" && ok || bad "the model wrote no <unk> to replace"
 tr2 "$T/copy" "$T/v" --model "$M" --beam 4 --unk-copy
-paste -d '\t' "$T/ah" "$T/v" | awk -F '\t' '{ split($1, parts, " \\|\\|\\| "); n = split(parts[1], w, " "); split($2, src, " ");
+paste -d '\t' "$T/ah1" "$T/v" | awk -F '\t' '{ split($1, parts, " \\|\\|\\| "); n = split(parts[1], w, " "); split($2, src, " ");
     m = split(parts[2], L, " "); for (k = 1; k <= m; k++) { split(L[k], p, "-"); s[p[2] + 1] = src[p[1] + 1] }
     out = ""; for (i = 1; i <= n; i++) { x = (w[i] == "<unk>") ? s[i] : w[i]; out = out (i > 1 ? " " : "") x } print out; delete s }' > "$T/want_copy"
 cmp -s "$T/copy" "$T/want_copy" && ok || bad "--unk-copy differs from the hard alignment's source words: $(diff "$T/copy" "$T/want_copy" | head -n 4)"
