@@ -7,6 +7,7 @@
 # replacement against forced alignment (`nmt align`), every one of them on devsim against the
 # CPU byte for byte, and `nmt serve` against `nmt translate` (and on devsim against itself on the
 # CPU). (The Python package's side is in tests/python/test_nmt.py, class TransformerDecode.)
+# kernel sets: all: batch compositions, forced decoding against the search, the server against the program (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
 export OMP_WAIT_POLICY=PASSIVE NMT_BLAS_AUTOTUNE=0
