@@ -175,16 +175,17 @@ ens_mean "two Transformers" "$T/b.nmt" 3 1
 ens_mean "Transformer and RNNsearch" "$T/r.nmt" 1 1
 ens_mean "Transformer and RNNsearch" "$T/r.nmt" 1 4
 tr2 "$T/mix" "$T/v8" --model "$M" --model "$T/r.nmt" --beam 4 --alignment soft
-sed 's/ ||| .*//' "$T/mix" > "$T/mix.txt"
-for m in "$M" "$T/r.nmt"; do "$NMT_BIN" align --model "$m" --src "$T/v8" --tgt "$T/mix.txt" --soft --threads 1; done > "$T/mix.al"
 # (nmt align --soft: a block of rows per pair, the output's words by the source's, a blank line after
-# each; translate's rows have the source's EOS as a last column more)
-$PY - "$T/mix" "$T/mix.al" 8 > "$T/mix.chk" 2>&1 << 'EOF' && ok || bad "the mixed ensemble's attention is not its models' mean: $(tail -n 3 "$T/mix.chk")"
+# each; translate's rows have the source's EOS as a last column more. An empty output has no rows.)
+paste -d '\t' "$T/v8" "$T/mix" | awk -F '\t' '{ sub(/ \|\|\| .*/, "", $2) } $2 != "" { print $1 > "'"$T/mix.src"'"; print $2 }' > "$T/mix.txt"
+for m in "$M" "$T/r.nmt"; do "$NMT_BIN" align --model "$m" --src "$T/mix.src" --tgt "$T/mix.txt" --soft --threads 1; done > "$T/mix.al"
+$PY - "$T/mix" "$T/mix.al" > "$T/mix.chk" 2>&1 << 'EOF' && ok || bad "the mixed ensemble's attention is not its models' mean: $(tail -n 3 "$T/mix.chk")"
 import sys
-rows = [[[float(x) for x in r.split()] for r in l.rstrip("\n").split(" ||| ")[1].split(" ; ")] for l in open(sys.argv[1])]
+lines = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[1])]
+rows = [[[float(x) for x in r.split()] for r in f[1].split(" ; ")] for f in lines if f[0]]
 blocks = [[[float(x) for x in r.split()] for r in b.split("\n") if r] for b in open(sys.argv[2]).read().split("\n\n")]
-n = int(sys.argv[3])
-assert len(rows) == n and len(blocks) >= 2 * n, (len(rows), len(blocks))
+n = len(rows)
+assert len(lines) == 8 and n >= 6 and len(blocks) >= 2 * n, (len(lines), n, len(blocks))
 for i in range(n):
     a, b = blocks[i], blocks[n + i]
     assert len(rows[i]) == len(a) == len(b), (i, len(rows[i]), len(a), len(b))

@@ -577,7 +577,7 @@ class TransformerDecode(unittest.TestCase):
         for i, (line, hline, cline, r, u) in enumerate(zip(soft.splitlines(), hard.splitlines(), copy.splitlines(), res, rep)):
             text, rows = line.split(" ||| ")
             self.assertEqual(" ".join(r.hypotheses[0]), text, f"line {i}")
-            rows = [[float(x) for x in row.split()] for row in rows.split(" ; ")]
+            rows = [[float(x) for x in row.split()] for row in rows.split(" ; ")] if rows.strip() else []
             att = r.attention[0]
             self.assertEqual(len(rows), len(r.hypotheses[0]), f"line {i}")
             for t, row in enumerate(rows):
