@@ -5,7 +5,7 @@ of nmt tokenize, model tensors against the file parsed here as safetensors, aver
 average, training from a dict against nmt train -c (the same model), and the option names against
 nmt train --help. Also: two threads sharing one Translator, bad arguments raising, and 10,000 calls
 not growing the process; and on a Transformer (TransformerDecode): n-best lists under each ranking
-rule, forced scores, attention, links, UNK copying, draws, prefixes and constraints, ensembles. Run
+rule, forced scores, attention, links, UNK replacement, draws, prefixes and constraints, ensembles. Run
 by tests/cli/python.sh with NMT_BIN, NMT_SHARED and NMT_TEST_DIR set; prints "python: P passed, F
 failed".
 """
@@ -531,7 +531,8 @@ class TransformerDecode(unittest.TestCase):
     """The package on a Transformer (tests/cli/lib.sh's tf600, which python.sh copies to tf.nmt;
     trained here when absent) against the program on the same model and options: n-best lists
     and scores under each ranking rule, forced scores, attention and links, draws, prefixes and
-    constraints, UNK copying, and ensembles with itself and with the RNNsearch model m.nmt."""
+    constraints, UNK copying and replacement, and ensembles with itself and with the RNNsearch
+    model m.nmt."""
 
     @classmethod
     def setUpClass(cls):
@@ -586,6 +587,15 @@ class TransformerDecode(unittest.TestCase):
                     self.assertLessEqual(abs(float(att[t][j]) - w), 5.01e-5, f"line {i} [{t}][{j}]")
             self.assertEqual(" ".join(f"{s}-{t}" for s, t in r.alignments[0]), hline.split(" ||| ")[1].strip(), f"line {i}")
             self.assertEqual(" ".join(u.hypotheses[0]), cline, f"line {i}")
+
+    def test_unk_lexicon(self):
+        words = sorted({w for s in SRC for w in s.split()})
+        table = write("tf_lex", [f"{w}\tXX{w}" for w in words[::2]])
+        want = run("translate", "--model", self.m, "--beam", "4", "--unk-replace", table, stdin="\n".join(SRC) + "\n")
+        res = nmt.Translator(self.m, unk_lexicon=table).translate_batch(self.src, beam_size=4, replace_unknowns=True)
+        got = [" ".join(r.hypotheses[0]) for r in res]
+        self.assertEqual(got, want.splitlines())
+        self.assertTrue(any("XX" in g for g in got), "the table translated no <unk>")
 
     def test_sampling(self):
         for opts, kw in (((), {}), (("--sample-topk", "5", "--temperature", "0.7"), {"sampling_topk": 5, "sampling_temperature": 0.7}),
