@@ -137,7 +137,8 @@ cmp -s "$T/plain" "$T/empty" && ok || bad "empty hints changed the output"
 # updates), and with an RNNsearch model of the same vocabularies (the tiny fixture), each output's
 # score is the weighted mean of the models' own nmt score log-probabilities, F0= and F1= each
 # model's own, nmt score of the ensemble the same mean; the mixed ensemble's attention rows are
-# the mean of the two models' own forced attention (nmt align --soft) on that output
+# the mean of the two models' own forced attention (nmt align --soft) on that output; a model of
+# other vocabularies is refused
 head -n 400 "$D/train.en" > "$T/s"; head -n 400 "$D/train.fr" > "$T/t"
 "$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/b.nmt" --arch transformer --dim-model 32 --enc-depth 2 --dec-depth 2 \
     --heads 4 --dim-ffn 64 --max-updates 300 --seed 2 --vocab 300 --batch 20 --threads 1 --optimizer adam --lr 0.01 2> "$T/b.log"
@@ -170,6 +171,12 @@ ens_mean() { # NAME MODEL2 WA WB: translate with the two models and weights, aga
         END { exit bad || n < 12 || !differ }' \
         && ok || bad "$1, weights $3,$4: scores are not the weighted mean of the models': $(paste "$T/ens" "$T/sa" "$T/sb" | head -n 3)"
 }
+# a Transformer of other vocabularies is refused, naming the difference, in both commands
+"$NMT_BIN" train --src "$T/s" --tgt "$T/t" --model "$T/c.nmt" --arch transformer --dim-model 32 --enc-depth 1 --dec-depth 1 \
+    --heads 4 --dim-ffn 64 --max-updates 1 --vocab 200 --batch 20 --threads 1 2> "$T/c.log"
+expect_fail "fewer words" 1 "c.nmt has 200 source words, .*m.nmt 300" "$NMT_BIN" translate --model "$M" --model "$T/c.nmt" "$T/v8"
+expect_fail "score: fewer words" 1 "m.nmt has 300 source words, .*c.nmt 200" "$NMT_BIN" score --model "$T/c.nmt" --model "$M" \
+    --src "$T/v8" --tgt "$T/v8"
 ens_mean "two Transformers" "$T/b.nmt" 1 1
 ens_mean "two Transformers" "$T/b.nmt" 3 1
 ens_mean "Transformer and RNNsearch" "$T/r.nmt" 1 1
