@@ -31,7 +31,7 @@ SC="$NMT_BIN score --threads 1 --model"
 
 # 1. n-best lists with word scores: F0= is nmt score's log-probability of the hypothesis and the
 # sum of its word scores, SCORE is F0= / tokens (the reader checks all three); the 1-best of the
-# n-best list is plain translate's output at the same beam
+# n-best list is plain translate's output at the same beam, whatever the batch; --no-unk
 tr2 "$T/nb" "$T/v" --model "$M" --beam 4 --n-best 4 --word-scores --alignment hard
 $NB check "$T/nb" "$T/v" --score "$SC $M" --k 4 --word-scores --align hard > /dev/null 2> "$T/nb.chk" && ok ||
     bad "n-best with word scores: $(head -n 3 "$T/nb.chk")"
@@ -40,6 +40,11 @@ tr2 "$T/one" "$T/v" --model "$M" --beam 4
 tr2 "$T/nbb" "$T/v" --model "$M" --beam 4 --n-best 4 --word-scores --alignment hard --batch 5
 cmp -s "$T/nb" "$T/nbb" && ok || bad "the n-best list depends on the batch: $(diff "$T/nb" "$T/nbb" | head -n 3)"
 awk -F ' \\|\\|\\| ' '!seen[$1]++ { print $2 }' "$T/nb" | cmp -s - "$T/one" && ok || bad "the n-best list's first differs from the 1-best"
+# --no-unk: no <unk> in any hypothesis nor draw, where the plain search writes some
+tr2 "$T/nu" "$T/v" --model "$M" --beam 4 --n-best 4 --no-unk
+tr2 "$T/nus" "$T/v" --model "$M" --sample --seed 5 --n-best 3 --no-unk
+grep -q "<unk>" "$T/nb" && [ "$(wc -l < "$T/nu")" -eq 48 ] && [ "$(wc -l < "$T/nus")" -eq 36 ] && ! grep -q "<unk>" "$T/nu" "$T/nus" &&
+    ok || bad "--no-unk: $(grep -c "<unk>" "$T/nu" "$T/nus" | tr '\n' ' ')"
 # forced decoding on devsim too
 sed 's/ ||| .*//' "$T/one" > "$T/hyp"
 $SC "$M" --src "$T/v" --tgt "$T/hyp" > "$T/sc"; $SC "$M" --src "$T/v" --tgt "$T/hyp" --device devsim > "$T/sc.dev"
