@@ -265,6 +265,7 @@ cmp -s "$T/rep" "$T/want_rep" && grep -q "XX" "$T/rep" && ok || bad "--unk-repla
 # rows (the output's words and EOS by the source's words and EOS) that each sum to 1 and equal
 # translate's soft rows; sampling, and a prefix with constraints, as translate does them; a server
 # on devsim answers the request of 16 texts as the CPU's did
+# (a batch waits up to 200 ms for more sentences: time enough for the 16 to meet on a busy machine)
 . tests/cli/lib_serve.sh
 C="$PY tests/cli/serve_client.py"
 J=application/json
@@ -274,7 +275,7 @@ stop_serve() { # SIGTERM, and a bounded wait for the drain
     kill -0 $PID 2> /dev/null && { kill -KILL $PID; bad "the server did not stop on SIGTERM"; }
     wait $PID
 }
-if serve_start "$T/slog" "$M" --workers 2 --max-wait-ms 50; then
+if serve_start "$T/slog" "$M" --workers 2 --max-wait-ms 200; then
     sed -n 1,16p "$D/test_2016_flickr.en" > "$T/in16"
     "$NMT_BIN" translate --model "$M" --beam 4 --threads 1 < "$T/in16" > "$T/want16"
     [ "$(sort -u "$T/want16" | wc -l)" -ge 12 ] && ok || bad "the model's translations are too alike: $(sort "$T/want16" | uniq -c | head -n 3)"
@@ -345,7 +346,7 @@ else
     bad "the server did not start: $(cat "$T/slog")"
 fi
 # the server on devsim: the same answer to the request of 16 texts, byte for byte
-if serve_start "$T/slogd" "$M" --workers 2 --max-wait-ms 50 --device devsim; then
+if serve_start "$T/slogd" "$M" --workers 2 --max-wait-ms 200 --device devsim; then
     $C req $PORT POST /translate $J "@$T/req16.json" > "$T/resp16d"
     grep -q '"attention"' "$T/resp16d" && cmp -s "$T/resp16" "$T/resp16d" && ok ||
         bad "the server on devsim answers otherwise: $(cmp "$T/resp16" "$T/resp16d" 2>&1 | head -c 300)"
