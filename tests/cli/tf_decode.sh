@@ -65,7 +65,7 @@ for r in "0 --no-length-norm" "0.6 --length-penalty 0.6" "1 --length-norm" "2 --
     awk -F ' \\|\\|\\| ' '$1 == last && $NF + 0 > prev + 0 { bad = 1 } { last = $1; prev = $NF } END { exit bad || NR != 48 }' "$T/lp$a" &&
         ok || bad "$o: the n-best list is not in the order of its scores"
     awk -F ' \\|\\|\\| ' '{ print $1 " ||| " $2 " ||| " $3 }' "$T/lp$a" | sort > "$T/set$a"
-    cmp -s "$T/set$a" "$T/set0" && ok || bad "$o: other hypotheses than --no-length-norm's: $(diff "$T/set$a" "$T/set0" | head -n 3)"
+    [ "$a" = 0 ] || { cmp -s "$T/set$a" "$T/set0" && ok || bad "$o: other hypotheses than --no-length-norm's: $(diff "$T/set$a" "$T/set0" | head -n 3)"; }
     awk -F ' \\|\\|\\| ' '!seen[$1]++ { print split($2, w, " ") }' "$T/lp$a" > "$T/len$a"
 done
 paste "$T/len0" "$T/len0.6" "$T/len1" "$T/len2" | awk '{ if ($1 > $2 || $2 > $3 || $3 > $4) bad = 1; if ($1 < $4) grew = 1 }
