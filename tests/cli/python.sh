@@ -31,6 +31,7 @@ if [ ! -f build/libnmt.so ] || [ ! -x bin/nmt ]; then
     exit
 fi
 if sh scripts/python_venv.sh "$PY" build/venv build > "$T/venv.log" 2>&1; then ok; else bad "the package does not build: $(tail -n 20 "$T/venv.log")"; fi
+model tf600 "$T/tf.nmt" # the Transformer of test_nmt.py's TransformerDecode (trained there when absent)
 NMT_TEST_DIR=$T NMT_BIN=bin/nmt build/venv/bin/python tests/python/test_nmt.py > "$T/py.log" 2>&1
 line=$(grep -E '^python: [0-9]+ passed, [0-9]+ failed$' "$T/py.log")
 if [ -n "$line" ]; then

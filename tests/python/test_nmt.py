@@ -4,8 +4,10 @@ scores of nmt score, hard links, text translation, BLEU and chrF of nmt bleu, th
 of nmt tokenize, model tensors against the file parsed here as safetensors, averaging against nmt
 average, training from a dict against nmt train -c (the same model), and the option names against
 nmt train --help. Also: two threads sharing one Translator, bad arguments raising, and 10,000 calls
-not growing the process. Run by tests/cli/python.sh with NMT_BIN, NMT_SHARED and NMT_TEST_DIR set;
-prints "python: P passed, F failed".
+not growing the process; and on a Transformer (TransformerDecode): n-best lists under each ranking
+rule, forced scores, attention, links, UNK replacement, draws, prefixes and constraints, ensembles. Run
+by tests/cli/python.sh with NMT_BIN, NMT_SHARED and NMT_TEST_DIR set; prints "python: P passed, F
+failed".
 """
 import json
 import os
@@ -64,6 +66,18 @@ def write(name, text_lines):
     with open(path(name), "w", encoding="utf-8") as f:
         f.write("\n".join(text_lines) + "\n")
     return path(name)
+
+
+def check_score_batch(case, tr, model, tag):
+    """tr.score_batch of TGT given SRC against nmt score on model: tokens, their count, the total."""
+    out = run("score", "--model", model, "--src", write(tag + "ss", SRC), "--tgt", write(tag + "st", TGT))
+    res = tr.score_batch([s.split() for s in SRC], [t.split() for t in TGT])
+    case.assertEqual(len(res), len(TGT))
+    for line, r, t in zip(out.splitlines(), res, TGT):
+        total, _, ntok = line.split("\t")
+        case.assertEqual(r.tokens, t.split() + ["</s>"])
+        case.assertEqual(len(r.log_probs), int(ntok))
+        case.assertLessEqual(abs(sum(r.log_probs) - float(total)), 1e-6)
 
 
 class Translate(unittest.TestCase):
@@ -167,13 +181,7 @@ class Translate(unittest.TestCase):
             self.assertEqual(a.hypotheses[0], b.hypotheses[0][:len(a.hypotheses[0])])  # greedy: a prefix
 
     def test_score_batch(self):
-        out = run("score", "--model", path("m.nmt"), "--src", write("ss", SRC), "--tgt", write("st", TGT))
-        res = self.tr.score_batch([s.split() for s in SRC], [t.split() for t in TGT])
-        for line, r, t in zip(out.splitlines(), res, TGT):
-            total, _, ntok = line.split("\t")
-            self.assertEqual(r.tokens, t.split() + ["</s>"])
-            self.assertEqual(len(r.log_probs), int(ntok))
-            self.assertLessEqual(abs(sum(r.log_probs) - float(total)), 1e-6)
+        check_score_batch(self, self.tr, path("m.nmt"), "")
 
     def test_align_bits(self):
         soft = run("align", "--model", path("m.nmt"), "--src", write("as", SRC), "--tgt", write("at", TGT), "--soft")
@@ -512,6 +520,119 @@ class Robust(unittest.TestCase):
         calls(10000)
         grown = rss() - before
         self.assertLess(grown, 256 * 1024, f"RSS grew by {grown} bytes over 10,000 calls")
+
+
+TF_TRAIN = ["--arch", "transformer", "--dim-model", "32", "--enc-depth", "2", "--dec-depth", "2", "--heads", "4",
+            "--dim-ffn", "64", "--max-updates", "600", "--vocab", "300", "--batch", "20", "--threads", "1",
+            "--optimizer", "adam", "--lr", "0.01"]
+
+
+class TransformerDecode(unittest.TestCase):
+    """The package on a Transformer (tests/cli/lib.sh's tf600, which python.sh copies to tf.nmt;
+    trained here when absent) against the program on the same model and options: n-best lists
+    and scores under each ranking rule, forced scores, attention and links, draws, prefixes and
+    constraints, UNK copying and replacement, and ensembles with itself and with the RNNsearch
+    model m.nmt."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.m = path("tf.nmt")
+        if not os.path.exists(cls.m):
+            run("train", "--src", path("s"), "--tgt", path("t"), "--model", cls.m, *TF_TRAIN)
+        cls.tr = nmt.Translator(cls.m)
+        cls.src = [s.split() for s in SRC]
+
+    def nbest(self, models, *opts):
+        """The program's n-best lists: {line: [(text, score), ...]}."""
+        out = run("translate", *[a for m in models for a in ("--model", m)], "--threads", "1", *opts,
+                  stdin="\n".join(SRC) + "\n")
+        got = {}
+        for line in out.splitlines():
+            f = line.split(" ||| ")
+            got.setdefault(int(f[0]), []).append((f[1], float(f[-1])))
+        return got
+
+    def same(self, res, want, n):
+        self.assertEqual(len(res), len(SRC))
+        for i, r in enumerate(res):
+            self.assertEqual([" ".join(h) for h in r.hypotheses], [t for t, _ in want[i]], f"line {i}")
+            self.assertEqual(len(r.hypotheses), n, f"line {i}")
+            for a, (_, b) in zip(r.scores, want[i]):
+                self.assertLessEqual(abs(a - b), 1e-6, f"line {i}: {a} vs {b}")
+
+    def test_nbest_and_length_penalty(self):
+        for lp, opts in ((1.0, ()), (0.6, ("--length-penalty", "0.6")), (0, ("--no-length-norm",))):
+            res = self.tr.translate_batch(self.src, beam_size=4, num_hypotheses=4, length_penalty=lp, return_scores=True)
+            self.same(res, self.nbest([self.m], "--beam", "4", "--n-best", "4", *opts), 4)
+
+    def test_score_batch(self):
+        check_score_batch(self, self.tr, self.m, "tf_")
+
+    def test_attention_links_and_unk_copy(self):
+        soft = run("translate", "--model", self.m, "--beam", "4", "--alignment", "soft", stdin="\n".join(SRC) + "\n")
+        hard = run("translate", "--model", self.m, "--beam", "4", "--alignment", "hard", stdin="\n".join(SRC) + "\n")
+        copy = run("translate", "--model", self.m, "--beam", "4", "--unk-copy", stdin="\n".join(SRC) + "\n")
+        res = self.tr.translate_batch(self.src, beam_size=4, return_attention=True, return_alignment=True)
+        rep = self.tr.translate_batch(self.src, beam_size=4, replace_unknowns=True)
+        self.assertTrue(any("<unk>" in r.hypotheses[0] for r in res), "no <unk> to replace")
+        for i, (line, hline, cline, r, u) in enumerate(zip(soft.splitlines(), hard.splitlines(), copy.splitlines(), res, rep)):
+            text, rows = line.split(" ||| ")
+            self.assertEqual(" ".join(r.hypotheses[0]), text, f"line {i}")
+            rows = [[float(x) for x in row.split()] for row in rows.split(" ; ")] if rows.strip() else []
+            att = r.attention[0]
+            self.assertEqual(len(rows), len(r.hypotheses[0]), f"line {i}")
+            for t, row in enumerate(rows):
+                self.assertEqual(len(row), len(att[t]), f"line {i} row {t}")
+                for j, w in enumerate(row):
+                    self.assertLessEqual(abs(float(att[t][j]) - w), 5.01e-5, f"line {i} [{t}][{j}]")
+            self.assertEqual(" ".join(f"{s}-{t}" for s, t in r.alignments[0]), hline.split(" ||| ")[1].strip(), f"line {i}")
+            self.assertEqual(" ".join(u.hypotheses[0]), cline, f"line {i}")
+
+    def test_unk_lexicon(self):
+        words = sorted({w for s in SRC for w in s.split()})
+        table = write("tf_lex", [f"{w}\tXX{w}" for w in words[::2]])
+        want = run("translate", "--model", self.m, "--beam", "4", "--unk-replace", table, stdin="\n".join(SRC) + "\n")
+        res = nmt.Translator(self.m, unk_lexicon=table).translate_batch(self.src, beam_size=4, replace_unknowns=True)
+        got = [" ".join(r.hypotheses[0]) for r in res]
+        self.assertEqual(got, want.splitlines())
+        self.assertTrue(any("XX" in g for g in got), "the table translated no <unk>")
+
+    def test_sampling(self):
+        for opts, kw in (((), {}), (("--sample-topk", "5", "--temperature", "0.7"), {"sampling_topk": 5, "sampling_temperature": 0.7}),
+                         (("--sample-topp", "0.8"), {"sampling_topp": 0.8})):
+            want = self.nbest([self.m], "--sample", "--seed", "5", "--n-best", "3", *opts)
+            res = self.tr.translate_batch(self.src, num_hypotheses=3, seed=5, return_scores=True,
+                                          **dict({"sampling_topk": 0}, **kw))
+            self.same(res, want, 3)
+
+    def test_prefix_and_constraints(self):
+        vocab = {line.split("\t")[1] for line in run("vocab", "--model", self.m, "--side", "tgt").splitlines()}
+        pfx = [" ".join(t.split()[:2]) if i % 2 else "" for i, t in enumerate(TGT)]
+        pfx = [p if all(w in vocab for w in p.split()) else "" for p in pfx]
+        terms = [t.split()[-2] if len(t.split()) > 2 and t.split()[-2] in vocab else "" for t in TGT]
+        self.assertGreaterEqual(sum(1 for p in pfx if p), 5)
+        self.assertGreaterEqual(sum(1 for w in terms if w), 10)
+        want = self.nbest([self.m], "--beam", "4", "--n-best", "2", "--prefix", write("tf_pfx", pfx),
+                          "--constraints", write("tf_terms", terms))
+        res = self.tr.translate_batch(self.src, beam_size=4, num_hypotheses=2, return_scores=True,
+                                      target_prefix=[p.split() or None for p in pfx],
+                                      constraints=[[[w]] if w else [] for w in terms])
+        self.same(res, want, 2)
+        for r, p, w in zip(res, pfx, terms):
+            for h in r.hypotheses:
+                self.assertEqual(h[:len(p.split())], p.split())
+                self.assertTrue(not w or w in h, f"{w} not in {h}")
+
+    def test_ensembles(self):
+        alone = self.tr.translate_batch(self.src, beam_size=4, num_hypotheses=3, return_scores=True)
+        twice = nmt.Translator([self.m, self.m]).translate_batch(self.src, beam_size=4, num_hypotheses=3, return_scores=True)
+        self.assertEqual(twice, alone)
+        for models, weights in (([self.m, path("m.nmt")], None), ([path("m.nmt"), self.m], [1, 3])):
+            opts = ("--weights", ",".join(map(str, weights))) if weights else ()
+            want = self.nbest(models, "--beam", "4", "--n-best", "3", *opts)
+            res = nmt.Translator(models, weights=weights).translate_batch(self.src, beam_size=4, num_hypotheses=3,
+                                                                          return_scores=True)
+            self.same(res, want, 3)
 
 
 if __name__ == "__main__":
