@@ -951,6 +951,7 @@ static void tests_gemm_batched(void)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             test_gemm_batched_wide(ta, tb, 9, 37, 45);
+            test_gemm_batched_wide(ta, tb, 3, 24, 19);
             test_gemm_batched_wide(ta, tb, 3, 20, 1100);
         }
     for (int ta = 0; ta < 2; ta++)

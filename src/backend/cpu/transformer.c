@@ -176,25 +176,45 @@ static void bmm_one(const bmm_job *j, const real *A, const real *B, real *C)
 }
 
 #ifndef NMT_REAL_DOUBLE /* the AVX forms below are float's; the float64 gradient checks use bmm_one */
-/* bmm_tiled's blocks: BMM_NR columns of B packed for every k (BMM_KMAX at most), BMM_MR rows of A
- * at once: 4 x 16 sums in eight AVX registers */
+/* bmm_tiled's blocks: BMM_NR columns of op(B) at each k, BMM_MR rows of A at once: 4 x 16 sums
+ * in eight AVX registers. Packed columns hold BMM_KMAX rows at most. */
 enum { BMM_NR = 16, BMM_MR = 4, BMM_KMAX = 1024 };
 
-/* rows i0 .. i0+mr of C's columns n0 .. n0+nr from the packed columns bt [K, BMM_NR]; a row past
- * mr reads row i0 again and is not stored */
-static void bmm_block(const bmm_job *j, const real *A, const real *bt, real *C, int i0, int mr, int n0, int nr)
+/* Where a block reads op(B)'s 16 columns at row k: packed [K, 16] (op(B) = Bᵀ), or B's row k
+ * itself (op(B) = B, the columns contiguous; lanes past the block's columns read as zeros,
+ * never from B). */
+enum { COLS_PACKED, COLS_ROWS };
+typedef struct bmm_cols {
+    const real *p;   /* packed: bt; rows: B + n0 */
+    long ld;
+    __m256i m0, m1;  /* the lanes in the block */
+} bmm_cols;
+
+static inline __attribute__((always_inline)) void cols_at(const bmm_cols *c, int mode, int k, __m256 *b0, __m256 *b1)
+{
+    if (mode == COLS_PACKED) {
+        *b0 = _mm256_loadu_ps(c->p + (long)k * BMM_NR);
+        *b1 = _mm256_loadu_ps(c->p + (long)k * BMM_NR + 8);
+    } else {
+        const real *r = c->p + (long)k * c->ld;
+        *b0 = _mm256_maskload_ps(r, c->m0);
+        *b1 = _mm256_maskload_ps(r + 8, c->m1);
+    }
+}
+
+/* R rows from i0 of C's columns n0 .. n0+nr (R and mode constants where it is inlined) */
+static inline __attribute__((always_inline)) void bmm_block(const bmm_job *j, const real *A, const bmm_cols *cols,
+                                                            int mode, real *C, int i0, int R, int n0, int nr)
 {
     const real *ar[BMM_MR];
     long step = j->ta ? j->lda : 1;
-    for (int r = 0; r < BMM_MR; r++) {
-        int i = i0 + (r < mr ? r : 0);
-        ar[r] = j->ta ? A + i : A + (long)i * j->lda;
-    }
+    for (int r = 0; r < R; r++) ar[r] = j->ta ? A + i0 + r : A + (long)(i0 + r) * j->lda;
     __m256 c[BMM_MR][2];
-    for (int r = 0; r < BMM_MR; r++) c[r][0] = c[r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < R; r++) c[r][0] = c[r][1] = _mm256_setzero_ps();
     for (int k = 0; k < j->K; k++) {
-        __m256 b0 = _mm256_loadu_ps(bt + (long)k * BMM_NR), b1 = _mm256_loadu_ps(bt + (long)k * BMM_NR + 8);
-        for (int r = 0; r < BMM_MR; r++) {
+        __m256 b0, b1;
+        cols_at(cols, mode, k, &b0, &b1);
+        for (int r = 0; r < R; r++) {
             __m256 a = _mm256_broadcast_ss(ar[r] + k * step);
             /* a product, then a sum: bmm_one's two roundings, not a fused one */
             c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(a, b0));
@@ -202,7 +222,7 @@ static void bmm_block(const bmm_job *j, const real *A, const real *bt, real *C, 
         }
     }
     real out[BMM_NR];
-    for (int r = 0; r < mr; r++) {
+    for (int r = 0; r < R; r++) {
         real *cr = C + (long)(i0 + r) * j->ldc + n0;
         _mm256_storeu_ps(out, c[r][0]);
         _mm256_storeu_ps(out + 8, c[r][1]);
@@ -210,38 +230,71 @@ static void bmm_block(const bmm_job *j, const real *A, const real *bt, real *C, 
     }
 }
 
-/* columns n0 .. n0+nr of op(B) [K, N] into bt [K, BMM_NR], zeros past nr */
-static void bmm_pack(const bmm_job *j, const real *B, real *bt, int n0, int nr)
+/* every row of C's columns n0 .. n0+nr: blocks of 4 rows, then the rest one at a time */
+static inline __attribute__((always_inline)) void bmm_rows(const bmm_job *j, const real *A, const bmm_cols *cols,
+                                                           int mode, real *C, int n0, int nr)
 {
-    if (j->tb) {
-        if (nr < BMM_NR) memset(bt, 0, sizeof(real) * BMM_NR * (size_t)j->K);
-        for (int t = 0; t < nr; t++) {
-            const real *b = B + (long)(n0 + t) * j->ldb;
-            for (int k = 0; k < j->K; k++) bt[(long)k * BMM_NR + t] = b[k];
-        }
-        return;
+    int i0 = 0;
+    for (; i0 + BMM_MR <= j->M; i0 += BMM_MR) bmm_block(j, A, cols, mode, C, i0, BMM_MR, n0, nr);
+    for (; i0 < j->M; i0++) bmm_block(j, A, cols, mode, C, i0, 1, n0, nr);
+}
+
+/* bt[k][t0 + t] = b[t][k0 + k] for an 8 x 8 block: 8 rows of B read contiguous, transposed in
+ * registers (unpack, shuffle, permute), written as 8 rows of bt */
+static void transpose8(const real *b, long ldb, real *bt)
+{
+    __m256 r[8], u[8], v[8];
+    for (int t = 0; t < 8; t++) r[t] = _mm256_loadu_ps(b + t * ldb);
+    for (int t = 0; t < 8; t += 2) {
+        u[t] = _mm256_unpacklo_ps(r[t], r[t + 1]);
+        u[t + 1] = _mm256_unpackhi_ps(r[t], r[t + 1]);
     }
-    /* lanes past nr masked off: loaded as zeros, never read from B */
-    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane), m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
-    for (int k = 0; k < j->K; k++) {
-        const real *b = B + (long)k * j->ldb + n0;
-        _mm256_storeu_ps(bt + (long)k * BMM_NR, _mm256_maskload_ps(b, m0));
-        _mm256_storeu_ps(bt + (long)k * BMM_NR + 8, _mm256_maskload_ps(b + 8, m1));
+    for (int t = 0; t < 8; t += 4) {
+        v[t] = _mm256_shuffle_ps(u[t], u[t + 2], 0x44);
+        v[t + 1] = _mm256_shuffle_ps(u[t], u[t + 2], 0xEE);
+        v[t + 2] = _mm256_shuffle_ps(u[t + 1], u[t + 3], 0x44);
+        v[t + 3] = _mm256_shuffle_ps(u[t + 1], u[t + 3], 0xEE);
+    }
+    for (int k = 0; k < 4; k++) {
+        _mm256_storeu_ps(bt + (long)k * BMM_NR, _mm256_permute2f128_ps(v[k], v[k + 4], 0x20));
+        _mm256_storeu_ps(bt + (long)(k + 4) * BMM_NR, _mm256_permute2f128_ps(v[k], v[k + 4], 0x31));
+    }
+}
+
+/* columns n0 .. n0+nr of Bᵀ (B [N, K]) into bt [K, BMM_NR], zeros past nr */
+static void bmm_pack_t(const bmm_job *j, const real *B, real *bt, int n0, int nr)
+{
+    if (nr < BMM_NR) memset(bt, 0, sizeof(real) * BMM_NR * (size_t)j->K);
+    int t8 = nr & ~7, k8 = j->K & ~7;
+    for (int t = 0; t < t8; t += 8)
+        for (int k = 0; k < k8; k += 8) transpose8(B + (long)(n0 + t) * j->ldb + k, j->ldb, bt + (long)k * BMM_NR + t);
+    for (int t = 0; t < nr; t++) { /* what the 8 x 8 blocks leave: the last columns, the last k */
+        const real *b = B + (long)(n0 + t) * j->ldb;
+        for (int k = t < t8 ? k8 : 0; k < j->K; k++) bt[(long)k * BMM_NR + t] = b[k];
     }
 }
 
 /* The same sums as bmm_one, each C[i][j] = Σ_k in order from 0, one product and one addition at
  * a time, so the same bits: only the loops are reordered, k outside the columns, so that 16
- * columns and 4 rows go at once, on B's columns packed contiguous (transposed or not). */
+ * columns and 4 rows go at once. op(B) = B is read in place (16 contiguous columns a row); Bᵀ is
+ * packed once per 16 columns, 8 x 8 blocks transposed in registers. */
 static void bmm_tiled(const bmm_job *j, const real *A, const real *B, real *C)
 {
     real bt[BMM_KMAX * BMM_NR];
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int n0 = 0; n0 < j->N; n0 += BMM_NR) {
         int nr = j->N - n0 < BMM_NR ? j->N - n0 : BMM_NR;
-        bmm_pack(j, B, bt, n0, nr);
-        for (int i0 = 0; i0 < j->M; i0 += BMM_MR)
-            bmm_block(j, A, bt, C, i0, j->M - i0 < BMM_MR ? j->M - i0 : BMM_MR, n0, nr);
+        bmm_cols c = {.ld = j->ldb,
+                      .m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane),
+                      .m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane)};
+        if (!j->tb) {
+            c.p = B + n0;
+            bmm_rows(j, A, &c, COLS_ROWS, C, n0, nr);
+        } else {
+            bmm_pack_t(j, B, bt, n0, nr);
+            c.p = bt;
+            bmm_rows(j, A, &c, COLS_PACKED, C, n0, nr);
+        }
     }
 }
 #endif
