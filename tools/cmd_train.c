@@ -417,8 +417,16 @@ static const char *const tf_only[] = {"--dim-model", "--enc-depth", "--dec-depth
                                       "--alignment-head"};
 static const char *const rnn_only[] = {"--emb", "--hid", "--att", "--maxout", "--window", "--fert-step-weight",
                                        "--fert-left-weight", "--dropout", "--dropout-emb", "--dropout-rnn", "--init"};
-/* the first TF_SIZES of tf_only, and its dropouts, have values worth dumping whether given or not */
-#define TF_SIZES 9
+/* of tf_only, those dumped only when given: a switch, and values whose default means "not set"
+ * (alignment-layer's 0 is below what the option accepts) */
+static const char *const tf_if_given[] = {"--tied-embeddings-all", "--alignment-layer", "--alignment-head"};
+
+static int listed(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(name, list[i])) return 1;
+    return 0;
+}
 
 /* A Transformer's dump (--dump-config) lists its own sizes and dropouts, given or not, and none of
  * the recurrent models' options, which reading it back would refuse; a recurrent model's dump is
@@ -427,10 +435,9 @@ static void family_dump(const nmt_train_opts *o, opt_cmd *c)
 {
     if (o->cfg.arch != NMT_ARCH_TRANSFORMER) return;
     for (size_t i = 0; i < sizeof rnn_only / sizeof *rnn_only; i++) opt_find_long(c, rnn_only[i] + 2)->flags |= OPT_IF_GIVEN;
-    for (size_t i = 0; i < sizeof tf_only / sizeof *tf_only; i++) {
-        opt *t = opt_find_long(c, tf_only[i] + 2);
-        if (i < TF_SIZES || strstr(tf_only[i], "dropout")) t->flags &= ~OPT_IF_GIVEN;
-    }
+    for (size_t i = 0; i < sizeof tf_only / sizeof *tf_only; i++)
+        if (!listed(tf_only[i], tf_if_given, sizeof tf_if_given / sizeof *tf_if_given))
+            opt_find_long(c, tf_only[i] + 2)->flags &= ~OPT_IF_GIVEN;
 }
 
 /* The other family's options given: OPT_GO or CMD_USAGE. */

@@ -127,7 +127,7 @@ static void tf_layer_table(param_table *pt, const nmt_config *c, int side, int l
         if (ssru && (k == TF_SELF_WO || k == TF_SELF_BO)) continue;
         char name[40];
         snprintf(name, sizeof name, "%s_l%d_%s", side == TF_ENC ? "enc" : "dec", l + 1, ssru && k <= TF_SELF_LNB ? ssru_part[k] : part[k]);
-        size_t slot = offsetof(params, tf) + sizeof(real *) * (((size_t)side * TF_MAX_DEPTH + l) * TF_NT + k);
+        size_t slot = tf_slot(side, l, k);
         int lns = k == TF_SELF_LNS || k == TF_CTX_LNS || k == TF_FFN_LNS;
         int cols = ssru && k == TF_SELF_WQKV ? 2 * d : ssru && k == TF_SELF_BQKV ? d : shape[k][1];
         if (shape[k][0]) add(pt, name, shape[k][0], cols, 2, INIT_GLOROT, slot);

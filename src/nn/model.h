@@ -58,6 +58,12 @@ typedef struct params {
 /* the slots of params' tensor pointers (tensor_info.slot / sizeof(real *)) */
 #define PARAMS_SLOTS (offsetof(params, tw) / sizeof(real *))
 
+/* the slot (offsetof into params) of tensor k of layer l of a Transformer's side s (TF_ENC, TF_DEC) */
+static inline size_t tf_slot(int s, int l, int k)
+{
+    return offsetof(params, tf) + sizeof(real *) * (((size_t)s * TF_MAX_DEPTH + l) * TF_NT + k);
+}
+
 /* The weight in field f of *p as a product reads it (backend.h mmw): its typed form in a view
  * that has them, else its FP32 data. */
 #define PW(p, f) params_w((p), offsetof(params, f))

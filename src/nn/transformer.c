@@ -13,7 +13,7 @@
 
 bk_weight tf_weight(const params *p, int s, int l, int k)
 {
-    return params_w(p, offsetof(params, tf) + sizeof(real *) * (((size_t)s * TF_MAX_DEPTH + l) * TF_NT + k));
+    return params_w(p, tf_slot(s, l, k));
 }
 
 void tf_sinusoid(real *out, int T, int d)

@@ -81,7 +81,7 @@ static size_t tf_step_slots(const nmt_config *c, size_t *slots)
     size_t n = 0, nk = sizeof k / sizeof *k;
     for (int l = 0; l < c->dec_depth; l++)
         for (size_t j = 0; j < nk; j++)
-            slots[n++] = offsetof(params, tf) + sizeof(real *) * (((size_t)TF_DEC * TF_MAX_DEPTH + l) * TF_NT + k[j]);
+            slots[n++] = tf_slot(TF_DEC, l, k[j]);
     return n;
 }
 
@@ -106,9 +106,12 @@ static int make(nmt_model *m, int prec, model_lowp **out, nmt_err *err)
     int rc = convert_out(m, s, err);
     s->maxK = m->cfg.maxout;
     s->maxN = m->cfg.tgt_vocab;
-    size_t tf[6 * TF_MAX_DEPTH], n = is_transformer(&m->cfg) ? tf_step_slots(&m->cfg, tf) : 0;
-    const size_t *slots = n ? tf : step_slots;
-    if (!n) n = sizeof step_slots / sizeof *step_slots;
+    size_t tf[6 * TF_MAX_DEPTH], n = sizeof step_slots / sizeof *step_slots;
+    const size_t *slots = step_slots;
+    if (is_transformer(&m->cfg)) {
+        n = tf_step_slots(&m->cfg, tf);
+        slots = tf;
+    }
     for (size_t k = 0; k < n && !rc; k++) rc = convert_slot(m, s, slots[k], err);
     if (rc) lowp_free(m, s);
     else *out = s;
