@@ -15,7 +15,9 @@
 #        default 1000), SHARED (../shared), NMT (bin/nmt), THREADS ("1 2"), ROUNDS (3), BEAM (4),
 #        BATCH (32), MAXI (100: Marian's --maxi-batch, in mini-batches, sorted by source length,
 #        as nmt sorts its input), PRECISIONS ("fp32 int8"), MARIAN_INT8 (intgemm8: marian-conv's
-#        --gemm-type for Marian's int8 model), KEEP=DIR (keep the models, outputs and runs.tsv)
+#        --gemm-type for Marian's int8 model), KEEP=DIR (keep the models, outputs and runs.tsv),
+#        WORKERS (1: at T > 1 threads, also nmt --workers T --threads 1, batches decoded side by
+#        side as Marian's --cpu-threads workers decode them; 0: not)
 #
 # Timed: each program's wall clock on the N sentences (a file in, a file out), and separately
 # the median of 3 runs on empty input (start-up and loading the model; for Marian's int8 this
@@ -35,6 +37,7 @@ SRC=${SRC:-$SHARED/data/multi30k/tok/test_2016_flickr.en}
 N=${N:-1000}; NMT=${NMT:-bin/nmt}; THREADS=${THREADS:-1 2}; ROUNDS=${ROUNDS:-3}
 BEAM=${BEAM:-4}; BATCH=${BATCH:-32}; MAXI=${MAXI:-100}; PRECISIONS=${PRECISIONS:-fp32 int8}
 MARIAN_INT8=${MARIAN_INT8:-intgemm8}
+WORKERS=${WORKERS:-1}
 for f in "$NPZ" "$SV" "$TV" "$SRC" "$NMT" "$MARIAN/marian-decoder" "$MARIAN/marian-conv"; do
     [ -e "$f" ] || { echo "$ME: $f not found" >&2; exit 2; }
 done
@@ -67,6 +70,8 @@ args() {
                  "--mini-batch $BATCH --maxi-batch $MAXI --maxi-batch-sort src --cpu-threads $3 --quiet" ;;
         nmt)
             echo "--model $T/model.nmt --beam $BEAM --no-length-norm --no-unk --batch $BATCH --precision $2 --threads $3" ;;
+        nmtw)
+            echo "--model $T/model.nmt --beam $BEAM --no-length-norm --no-unk --batch $BATCH --precision $2 --workers $3 --threads 1" ;;
     esac
 }
 # RUN PROG PREC THREADS: runs one configuration, standard input to standard output
@@ -74,13 +79,13 @@ args() {
 run() {
     case $1 in
         marian) OPENBLAS_NUM_THREADS=1 "$MARIAN/marian-decoder" $(args "$@") ;;
-        nmt) "$NMT" translate $(args "$@") ;;
+        nmt|nmtw) "$NMT" translate $(args "$@") ;;
     esac
 }
 show() { # SHOW PROG PREC THREADS: its command line
     case $1 in
         marian) echo "OPENBLAS_NUM_THREADS=1 $MARIAN/marian-decoder $(args "$@")" ;;
-        nmt) echo "$NMT translate $(args "$@")" ;;
+        nmt|nmtw) echo "$NMT translate $(args "$@")" ;;
     esac
 }
 now_ns() { date +%s%N; }
@@ -90,8 +95,9 @@ echo "# $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), 
 echo "# $("$MARIAN/marian-decoder" --version 2>&1 | tail -n 1)"
 CONFIGS=""
 for p in $PRECISIONS; do
-    for prog in marian nmt; do
+    for prog in marian nmt nmtw; do
         for t in $THREADS; do
+            [ "$prog" = nmtw ] && { [ "$t" -gt 1 ] && [ "$WORKERS" = 1 ] || continue; }
             name=$prog.$p.t$t
             if ! run $prog "$p" "$t" < /dev/null > /dev/null 2> "$T/err"; then
                 echo "# $name: not run: $(head -c 300 "$T/err" | tr '\n' ' ')"
@@ -116,7 +122,7 @@ r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for t in $THREADS; do
         for p in $PRECISIONS; do
-            if [ $((r % 2)) = 1 ]; then progs="marian nmt"; else progs="nmt marian"; fi
+            if [ $((r % 2)) = 1 ]; then progs="marian nmt nmtw"; else progs="nmtw nmt marian"; fi
             for prog in $progs; do
                 name=$prog.$p.t$t
                 case " $CONFIGS " in *" $name "*) ;; *) continue ;; esac
@@ -168,8 +174,9 @@ END {
         k = order[i]; m = n[k]; w = med(wall, k, m); z = med(net, k, m)
         split(k, f, "."); other = "marian." f[2] "." f[3]
         ratio = ""
-        if (f[1] == "nmt" && (other in seen)) ratio = sprintf("**%.2f**", med(net, other, n[other]) / z)
-        printf "| %s %s, %s thread%s | %.2f (%.2f-%.2f) | %.2f | %.1f | %.0f | %s | %s of %d |\n", f[1] == "nmt" ? "nmt" : "marian-decoder",
+        if (f[1] != "marian" && (other in seen)) ratio = sprintf("**%.2f**", med(net, other, n[other]) / z)
+        printf "| %s %s, %s thread%s | %.2f (%.2f-%.2f) | %.2f | %.1f | %.0f | %s | %s of %d |\n",
+            f[1] == "nmt" ? "nmt" : f[1] == "nmtw" ? "nmt --workers" : "marian-decoder",
             f[2] == "fp32" ? "FP32" : f[2], substr(f[3], 2), f[3] == "t1" ? "" : "s", w, lo(wall, k, m), hi(wall, k, m), w - z,
             sent[k] / z, tok[k] / z, ratio, (k in dif) ? dif[k] : "-", sent[k]
     }

@@ -531,6 +531,28 @@ int nmt_worker_phrase(nmt_worker *w, nmt_sentence *s, const char *text, nmt_err 
 int nmt_worker_translate(nmt_worker *w, const nmt_sentence *s, int n, nmt_translation *out, nmt_err *err);
 void nmt_sentence_free(nmt_sentence *s);
 
+/* ------------------------------------------------------------------ several workers at once
+ * Batches of sentences translated by `workers` threads, each with a worker of the translator and
+ * `threads` OpenMP threads for its products (0 or less: all cores), handed back in the order
+ * they were put: what `nmt translate --workers N` runs, Marian's --cpu-threads and CTranslate2's
+ * inter_threads. Each batch is translated as nmt_worker_translate translates it, so the answers
+ * are those of one worker. At most 2 x workers batches are in flight; the caller puts and gets
+ * from one thread. */
+#define NMT_MAX_WORKERS 256
+typedef struct nmt_pipeline nmt_pipeline;
+int nmt_pipeline_init(nmt_pipeline **out, nmt_translator *t, int workers, int threads, nmt_err *err);
+/* Queues s[0..n) to be translated into out[0..n); both stay the caller's, untouched by it, until
+ * nmt_pipeline_get hands them back. NMT_ERR_ARG when 2 x workers batches are in flight already. */
+int nmt_pipeline_put(nmt_pipeline *p, const nmt_sentence *s, int n, nmt_translation *out, nmt_err *err);
+/* Whether a put now would be refused; how many batches are in flight (NULL: refused, none). */
+int nmt_pipeline_full(nmt_pipeline *p);
+int nmt_pipeline_pending(nmt_pipeline *p);
+/* Waits for the oldest batch in flight: its out in *out and nmt_worker_translate's result (err
+ * with it). NMT_ERR_ARG when no batch is in flight. */
+int nmt_pipeline_get(nmt_pipeline *p, nmt_translation **out, nmt_err *err);
+/* Translates what is still queued, stops the threads, gives the workers back. */
+void nmt_pipeline_free(nmt_pipeline *p);
+
 /* Hard alignment from a hypothesis's attention: the source word (0-based) that output word i
  * attends to most, the source EOS never chosen, ties to the lower index; -1 when h has no
  * attention or the source no word. Pharaoh "j-i" pairs are (nmt_hard_link(h, i), i). */

@@ -376,6 +376,43 @@ static int c_worker_translate(int k)
     return ARG(nmt_worker_translate(NUL(0, w), NUL(1, &s), k == 3 ? -1 : 1, NUL(2, tr), &E));
 }
 static int c_sentence_free(int k) { (void)k; nmt_sentence_free(NULL); return 1; }
+/* a pipeline of one worker over M's translator */
+static nmt_pipeline *pipeline_of_m(void)
+{
+    nmt_translator *t = NULL;
+    nmt_pipeline *p = NULL;
+    nmt_translate_opts o = nmt_translate_default_opts();
+    NMT_ASSERT(nmt_translator_init(&t, (const nmt_model *const *)&M, NULL, 1, &o, NULL, NULL, NULL) == 0);
+    NMT_ASSERT(nmt_pipeline_init(&p, t, 1, 1, NULL) == 0);
+    return p;
+}
+/* the pointers, then no worker, then more than NMT_MAX_WORKERS */
+static int c_pipeline_init(int k)
+{
+    nmt_translator *t = NULL;
+    nmt_pipeline *p = NULL;
+    nmt_translate_opts o = nmt_translate_default_opts();
+    NMT_ASSERT(nmt_translator_init(&t, (const nmt_model *const *)&M, NULL, 1, &o, NULL, NULL, NULL) == 0);
+    return ARG(nmt_pipeline_init(NUL(0, &p), NUL(1, t), k == 2 ? 0 : k == 3 ? NMT_MAX_WORKERS + 1 : 1, 1, &E)) && !p;
+}
+/* the pointers, then a negative count */
+static int c_pipeline_put(int k)
+{
+    nmt_sentence s[1];
+    nmt_translation tr[1];
+    memset(s, 0, sizeof s);
+    return ARG(nmt_pipeline_put(NUL(0, pipeline_of_m()), NUL(1, s), k == 3 ? -1 : 0, NUL(2, tr), &E));
+}
+/* the pointers, then nothing in flight */
+static int c_pipeline_get(int k)
+{
+    nmt_translation *tr;
+    return ARG(nmt_pipeline_get(NUL(0, pipeline_of_m()), k == 2 ? &tr : NUL(1, &tr), &E));
+}
+static int c_pipeline_free(int k) { (void)k; nmt_pipeline_free(NULL); return 1; }
+/* NULL: a put would be refused, nothing is in flight */
+static int c_pipeline_full(int k) { (void)k; return nmt_pipeline_full(NULL) && !nmt_pipeline_full(pipeline_of_m()); }
+static int c_pipeline_pending(int k) { (void)k; return nmt_pipeline_pending(NULL) == 0 && nmt_pipeline_pending(pipeline_of_m()) == 0; }
 static int c_translation_free(int k) { (void)k; nmt_translation_free(NULL, 3); return 1; }
 static int c_hard_link(int k) { (void)k; return nmt_hard_link(NULL, 0) == -1; }
 static int c_score(int k)
@@ -483,7 +520,9 @@ static const struct api_case {
     {"nmt_sentence_encode", 4, c_sentence_encode}, {"nmt_worker_prefix", 3, c_worker_prefix},
     {"nmt_worker_phrase", 3, c_worker_phrase}, {"nmt_worker_translate", 4, c_worker_translate},
     {"nmt_sentence_free", 1, c_sentence_free}, {"nmt_device", 1, c_device}, {"nmt_bleu_corpus", 6, c_bleu_corpus},
-    {"nmt_chrf_corpus", 6, c_chrf_corpus},
+    {"nmt_chrf_corpus", 6, c_chrf_corpus}, {"nmt_pipeline_init", 4, c_pipeline_init}, {"nmt_pipeline_put", 4, c_pipeline_put},
+    {"nmt_pipeline_get", 3, c_pipeline_get}, {"nmt_pipeline_free", 1, c_pipeline_free}, {"nmt_pipeline_full", 1, c_pipeline_full},
+    {"nmt_pipeline_pending", 1, c_pipeline_pending},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

@@ -2,7 +2,8 @@
  * look words up on their own: text read by a worker and searched as ids gives nmt_translate's
  * translations bit for bit, with hints nmt_translate_hints's, by one model and by an ensemble;
  * hints the model cannot follow are refused naming the entry; idle workers are lent again;
- * threads that share a translator each get their own run's answers. */
+ * threads that share a translator each get their own run's answers; a pipeline of workers hands
+ * its batches back in order, each as one worker translates it, and refuses what it cannot hold. */
 /* kernel sets: one: the same search reached two ways, compared on one kernel set */
 #include <pthread.h>
 #include <stdlib.h>
@@ -157,6 +158,43 @@ static void threads(nmt_translator *tr, nmt_decoder *d)
     nmt_translation_free(want, NS);
 }
 
+/* A pipeline of 3 workers, 6 batches in flight (each a rotation of the sentences, so that each
+ * batch's answers differ): every batch back in the order put, equal to one worker's run of it;
+ * a 7th put refused while 6 are in flight; a get with none in flight refused. */
+static void pipeline(nmt_translator *tr)
+{
+    enum { W = 3, NB = 2 * W };
+    nmt_worker *w = NULL;
+    nmt_pipeline *p = NULL;
+    nmt_err err;
+    nmt_sentence s[NB][NS];
+    nmt_translation got[NB][NS], want[NS], *back;
+    NMT_ASSERT(nmt_worker_take(tr, NULL, &w, NULL) == 0);
+    for (int b = 0; b < NB; b++) {
+        nmt_sentence all[NS];
+        read_all(w, all, 1);
+        for (int i = 0; i < NS; i++) s[b][i] = all[(i + b) % NS];
+    }
+    CHECK(nmt_pipeline_init(&p, tr, 0, 1, &err) == NMT_ERR_ARG && strstr(err.msg, "workers 0 out of range") && !p);
+    NMT_ASSERT(nmt_pipeline_init(&p, tr, W, 1, NULL) == 0);
+    CHECK(nmt_pipeline_get(p, &back, &err) == NMT_ERR_ARG && strstr(err.msg, "no batch in flight"));
+    for (int b = 0; b < NB; b++) NMT_ASSERT(nmt_pipeline_put(p, s[b], NS, got[b], NULL) == 0);
+    CHECK(nmt_pipeline_full(p) && nmt_pipeline_pending(p) == NB);
+    CHECK(nmt_pipeline_put(p, s[0], NS, got[0], &err) == NMT_ERR_ARG && strstr(err.msg, "in flight already"));
+    for (int b = 0; b < NB; b++) {
+        CHECK(nmt_pipeline_get(p, &back, NULL) == 0 && back == got[b]);
+        NMT_ASSERT(nmt_worker_translate(w, s[b], NS, want, NULL) == 0);
+        CHECKF(same_translations(got[b], want, NS), "pipeline batch %d: not one worker's translations", b);
+        nmt_translation_free(want, NS);
+        nmt_translation_free(got[b], NS);
+    }
+    CHECK(nmt_pipeline_pending(p) == 0 && !nmt_pipeline_full(p));
+    nmt_pipeline_free(p);
+    for (int b = 0; b < NB; b++)
+        for (int i = 0; i < NS; i++) nmt_sentence_free(&s[b][i]);
+    nmt_worker_give(w);
+}
+
 int main(void)
 {
     rng r;
@@ -177,6 +215,7 @@ int main(void)
         if (n == 1) {
             refusals(tr);
             lending(tr);
+            pipeline(tr);
         }
         nmt_decoder_free(d);
         nmt_translator_free(tr);

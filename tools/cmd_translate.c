@@ -84,54 +84,149 @@ static int next_sentence(stream *st, nmt_sentence *s)
     return 1;
 }
 
-/* The gathered sentences' answers, written at once: 0, or -1 after printing an error. */
-static int answer(stream *st, const nmt_sentence *sent, int nb, long index, nmt_translation *tr, const char **src,
-                  nmt_word_map *map)
+/* One gathering of input lines: the sentences, their translations and what the writer reads. */
+typedef struct batch {
+    nmt_sentence *sent;
+    nmt_translation *tr;
+    const char **src;
+    nmt_word_map *map;
+    int nb;
+    long index; /* 0-based input line of sent[0] */
+} batch;
+
+static int batch_alloc(batch *b, int cap)
+{
+    b->sent = calloc(cap, sizeof *b->sent);
+    b->tr = calloc(cap, sizeof *b->tr);
+    b->src = calloc(cap, sizeof *b->src);
+    b->map = calloc(cap, sizeof *b->map);
+    return b->sent && b->tr && b->src && b->map ? CMD_OK : CMD_ERR;
+}
+
+/* What one gathering held, freed for the next (a failed translation has left tr empty). */
+static void batch_clear(batch *b)
+{
+    nmt_translation_free(b->tr, b->nb);
+    for (int i = 0; i < b->nb; i++) nmt_sentence_free(&b->sent[i]);
+    b->nb = 0;
+}
+
+static void batch_free(batch *b)
+{
+    free(b->sent);
+    free(b->tr);
+    free(b->src);
+    free(b->map);
+}
+
+/* Gathers lines into b while more are waiting, up to cap: 1 (more may follow), 0 (the input's
+ * end) or -1 (an error, printed; the lines before it are in b). */
+static int gather(stream *st, batch *b, long index)
+{
+    int got;
+    b->nb = 0;
+    b->index = index;
+    do b->nb += (got = next_sentence(st, &b->sent[b->nb])) > 0;
+    while (got > 0 && b->nb < st->cap && linereader_ready(&st->in));
+    return got;
+}
+
+static void translate_failed(const batch *b, const nmt_err *err)
+{
+    fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err->msg, b->index + 1, b->index + b->nb);
+}
+
+/* b's answers, written at once: 0, or -1 after printing an error. */
+static int write_answers(stream *st, batch *b)
 {
     nmt_err err;
-    for (int i = 0; i < nb; i++) {
-        src[i] = sent[i].src.tokens;
-        map[i] = sent[i].map;
+    for (int i = 0; i < b->nb; i++) {
+        b->src[i] = b->sent[i].src.tokens;
+        b->map[i] = b->sent[i].map;
     }
-    if (nmt_worker_translate(st->w, sent, nb, tr, &err)) {
-        fprintf(stderr, "nmt translate: error: %s (input lines %ld-%ld)\n", err.msg, index + 1, index + nb);
-        return -1;
-    }
-    if (cmd_out_batch(&st->out, (char *const *)src, tr, map, nb, index, &err)) {
+    if (cmd_out_batch(&st->out, (char *const *)b->src, b->tr, b->map, b->nb, b->index, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);
         return -1;
     }
     return 0;
 }
 
+/* After b's answers: the progress, and the output flushed (the caller may be waiting for it). */
+static void batch_done(stream *st, batch *b)
+{
+    cmd_progress_add(&st->prog, b->nb);
+    fflush(stdout);
+    batch_clear(b);
+}
+
 /* Gathers lines while more are waiting (up to cap), decodes them together and prints their
  * answers at once; until the end of the input or an error (the lines before it are answered). */
 static int run_stream(stream *st)
 {
-    nmt_sentence *sent = calloc(st->cap, sizeof *sent);
-    nmt_translation *tr = calloc(st->cap, sizeof *tr);
-    const char **src = calloc(st->cap, sizeof *src);
-    nmt_word_map *map = calloc(st->cap, sizeof *map);
-    int rc = sent && tr && src && map ? CMD_OK : CMD_ERR, got = 1;
+    batch b = {0};
+    int rc = batch_alloc(&b, st->cap), got = 1;
     if (rc) fprintf(stderr, "nmt translate: error: out of memory\n");
     long index = 0;
     while (!rc && got > 0) {
-        int nb = 0;
-        do nb += (got = next_sentence(st, &sent[nb])) > 0;
-        while (got > 0 && nb < st->cap && linereader_ready(&st->in));
+        nmt_err err;
+        got = gather(st, &b, index);
         if (got < 0) rc = CMD_ERR;
-        if (nb && answer(st, sent, nb, index, tr, src, map)) rc = CMD_ERR;
-        index += nb;
-        cmd_progress_add(&st->prog, nb);
-        fflush(stdout); /* each batch's answers leave at once: the caller may be waiting */
-        nmt_translation_free(tr, nb); /* a failed translation has left them empty */
-        for (int i = 0; i < nb; i++) nmt_sentence_free(&sent[i]);
+        if (b.nb && nmt_worker_translate(st->w, b.sent, b.nb, b.tr, &err)) {
+            translate_failed(&b, &err);
+            rc = CMD_ERR;
+        } else if (b.nb && write_answers(st, &b)) {
+            rc = CMD_ERR;
+        }
+        index += b.nb;
+        batch_done(st, &b);
     }
-    free(sent);
-    free(tr);
-    free(src);
-    free(map);
+    batch_free(&b);
     return rc;
+}
+
+/* run_stream with --workers: each gathering is put in the pipeline as soon as it is read, and the
+ * answers are written in input order, the oldest as soon as it is ready when no input is waiting
+ * (so that a caller feeding lines one at a time is answered) or when every slot is in flight.
+ * A bad input line ends the reading, and the lines before it are answered; after a failed
+ * translation the batches still in flight are waited for, not written. */
+static int run_parallel(stream *st, nmt_pipeline *pl, int workers)
+{
+    int depth = 2 * workers, head = 0, tail = 0, got = 1, bad_in = 0, bad_out = 0;
+    batch *ring = calloc(depth, sizeof *ring);
+    bad_out = ring ? CMD_OK : CMD_ERR;
+    for (int i = 0; i < depth && !bad_out; i++) bad_out = batch_alloc(&ring[i], st->cap);
+    if (bad_out) fprintf(stderr, "nmt translate: error: out of memory\n");
+    long index = 0;
+    while (head < tail || (!bad_in && !bad_out && got > 0)) {
+        nmt_err err;
+        int can_read = !bad_in && !bad_out && got > 0 && tail - head < depth;
+        if (head < tail && (!can_read || !linereader_ready(&st->in))) {
+            batch *b = &ring[head++ % depth];
+            nmt_translation *out;
+            if (nmt_pipeline_get(pl, &out, &err)) {
+                if (!bad_out) translate_failed(b, &err);
+                bad_out = 1;
+            } else if (!bad_out && write_answers(st, b)) {
+                bad_out = 1;
+            }
+            batch_done(st, b);
+            continue;
+        }
+        batch *b = &ring[tail % depth];
+        got = gather(st, b, index);
+        bad_in = got < 0;
+        index += b->nb;
+        if (b->nb && nmt_pipeline_put(pl, b->sent, b->nb, b->tr, &err)) { /* not reached: a slot is free */
+            fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+            batch_clear(b);
+            bad_out = 1;
+        } else if (b->nb) {
+            tail++;
+        }
+    }
+    for (int i = 0; ring && i < depth; i++) batch_free(&ring[i]);
+    free(ring);
+    return bad_in || bad_out ? CMD_ERR : CMD_OK;
 }
 
 
@@ -154,6 +249,7 @@ struct translate_args {
     cmd_shortlist sl;
     tok_opts topt;
     int tok_lang, detok_lang, align, scores, nbest_out, word_scores, progress;
+    int workers, threads; /* --workers (1: the products' threads only), --threads (0: not given) */
     cmd_hints hints;
 };
 
@@ -166,7 +262,8 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
     a->tok_lang = a->detok_lang = -1;
     a->align = ALIGN_NONE;
     nmt_translate_opts *o = &a->o;
-    int threads = 0, align_kind = 0;
+    int align_kind = 0;
+    a->workers = 1;
     long seed = (long)o->seed;
     opt table[] = {
         MODEL_OPTS(&a->models),
@@ -213,7 +310,10 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         OPT_CHOICE("--precision", &o->precision, "fp32|int8|bf16", CMD_PRECISION_HELP),
         CMD_BATCH_INVARIANT_OPT(&o->batch_invariant),
         OPT_FN("--shortlist", &a->sl, cmd_parse_shortlist, "FILE[,K[,F]]", CMD_SHORTLIST_HELP),
-        OPT_INT("--threads", &threads, 1, 1024, "N", "threads (default: all cores)"),
+        OPT_INT("--threads", &a->threads, 1, 1024, "N", "threads (default: all cores); with --workers, each worker's"),
+        OPT_INT("--workers", &a->workers, 1, NMT_MAX_WORKERS, "N", "translate N batches at once, each by a worker of its own with\n"
+                "--threads threads (default {}: one batch at a time; with N, --threads\n"
+                "defaults to cores / N). The same output, in the same order"),
         CMD_DEVICE_OPT,
         OPT_STR("--input", &a->input, "FILE", "read FILE instead of standard input (or give the files as arguments)"),
         OPT_STR("--prefix", &a->hints.prefix_path, "FILE", "line i of FILE is the start of line i's translation (empty: none),\n"
@@ -240,7 +340,11 @@ static int translate_options(int argc, char **argv, struct translate_args *a)
         fprintf(stderr, "nmt translate: error: --input FILE or files as arguments, not both\n");
         return CMD_USAGE;
     }
-    if (threads) nmt_set_threads(threads);
+    if (a->workers > 1 && !a->threads) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        a->threads = cores > a->workers ? (int)(cores / a->workers) : 1;
+    }
+    if (a->threads) nmt_set_threads(a->threads);
     if (a->lexpath) o->unk_replace = 1;
     if (opt_given(&c, "--length-penalty") && !o->normalize) {
         fprintf(stderr, "nmt translate: error: --length-penalty goes with length normalisation, which --no-length-norm turns off\n");
@@ -379,8 +483,14 @@ int cmd_translate(int argc, char **argv)
         rc = CMD_ERR;
     }
     if (!rc) rc = open_output(&args, first);
+    nmt_pipeline *pl = NULL;
+    if (!rc && args.workers > 1 && nmt_pipeline_init(&pl, tr, args.workers, args.threads, &err)) {
+        fprintf(stderr, "nmt translate: error: %s\n", err.msg);
+        rc = CMD_ERR;
+    }
     if (!rc) cmd_progress_start(&st.prog, "translate", args.progress);
-    if (!rc) rc = run_stream(&st);
+    if (!rc) rc = pl ? run_parallel(&st, pl, args.workers) : run_stream(&st);
+    nmt_pipeline_free(pl);
     cmd_progress_end(&st.prog);
     if (!rc && cmd_hints_end(&args.hints, &err)) {
         fprintf(stderr, "nmt translate: error: %s\n", err.msg);

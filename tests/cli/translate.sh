@@ -3,8 +3,8 @@
 # model: one line out per line in, empty and overlong lines, invalid UTF-8, a missing or damaged
 # model, n-best order, Marian's n-best format (read by nbest_reader.py), word scores, alignments
 # over detokenized words, input files as arguments and -o, the progress line, interactive use
-# through a pipe, independence from batch size and thread count, translate's scores equal to
-# score's, and a valgrind run.
+# through a pipe, independence from batch size, thread count and --workers, translate's scores
+# equal to score's, and a valgrind run (with --workers too).
 # kernel sets: all: batch sizes and thread counts, translate's scores against score's (tests/cli/kernels.sh)
 . tests/cli/lib.sh
 D=$NMT_SHARED/data/multi30k/tok
@@ -27,6 +27,25 @@ printf 'a man .' | $TR > "$T/o1"; [ "$(wc -l < "$T/o1")" -eq 1 ] && ok || bad "u
 $TR --batch 1 < "$T/in5" > "$T/b1"
 $TR --batch 7 --threads 2 < "$T/in5" > "$T/b7"
 cmp -s "$T/out5" "$T/b1" && cmp -s "$T/out5" "$T/b7" && ok || bad "output depends on batch size or threads"
+
+# --workers: several gatherings at once (batches of 4 make many), the same output in the same
+# order, for RNNsearch and a Transformer, with n-best lists, word scores and alignments
+head -n 120 "$D/test_2016_flickr.en" > "$T/w120"
+$TR --batch 4 --n-best 2 --word-scores --alignment hard < "$T/w120" > "$T/w_1"
+$TR --batch 4 --n-best 2 --word-scores --alignment hard --workers 3 < "$T/w120" > "$T/w_3"
+[ "$(wc -l < "$T/w_1")" -eq 240 ] && cmp -s "$T/w_1" "$T/w_3" && ok || bad "--workers 3 changes the output"
+model tf600 "$T/tf.nmt"
+"$NMT_BIN" translate --model "$T/tf.nmt" --threads 1 --batch 4 --n-best 2 --word-scores < "$T/w120" > "$T/wt_1"
+"$NMT_BIN" translate --model "$T/tf.nmt" --threads 1 --batch 4 --n-best 2 --word-scores --workers 2 < "$T/w120" > "$T/wt_2"
+[ "$(wc -l < "$T/wt_1")" -eq 240 ] && cmp -s "$T/wt_1" "$T/wt_2" && ok || bad "--workers 2 changes a Transformer's output"
+# a bad line ends the run as with one worker: the lines before it answered, exit 1
+{ head -n 30 "$T/w120" | sed 's/$/	/'; printf 'a dog .\tzzzqqq\n'; head -n 10 "$T/w120" | sed 's/$/	/'; } > "$T/whint"
+$TR --batch 4 --hints-in-input < "$T/whint" > "$T/wh_1" 2> /dev/null; rc1=$?
+$TR --batch 4 --hints-in-input --workers 2 < "$T/whint" > "$T/wh_2" 2> "$T/wh_2.err"; rc2=$?
+[ $rc1 -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$T/wh_2")" -eq 30 ] && cmp -s "$T/wh_1" "$T/wh_2" &&
+    grep -q "stdin:31: the prefix: 'zzzqqq' is not in" "$T/wh_2.err" && ok ||
+    bad "--workers 2 after a bad line: exit $rc2 (one worker: $rc1), $(wc -l < "$T/wh_2") lines, $(head -c 200 "$T/wh_2.err")"
+expect_fail "--workers 0" 2 "--workers 0: out of range" "$NMT_BIN" translate --model "$T/m.nmt" --workers 0
 
 # overlong line: translated (cut) with a warning naming the line
 awk 'BEGIN { for (i = 0; i < 450; i++) printf "a "; print "." }' > "$T/long"
@@ -235,6 +254,23 @@ if command -v mkfifo > /dev/null; then
     if read -r ans2 <&8; then ok; else bad "no answer to the second interactive line"; fi
     exec 7>&- 8<&-
     wait $pid
+    # the same with two workers (a watchdog ends a run that never answers, so the read fails)
+    $TR --workers 2 < "$T/fin" > "$T/fout" &
+    pid=$!
+    (sleep 60; kill "$pid" 2> /dev/null) &
+    dog=$!
+    exec 7> "$T/fin" 8< "$T/fout"
+    echo "a man ." >&7
+    if read -r ans3 <&8 && [ "$ans3" = "$ans" ]; then
+        ok
+        echo "two dogs ." >&7 # (only to a run still reading: a write to a killed one would end this script)
+        if read -r ans4 <&8 && [ "$ans4" = "$ans2" ]; then ok; else bad "--workers 2: no answer to the second interactive line"; fi
+    else
+        bad "--workers 2: no answer to the first interactive line"
+    fi
+    exec 7>&- 8<&-
+    wait $pid
+    kill "$dog" 2> /dev/null
 fi
 
 # raw text in: --tokenize en --lowercase --normalize-punct is the Multi30k preprocessing, so raw lines
@@ -265,5 +301,10 @@ if command -v valgrind > /dev/null && [ "${1:-}" != "--quick" ]; then
         < "$T/v3" > /dev/null 2> "$T/vg"
     rc=$?
     [ $rc -eq 0 ] && ok || bad "valgrind (exit $rc): $(head -n 20 "$T/vg")"
+    OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        "$NMT_BIN" translate --model "$T/m.nmt" --beam 3 --threads 1 --batch 1 --workers 2 --n-best 2 --word-scores \
+        < "$T/v3" > /dev/null 2> "$T/vg"
+    rc=$?
+    [ $rc -eq 0 ] && ok || bad "valgrind, --workers 2 (exit $rc): $(head -n 20 "$T/vg")"
 fi
 finish translate
