@@ -7,11 +7,9 @@
 #include "base/err.h"
 #include "nmt.h"
 
-enum { SLOT_FREE, SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE };
-
 typedef struct slot {
     const nmt_sentence *s;
-    int n, state, rc;
+    int n, done, rc; /* done: translated, rc its result */
     nmt_translation *out;
     nmt_err err;
 } slot;
@@ -44,12 +42,11 @@ static void *crew_main(void *arg)
         while (p->next == p->tail && !p->stopping) pthread_cond_wait(&p->work, &p->mu);
         if (p->next == p->tail) break;
         slot *sl = &p->ring[p->next++ % p->cap];
-        sl->state = SLOT_RUNNING;
         pthread_mutex_unlock(&p->mu);
         int rc = nmt_worker_translate(c->w, sl->s, sl->n, sl->out, &sl->err);
         pthread_mutex_lock(&p->mu);
         sl->rc = rc;
-        sl->state = SLOT_DONE;
+        sl->done = 1;
         pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -117,7 +114,7 @@ int nmt_pipeline_put(nmt_pipeline *p, const nmt_sentence *s, int n, nmt_translat
     int rc = p->tail - p->head == p->cap ? nmt_fail(err, NMT_ERR_ARG, "nmt_pipeline_put: %d batches in flight already", p->cap)
                                          : NMT_OK;
     if (!rc) {
-        p->ring[p->tail++ % p->cap] = (slot){s, n, SLOT_QUEUED, NMT_OK, out, {0}};
+        p->ring[p->tail++ % p->cap] = (slot){s, n, 0, NMT_OK, out, {0}};
         pthread_cond_signal(&p->work);
     }
     pthread_mutex_unlock(&p->mu);
@@ -134,7 +131,7 @@ int nmt_pipeline_get(nmt_pipeline *p, nmt_translation **out, nmt_err *err)
         return nmt_fail(err, NMT_ERR_ARG, "nmt_pipeline_get: no batch in flight");
     }
     slot *sl = &p->ring[p->head % p->cap];
-    while (sl->state != SLOT_DONE) pthread_cond_wait(&p->done, &p->mu);
+    while (!sl->done) pthread_cond_wait(&p->done, &p->mu);
     p->head++;
     pthread_mutex_unlock(&p->mu);
     *out = sl->out;
