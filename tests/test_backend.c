@@ -4,7 +4,11 @@
  * held to the same tests. Sizes are odd on purpose: rows of 21, 37 or 203 leave vector tails,
  * and the thread count is set above one so that parallel loops split. */
 /* kernel sets: all: each op against plain loops, whatever kernels the products run on (tests/cli/kernels.sh) */
+#include <cblas.h>
+#undef I /* cblas.h brings complex.h's I; this file names heads I */
 #include <float.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1425,8 +1429,59 @@ static void test_logp_rows(void)
     release();
 }
 
-int main(void)
+/* ==== the products' fingerprint (tests/cli/kernels.sh) ======================================= */
+
+/* `test_backend --fingerprint` prints one hash of OpenBLAS's float and double products on shapes
+ * that cross its blocking sizes, each transpose, on 1, 2 and 4 threads. OPENBLAS_CORETYPE changes
+ * nothing else that nmt computes, so two kernel sets with one fingerprint round alike, and
+ * kernels.sh reruns the suite under only one of them (Zen's kernels are Haswell's). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int fingerprint(void)
+{
+    static const int shp[][3] = {{1, 1, 1},      {7, 13, 5},    {64, 64, 64},  {80, 1000, 256}, {33, 257, 1025},
+                                 {256, 300, 2048}, {3, 500, 4096}, {96, 300, 700}, {1, 2048, 1024}, {200, 64, 3000}};
+    uint64_t h = 1469598103934665603ULL;
+    for (int t = 1; t <= 4; t *= 2) {
+        bk->set_threads(t);
+        for (size_t i = 0; i < sizeof shp / sizeof shp[0]; i++) {
+            int M = shp[i][0], N = shp[i][1], K = shp[i][2];
+            size_t a = (size_t)M * K, b = (size_t)K * N, c = (size_t)M * N;
+            float *A = malloc(4 * a), *B = malloc(4 * b), *C = malloc(4 * c);
+            double *dA = malloc(8 * a), *dB = malloc(8 * b), *dC = malloc(8 * c);
+            if (!A || !B || !C || !dA || !dB || !dC) {
+                free(A), free(B), free(C), free(dA), free(dB), free(dC);
+                return 1;
+            }
+            rng_seed(&R, 7 + i);
+            for (size_t j = 0; j < a; j++) dA[j] = A[j] = (float)(2 * rng_uniform(&R) - 1);
+            for (size_t j = 0; j < b; j++) dB[j] = B[j] = (float)(2 * rng_uniform(&R) - 1);
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++) {
+                    enum CBLAS_TRANSPOSE oa = ta ? CblasTrans : CblasNoTrans, ob = tb ? CblasTrans : CblasNoTrans;
+                    for (size_t j = 0; j < c; j++) C[j] = (float)(dC[j] = 0.5);
+                    cblas_sgemm(CblasRowMajor, oa, ob, M, N, K, 1, A, ta ? M : K, B, tb ? K : N, 0.5f, C, N);
+                    cblas_dgemm(CblasRowMajor, oa, ob, M, N, K, 1, dA, ta ? M : K, dB, tb ? K : N, 0.5, dC, N);
+                    h = fnv(fnv(h, C, 4 * c), dC, 8 * c);
+                }
+            free(A), free(B), free(C), free(dA), free(dB), free(dC);
+        }
+    }
+    printf("%016llx\n", (unsigned long long)h);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--fingerprint")) {
+        bk = TX->b;
+        return fingerprint();
+    }
     if (test_device_missing("test_backend")) return test_done("test_backend");
     bk = TX->b;
     rng_seed(&R, 2024);

@@ -5,7 +5,8 @@
 # this CPU can run besides the one the suite has just used: OpenBLAS's Haswell, Zen, SkylakeX and
 # Cooperlake (OPENBLAS_CORETYPE), and oneDNN's products (NMT_GEMM=onednn). Their products round a
 # row otherwise with the rows beside it, so a test that passes under one set proves nothing of
-# the machine a user has (AMD Zen and AVX2-only Intel get Haswell's or Zen's kernels).
+# the machine a user has (AMD Zen and AVX2-only Intel get Haswell's or Zen's kernels). A set
+# whose products have the bits of one already run (test_backend --fingerprint) is skipped.
 # Which tests is what each says of itself, in a header line "kernel sets: all" (rerun), "quick"
 # (rerun with --quick) or "one" (not rerun, with its reason). A C test that decodes (search,
 # sampling, forced decoding, the public translate, score and align, the low-precision products)
@@ -53,8 +54,25 @@ has avx512f avx512vl avx512bw avx512dq avx512cd && sets="$sets SkylakeX"
 has avx512f avx512vl avx512bw avx512dq avx512_bf16 && sets="$sets Cooperlake"
 [ $quick = 1 ] && sets=$(echo "$sets" | cut -d' ' -f1)
 # a set: OPENBLAS_CORETYPE=NAME, or onednn (NMT_GEMM; the suite itself ran OpenBLAS's products)
+# a set whose products give the bits of one already run (test_backend --fingerprint) is not
+# rerun: OpenBLAS's Zen kernels are its Haswell ones
+fp() { env "$@" "$dir/test_backend" --fingerprint 2>/dev/null | tail -n 1; }
+seen=$(fp)
 runs=""
-for s in $sets; do [ "$s" = "$own" ] || runs="$runs $s"; done
+for s in $sets; do
+    [ "$s" = "$own" ] && continue
+    f=$(fp OPENBLAS_CORETYPE=$s)
+    [ -n "$f" ] || { bad "test_backend --fingerprint under OPENBLAS_CORETYPE=$s printed nothing"; continue; }
+    case " $seen " in
+    *" $f "*) echo "kernels: $s: the same products as a set already run (fingerprint $f), not rerun" ;;
+    *) seen="$seen $f"; runs="$runs $s" ;;
+    esac
+done
+# the fingerprint must tell kernels apart that round differently, or it would skip them
+if has avx512f avx512vl avx512bw avx512dq avx512cd; then
+    [ "$(fp OPENBLAS_CORETYPE=Haswell)" != "$(fp OPENBLAS_CORETYPE=SkylakeX)" ] && ok ||
+        bad "test_backend --fingerprint gives Haswell's and SkylakeX's products one fingerprint"
+fi
 [ $quick = 0 ] && [ "${NMT_GEMM:-}" != onednn ] && runs="$runs onednn"
 list > "$T/tests"
 echo "kernels: $(wc -l < "$T/tests") tests under:$runs (the suite ran ${own:-OpenBLAS's own choice})"
