@@ -2,7 +2,8 @@
  * backend's own functions), against a plain scalar reference written here in double precision.
  * Buffers go in and out through the table's copy_in/copy_out, so that any later backend can be
  * held to the same tests. Sizes are odd on purpose: rows of 21, 37 or 203 leave vector tails,
- * and the thread count is set above one so that parallel loops split. */
+ * and the thread count is set above one so that parallel loops split. With --fingerprint it
+ * prints a hash of OpenBLAS's products instead (kernels.sh: which kernel sets round alike). */
 /* kernel sets: all: each op against plain loops, whatever kernels the products run on (tests/cli/kernels.sh) */
 #include <cblas.h>
 #undef I /* cblas.h brings complex.h's I; this file names heads I */
