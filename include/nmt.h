@@ -774,8 +774,8 @@ nmt_train_opts nmt_train_default_opts(void);
  *   "transformer-hour": a Transformer for the same hour (docs/TRAINING.md): d 128, 4 + 4 layers,
  *              4 heads, feed-forward 256, 10,000 words per side, tied target embeddings, dropout
  *              0.3, label smoothing 0.1, Adam (lr 0.002) warmed up over 1000 updates and decayed
- *              by the inverse square root after, clipping 5; stop after 20 epochs, 5 validations
- *              without gain, or an hour.
+ *              by the inverse square root after, clipping 5; stop after 5 validations without
+ *              gain, or an hour.
  * Returns NMT_ERR_ARG for an unknown name. */
 int nmt_train_preset(nmt_train_opts *o, const char *name, nmt_err *err);
 

@@ -311,7 +311,7 @@ static size_t data_options(opt *t, nmt_train_opts *o, struct train_vals *x)
          "before those five options) | transformer-hour (--arch transformer,\n"
          "d 128, 4+4 layers, 4 heads, ffn 256, vocab 10000, tied-embeddings,\n"
          "dropout 0.3, label-smoothing 0.1, Adam lr 0.002 warmed up over and\n"
-         "decayed after 1000 updates, clip 5, patience 5, 20 epochs or 1h);\n"
+         "decayed after 1000 updates, clip 5, patience 5, max-time 1h);\n"
          "options given beside it override its values"},
     };
     memcpy(t, part, sizeof part);
