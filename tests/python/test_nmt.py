@@ -456,7 +456,10 @@ class Robust(unittest.TestCase):
                  "score_batch": "tr.score_batch(src, tgt)"}
         for name, call in calls.items():
             code = (
-                "import sys, time, nmt\n"
+                "import signal, sys, time, nmt\n"
+                # a shell without job control starts background jobs with SIGINT ignored, and Python
+                # then installs no KeyboardInterrupt: the test's parent may be such a job
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
                 "tr = nmt.Translator(sys.argv[1])\n"
                 "src = [l.split() for l in open(sys.argv[2], encoding='utf-8').read().splitlines()] * 2500\n"
                 "tgt = [l.split() for l in open(sys.argv[3], encoding='utf-8').read().splitlines()] * 2500\n"
