@@ -158,8 +158,10 @@ static void threads(nmt_translator *tr, nmt_decoder *d)
     nmt_translation_free(want, NS);
 }
 
-/* A pipeline of 3 workers, 6 batches in flight (with hints and without, in turn): every batch back in the order put, equal to one worker's run of it;
- * a 7th put refused while 6 are in flight; a get with none in flight refused. */
+/* A pipeline of 3 workers, 6 batches in flight (each the sentences rotated by its number, the odd
+ * ones with prefixes, so that no two batches' answers are alike): every batch back in the order
+ * put, equal to one worker's run of it; a 7th put refused while 6 are in flight; a get with none
+ * in flight refused. */
 static void pipeline(nmt_translator *tr)
 {
     enum { W = 3, NB = 2 * W };
@@ -169,7 +171,11 @@ static void pipeline(nmt_translator *tr)
     nmt_sentence s[NB][NS];
     nmt_translation got[NB][NS], want[NS], *back;
     NMT_ASSERT(nmt_worker_take(tr, NULL, &w, NULL) == 0);
-    for (int b = 0; b < NB; b++) read_all(w, s[b], b % 2); /* (a sentence holds pointers into itself: read in place) */
+    for (int b = 0; b < NB; b++) /* read in place: a sentence holds pointers into itself */
+        for (int i = 0, k = b % NS; i < NS; i++, k = (k + 1) % NS) {
+            NMT_ASSERT(nmt_worker_encode(w, SRC[k], strlen(SRC[k]), &s[b][i], NULL) == 0);
+            if (b % 2 && PREFIX[k]) NMT_ASSERT(nmt_worker_prefix(w, &s[b][i], PREFIX[k], NULL) == 0);
+        }
     CHECK(nmt_pipeline_init(&p, tr, 0, 1, &err) == NMT_ERR_ARG && strstr(err.msg, "workers 0 out of range") && !p);
     NMT_ASSERT(nmt_pipeline_init(&p, tr, W, 1, NULL) == 0);
     CHECK(nmt_pipeline_get(p, &back, &err) == NMT_ERR_ARG && strstr(err.msg, "no batch in flight"));
