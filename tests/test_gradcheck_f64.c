@@ -22,7 +22,7 @@
 #endif
 
 static rng R;
-static int quiet;              /* fault self-test: count mismatches without printing them */
+static int quiet;              /* fault self-test: stop at the first mismatch, print nothing */
 static double worst_rel[NMT_ARCH_RNN_COUNT]; /* largest relative error per model */
 
 static void fill(real *x, size_t n, double sd)
@@ -272,6 +272,7 @@ static int check_model(struct model_ctx *m, double *maxrel)
         }
         if (mr > *maxrel) *maxrel = mr;
         bad += b;
+        if (quiet && bad) break; /* a fault's self-test needs one mismatch, not all */
     }
     return bad;
 }
@@ -478,7 +479,7 @@ int main(int argc, char **argv)
         nmt_fault = 0;
         if (faults[i].guided) guide_free(&g);
         CHECKF(bad > 0, "dropping the %s went unnoticed", faults[i].what);
-        printf("fault '%s': caught, %d elements off (max relative error %.2e)\n", faults[i].what, bad, mr);
+        printf("fault '%s': caught\n", faults[i].what);
         model_free(&m);
     }
     return test_done("test_gradcheck_f64");

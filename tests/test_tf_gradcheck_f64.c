@@ -116,6 +116,7 @@ static int check(tfm *m, const char *what, double *maxrel)
         if (!quiet) CHECKF(b == 0, "%s: %s: %d elements off", what, t->name, b);
         if (mr > *maxrel) *maxrel = mr;
         bad += b;
+        if (quiet && bad) break; /* a fault's self-test needs one mismatch, not all */
     }
     return bad;
 }
@@ -233,7 +234,7 @@ int main(int argc, char **argv)
         int bad = check(&m, faults[i].what, &mr);
         nmt_fault = 0;
         CHECKF(bad > 0, "dropping %s went unnoticed", faults[i].what);
-        printf("fault '%s': caught, %d elements off\n", faults[i].what, bad);
+        printf("fault '%s': caught\n", faults[i].what);
         if (m.guide) guide_free(&g);
         done(&m);
     }

@@ -37,6 +37,9 @@ int cpu_gemm_onednn(void);
 
 /* threads.c: backend_ops.parallel_for */
 void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx);
+/* threads.c: 1 when a loop over `units` independent pieces holding `elems` elements in all pays
+ * for starting a team (the `if` of an element-wise loop's parallel region) */
+int cpu_team(long units, long elems);
 /* transformer.c: the Transformer's kernels */
 void cpu_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta, int R,
                     int cols, real eps);

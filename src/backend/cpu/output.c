@@ -9,7 +9,7 @@
 
 void cpu_repeat_row(real *Z, const real *row, int H, int V)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(H, (long)H * V))
     for (int h = 0; h < H; h++) memcpy(Z + (size_t)h * V, row, sizeof(real) * V);
 }
 
@@ -25,7 +25,7 @@ static void maxout_row(real *t, unsigned char *which, const real *tt, const real
 
 void cpu_maxout(real *t, unsigned char *which, const real *tt, const real *b, const int *rows, int N, int l)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(N, 2L * N * l))
     for (int r = 0; r < N; r++) {
         size_t row = rows ? (size_t)rows[r] : (size_t)r;
         maxout_row(t + (size_t)r * l, which ? which + row * l : NULL, tt + row * 2 * l, b, l);
@@ -53,7 +53,7 @@ static double row_sum(const real *z, int V)
 void cpu_softmax_nll(real *z, double *rinv, double *nll, real *lp, const int *rows, const int *y, int N, int V,
                      double ls)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(N, (long)N * V))
     for (int r = 0; r < N; r++) { /* the row keeps e^{z - max} for backward */
         real *zr = z + (size_t)r * V;
         int row = rows ? rows[r] : r;
@@ -79,7 +79,7 @@ void cpu_softmax_nll_backward(real *z, real *dbias, real *part, const double *ri
      * one-hot's bit for bit */
     int nblk = (N + blk - 1) / blk;
     real u = scale * ls / (real)V, hit = scale * (1 - ls);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(nblk, (long)N * V))
     for (int q = 0; q < nblk; q++) {
         real *pq = part + (size_t)q * V;
         memset(pq, 0, sizeof(real) * V);

@@ -158,7 +158,7 @@ void cpu_attn_forward(real *alpha, real *ctx, const real *UaH, const real *q, co
                       const int *xlen, const int *src, const bk_attn *a)
 {
     int B = a->B, na = a->na, Tx = a->Tx;
-#pragma omp parallel
+#pragma omp parallel if (cpu_team(B, (long)B * Tx * (na + a->hd)))
     {
         real pre[na > 0 ? na : 1];
 #pragma omp for schedule(static)
@@ -214,7 +214,7 @@ void cpu_attn_backward(real *dq, real *dUaH, real *dH, real *dv_rows, const real
                        const int *xlen, const bk_attn *a, real *tmp)
 {
     int B = a->B, na = a->na;
-#pragma omp parallel
+#pragma omp parallel if (cpu_team(B, (long)B * a->Tx * (na + a->hd)))
     {
         real pre[na > 0 ? na : 1];
 #pragma omp for schedule(static)

@@ -4,24 +4,13 @@
  * scalar expression the layers used to write in place (tanh and σ are real.h's rtanh/rsigmoid,
  * not the vector forms of vec.h), so moving a loop here changes no bit. */
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "backend/cpu/cpu.h"
 
-/* Rows split over the threads only when there is work enough to pay for starting a team, and
- * never inside a team: the encoder's two directions already hold one thread each. */
-enum { WIDE = 1 << 15 };
-
+/* Rows split over the threads only when there is work enough to pay for a team (threads.c) */
 static int wide(int R, int cols)
 {
-#ifdef _OPENMP
-    return R > 1 && (long)R * cols >= WIDE && !omp_in_parallel();
-#else
-    (void)R; (void)cols;
-    return 0;
-#endif
+    return cpu_team(R, (long)R * cols);
 }
 
 void cpu_zero_rows(real *y, int ldy, int R, int cols)

@@ -26,6 +26,21 @@ int cpu_threads(void)
 #endif
 }
 
+/* Below 2^15 elements a team costs more than it saves: waking the threads (a futex each under
+ * OMP_WAIT_POLICY=PASSIVE) took longer than the loop, and a step of a small model or a beam of
+ * one ran hundreds of such regions. Never inside a team: the encoder's two directions already
+ * hold one thread each. Rows are independent in every loop that asks, so the answer changes no
+ * bit. */
+int cpu_team(long units, long elems)
+{
+#ifdef _OPENMP
+    return units > 1 && elems >= (1L << 15) && !omp_in_parallel();
+#else
+    (void)units; (void)elems;
+    return 0;
+#endif
+}
+
 void cpu_parallel_for(long n, long grain, int nthreads, bk_body body, void *ctx)
 {
     if (grain < 1) grain = 1;

@@ -64,7 +64,7 @@ static int row_candidates(real *lp_out, int *v_out, int cap, real *lse_out, cons
 void cpu_topk_rows(int *n, real *lp, int *v, real *lse, const real *z, int H, int V, const int *need, int cap,
                    int skip, topk_item *heap, int kmax, int logp)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(H, (long)H * V))
     for (int r = 0; r < H; r++)
         n[r] = row_candidates(lp + (size_t)r * cap, v + (size_t)r * cap, cap, &lse[r], z + (size_t)r * V, V, need[r],
                               skip, heap + (size_t)r * kmax, logp);
@@ -74,7 +74,7 @@ void cpu_topk_rows(int *n, real *lp, int *v, real *lse, const real *z, int H, in
  * row_candidates forms, so that an ensemble of copies of one model scores as that model. */
 void cpu_logp_acc_rows(real *y, const real *z, int H, int V, real w, int first)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(H, (long)H * V))
     for (int r = 0; r < H; r++) {
         const real *zr = z + (size_t)r * V;
         real *yr = y + (size_t)r * V, lse = vec_logsumexp(NULL, zr, V, NULL);

@@ -322,7 +322,8 @@ void cpu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int ld
                       real *C, int ldc, const bk_batch *s)
 {
     bmm_job j = {ta, tb, M, N, K, lda, ldb, ldc, A, B, C, beta, s};
-    cpu_parallel_for(s->count, 1, 0, bmm_body, &j);
+    long elems = s->count * ((long)M * N + (long)M * K + (long)N * K);
+    cpu_parallel_for(s->count, 1, cpu_team(s->count, elems) ? 0 : 1, bmm_body, &j);
 }
 
 /* ---- activations' derivatives from their input ---- */

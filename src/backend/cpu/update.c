@@ -16,7 +16,7 @@ double cpu_sumsq(const real *g, size_t n)
     double part[256], total = 0;
     for (size_t c0 = 0; c0 < nch; c0 += 256) {
         size_t c1 = nch - c0 < 256 ? nch : c0 + 256;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team((long)(c1 - c0), (long)(c1 - c0) * CH))
         for (size_t c = c0; c < c1; c++) {
             /* eight running sums (lane i mod 8), added in a fixed tree: one sum would wait on
              * its own latency at every element; eight vectorise */
@@ -67,7 +67,7 @@ void cpu_update(int rule, const bk_hyper *h, real *p, real *g, real *const *s, s
     enum { BLK = 1 << 14 };
     if (hi <= lo) return;
     size_t nb = (hi - lo + BLK - 1) / BLK;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team((long)nb, (long)(hi - lo)))
     for (size_t b = 0; b < nb; b++)
         update_span(rule, h, p, g, s, lo + b * BLK, lo + b * BLK + BLK < hi ? lo + b * BLK + BLK : hi);
 }
@@ -104,7 +104,7 @@ void cpu_update_rows(int rule, const bk_hyper *h, real *p, real *g, real *const 
                      int cols, unsigned *lag)
 {
     /* the touched rows are the frequent words, at low ids: hand rows out in small chunks */
-#pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64) if (cpu_team(rows, (long)rows * cols))
     for (int r = 0; r < rows; r++) {
         size_t lo = off + (size_t)r * cols;
         if (row_is_zero(g + lo, cols)) {
@@ -118,6 +118,6 @@ void cpu_update_rows(int rule, const bk_hyper *h, real *p, real *g, real *const 
 
 void cpu_settle_rows(real *const *s, int ns, real rho, size_t off, int rows, int cols, unsigned *lag)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cpu_team(rows, (long)rows * cols))
     for (int r = 0; r < rows; r++) settle_row(s, ns, rho, off + (size_t)r * cols, cols, &lag[r]);
 }
