@@ -106,7 +106,7 @@ echo
 [ -e "$T/bleu.tsv" ] || : > "$T/bleu.tsv"
 awk -F '\t' -v TH="$THREADS" -v N="$NS" -v CL="$CLOCK" '
 function fmt(v) { return v >= 100 ? sprintf("%.0f", v) : sprintf("%.2f", v) }
-FNR == NR { bleu[$1 SUBSEP $2] = $3; hasb = 1; next }
+FILENAME == ARGV[1] { bleu[$1 SUBSEP $2] = $3; hasb = 1; next }
 { key = $1 SUBSEP $2; sps[key] += $5 / $4; tps[key] += $6 / $4; n[key]++; same[key] = $7; tok[key] = $6
   if (!($1 in seen)) { seen[$1] = 1; order[++no] = $1 } }
 END {

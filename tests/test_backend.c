@@ -951,6 +951,54 @@ static void test_gemm_batched_wide(int ta, int tb, int M, int N, int K)
     release();
 }
 
+/* A search step's one-row products: with B picked by sel, the hypotheses of a sentence side by
+ * side (runs of one B, as the CPU merges into one product), or each with its own B (the CPU's
+ * four at once). Every element the in-order float sum of its own row and B on the CPU (and
+ * devsim), within 1e-5 elsewhere; runs of 1 to 6 rows, over and under the 4-row blocks; 24
+ * products, past groups of 4; columns over two 16-column blocks; K past the 8 x 8 transposes. */
+static void test_gemm_batched_runs(int tb, real beta, int use_sel)
+{
+    enum { G = 12, H = 2, N = 37, K = 45, NS = 3 };
+    static const int sel[G] = {0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2, 2};
+    int nmat = use_sel ? NS : G, ldb = (tb ? K : N) + 2;
+    long sa = K + 3, sb = mat_span(tb ? N : K, tb ? K : N, ldb), sc = N + 1;
+    bk_batch s = {G * H, H, H * sa + 1, sa, H * sb, sb, H * sc + 2, sc, NULL};
+    size_t na = (size_t)(G * s.oa), nb = (size_t)(nmat * s.ob), nc = (size_t)(G * s.oc);
+    real *A = test_rnd(&R, na, -1, 1), *B = test_rnd(&R, nb, -1, 1), *C = test_rnd(&R, nc, -1, 1);
+    real *want = malloc(sizeof(real) * nc);
+    double *wd = malloc(sizeof(double) * nc);
+    bmm_case t = {0, tb, H, 1, beta};
+    memcpy(want, C, sizeof(real) * nc);
+    for (long e = 0; e < (long)nc; e++) wd[e] = C[e];
+    for (int o = 0; o < G; o++)
+        for (int k = 0; k < H; k++)
+            for (int jj = 0; jj < N; jj++) {
+                const real *a = A + o * s.oa + k * s.ia, *b = B + (use_sel ? sel[o] : o) * s.ob + k * s.ib;
+                long c = o * s.oc + k * s.ic + jj;
+                real v = 0;
+                for (int q = 0; q < K; q++) v = v + (real)opa(&t, a, 0, 0, q) * (real)opb(&t, b, ldb, q, jj);
+                want[c] = beta == 0 ? v : beta * C[c] + v;
+                wd[c] = want[c];
+            }
+    real *dA = dev_r(A, na), *dB = dev_r(B, nb), *dC = dev_r(C, nc);
+    s.sel = use_sel ? dev_i(sel, G) : NULL;
+    bk->gemm_batched(0, tb, 1, N, K, dA, (int)sa, dB, ldb, beta, dC, (int)sc, &s);
+    get(C, dC, sizeof(real) * nc);
+    char what[96];
+    snprintf(what, sizeof what, "gemm_batched one row, %s, tb %d, beta %g", use_sel ? "runs of one B" : "a B each", tb,
+             beta);
+    if (!strcmp(bk->name, "cpu") || !strcmp(bk->name, "devsim")) {
+        long off = 0;
+        for (long e = 0; e < (long)nc && !off; e++) off = memcmp(&C[e], &want[e], sizeof(real)) ? e + 1 : 0;
+        CHECKF(!off, "%s: element %ld is %.9g, the in-order float sum %.9g", what, off - 1, off ? C[off - 1] : 0,
+               off ? want[off - 1] : 0);
+    } else {
+        close_all(what, C, wd, nc, 1e-5);
+    }
+    free(A); free(B); free(C); free(want); free(wd);
+    release();
+}
+
 static void tests_gemm_batched(void)
 {
     for (int ta = 0; ta < 2; ta++)
@@ -959,6 +1007,9 @@ static void tests_gemm_batched(void)
             test_gemm_batched_wide(ta, tb, 3, 24, 19);
             test_gemm_batched_wide(ta, tb, 3, 20, 1100);
         }
+    for (int tb = 0; tb < 2; tb++)
+        for (int beta = 0; beta < 2; beta++)
+            for (int use_sel = 0; use_sel < 2; use_sel++) test_gemm_batched_runs(tb, (real)beta, use_sel);
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
             for (int inner = 1; inner <= 3; inner += 2)

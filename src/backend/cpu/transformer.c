@@ -3,6 +3,7 @@
  * heads, the feed-forward activations' derivatives, and the strided gather that reorders a
  * key/value cache. Sums run in a fixed order, so results do not depend on the thread count. */
 #include <immintrin.h>
+#include <limits.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
@@ -177,13 +178,13 @@ static void bmm_one(const bmm_job *j, const real *A, const real *B, real *C)
 
 #ifndef NMT_REAL_DOUBLE /* the AVX forms below are float's; the float64 gradient checks use bmm_one */
 /* bmm_tiled's blocks: BMM_NR columns of op(B) at each k, BMM_MR rows of A at once: 4 x 16 sums
- * in eight AVX registers. Packed columns hold BMM_KMAX rows at most. */
-enum { BMM_NR = 16, BMM_MR = 4, BMM_KMAX = 1024 };
+ * in eight AVX registers. Packed columns hold BMM_KMAX rows at most (BMM_K4 in bmm_tiled4's). */
+enum { BMM_NR = 16, BMM_MR = 4, BMM_KMAX = 1024, BMM_K4 = 128 };
 
 /* Where a block reads op(B)'s 16 columns at row k: packed [K, 16] (op(B) = Bᵀ), or B's row k
  * itself (op(B) = B, the columns contiguous; lanes past the block's columns read as zeros,
- * never from B). */
-enum { COLS_PACKED, COLS_ROWS };
+ * never from B; COLS_FULL: all 16 lanes, plain loads). */
+enum { COLS_PACKED, COLS_ROWS, COLS_FULL };
 typedef struct bmm_cols {
     const real *p;   /* packed: bt; rows: B + n0 */
     long ld;
@@ -195,6 +196,10 @@ static inline __attribute__((always_inline)) void cols_at(const bmm_cols *c, int
     if (mode == COLS_PACKED) {
         *b0 = _mm256_loadu_ps(c->p + (long)k * BMM_NR);
         *b1 = _mm256_loadu_ps(c->p + (long)k * BMM_NR + 8);
+    } else if (mode == COLS_FULL) {
+        const real *r = c->p + (long)k * c->ld;
+        *b0 = _mm256_loadu_ps(r);
+        *b1 = _mm256_loadu_ps(r + 8);
     } else {
         const real *r = c->p + (long)k * c->ld;
         *b0 = _mm256_maskload_ps(r, c->m0);
@@ -239,12 +244,12 @@ static inline __attribute__((always_inline)) void bmm_rows(const bmm_job *j, con
     for (; i0 < j->M; i0++) bmm_block(j, A, cols, mode, C, i0, 1, n0, nr);
 }
 
-/* bt[k][t0 + t] = b[t][k0 + k] for an 8 x 8 block: 8 rows of B read contiguous, transposed in
- * registers (unpack, shuffle, permute), written as 8 rows of bt */
-static void transpose8(const real *b, long ldb, real *bt)
+/* bt[k][t0 + t] = b[t][k0 + k] for an 8 x 8 block: `rows` (1..8) rows of B read contiguous, the
+ * rest zeros, transposed in registers (unpack, shuffle, permute), written as 8 rows of bt */
+static void transpose8(const real *b, long ldb, int rows, real *bt)
 {
     __m256 r[8], u[8], v[8];
-    for (int t = 0; t < 8; t++) r[t] = _mm256_loadu_ps(b + t * ldb);
+    for (int t = 0; t < 8; t++) r[t] = t < rows ? _mm256_loadu_ps(b + t * ldb) : _mm256_setzero_ps();
     for (int t = 0; t < 8; t += 2) {
         u[t] = _mm256_unpacklo_ps(r[t], r[t + 1]);
         u[t + 1] = _mm256_unpackhi_ps(r[t], r[t + 1]);
@@ -261,17 +266,18 @@ static void transpose8(const real *b, long ldb, real *bt)
     }
 }
 
-/* columns n0 .. n0+nr of Bᵀ (B [N, K]) into bt [K, BMM_NR], zeros past nr */
+/* columns n0 .. n0+nr of Bᵀ (B [N, K]) into bt [K, BMM_NR], zeros past nr: 8 x 8 blocks (the
+ * last one short of columns padded with zeros in registers), then the last k one at a time */
 static void bmm_pack_t(const bmm_job *j, const real *B, real *bt, int n0, int nr)
 {
-    if (nr < BMM_NR) memset(bt, 0, sizeof(real) * BMM_NR * (size_t)j->K);
-    int t8 = nr & ~7, k8 = j->K & ~7;
+    int t8 = (nr + 7) & ~7, k8 = j->K & ~7;
     for (int t = 0; t < t8; t += 8)
-        for (int k = 0; k < k8; k += 8) transpose8(B + (long)(n0 + t) * j->ldb + k, j->ldb, bt + (long)k * BMM_NR + t);
-    for (int t = 0; t < nr; t++) { /* what the 8 x 8 blocks leave: the last columns, the last k */
-        const real *b = B + (long)(n0 + t) * j->ldb;
-        for (int k = t < t8 ? k8 : 0; k < j->K; k++) bt[(long)k * BMM_NR + t] = b[k];
-    }
+        for (int k = 0; k < k8; k += 8)
+            transpose8(B + (long)(n0 + t) * j->ldb + k, j->ldb, nr - t < 8 ? nr - t : 8, bt + (long)k * BMM_NR + t);
+    for (int k = k8; k < j->K; k++)
+        for (int t = 0; t < BMM_NR; t++) bt[(long)k * BMM_NR + t] = t < nr ? B[(long)(n0 + t) * j->ldb + k] : 0;
+    if (t8 < BMM_NR) /* the second 8 columns unused: zeros for the blocks' loads */
+        for (int k = 0; k < k8; k++) memset(bt + (long)k * BMM_NR + 8, 0, sizeof(real) * 8);
 }
 
 /* The same sums as bmm_one, each C[i][j] = Σ_k in order from 0, one product and one addition at
@@ -289,7 +295,8 @@ static void bmm_tiled(const bmm_job *j, const real *A, const real *B, real *C)
                       .m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane)};
         if (!j->tb) {
             c.p = B + n0;
-            bmm_rows(j, A, &c, COLS_ROWS, C, n0, nr);
+            if (nr == BMM_NR) bmm_rows(j, A, &c, COLS_FULL, C, n0, nr);
+            else bmm_rows(j, A, &c, COLS_ROWS, C, n0, nr);
         } else {
             bmm_pack_t(j, B, bt, n0, nr);
             c.p = bt;
@@ -297,24 +304,109 @@ static void bmm_tiled(const bmm_job *j, const real *A, const real *B, real *C)
         }
     }
 }
+
+/* bmm_tiled4's columns n0 .. n0+nr of four one-row products, each reading its own op(B) */
+static inline __attribute__((always_inline)) void bmm_block4(const bmm_job *j, const real *const *A,
+                                                             const bmm_cols *cols, int mode, real *const *C, int n0,
+                                                             int nr)
+{
+    long step = j->ta ? j->lda : 1;
+    __m256 c[4][2];
+    for (int r = 0; r < 4; r++) c[r][0] = c[r][1] = _mm256_setzero_ps();
+    for (int k = 0; k < j->K; k++)
+        for (int r = 0; r < 4; r++) {
+            __m256 b0, b1, a = _mm256_broadcast_ss(A[r] + k * step);
+            cols_at(&cols[r], mode, k, &b0, &b1);
+            c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(a, b0));
+            c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(a, b1));
+        }
+    real out[BMM_NR];
+    for (int r = 0; r < 4; r++) {
+        _mm256_storeu_ps(out, c[r][0]);
+        _mm256_storeu_ps(out + 8, c[r][1]);
+        for (int t = 0; t < nr; t++) C[r][n0 + t] = j->beta == 0 ? out[t] : j->beta * C[r][n0 + t] + out[t];
+    }
+}
+
+/* Four one-row products at once, each with its own A, B and C: a search step's self-attention,
+ * every hypothesis and head reading its own cache. A single row is one chain of dependent
+ * additions per 8 columns; four side by side keep the adder busy. Each element is still
+ * bmm_one's sum, the same bits. */
+static void bmm_tiled4(const bmm_job *j, const real *const *A, const real *const *B, real *const *C)
+{
+    real bt[4][BMM_K4 * BMM_NR];
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int n0 = 0; n0 < j->N; n0 += BMM_NR) {
+        int nr = j->N - n0 < BMM_NR ? j->N - n0 : BMM_NR;
+        bmm_cols c[4];
+        for (int r = 0; r < 4; r++) {
+            c[r] = (bmm_cols){.p = j->tb ? bt[r] : B[r] + n0, .ld = j->ldb,
+                              .m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane),
+                              .m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane)};
+            if (j->tb) bmm_pack_t(j, B[r], bt[r], n0, nr);
+        }
+        if (j->tb) bmm_block4(j, A, c, COLS_PACKED, C, n0, nr);
+        else if (nr == BMM_NR) bmm_block4(j, A, c, COLS_FULL, C, n0, nr);
+        else bmm_block4(j, A, c, COLS_ROWS, C, n0, nr);
+    }
+}
 #endif
+
+/* one product at A, B, C: the tiled form where its depth fits the packed tile */
+static void bmm_product(const bmm_job *j, const real *A, const real *B, real *C)
+{
+#ifndef NMT_REAL_DOUBLE
+    if (j->K <= BMM_KMAX) {
+        bmm_tiled(j, A, B, C);
+        return;
+    }
+#endif
+    bmm_one(j, A, B, C);
+}
 
 static void bmm_body(void *ctx, long lo, long hi, int thread)
 {
     (void)thread;
     const bmm_job *j = ctx;
     const bk_batch *s = j->s;
-    for (long p = lo; p < hi; p++) {
-        long o = p / s->inner, k = p % s->inner, ob = s->sel ? s->sel[o] : o;
-        const real *A = j->A + o * s->oa + k * s->ia, *B = j->B + ob * s->ob + k * s->ib;
-        real *C = j->C + o * s->oc + k * s->ic;
+    long p = lo;
 #ifndef NMT_REAL_DOUBLE
-        if (j->K <= BMM_KMAX) {
-            bmm_tiled(j, A, B, C);
-            continue;
+    for (; j->M == 1 && j->K <= BMM_K4 && p + 4 <= hi; p += 4) {
+        const real *A[4], *B[4];
+        real *C[4];
+        for (int r = 0; r < 4; r++) {
+            long o = (p + r) / s->inner, k = (p + r) % s->inner, ob = s->sel ? s->sel[o] : o;
+            A[r] = j->A + o * s->oa + k * s->ia, B[r] = j->B + ob * s->ob + k * s->ib, C[r] = j->C + o * s->oc + k * s->ic;
         }
+        bmm_tiled4(j, A, B, C);
+    }
 #endif
-        bmm_one(j, A, B, C);
+    for (; p < hi; p++) {
+        long o = p / s->inner, k = p % s->inner, ob = s->sel ? s->sel[o] : o;
+        bmm_product(j, j->A + o * s->oa + k * s->ia, j->B + ob * s->ob + k * s->ib, j->C + o * s->oc + k * s->ic);
+    }
+}
+
+/* A search step's encoder-decoder attention asks one-row products whose B the selection picks:
+ * the hypotheses of one sentence, side by side, read that sentence's keys (values). A run of
+ * groups with one B is one product of as many rows (A's rows oa apart, C's oc apart), so Bᵀ is
+ * packed once and the rows go 4 at a time; each element is still bmm_one's sum, the same bits.
+ * Units are groups; a run belongs to the unit where it starts. */
+static void bmm_runs_body(void *ctx, long lo, long hi, int thread)
+{
+    (void)thread;
+    const bmm_job *j = ctx;
+    const bk_batch *s = j->s;
+    long groups = s->count / s->inner;
+    for (long o = lo; o < hi; o++) {
+        if (o > 0 && s->sel[o] == s->sel[o - 1]) continue;
+        long e = o + 1;
+        while (e < groups && s->sel[e] == s->sel[o]) e++;
+        bmm_job r = *j;
+        r.M = (int)(e - o), r.lda = (int)s->oa, r.ldc = (int)s->oc;
+        for (long k = 0; k < s->inner; k++)
+            bmm_product(&r, j->A + o * s->oa + k * s->ia, j->B + s->sel[o] * s->ob + k * s->ib,
+                        j->C + o * s->oc + k * s->ic);
     }
 }
 
@@ -323,6 +415,11 @@ void cpu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int ld
 {
     bmm_job j = {ta, tb, M, N, K, lda, ldb, ldc, A, B, C, beta, s};
     long elems = s->count * ((long)M * N + (long)M * K + (long)N * K);
+    if (M == 1 && !ta && s->sel && s->oa <= INT_MAX && s->oc <= INT_MAX) {
+        long groups = s->count / s->inner;
+        cpu_parallel_for(groups, 1, cpu_team(groups, elems) ? 0 : 1, bmm_runs_body, &j);
+        return;
+    }
     cpu_parallel_for(s->count, 1, cpu_team(s->count, elems) ? 0 : 1, bmm_body, &j);
 }
 
