@@ -955,10 +955,11 @@ static void test_gemm_batched_wide(int ta, int tb, int M, int N, int K)
  * side (runs of one B, as the CPU merges into one product), or each with its own B (the CPU's
  * four at once). Every element the in-order float sum of its own row and B on the CPU (and
  * devsim), within 1e-5 elsewhere; runs of 1 to 6 rows, over and under the 4-row blocks; 24
- * products, past groups of 4; columns over two 16-column blocks; K past the 8 x 8 transposes. */
+ * products, past groups of 4, enough for a team; columns over two 16-column blocks and 11 more
+ * (a short 8 x 8 transpose); K past the transposes. */
 static void test_gemm_batched_runs(int tb, real beta, int use_sel)
 {
-    enum { G = 12, H = 2, N = 37, K = 45, NS = 3 };
+    enum { G = 12, H = 2, N = 43, K = 45, NS = 3 };
     static const int sel[G] = {0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2, 2};
     int nmat = use_sel ? NS : G, ldb = (tb ? K : N) + 2;
     long sa = K + 3, sb = mat_span(tb ? N : K, tb ? K : N, ldb), sc = N + 1;
@@ -979,6 +980,7 @@ static void test_gemm_batched_runs(int tb, real beta, int use_sel)
                 for (int q = 0; q < K; q++) v = v + (real)opa(&t, a, 0, 0, q) * (real)opb(&t, b, ldb, q, jj);
                 want[c] = beta == 0 ? v : beta * C[c] + v;
                 wd[c] = want[c];
+                if (beta == 0) C[c] = NAN; /* beta 0: C is not read */
             }
     real *dA = dev_r(A, na), *dB = dev_r(B, nb), *dC = dev_r(C, nc);
     s.sel = use_sel ? dev_i(sel, G) : NULL;

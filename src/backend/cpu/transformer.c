@@ -328,10 +328,9 @@ static inline __attribute__((always_inline)) void bmm_block4(const bmm_job *j, c
     }
 }
 
-/* Four one-row products at once, each with its own A, B and C: a search step's self-attention,
- * every hypothesis and head reading its own cache. A single row is one chain of dependent
- * additions per 8 columns; four side by side keep the adder busy. Each element is still
- * bmm_one's sum, the same bits. */
+/* Four one-row products at once, each with its own A, B and C (bmm_body's). A single row is one
+ * chain of dependent additions per 8 columns; four side by side keep the adder busy. Each element
+ * is still bmm_one's sum, the same bits. */
 static void bmm_tiled4(const bmm_job *j, const real *const *A, const real *const *B, real *const *C)
 {
     real bt[4][BMM_K4 * BMM_NR];
@@ -364,49 +363,59 @@ static void bmm_product(const bmm_job *j, const real *A, const real *B, real *C)
     bmm_one(j, A, B, C);
 }
 
+/* product p's operands: group o = p / inner (B's chosen by sel), head p % inner */
+static void bmm_at(const bmm_job *j, long p, const real **A, const real **B, real **C)
+{
+    const bk_batch *s = j->s;
+    long o = p / s->inner, k = p % s->inner, ob = s->sel ? s->sel[o] : o;
+    *A = j->A + o * s->oa + k * s->ia, *B = j->B + ob * s->ob + k * s->ib, *C = j->C + o * s->oc + k * s->ic;
+}
+
+/* Products [lo, hi); one-row ones (the search's self-attention: each hypothesis and head its own
+ * cache) four at a time, as the team's chunks of 4 give them */
 static void bmm_body(void *ctx, long lo, long hi, int thread)
 {
     (void)thread;
     const bmm_job *j = ctx;
-    const bk_batch *s = j->s;
     long p = lo;
 #ifndef NMT_REAL_DOUBLE
     for (; j->M == 1 && j->K <= BMM_K4 && p + 4 <= hi; p += 4) {
         const real *A[4], *B[4];
         real *C[4];
-        for (int r = 0; r < 4; r++) {
-            long o = (p + r) / s->inner, k = (p + r) % s->inner, ob = s->sel ? s->sel[o] : o;
-            A[r] = j->A + o * s->oa + k * s->ia, B[r] = j->B + ob * s->ob + k * s->ib, C[r] = j->C + o * s->oc + k * s->ic;
-        }
+        for (int r = 0; r < 4; r++) bmm_at(j, p + r, &A[r], &B[r], &C[r]);
         bmm_tiled4(j, A, B, C);
     }
 #endif
     for (; p < hi; p++) {
-        long o = p / s->inner, k = p % s->inner, ob = s->sel ? s->sel[o] : o;
-        bmm_product(j, j->A + o * s->oa + k * s->ia, j->B + ob * s->ob + k * s->ib, j->C + o * s->oc + k * s->ic);
+        const real *A, *B;
+        real *C;
+        bmm_at(j, p, &A, &B, &C);
+        bmm_product(j, A, B, C);
     }
 }
 
 /* A search step's encoder-decoder attention asks one-row products whose B the selection picks:
- * the hypotheses of one sentence, side by side, read that sentence's keys (values). A run of
- * groups with one B is one product of as many rows (A's rows oa apart, C's oc apart), so Bᵀ is
- * packed once and the rows go 4 at a time; each element is still bmm_one's sum, the same bits.
- * Units are groups; a run belongs to the unit where it starts. */
+ * the hypotheses of one sentence, side by side, read that sentence's keys (values). For each
+ * head, a run of groups with one B is one product of as many rows (A's rows oa apart, C's oc
+ * apart), so Bᵀ is packed once and the rows go 4 at a time; each element is still bmm_one's sum,
+ * the same bits. Units are (group, head) pairs, so that heads still split across a team; a run
+ * belongs to the unit where it starts. */
 static void bmm_runs_body(void *ctx, long lo, long hi, int thread)
 {
     (void)thread;
     const bmm_job *j = ctx;
     const bk_batch *s = j->s;
     long groups = s->count / s->inner;
-    for (long o = lo; o < hi; o++) {
+    for (long p = lo; p < hi; p++) {
+        long o = p / s->inner, e = o + 1;
         if (o > 0 && s->sel[o] == s->sel[o - 1]) continue;
-        long e = o + 1;
         while (e < groups && s->sel[e] == s->sel[o]) e++;
         bmm_job r = *j;
         r.M = (int)(e - o), r.lda = (int)s->oa, r.ldc = (int)s->oc;
-        for (long k = 0; k < s->inner; k++)
-            bmm_product(&r, j->A + o * s->oa + k * s->ia, j->B + s->sel[o] * s->ob + k * s->ib,
-                        j->C + o * s->oc + k * s->ic);
+        const real *A, *B;
+        real *C;
+        bmm_at(j, p, &A, &B, &C);
+        bmm_product(&r, A, B, C);
     }
 }
 
@@ -415,12 +424,11 @@ void cpu_gemm_batched(int ta, int tb, int M, int N, int K, const real *A, int ld
 {
     bmm_job j = {ta, tb, M, N, K, lda, ldb, ldc, A, B, C, beta, s};
     long elems = s->count * ((long)M * N + (long)M * K + (long)N * K);
-    if (M == 1 && !ta && s->sel && s->oa <= INT_MAX && s->oc <= INT_MAX) {
-        long groups = s->count / s->inner;
-        cpu_parallel_for(groups, 1, cpu_team(groups, elems) ? 0 : 1, bmm_runs_body, &j);
-        return;
-    }
-    cpu_parallel_for(s->count, 1, cpu_team(s->count, elems) ? 0 : 1, bmm_body, &j);
+    int team = cpu_team(s->count, elems) ? 0 : 1;
+    if (M == 1 && !ta && s->sel && s->oa == (int)s->oa && s->oc == (int)s->oc)
+        cpu_parallel_for(s->count, 1, team, bmm_runs_body, &j);
+    else
+        cpu_parallel_for(s->count, M == 1 ? 4 : 1, team, bmm_body, &j);
 }
 
 /* ---- activations' derivatives from their input ---- */
