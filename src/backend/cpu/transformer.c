@@ -17,23 +17,32 @@ typedef struct ln_job {
     real eps;
 } ln_job;
 
+/* Rows r .. r+n (n <= 4) of the norm: each row's sums in order from its first column, as one row
+ * alone would take them, the rows side by side so that their chains of additions overlap (a
+ * search step's rows are d wide, and one chain of d dependent additions was the norm's time). */
+static void ln_block(const ln_job *j, long r, int n)
+{
+    const real *x[4];
+    double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0}, mu[4];
+    for (int i = 0; i < 4; i++) x[i] = j->x + (r + (i < n ? i : 0)) * j->ldx; /* past n: row r again, unused */
+    for (int k = 0; k < j->cols; k++)
+        for (int i = 0; i < 4; i++) s[i] += x[i][k];
+    for (int i = 0; i < 4; i++) mu[i] = s[i] / j->cols;
+    for (int k = 0; k < j->cols; k++)
+        for (int i = 0; i < 4; i++) q[i] += (x[i][k] - mu[i]) * (x[i][k] - mu[i]);
+    for (int i = 0; i < n; i++) {
+        real rstd = (real)(1.0 / sqrt(q[i] / j->cols + j->eps)), m = (real)mu[i];
+        real *y = j->y + (r + i) * j->ldy;
+        for (int k = 0; k < j->cols; k++) y[k] = (x[i][k] - m) * rstd * j->gamma[k] + j->beta[k];
+        j->stats[2 * (r + i)] = m;
+        j->stats[2 * (r + i) + 1] = rstd;
+    }
+}
+
 static void ln_rows(void *ctx, long lo, long hi, int thread)
 {
     (void)thread;
-    const ln_job *j = ctx;
-    for (long r = lo; r < hi; r++) {
-        const real *x = j->x + r * j->ldx;
-        real *y = j->y + r * j->ldy;
-        double s = 0, q = 0;
-        for (int k = 0; k < j->cols; k++) s += x[k];
-        double mu = s / j->cols;
-        for (int k = 0; k < j->cols; k++) q += (x[k] - mu) * (x[k] - mu);
-        real rstd = (real)(1.0 / sqrt(q / j->cols + j->eps));
-        real m = (real)mu;
-        for (int k = 0; k < j->cols; k++) y[k] = (x[k] - m) * rstd * j->gamma[k] + j->beta[k];
-        j->stats[2 * r] = m;
-        j->stats[2 * r + 1] = rstd;
-    }
+    for (long r = lo; r < hi; r += 4) ln_block(ctx, r, hi - r < 4 ? (int)(hi - r) : 4);
 }
 
 void cpu_layer_norm(real *y, int ldy, real *stats, const real *x, int ldx, const real *gamma, const real *beta, int R,
