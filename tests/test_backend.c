@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu.h"
 #include "base/err.h"
 #include "base/rng.h"
 #include "bf16_ref.h"
@@ -1074,6 +1075,16 @@ static void test_gather_rows_ld(void)
     release();
 }
 
+/* entry i of a dropout mask: u = the top 24 bits of splitmix64's finaliser of seed + (i+1)·φ, / 2^24 */
+static real drop_ref(uint64_t seed, long i, real p, real keep)
+{
+    uint64_t z = seed + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return ldexp((double)(z >> 40), -24) >= p ? keep : 0;
+}
+
 /* dropout masks: each entry 0 or 1/(1-p), the kept share near 1-p, the same mask from the same
  * seed, another from another seed, and the entry at i the same whatever n (a hash of (seed, i)) */
 static void test_dropout_mask(void)
@@ -1101,6 +1112,18 @@ static void test_dropout_mask(void)
     bk->dropout_mask(dc, 100, 42, (real)p);
     get(c, dc, sizeof(real) * 100);
     CHECK(!memcmp(a, c, sizeof(real) * 100));
+    /* the hash as backend.h states it, written here; on the CPU in both its forms */
+    int off = -1;
+    for (int i = 0; i < N && off < 0; i++) off = a[i] != drop_ref(42, i, (real)p, keep) ? i : -1;
+    CHECKF(off < 0, "dropout_mask: entry %d is %g, splitmix64 gives %g", off, off < 0 ? 0 : a[off],
+           off < 0 ? 0 : drop_ref(42, off, (real)p, keep));
+    if (!strcmp(bk->name, "cpu") && cpu_dropout_wide(-1)) {
+        cpu_dropout_wide(0);
+        bk->dropout_mask(dc, N - 3, 42, (real)p);
+        cpu_dropout_wide(1);
+        get(c, dc, sizeof(real) * (N - 3));
+        CHECKF(!memcmp(a, c, sizeof(real) * (N - 3)), "dropout_mask: the scalar form differs from AVX-512's");
+    }
     free(a); free(b); free(c);
     release();
 }

@@ -25,6 +25,8 @@ void cpu_gemm_rows(int ta, int tb, int M, int N, int K, const real *A, int lda, 
 /* its AVX-512 form (1) or AVX2's (0), which give the same bits; want < 0 asks, 0 or 1 chooses
  * (1 only where the CPU has AVX-512; for the tests) */
 int cpu_gemm_rows_wide(int want);
+/* transformer.c: dropout masks hashed with AVX-512 (1) or scalar (0), the same bits; as above */
+int cpu_dropout_wide(int want);
 /* sgemm_dnnl.c: cpu_gemm's contract through oneDNN (beta 0 or 1, M, N, K > 0); 0 when done, -1
  * when oneDNN could not take it (nothing written) */
 int cpu_gemm_dnnl(int ta, int tb, int M, int N, int K, const real *A, int lda, const real *B, int ldb, real beta,
